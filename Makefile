@@ -1,0 +1,108 @@
+# Switchboard — run `make help` for the targets.
+#
+# Tools are pinned in deploy/local/tools.sh and installed into GOBIN on first
+# use. Postgres comes from deploy/local/postgres.sh (the shared local server,
+# or a private cluster it starts). Generated code is committed; `make verify`
+# fails when it is stale.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+GOBIN ?= $(shell go env GOPATH)/bin
+export PATH := $(GOBIN):$(PATH)
+# Every module in go.work; `go … work` covers them all, linters need the dirs.
+MODULES := $(shell go list -f '{{.Dir}}' -m)
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/switchboard/switchboard/pkg/buildinfo.Version=$(VERSION)
+# Paths written by `make generate` (checked by `make verify`).
+GENERATED := gen ':(glob)services/**/dbsqlc/**'
+PG := eval "$$(deploy/local/postgres.sh)"
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: tools
+tools: ## Install the pinned tools (buf, protoc plugins, sqlc, golangci-lint, grpcurl, grpc-health-probe)
+	@deploy/local/tools.sh
+
+.PHONY: googleapis
+googleapis: ## Fetch google/api protos into third_party/ (from a Go module, not committed)
+	@deploy/local/googleapis.sh
+
+.PHONY: generate
+generate: googleapis ## Regenerate everything: protobuf/gRPC/gateway/OpenAPI (buf) and SQL (sqlc)
+	@deploy/local/tools.sh buf protoc sqlc
+	rm -rf gen/switchboard gen/openapi
+	buf generate
+	sqlc generate
+
+.PHONY: verify
+verify: generate ## Regenerate and fail on any difference; lint and format-check protos; sqlc diff/vet; go.mod tidy
+	@if [[ -n "$$(git status --porcelain -- $(GENERATED))" ]]; then \
+		echo "generated code is stale or uncommitted; run 'make generate' and commit:"; \
+		git status --porcelain -- $(GENERATED); exit 1; fi
+	sqlc diff
+	sqlc vet
+	buf lint
+	buf format -d --exit-code proto
+	@for m in $(MODULES); do (cd $$m && go mod tidy -diff) || { echo "go.mod not tidy in $$m"; exit 1; }; done
+	@$(MAKE) --no-print-directory breaking
+
+.PHONY: breaking
+breaking: googleapis ## buf breaking against main (skipped when there is no main branch yet)
+	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:buf.yaml 2>/dev/null; then \
+		tmp=$$(mktemp -d); trap 'git worktree remove --force "$$tmp" >/dev/null 2>&1; rm -rf "$$tmp"' EXIT; \
+		git worktree add -q --detach "$$tmp" main; cp -r third_party "$$tmp/"; \
+		buf breaking --against "$$tmp"; \
+	else echo "breaking: no main branch with protos to compare against"; fi
+
+.PHONY: build
+build: ## Build bin/switchboard
+	go build -ldflags "$(LDFLAGS)" -o bin/switchboard ./services/cmd/switchboard
+
+.PHONY: vet
+vet: ## go vet every module
+	go vet work
+
+.PHONY: lint
+lint: ## golangci-lint every module (config: .golangci.yaml)
+	@deploy/local/tools.sh lint
+	golangci-lint run $(addsuffix /...,$(MODULES))
+
+.PHONY: tidy
+tidy: ## go mod tidy every module
+	@for m in $(MODULES); do (cd $$m && go mod tidy); done
+
+.PHONY: db
+db: ## Make sure Postgres is reachable; print its URLs
+	@deploy/local/postgres.sh
+
+.PHONY: unit
+unit: ## Run the Go tests (-race) against Postgres
+	@$(PG); go test -race -count=1 -timeout 15m work
+
+.PHONY: test
+test: ## The whole suite: tools, verify, vet, lint, go test -race (what CI runs)
+	@$(PG); deploy/local/tools.sh
+	$(MAKE) --no-print-directory verify
+	$(MAKE) --no-print-directory vet
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory unit
+
+.PHONY: run
+run: build ## Start Postgres if needed, migrate, and run every service in one process
+	@$(PG); \
+	export SWITCHBOARD_LOG_FORMAT=$${SWITCHBOARD_LOG_FORMAT:-console}; \
+	bin/switchboard migrate up; \
+	echo; \
+	echo "  gRPC   $${SWITCHBOARD_GRPC_ADDR:-127.0.0.1:9090}   (grpcurl -plaintext $${SWITCHBOARD_GRPC_ADDR:-127.0.0.1:9090} list)"; \
+	echo "  HTTP   http://$${SWITCHBOARD_HTTP_ADDR:-127.0.0.1:8080}   (curl http://$${SWITCHBOARD_HTTP_ADDR:-127.0.0.1:8080}/health)"; \
+	echo "  DB     $$DATABASE_URL"; \
+	echo; \
+	exec bin/switchboard serve all
+
+.PHONY: clean
+clean: ## Remove build output
+	rm -rf bin

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# postgres.sh makes sure a PostgreSQL server is reachable for `make run` and
+# `make test`, and prints shell exports for it on stdout:
+#   export DATABASE_URL=…        (the project's database, created if missing)
+#   export TEST_DATABASE_URL=…   (maintenance database tests clone from)
+# Usage: eval "$(deploy/local/postgres.sh)"
+#
+# In order:
+#  1. DATABASE_URL, when set and answering, is used as is.
+#  2. 127.0.0.1:5432, when it answers, is used.
+#  3. Otherwise a private cluster is started from the installed PostgreSQL
+#     binaries, in .local/postgres (git-ignored), on 127.0.0.1:$SWITCHBOARD_PG_PORT
+#     (default 54329). SWITCHBOARD_PG_PRIVATE=1 goes straight to this step.
+#  4. Otherwise, when root on Debian, the postgresql package is installed and
+#     step 3 runs.
+# It never changes a server it did not start, except to create the project's
+# databases (switchboard).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+port=${SWITCHBOARD_PG_PORT:-54329}
+dbname=switchboard
+log() { printf 'postgres.sh: %s\n' "$*" >&2; }
+
+ensure_client() {
+  command -v psql >/dev/null 2>&1 && return 0
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    log "installing postgresql-client"
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-client >&2
+    return 0
+  fi
+  log "psql is missing; install the PostgreSQL client"
+  exit 1
+}
+
+answers() { psql "$1" -XAtqc 'SELECT 1' >/dev/null 2>&1; }
+
+# url_with_db URL DB: URL with its database path replaced.
+url_with_db() {
+  local url=$1 db=$2 query=""
+  if [[ $url == *\?* ]]; then query="?${url#*\?}"; url=${url%%\?*}; fi
+  printf '%s/%s%s' "${url%/*}" "$db" "$query"
+}
+
+ensure_database() { # admin-url
+  local admin=$1
+  if [[ $(psql "$admin" -XAtqc "SELECT 1 FROM pg_database WHERE datname = '$dbname'") != 1 ]]; then
+    log "creating database $dbname"
+    psql "$admin" -XAtqc "CREATE DATABASE $dbname" >/dev/null
+  fi
+}
+
+emit() { # admin-url
+  ensure_database "$1"
+  printf 'export DATABASE_URL=%q\n' "$(url_with_db "$1" "$dbname")"
+  printf 'export TEST_DATABASE_URL=%q\n' "$1"
+}
+
+pg_bindir() {
+  local d
+  if command -v pg_config >/dev/null 2>&1; then
+    d=$(pg_config --bindir)
+    [[ -x $d/initdb ]] && { echo "$d"; return 0; }
+  fi
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    [[ -x $d/initdb ]] && { echo "$d"; return 0; }
+  done
+  return 1
+}
+
+start_private() {
+  local bin=$1 data=$repo/.local/postgres as=()
+  if [[ $(id -u) -eq 0 ]]; then
+    # PostgreSQL refuses to run as root: run the private cluster as the
+    # postgres system user, in a folder that user can reach.
+    id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/false postgres
+    as=(runuser -u postgres --)
+    if ! "${as[@]}" test -x "$repo"; then data=/var/tmp/switchboard-postgres; fi
+  fi
+  mkdir -p "$data"
+  [[ ${#as[@]} -eq 0 ]] || chown postgres "$data"
+  chmod 700 "$data"
+  if [[ ! -f $data/PG_VERSION ]]; then
+    log "initialising a private cluster in $data"
+    "${as[@]}" "$bin/initdb" -D "$data" -U postgres --auth=trust --no-sync -E UTF8 >/dev/null
+  fi
+  if ! "${as[@]}" "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    log "starting the private cluster on 127.0.0.1:$port"
+    "${as[@]}" "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
+      -o "-h 127.0.0.1 -p $port -k $data -c max_connections=200 -c fsync=on" start >/dev/null
+  fi
+}
+
+ensure_client
+
+if [[ -n ${DATABASE_URL:-} ]]; then
+  if answers "$DATABASE_URL"; then
+    printf 'export DATABASE_URL=%q\n' "$DATABASE_URL"
+    printf 'export TEST_DATABASE_URL=%q\n' "${TEST_DATABASE_URL:-$DATABASE_URL}"
+    exit 0
+  fi
+  # The named database may not exist yet: create it on that server.
+  admin=$(url_with_db "$DATABASE_URL" postgres)
+  if answers "$admin"; then
+    db=${DATABASE_URL%%\?*}; db=${db##*/}
+    if [[ $db =~ ^[a-z_][a-z0-9_]*$ ]]; then
+      dbname=$db
+      emit "$admin"
+      exit 0
+    fi
+  fi
+  log "DATABASE_URL is set but does not answer"
+  exit 1
+fi
+
+# SWITCHBOARD_PG_PRIVATE=1 skips the shared server (tests that restart
+# Postgres need a cluster of their own).
+for user in postgres "$(id -un)"; do
+  [[ ${SWITCHBOARD_PG_PRIVATE:-0} == 1 ]] && break
+  admin="postgres://$user@127.0.0.1:5432/postgres?sslmode=disable"
+  if answers "$admin"; then
+    emit "$admin"
+    exit 0
+  fi
+done
+
+admin="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+if answers "$admin"; then
+  emit "$admin"
+  exit 0
+fi
+
+if ! bin=$(pg_bindir); then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    log "no PostgreSQL found: installing the postgresql package"
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+    bin=$(pg_bindir) || { log "postgresql installed but initdb not found"; exit 1; }
+  else
+    log "no PostgreSQL reachable and none installed; install postgresql or set DATABASE_URL"
+    exit 1
+  fi
+fi
+start_private "$bin"
+answers "$admin" || { log "private cluster did not answer on port $port"; exit 1; }
+emit "$admin"

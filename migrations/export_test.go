@@ -1,0 +1,21 @@
+package migrations
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// DownTo rolls the schema back to version (0 = everything) through the same
+// provider Up uses. Test-only: production rolls forward with new migrations.
+func DownTo(ctx context.Context, db *sql.DB, version int64) (int, error) {
+	p, err := newProvider(db)
+	if err != nil {
+		return 0, err
+	}
+	results, err := p.DownTo(ctx, version)
+	if err != nil {
+		return len(results), fmt.Errorf("migrations: down to %d: %w", version, err)
+	}
+	return len(results), nil
+}

@@ -1,0 +1,174 @@
+// Package grpcserver is the gRPC server every Switchboard node runs: one
+// interceptor chain for all services, the standard grpc.health.v1 service,
+// server reflection, and the shutdown choreography (NOT_SERVING, delay, drain
+// streams, graceful stop, forced stop).
+package grpcserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
+
+	sblog "github.com/switchboard/switchboard/pkg/logging"
+)
+
+// Server wraps grpc.Server with health, reflection and the lifecycle contract.
+type Server struct {
+	log      *zap.Logger
+	grpc     *grpc.Server
+	health   *health.Server
+	lis      net.Listener
+	delay    time.Duration
+	services []string
+
+	drainCtx context.Context
+	drain    context.CancelFunc
+
+	failed    chan error
+	startOnce sync.Once
+	stopOnce  sync.Once
+	served    chan struct{}
+}
+
+// Options configure New.
+type Options struct {
+	// Addr is the host:port to listen on (":0" picks a free port).
+	Addr string
+	// ShutdownDelay is how long Drain keeps serving after health reports
+	// NOT_SERVING, so load balancers stop routing here first.
+	ShutdownDelay time.Duration
+}
+
+// New builds the server and binds its listener (so Addr is known before
+// Start and a busy port fails the boot early). It starts no goroutines.
+func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
+	lis, err := (&net.ListenConfig{}).Listen(ctx, "tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen gRPC on %s: %w", opts.Addr, err)
+	}
+	drainCtx, drain := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Server{
+		log:      log.With(sblog.Component("grpc")),
+		health:   health.NewServer(),
+		lis:      lis,
+		delay:    opts.ShutdownDelay,
+		drainCtx: drainCtx,
+		drain:    drain,
+		failed:   make(chan error, 1),
+		served:   make(chan struct{}),
+	}
+	serverOpts := append(s.chain(),
+		// Long-lived streams (Subscribe, WatchNodes) sit idle between events;
+		// pings keep NATs and proxies from dropping them silently.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	)
+	s.grpc = grpc.NewServer(serverOpts...)
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	// Overall health ("") starts NOT_SERVING like every service: readiness
+	// flips it once Postgres answers and the schema is current.
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	return s, nil
+}
+
+// Register adds a service implementation and marks it NOT_SERVING until
+// SetServing says otherwise. Call before Start.
+func (s *Server) Register(desc *grpc.ServiceDesc, impl any) {
+	s.grpc.RegisterService(desc, impl)
+	s.services = append(s.services, desc.ServiceName)
+	s.health.SetServingStatus(desc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+}
+
+// Registrar exposes the underlying server for generated RegisterXServer calls;
+// prefer Register, which also wires health.
+func (s *Server) Registrar() grpc.ServiceRegistrar { return s.grpc }
+
+// Addr is the bound listen address.
+func (s *Server) Addr() string { return s.lis.Addr().String() }
+
+// Services lists the registered service names.
+func (s *Server) Services() []string { return append([]string(nil), s.services...) }
+
+// SetServing sets every registered service, and the overall status, to
+// SERVING (true) or NOT_SERVING. After Drain begins it has no effect.
+func (s *Server) SetServing(serving bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if serving {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	s.health.SetServingStatus("", st)
+	for _, name := range s.services {
+		s.health.SetServingStatus(name, st)
+	}
+}
+
+// Name implements lifecycle.Component.
+func (s *Server) Name() string { return "grpc" }
+
+// Start serves in the background.
+func (s *Server) Start(context.Context) error {
+	s.startOnce.Do(func() {
+		s.log.Info("gRPC listening", sblog.Addr(s.Addr()))
+		go func() {
+			defer close(s.served)
+			if err := s.grpc.Serve(s.lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+				s.failed <- fmt.Errorf("serve gRPC: %w", err)
+			}
+		}()
+	})
+	return nil
+}
+
+// Failed implements lifecycle.Failer.
+func (s *Server) Failed() <-chan error { return s.failed }
+
+// Drain is the first half of shutdown, run before any other component stops:
+// health reports NOT_SERVING (and stays so), the node keeps serving for the
+// shutdown delay, then open streams are told to end. Safe to call repeatedly.
+func (s *Server) Drain(ctx context.Context) error {
+	s.health.Shutdown()
+	if s.drainCtx.Err() == nil && s.delay > 0 {
+		s.log.Info("health NOT_SERVING; waiting before draining", zap.Duration("delay", s.delay))
+		t := time.NewTimer(s.delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	s.drain()
+	return nil
+}
+
+// Stop drains (if not already done), then stops gracefully, waiting for
+// in-flight RPCs until ctx is done, and finally forces the rest closed.
+func (s *Server) Stop(ctx context.Context) error {
+	_ = s.Drain(ctx)
+	s.stopOnce.Do(func() {
+		done := make(chan struct{})
+		go func() {
+			s.grpc.GracefulStop()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			s.log.Warn("grace period over; closing remaining RPCs")
+			s.grpc.Stop()
+			<-done
+		}
+		_ = s.lis.Close() // when never started, Serve did not own it
+	})
+	return nil
+}

@@ -1,0 +1,92 @@
+// Package httpserver runs the node's HTTP edge (gateway routes, webhooks,
+// dashboard) under the lifecycle contract.
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	sblog "github.com/switchboard/switchboard/pkg/logging"
+)
+
+// Server is an http.Server with a bound listener.
+type Server struct {
+	log      *zap.Logger
+	srv      *http.Server
+	lis      net.Listener
+	failed   chan error
+	start    sync.Once
+	stop     sync.Once
+	onClosed []func() error
+}
+
+// New binds addr and prepares to serve h. It starts no goroutines. onClosed
+// functions run after the server has stopped (e.g. closing the gateway's
+// client connection).
+func New(ctx context.Context, log *zap.Logger, addr string, h http.Handler, onClosed ...func() error) (*Server, error) {
+	lis, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen HTTP on %s: %w", addr, err)
+	}
+	return &Server{
+		log: log.With(sblog.Component("http")),
+		srv: &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			// No WriteTimeout: streaming routes hold a response open for as
+			// long as the subscriber stays.
+		},
+		lis:      lis,
+		failed:   make(chan error, 1),
+		onClosed: onClosed,
+	}, nil
+}
+
+// Addr is the bound listen address.
+func (s *Server) Addr() string { return s.lis.Addr().String() }
+
+// Name implements lifecycle.Component.
+func (s *Server) Name() string { return "http" }
+
+// Start serves in the background.
+func (s *Server) Start(context.Context) error {
+	s.start.Do(func() {
+		s.log.Info("HTTP listening", sblog.Addr(s.Addr()))
+		go func() {
+			if err := s.srv.Serve(s.lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.failed <- fmt.Errorf("serve HTTP: %w", err)
+			}
+		}()
+	})
+	return nil
+}
+
+// Failed implements lifecycle.Failer.
+func (s *Server) Failed() <-chan error { return s.failed }
+
+// Stop stops accepting, waits for in-flight requests until ctx is done, then
+// closes what is left.
+func (s *Server) Stop(ctx context.Context) error {
+	var errs []error
+	s.stop.Do(func() {
+		if err := s.srv.Shutdown(ctx); err != nil {
+			s.log.Warn("grace period over; closing remaining HTTP connections")
+			_ = s.srv.Close()
+		}
+		_ = s.lis.Close()
+		for _, f := range s.onClosed {
+			if err := f(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	})
+	return errors.Join(errs...)
+}

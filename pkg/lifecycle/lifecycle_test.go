@@ -1,0 +1,71 @@
+package lifecycle_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/pkg/lifecycle"
+)
+
+type recorder struct{ events []string }
+
+func (r *recorder) component(name string, startErr error) lifecycle.Func {
+	return lifecycle.Func{
+		ComponentName: name,
+		OnStart: func(context.Context) error {
+			r.events = append(r.events, "start "+name)
+			return startErr
+		},
+		OnStop: func(context.Context) error {
+			r.events = append(r.events, "stop "+name)
+			return nil
+		},
+	}
+}
+
+const grace = time.Second
+
+func TestGroupStopsInReverseOrder(t *testing.T) {
+	t.Parallel()
+	var r recorder
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // already shutting down: start everything, then stop
+	g := lifecycle.NewGroup(zap.NewNop(), r.component("a", nil), r.component("b", nil), r.component("c", nil))
+	require.NoError(t, g.Run(ctx, grace))
+	require.Equal(t, []string{"start a", "start b", "start c", "stop c", "stop b", "stop a"}, r.events)
+}
+
+func TestGroupStopsOnlyStartedComponentsWhenStartFails(t *testing.T) {
+	t.Parallel()
+	var r recorder
+	boom := errors.New("boom")
+	g := lifecycle.NewGroup(zap.NewNop(), r.component("a", nil), r.component("b", boom), r.component("c", nil))
+	err := g.Run(t.Context(), grace)
+	require.ErrorIs(t, err, boom)
+	require.ErrorContains(t, err, "start b")
+	require.Equal(t, []string{"start a", "start b", "stop a"}, r.events)
+}
+
+type failing struct {
+	lifecycle.Func
+	ch chan error
+}
+
+func (f failing) Failed() <-chan error { return f.ch }
+
+func TestGroupEndsWhenAComponentFails(t *testing.T) {
+	t.Parallel()
+	var r recorder
+	f := failing{Func: r.component("f", nil), ch: make(chan error, 1)}
+	dead := errors.New("listener died")
+	f.ch <- dead
+	g := lifecycle.NewGroup(zap.NewNop(), r.component("a", nil), f)
+	err := g.Run(t.Context(), grace)
+	require.ErrorIs(t, err, dead)
+	require.Equal(t, []string{"start a", "start f", "stop f", "stop a"}, r.events)
+}

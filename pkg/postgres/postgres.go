@@ -1,0 +1,73 @@
+// Package postgres opens the node's connection pool, applies the embedded
+// migrations under goose's advisory lock, and watches readiness (database
+// reachable and schema at the version this binary needs).
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/migrations"
+)
+
+// WaitReachable pings pool, retrying with backoff, until the database
+// answers or ctx is done.
+func WaitReachable(ctx context.Context, log *zap.Logger, pool *pgxpool.Pool) error {
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := pool.Ping(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("postgres not reachable: %w", err)
+		}
+		if attempt == 1 || attempt%10 == 0 {
+			log.Warn("waiting for postgres", zap.Int("attempt", attempt), zap.Error(err))
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("postgres not reachable: %w", err)
+		case <-t.C:
+		}
+		backoff = min(backoff*2, 2*time.Second)
+	}
+}
+
+// Migrate applies pending migrations over a database/sql handle borrowed from
+// pool's configuration. Many nodes may call it at once: goose's advisory lock
+// lets one apply while the others wait and then find nothing to do.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) (applied int, err error) {
+	db := OpenDB(pool)
+	defer db.Close()
+	return migrations.Up(ctx, db)
+}
+
+// OpenDB returns a database/sql handle using pool's connection settings (goose
+// needs database/sql). The caller closes it.
+func OpenDB(pool *pgxpool.Pool) *sql.DB {
+	return stdlib.OpenDB(*pool.Config().ConnConfig.Copy())
+}
+
+// SchemaCurrent reports nil when the database answers and its schema version
+// is the one embedded in this binary.
+func SchemaCurrent(ctx context.Context, pool *pgxpool.Pool) error {
+	db := OpenDB(pool)
+	defer db.Close()
+	v, err := migrations.Current(ctx, db)
+	if err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if want := migrations.Latest(); v != want {
+		return fmt.Errorf("schema version %d, this binary needs %d", v, want)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+// Package cli implements the switchboard command line: argument parsing and
+// the serve, migrate and version commands. It reads configuration through
+// pkg/config only.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/switchboard/switchboard/pkg/buildinfo"
+)
+
+const usage = `switchboard — durable ingest, queue, registry and realtime on one Postgres
+
+Usage:
+  switchboard serve [all | SERVICE[,SERVICE...]]   run a node (default: all)
+  switchboard migrate up|status                    apply or list schema migrations
+  switchboard version                              print the build version
+  switchboard help                                 this text
+
+Services: registry, queue, ingest, realtime, admin, gateway.
+Configuration is read from environment variables; see the README.
+`
+
+// UsageError is a mistake in the command line (exit code 2).
+type UsageError struct{ msg string }
+
+func (e *UsageError) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &UsageError{msg: fmt.Sprintf(format, args...) + " (see `switchboard help`)"}
+}
+
+// ExitCode maps an error from Run to the process exit status: 2 for usage
+// mistakes, 1 for everything else.
+func ExitCode(err error) int {
+	var u *UsageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
+// Run executes one command. lookup reads environment variables.
+func Run(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
+	if len(args) == 0 {
+		_, _ = io.WriteString(stdout, usage)
+		return usageErr("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		if len(args) > 2 {
+			return usageErr("serve takes one argument, got %q", strings.Join(args[1:], " "))
+		}
+		spec := "all"
+		if len(args) == 2 {
+			spec = args[1]
+		}
+		return serve(ctx, spec, lookup)
+	case "migrate":
+		if len(args) != 2 {
+			return usageErr("migrate needs one of: up, status")
+		}
+		return migrate(ctx, args[1], stdout, lookup)
+	case "version", "--version":
+		bi := buildinfo.Get()
+		_, err := fmt.Fprintf(stdout, "switchboard %s (revision %s, %s)\n", bi.Version, orUnknown(bi.Revision), bi.GoVersion)
+		return err
+	case "help", "-h", "--help":
+		_, err := io.WriteString(stdout, usage)
+		return err
+	default:
+		return usageErr("unknown command %q", args[0])
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/switchboard/switchboard/migrations"
+	"github.com/switchboard/switchboard/pkg/config"
+)
+
+// migrate runs `migrate up` (what every node also does on boot; useful as a
+// Kubernetes Job before a rollout) or `migrate status`.
+func migrate(ctx context.Context, action string, stdout io.Writer, lookup func(string) (string, bool)) error {
+	if action != "up" && action != "status" {
+		return usageErr("migrate needs one of: up, status; got %q", action)
+	}
+	cfg, err := config.Load(lookup)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	pc, err := pgx.ParseConfig(cfg.Postgres.URL)
+	if err != nil {
+		return fmt.Errorf("%s: cannot be parsed as a connection string", config.EnvDatabaseURL)
+	}
+	db := stdlib.OpenDB(*pc)
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Postgres.StartupTimeout)
+	defer cancel()
+
+	if action == "up" {
+		applied, err := migrations.Up(ctx, db)
+		if err != nil {
+			return fmt.Errorf("migrate up: %w", err)
+		}
+		_, err = fmt.Fprintf(stdout, "applied %d migration(s); schema at version %d\n", applied, migrations.Latest())
+		return err
+	}
+	status, err := migrations.Status(ctx, db)
+	if err != nil {
+		return fmt.Errorf("migrate status: %w", err)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "VERSION\tNAME\tAPPLIED AT")
+	for _, s := range status {
+		at := "pending"
+		if s.Applied {
+			at = s.AppliedAt.UTC().Format(time.RFC3339)
+		}
+		_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\n", s.Version, s.Source, at)
+	}
+	return tw.Flush()
+}

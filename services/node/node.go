@@ -1,0 +1,175 @@
+// Package node assembles one Switchboard process: the gRPC server with the
+// selected services, the HTTP edge, the Postgres pool and migrations, and
+// readiness, all under one lifecycle group. It is what `switchboard serve`
+// runs; tests run it in-process the same way.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/pkg/config"
+	"github.com/switchboard/switchboard/pkg/grpcserver"
+	"github.com/switchboard/switchboard/pkg/httpserver"
+	"github.com/switchboard/switchboard/pkg/lifecycle"
+	sblog "github.com/switchboard/switchboard/pkg/logging"
+	"github.com/switchboard/switchboard/pkg/postgres"
+	"github.com/switchboard/switchboard/services/admin"
+	"github.com/switchboard/switchboard/services/gateway"
+	"github.com/switchboard/switchboard/services/ingest"
+	"github.com/switchboard/switchboard/services/queue"
+	"github.com/switchboard/switchboard/services/realtime"
+	"github.com/switchboard/switchboard/services/registry"
+)
+
+// readinessInterval is how often a node re-checks Postgres and the schema.
+const readinessInterval = 5 * time.Second
+
+// Node is a built, not yet running, Switchboard process.
+type Node struct {
+	cfg   config.Config
+	log   *zap.Logger
+	grpc  *grpcserver.Server
+	http  *httpserver.Server
+	group *lifecycle.Group
+}
+
+// New wires a node running services (see ParseServices). It binds both
+// listeners, so a busy port fails here, but starts nothing: Run does.
+func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []string) (n *Node, err error) {
+	log = log.With(sblog.NodeID(cfg.Cluster.NodeID))
+	var closers []func() error
+	defer func() {
+		if err != nil {
+			for i := len(closers) - 1; i >= 0; i-- {
+				_ = closers[i]()
+			}
+		}
+	}()
+
+	pool, err := newPool(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, func() error { pool.Close(); return nil })
+
+	gs, err := grpcserver.New(ctx, log, grpcserver.Options{Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay})
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, func() error { return gs.Stop(ctx) })
+	if cfg.Cluster.Endpoint == cfg.GRPC.Addr {
+		// ":0" in tests: advertise the port actually bound.
+		cfg.Cluster.Endpoint = gs.Addr()
+	}
+
+	readiness := postgres.NewReadiness(log, pool, readinessInterval, gs.SetServing)
+	registerServices(gs, log, pool, cfg, services, readiness)
+
+	mux := http.NewServeMux()
+	var onClosed []func() error
+	if slices.Contains(services, gateway.Name) {
+		upstream := cfg.Gateway.Upstream
+		if upstream == "" {
+			upstream = gs.Addr()
+		}
+		gw, err := gateway.New(ctx, upstream)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, gw.Close)
+		onClosed = append(onClosed, gw.Close)
+		mux.Handle("/", gw.Handler())
+	}
+	hs, err := httpserver.New(ctx, log, cfg.HTTP.Addr, mux, onClosed...)
+	if err != nil {
+		return nil, err
+	}
+
+	migrate := lifecycle.Func{ComponentName: "migrate", OnStart: func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, cfg.Postgres.StartupTimeout)
+		defer cancel()
+		if err := postgres.WaitReachable(ctx, log, pool); err != nil {
+			return err
+		}
+		applied, err := postgres.Migrate(ctx, pool)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		log.Info("schema current", zap.Int("migrations_applied", applied))
+		return nil
+	}}
+	// Start order; Stop runs in reverse. The pool closes last so in-flight
+	// RPCs drain with it open; "drain" stops first so health flips to
+	// NOT_SERVING and streams end before anything else goes away.
+	group := lifecycle.NewGroup(log,
+		lifecycle.Func{ComponentName: "postgres", OnStop: func(context.Context) error { pool.Close(); return nil }},
+		gs, // serves health (NOT_SERVING) while the node migrates
+		migrate,
+		readiness,
+		hs,
+		lifecycle.Func{ComponentName: "drain", OnStop: gs.Drain},
+	)
+	log.Info("node built", zap.Strings("services", services))
+	return &Node{cfg: cfg, log: log, grpc: gs, http: hs, group: group}, nil
+}
+
+// Run starts the node and blocks until ctx is done (clean shutdown, nil) or a
+// component fails. Shutdown takes at most the configured grace period, plus
+// the shutdown delay.
+func (n *Node) Run(ctx context.Context) error {
+	err := n.group.Run(ctx, n.cfg.Shutdown.Delay+n.cfg.Shutdown.Grace)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil // interrupted while starting: a clean exit
+	}
+	return err
+}
+
+// GRPCAddr is the bound gRPC address.
+func (n *Node) GRPCAddr() string { return n.grpc.Addr() }
+
+// HTTPAddr is the bound HTTP address.
+func (n *Node) HTTPAddr() string { return n.http.Addr() }
+
+func newPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(cfg.Postgres.URL)
+	if err != nil {
+		return nil, errors.New(config.EnvDatabaseURL + ": cannot be parsed as a connection string")
+	}
+	pc.ConnConfig.RuntimeParams["application_name"] = "switchboard/" + cfg.Cluster.NodeID
+	return pgxpool.NewWithConfig(ctx, pc)
+}
+
+func registerServices(gs *grpcserver.Server, log *zap.Logger, pool *pgxpool.Pool, cfg config.Config,
+	services []string, readiness *postgres.Readiness,
+) {
+	for _, name := range services {
+		l := log.With(sblog.Service(name))
+		switch name {
+		case registry.Name:
+			s := registry.New(l, pool, registry.Options{
+				NodeID: cfg.Cluster.NodeID, Ready: readiness.Ready,
+			})
+			gs.Register(s.Desc(), s)
+		case queue.Name:
+			s := queue.New(l, pool)
+			gs.Register(s.Desc(), s)
+		case ingest.Name:
+			s := ingest.New(l, pool)
+			gs.Register(s.Desc(), s)
+		case realtime.Name:
+			s := realtime.New(l, pool)
+			gs.Register(s.Desc(), s)
+		case admin.Name:
+			s := admin.New(l, pool)
+			gs.Register(s.Desc(), s)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
+
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/config"
+	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/services/node"
+)
+
+type testBundle struct {
+	node *node.Node
+	conn *grpc.ClientConn
+	stop func() error // cancels the node and returns Run's result
+}
+
+func setup(t *testing.T, services string) *testBundle {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Postgres.URL = pgtest.NewDatabase(t)
+	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Cluster.NodeID = "test-node"
+	cfg.Shutdown.Grace = 5 * time.Second
+	svcs, err := node.ParseServices(services)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	n, err := node.New(ctx, cfg, zap.NewNop(), svcs)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	var (
+		once    sync.Once
+		stopErr error
+	)
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(20 * time.Second):
+				t.Error("node did not stop within 20s")
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() { _ = stop() })
+
+	conn, err := grpc.NewClient(n.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	waitServing(t, conn)
+	return &testBundle{node: n, conn: conn, stop: stop}
+}
+
+func waitServing(t *testing.T, conn *grpc.ClientConn) {
+	t.Helper()
+	hc := healthpb.NewHealthClient(conn)
+	require.Eventually(t, func() bool {
+		resp, err := hc.Check(t.Context(), &healthpb.HealthCheckRequest{})
+		return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
+	}, 30*time.Second, 20*time.Millisecond, "node never reported SERVING")
+}
+
+func listServices(t *testing.T, conn *grpc.ClientConn) []string {
+	t.Helper()
+	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, stream.Send(&reflectionpb.ServerReflectionRequest{
+		MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{},
+	}))
+	resp, err := stream.Recv()
+	require.NoError(t, err)
+	require.NoError(t, stream.CloseSend())
+	var names []string
+	for _, s := range resp.GetListServicesResponse().GetService() {
+		names = append(names, s.GetName())
+	}
+	sort.Strings(names)
+	return names
+}
+
+func TestServeAllExposesEveryService(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "all")
+	require.Equal(t, []string{
+		"grpc.health.v1.Health",
+		"grpc.reflection.v1.ServerReflection",
+		"grpc.reflection.v1alpha.ServerReflection",
+		"switchboard.admin.v1.AdminService",
+		"switchboard.ingest.v1.IngestService",
+		"switchboard.queue.v1.QueueService",
+		"switchboard.realtime.v1.RealtimeService",
+		"switchboard.registry.v1.RegistryService",
+	}, listServices(t, b.conn))
+
+	hc := healthpb.NewHealthClient(b.conn)
+	for _, svc := range []string{"switchboard.queue.v1.QueueService", "switchboard.registry.v1.RegistryService"} {
+		resp, err := hc.Check(t.Context(), &healthpb.HealthCheckRequest{Service: svc})
+		require.NoError(t, err)
+		require.Equal(t, healthpb.HealthCheckResponse_SERVING, resp.GetStatus(), svc)
+	}
+}
+
+func TestSubsetRegistersOnlyThoseServices(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "queue")
+	names := listServices(t, b.conn)
+	require.Contains(t, names, "switchboard.queue.v1.QueueService")
+	require.NotContains(t, names, "switchboard.ingest.v1.IngestService")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+b.node.HTTPAddr()+"/health", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err, "the HTTP listener is up even without the gateway")
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "no gateway routes on a queue-only node")
+}
+
+func TestHealthOverTheGatewayIsJSON(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "all")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+b.node.HTTPAddr()+"/health", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	require.NotEmpty(t, resp.Header.Get("X-Request-Id"))
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+
+	var health struct {
+		Status  string `json:"status"`
+		NodeID  string `json:"node_id"`
+		Cluster struct {
+			Size           *int     `json:"size"`
+			Peers          []string `json:"peers"`
+			HeartbeatAgeMs *int     `json:"heartbeat_age_ms"`
+		} `json:"cluster"`
+	}
+	require.NoError(t, json.Unmarshal(body, &health), string(body))
+	require.Equal(t, "healthy", health.Status)
+	require.Equal(t, "test-node", health.NodeID)
+	require.NotNil(t, health.Cluster.Size, "size is a JSON number: %s", body)
+	require.NotNil(t, health.Cluster.HeartbeatAgeMs, "heartbeat_age_ms is a JSON number: %s", body)
+	require.NotNil(t, health.Cluster.Peers, "peers is a list, even when empty: %s", body)
+}
+
+func TestLaterRPCsAnswerUnimplemented(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "all")
+	_, err := queuev1.NewQueueServiceClient(b.conn).Claim(t.Context(), &queuev1.ClaimRequest{})
+	require.Equal(t, codes.Unimplemented, status.Code(err))
+}
+
+func TestCancelStopsCleanlyAndClosesListeners(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "all")
+	require.NoError(t, b.stop())
+	_, err := healthpb.NewHealthClient(b.conn).Check(t.Context(), &healthpb.HealthCheckRequest{})
+	require.Equal(t, codes.Unavailable, status.Code(err))
+}
+
+func TestParseServices(t *testing.T) {
+	t.Parallel()
+	all, err := node.ParseServices("all")
+	require.NoError(t, err)
+	require.Equal(t, node.All, all)
+	got, err := node.ParseServices("gateway, queue,queue")
+	require.NoError(t, err)
+	require.Equal(t, []string{"queue", "gateway"}, got, "canonical order, no duplicates")
+	_, err = node.ParseServices("queue,billing")
+	require.ErrorContains(t, err, `unknown service "billing"`)
+}
