@@ -27,12 +27,12 @@ help: ## List the targets
 tools: ## Install the pinned tools (buf, protoc plugins, sqlc, golangci-lint, grpcurl, grpc-health-probe)
 	@deploy/local/tools.sh
 
-.PHONY: googleapis
-googleapis: ## Fetch google/api protos into third_party/ (from a Go module, not committed)
-	@deploy/local/googleapis.sh
+.PHONY: protodeps
+protodeps: ## Fetch upstream protos (google/api, buf/validate, openapiv2 options) into third_party/ (from Go modules)
+	@deploy/local/protodeps.sh
 
 .PHONY: generate
-generate: googleapis ## Regenerate everything: protobuf/gRPC/gateway/OpenAPI (buf) and SQL (sqlc)
+generate: protodeps ## Regenerate everything: protobuf/gRPC/gateway/OpenAPI (buf) and SQL (sqlc)
 	@deploy/local/tools.sh buf protoc sqlc
 	rm -rf gen/switchboard gen/openapi
 	buf generate
@@ -51,7 +51,7 @@ verify: generate ## Regenerate and fail on any difference; lint and format-check
 	@$(MAKE) --no-print-directory breaking
 
 .PHONY: breaking
-breaking: googleapis ## buf breaking against main (skipped when there is no main branch yet)
+breaking: protodeps ## buf breaking against main (skipped when there is no main branch yet)
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:buf.yaml 2>/dev/null; then \
 		tmp=$$(mktemp -d); trap 'git worktree remove --force "$$tmp" >/dev/null 2>&1; rm -rf "$$tmp"' EXIT; \
 		git worktree add -q --detach "$$tmp" main; cp -r third_party "$$tmp/"; \
@@ -85,7 +85,7 @@ unit: ## Run the Go tests (-race) against Postgres
 
 .PHONY: test
 test: ## The whole suite: tools, verify, vet, lint, go test -race (what CI runs)
-	@$(PG); deploy/local/tools.sh
+	@$(PG); deploy/local/tools.sh buf protoc sqlc lint
 	$(MAKE) --no-print-directory verify
 	$(MAKE) --no-print-directory vet
 	$(MAKE) --no-print-directory lint

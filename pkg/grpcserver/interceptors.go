@@ -36,8 +36,10 @@ func RequestID(ctx context.Context) string {
 //     instead of killing the process;
 //  2. request id, so everything after it (logs, errors) can name the call;
 //  3. logging, which records the final code and duration of each call;
-//  4. error mapping last, closest to the handler, so logging sees the status
-//     the client gets and internal causes are logged exactly once.
+//  4. error mapping, so logging sees the status the client gets and internal
+//     causes are logged exactly once;
+//  5. request validation (protovalidate rules from the contracts), last before
+//     the handler, so a bad request never reaches it.
 //
 // Streams additionally end when the server starts draining (see Server.Drain).
 func (s *Server) chain() []grpc.ServerOption {
@@ -60,12 +62,14 @@ func (s *Server) chain() []grpc.ServerOption {
 			unaryRequestID,
 			logging.UnaryServerInterceptor(lg, logOpts...),
 			s.unaryErrors,
+			s.unaryValidate,
 		),
 		grpc.ChainStreamInterceptor(
 			recovery.StreamServerInterceptor(recoverOpt),
 			streamRequestID,
 			logging.StreamServerInterceptor(lg, logOpts...),
 			s.streamErrors,
+			s.streamValidate,
 			s.streamDrain,
 		),
 	}

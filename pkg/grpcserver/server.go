@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"buf.build/go/protovalidate"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -30,6 +31,8 @@ type Server struct {
 	lis      net.Listener
 	delay    time.Duration
 	services []string
+
+	validator protovalidate.Validator
 
 	drainCtx context.Context
 	drain    context.CancelFunc
@@ -56,16 +59,22 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen gRPC on %s: %w", opts.Addr, err)
 	}
+	validator, err := protovalidate.New()
+	if err != nil {
+		_ = lis.Close()
+		return nil, fmt.Errorf("request validator: %w", err)
+	}
 	drainCtx, drain := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{
-		log:      log.With(sblog.Component("grpc")),
-		health:   health.NewServer(),
-		lis:      lis,
-		delay:    opts.ShutdownDelay,
-		drainCtx: drainCtx,
-		drain:    drain,
-		failed:   make(chan error, 1),
-		served:   make(chan struct{}),
+		log:       log.With(sblog.Component("grpc")),
+		validator: validator,
+		health:    health.NewServer(),
+		lis:       lis,
+		delay:     opts.ShutdownDelay,
+		drainCtx:  drainCtx,
+		drain:     drain,
+		failed:    make(chan error, 1),
+		served:    make(chan struct{}),
 	}
 	serverOpts := append(s.chain(),
 		// Long-lived streams (Subscribe, WatchNodes) sit idle between events;

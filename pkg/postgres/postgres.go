@@ -51,10 +51,11 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (applied int, err error) {
 	return migrations.Up(ctx, db)
 }
 
-// OpenDB returns a database/sql handle using pool's connection settings (goose
-// needs database/sql). The caller closes it.
+// OpenDB returns a database/sql handle (goose needs one) that borrows
+// connections from pool instead of dialing its own. The caller closes it,
+// which leaves the pool open.
 func OpenDB(pool *pgxpool.Pool) *sql.DB {
-	return stdlib.OpenDB(*pool.Config().ConnConfig.Copy())
+	return stdlib.OpenDBFromPool(pool)
 }
 
 // SchemaCurrent reports nil when the database answers and its schema version

@@ -65,7 +65,7 @@ func (r *Readiness) loop(ctx context.Context, last *bool) {
 }
 
 func (r *Readiness) check(ctx context.Context, last *bool) *bool {
-	cctx, cancel := context.WithTimeout(ctx, r.interval)
+	cctx, cancel := context.WithTimeout(ctx, max(r.interval, 2*time.Second))
 	defer cancel()
 	err := SchemaCurrent(cctx, r.pool)
 	if ctx.Err() != nil {

@@ -6,18 +6,21 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	"github.com/switchboard/switchboard/pkg/config"
@@ -167,8 +170,37 @@ func TestHealthOverTheGatewayIsJSON(t *testing.T) {
 func TestLaterRPCsAnswerUnimplemented(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "all")
-	_, err := queuev1.NewQueueServiceClient(b.conn).Claim(t.Context(), &queuev1.ClaimRequest{})
+	_, err := queuev1.NewQueueServiceClient(b.conn).Claim(t.Context(), &queuev1.ClaimRequest{Queue: "default", WorkerId: "w1"})
 	require.Equal(t, codes.Unimplemented, status.Code(err))
+}
+
+// Requests are validated against the contract's rules before any handler
+// runs, so even an RPC that is not built yet rejects bad input precisely.
+func TestBadRequestsAreRejectedBeforeTheHandler(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "all")
+	_, err := queuev1.NewQueueServiceClient(b.conn).Enqueue(t.Context(), &queuev1.EnqueueRequest{
+		Queue: "Not A Queue!", Priority: proto.Int32(7),
+	})
+	st := status.Convert(err)
+	require.Equal(t, codes.InvalidArgument, st.Code())
+	var fields []string
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				fields = append(fields, v.GetField())
+			}
+		}
+	}
+	require.ElementsMatch(t, []string{"queue", "priority"}, fields)
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
+		"http://"+b.node.HTTPAddr()+"/api/queues/Bad!/todos", strings.NewReader(`{"priority": 9}`))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 }
 
 func TestCancelStopsCleanlyAndClosesListeners(t *testing.T) {

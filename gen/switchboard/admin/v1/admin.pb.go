@@ -7,6 +7,7 @@
 package adminv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -163,10 +164,13 @@ func (AdapterKind) EnumDescriptor() ([]byte, []int) {
 // tenant-owned row belongs to exactly one human.
 type Human struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Human id, a uuid. Output only (assigned on create).
+	// Human id, a uuid. Output only (assigned on create; ignored by
+	// CreateHumanRequest). UpdateHumanRequest requires it (a rule there).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Email address, 3–320 characters containing "@"; unique ignoring case.
-	// Required on create.
+	// Email address, at most 320 characters, of the form x@y: exactly one "@"
+	// with at least one character before and after it and no whitespace
+	// (^[^@[:space:]]+@[^@[:space:]]+$, the humans table's CHECK); unique
+	// ignoring case. Required on create (a rule on CreateHumanRequest).
 	Email string `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
 	// Name shown in the dashboard; at most 200 characters; may be empty.
 	DisplayName string `protobuf:"bytes,3,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
@@ -269,18 +273,21 @@ func (x *Human) GetDisabledAt() *timestamppb.Timestamp {
 // act as an agent through a credential minted for it.
 type Agent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Agent id, a uuid. Output only (assigned on create).
+	// Agent id, a uuid. Output only (assigned on create; ignored by
+	// CreateAgentRequest). UpdateAgentRequest requires it (a rule there).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Owning human id (uuid). On create, empty means the caller's own human;
 	// only an administrator may name another. Immutable.
 	HumanId string `protobuf:"bytes,2,opt,name=human_id,json=humanId,proto3" json:"human_id,omitempty"`
 	// Name, 1–63 characters matching ^[a-z0-9][a-z0-9._-]{0,62}$, unique per
-	// human. Required on create.
+	// human. Required on create (a rule on CreateAgentRequest).
 	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	// Free-text description; at most 2000 characters; may be empty.
 	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
 	// Arbitrary labels and settings as a JSON object; at most 64 KiB
-	// serialized. Never null on read (an empty object when none were given).
+	// serialized (checked by the server: protovalidate cannot measure a
+	// serialized size). Never null on read (an empty object when none were
+	// given).
 	Metadata *structpb.Struct `protobuf:"bytes,5,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// When the agent was created (database clock). Output only.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
@@ -516,7 +523,8 @@ func (x *Credential) GetRevokedAt() *timestamppb.Timestamp {
 // enqueued as a todo in queue.
 type Endpoint struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Endpoint id, a uuid. Output only (assigned on create).
+	// Endpoint id, a uuid. Output only (assigned on create; ignored by
+	// CreateEndpointRequest). UpdateEndpointRequest requires it (a rule there).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Owning human id (uuid). On create, empty means the caller's own human;
 	// only an administrator may name another. Immutable.
@@ -533,9 +541,11 @@ type Endpoint struct {
 	// to the same human. Empty for none.
 	AgentId string `protobuf:"bytes,6,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	// Queue the todos go to, 1–63 characters matching
-	// ^[a-z0-9][a-z0-9._-]{0,62}$. Required on create.
+	// ^[a-z0-9][a-z0-9._-]{0,62}$. Required on create (a rule on
+	// CreateEndpointRequest).
 	Queue string `protobuf:"bytes,7,opt,name=queue,proto3" json:"queue,omitempty"`
-	// How inbound requests are verified. Required on create.
+	// How inbound requests are verified, a defined VerificationScheme.
+	// Required (not UNSPECIFIED) on create (a rule on CreateEndpointRequest).
 	Verification VerificationScheme `protobuf:"varint,8,opt,name=verification,proto3,enum=switchboard.admin.v1.VerificationScheme" json:"verification,omitempty"`
 	// Whether a secret is stored (always true unless verification is NONE).
 	// Output only: the secret itself is returned once, by CreateEndpoint.
@@ -544,7 +554,9 @@ type Endpoint struct {
 	// key rotation; empty when there is no secret. Output only.
 	SecretKeyId string `protobuf:"bytes,10,opt,name=secret_key_id,json=secretKeyId,proto3" json:"secret_key_id,omitempty"`
 	// Header carrying the signature; at most 128 characters. Empty means the
-	// scheme's standard header; required for HMAC_SHA256.
+	// scheme's standard header; required for HMAC_SHA256 (a rule on
+	// CreateEndpointRequest; on update the server checks it against the
+	// stored endpoint).
 	SignatureHeader string `protobuf:"bytes,11,opt,name=signature_header,json=signatureHeader,proto3" json:"signature_header,omitempty"`
 	// Header carrying the sender's delivery id, used to deduplicate retried
 	// deliveries; at most 128 characters. Empty means the scheme's standard
@@ -552,7 +564,8 @@ type Endpoint struct {
 	// webhook-id); without one, deliveries are not deduplicated.
 	DeliveryIdHeader string `protobuf:"bytes,12,opt,name=delivery_id_header,json=deliveryIdHeader,proto3" json:"delivery_id_header,omitempty"`
 	// Largest accepted request body in bytes, 1–26214400 (25 MiB); 0 on create
-	// means 1048576 (1 MiB). Larger bodies get HTTP 413.
+	// means 1048576 (1 MiB), and 0 on update leaves it unchanged unless named
+	// in update_mask. Larger bodies get HTTP 413.
 	MaxBodyBytes int32 `protobuf:"varint,13,opt,name=max_body_bytes,json=maxBodyBytes,proto3" json:"max_body_bytes,omitempty"`
 	// Whether the endpoint accepts requests; a disabled endpoint answers 404.
 	// Always set on read; unset on create means true.
@@ -711,30 +724,36 @@ func (x *Endpoint) GetUpdatedAt() *timestamppb.Timestamp {
 // that turns external events into todos.
 type Adapter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Adapter id, a uuid. Output only (assigned on create).
+	// Adapter id, a uuid. Output only (assigned on create; ignored by
+	// CreateAdapterRequest). UpdateAdapterRequest requires it (a rule there).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Owning human id (uuid). On create, empty means the caller's own human;
 	// only an administrator may name another. Immutable.
 	HumanId string `protobuf:"bytes,2,opt,name=human_id,json=humanId,proto3" json:"human_id,omitempty"`
 	// Name, 1–63 characters matching ^[a-z0-9][a-z0-9._-]{0,62}$, unique per
-	// human. Required on create.
+	// human. Required on create (a rule on CreateAdapterRequest).
 	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	// Adapter type. Required on create; immutable.
+	// Adapter type, a defined AdapterKind. Required (not UNSPECIFIED) on create
+	// (a rule on CreateAdapterRequest); immutable.
 	Kind AdapterKind `protobuf:"varint,4,opt,name=kind,proto3,enum=switchboard.admin.v1.AdapterKind" json:"kind,omitempty"`
 	// Kind-specific configuration as a JSON object (for REDIS_STREAM: the
 	// connection address, stream key and consumer settings); at most 64 KiB
-	// serialized. Validated on create and update. Returned verbatim by reads,
-	// so it must not contain plaintext passwords. Never null on read.
+	// serialized. Validated by the server on create and update (its shape
+	// depends on kind, and protovalidate cannot measure a serialized size).
+	// Returned verbatim by reads, so it must not contain plaintext passwords.
+	// Never null on read.
 	Config *structpb.Struct `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
 	// Webhook endpoint id (uuid) the adapter receives from; required for
-	// WEBHOOK, must be empty for REDIS_STREAM. Deleting the endpoint deletes
-	// the adapter.
+	// WEBHOOK, must be empty for REDIS_STREAM (rules on CreateAdapterRequest;
+	// on update the server checks it against the stored kind). Deleting the
+	// endpoint deletes the adapter.
 	EndpointId string `protobuf:"bytes,6,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
 	// Owner agent id (uuid) of the todos the adapter creates; must belong to
 	// the same human. Empty for none.
 	AgentId string `protobuf:"bytes,7,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	// Queue the todos go to, 1–63 characters matching
-	// ^[a-z0-9][a-z0-9._-]{0,62}$. Required on create.
+	// ^[a-z0-9][a-z0-9._-]{0,62}$. Required on create (a rule on
+	// CreateAdapterRequest).
 	Queue string `protobuf:"bytes,8,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Whether the adapter runs (a disabled pull adapter is not polled). Always
 	// set on read; unset on create means true.
@@ -896,11 +915,12 @@ func (x *Adapter) GetUpdatedAt() *timestamppb.Timestamp {
 // oldest rows above max_rows (for todos: terminal todos only).
 type Setting struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Setting key, 1–128 characters matching ^[a-z0-9_.]+$. Immutable.
+	// Setting key, 1–128 characters matching ^[a-z0-9_.]+$. Required (it names
+	// the setting to update). Immutable.
 	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	// Setting value, any JSON value; its shape is validated per key (for the
-	// seeded keys: an object with exactly the fields shown above, each a
-	// positive integer).
+	// Setting value, any JSON value; its shape is validated per key by the
+	// server (for the seeded keys: an object with exactly the fields shown
+	// above, each a positive integer).
 	Value *structpb.Value `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
 	// What the setting controls; at most 2000 characters; may be empty.
 	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
@@ -972,23 +992,23 @@ var File_switchboard_admin_v1_admin_proto protoreflect.FileDescriptor
 
 const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	" switchboard/admin/v1/admin.proto\x12\x14switchboard.admin.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9e\x02\n" +
+	" switchboard/admin/v1/admin.proto\x12\x14switchboard.admin.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x02\n" +
 	"\x05Human\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
-	"\x05email\x18\x02 \x01(\tR\x05email\x12!\n" +
-	"\fdisplay_name\x18\x03 \x01(\tR\vdisplayName\x12\x19\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12B\n" +
+	"\x05email\x18\x02 \x01(\tB,\xbaH)\xd8\x01\x01r$\x18\xc0\x022\x1f^[^@[:space:]]+@[^@[:space:]]+$R\x05email\x12+\n" +
+	"\fdisplay_name\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\vdisplayName\x12\x19\n" +
 	"\bis_admin\x18\x04 \x01(\bR\aisAdmin\x129\n" +
 	"\n" +
 	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12;\n" +
 	"\vdisabled_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"disabledAt\"\xd0\x02\n" +
+	"disabledAt\"\x8e\x03\n" +
 	"\x05Agent\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
-	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x04 \x01(\tR\vdescription\x123\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
+	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x129\n" +
+	"\x04name\x18\x03 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x04name\x12*\n" +
+	"\vdescription\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\vdescription\x123\n" +
 	"\bmetadata\x18\x05 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x129\n" +
 	"\n" +
 	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
@@ -1012,43 +1032,43 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"lastUsedAt\x129\n" +
 	"\n" +
 	"revoked_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\xda\x04\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\xd4\x05\n" +
 	"\bEndpoint\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
-	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x12\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
+	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12\x12\n" +
 	"\x04slug\x18\x03 \x01(\tR\x04slug\x12\x19\n" +
-	"\burl_path\x18\x04 \x01(\tR\aurlPath\x12\x12\n" +
-	"\x04name\x18\x05 \x01(\tR\x04name\x12\x19\n" +
-	"\bagent_id\x18\x06 \x01(\tR\aagentId\x12\x14\n" +
-	"\x05queue\x18\a \x01(\tR\x05queue\x12L\n" +
-	"\fverification\x18\b \x01(\x0e2(.switchboard.admin.v1.VerificationSchemeR\fverification\x12\x1d\n" +
+	"\burl_path\x18\x04 \x01(\tR\aurlPath\x12\x1c\n" +
+	"\x04name\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x04name\x12&\n" +
+	"\bagent_id\x18\x06 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12;\n" +
+	"\x05queue\x18\a \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12V\n" +
+	"\fverification\x18\b \x01(\x0e2(.switchboard.admin.v1.VerificationSchemeB\b\xbaH\x05\x82\x01\x02\x10\x01R\fverification\x12\x1d\n" +
 	"\n" +
 	"has_secret\x18\t \x01(\bR\thasSecret\x12\"\n" +
 	"\rsecret_key_id\x18\n" +
-	" \x01(\tR\vsecretKeyId\x12)\n" +
-	"\x10signature_header\x18\v \x01(\tR\x0fsignatureHeader\x12,\n" +
-	"\x12delivery_id_header\x18\f \x01(\tR\x10deliveryIdHeader\x12$\n" +
-	"\x0emax_body_bytes\x18\r \x01(\x05R\fmaxBodyBytes\x12\x1d\n" +
+	" \x01(\tR\vsecretKeyId\x123\n" +
+	"\x10signature_header\x18\v \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0fsignatureHeader\x126\n" +
+	"\x12delivery_id_header\x18\f \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x10deliveryIdHeader\x125\n" +
+	"\x0emax_body_bytes\x18\r \x01(\x05B\x0f\xbaH\f\xd8\x01\x01\x1a\a\x18\x80\x80\xc0\f(\x01R\fmaxBodyBytes\x12\x1d\n" +
 	"\aenabled\x18\x0e \x01(\bH\x00R\aenabled\x88\x01\x01\x129\n" +
 	"\n" +
 	"created_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAtB\n" +
 	"\n" +
-	"\b_enabled\"\x9c\x04\n" +
+	"\b_enabled\"\xa5\x05\n" +
 	"\aAdapter\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
-	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\x125\n" +
-	"\x04kind\x18\x04 \x01(\x0e2!.switchboard.admin.v1.AdapterKindR\x04kind\x12/\n" +
-	"\x06config\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x06config\x12\x1f\n" +
-	"\vendpoint_id\x18\x06 \x01(\tR\n" +
-	"endpointId\x12\x19\n" +
-	"\bagent_id\x18\a \x01(\tR\aagentId\x12\x14\n" +
-	"\x05queue\x18\b \x01(\tR\x05queue\x12\x1d\n" +
-	"\aenabled\x18\t \x01(\bH\x00R\aenabled\x88\x01\x01\x12\x16\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
+	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x129\n" +
+	"\x04name\x18\x03 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x04name\x12?\n" +
+	"\x04kind\x18\x04 \x01(\x0e2!.switchboard.admin.v1.AdapterKindB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04kind\x12/\n" +
+	"\x06config\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x06config\x12,\n" +
+	"\vendpoint_id\x18\x06 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\n" +
+	"endpointId\x12&\n" +
+	"\bagent_id\x18\a \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12;\n" +
+	"\x05queue\x18\b \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12\x1d\n" +
+	"\aenabled\x18\t \x01(\bH\x00R\aenabled\x88\x01\x01\x12 \n" +
 	"\x06cursor\x18\n" +
-	" \x01(\tR\x06cursor\x12@\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x06cursor\x12@\n" +
 	"\x0elast_polled_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\flastPolledAt\x12\x1d\n" +
 	"\n" +
 	"last_error\x18\f \x01(\tR\tlastError\x129\n" +
@@ -1057,11 +1077,11 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAtB\n" +
 	"\n" +
-	"\b_enabled\"\xa6\x01\n" +
-	"\aSetting\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
-	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\x129\n" +
+	"\b_enabled\"\xcc\x01\n" +
+	"\aSetting\x12,\n" +
+	"\x03key\x18\x01 \x01(\tB\x1a\xbaH\x17\xc8\x01\x01r\x12\x18\x80\x012\r^[a-z0-9_.]+$R\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\x12*\n" +
+	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\vdescription\x129\n" +
 	"\n" +
 	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\xa6\x02\n" +
 	"\x12VerificationScheme\x12#\n" +

@@ -7,6 +7,7 @@
 package adminv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -27,7 +28,7 @@ const (
 // CreateHumanRequest describes the human to create.
 type CreateHumanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The human. Output-only fields are ignored.
+	// The human. Required, with email set. Output-only fields are ignored.
 	Human         *Human `protobuf:"bytes,1,opt,name=human,proto3" json:"human,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -214,8 +215,8 @@ type ListHumansRequest struct {
 	// Maximum number of humans to return, 0–1000; 0 means 100. The page may
 	// be shorter even when more exist.
 	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// Opaque token from a previous ListHumansResponse.next_page_token; empty
-	// for the first page.
+	// Opaque token from a previous ListHumansResponse.next_page_token, at most
+	// 1024 characters; empty for the first page.
 	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -323,8 +324,8 @@ func (x *ListHumansResponse) GetNextPageToken() string {
 // UpdateHumanRequest changes a human.
 type UpdateHumanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The human with its id set and the new values of the fields named in
-	// update_mask. Required.
+	// The human with its id (a uuid) set and the new values of the fields
+	// named in update_mask. Required.
 	Human *Human `protobuf:"bytes,1,opt,name=human,proto3" json:"human,omitempty"`
 	// Fields to change, by proto field name; allowed: email, display_name,
 	// is_admin, disabled_at.
@@ -511,7 +512,7 @@ func (*DeleteHumanResponse) Descriptor() ([]byte, []int) {
 // CreateAgentRequest describes the agent to create.
 type CreateAgentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The agent. Output-only fields are ignored.
+	// The agent. Required, with name set. Output-only fields are ignored.
 	Agent         *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -701,8 +702,9 @@ type ListAgentsRequest struct {
 	// Maximum number of agents to return, 0–1000; 0 means 100. The
 	// page may be shorter even when more exist.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// Opaque token from a previous ListAgentsResponse.next_page_token; empty for
-	// the first page. Must be used with the same filters.
+	// Opaque token from a previous ListAgentsResponse.next_page_token, at most
+	// 1024 characters; empty for the first page. Must be used with the same
+	// filters.
 	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -817,8 +819,8 @@ func (x *ListAgentsResponse) GetNextPageToken() string {
 // UpdateAgentRequest changes an agent.
 type UpdateAgentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The agent with its id set and the new values of the fields named in
-	// update_mask. Required.
+	// The agent with its id (a uuid) set and the new values of the fields
+	// named in update_mask. Required.
 	Agent *Agent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	// Fields to change, by proto field name; allowed: name, description,
 	// metadata, disabled_at.
@@ -1007,14 +1009,16 @@ func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
 // CreateEndpointRequest describes the endpoint to vend.
 type CreateEndpointRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The endpoint. Required: queue and verification. Output-only fields are
+	// The endpoint. Required, with queue and verification (not UNSPECIFIED)
+	// set, and signature_header set for HMAC_SHA256. Output-only fields are
 	// ignored.
 	Endpoint *Endpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
 	// Verification secret, 16–1024 characters. Must be empty for NONE.
-	// Required for STRIPE and SLACK, whose providers issue the secret. For
-	// HMAC_SHA256, GITHUB, STANDARD_WEBHOOKS and BEARER, empty means the
-	// server generates a random 32-byte secret (for STANDARD_WEBHOOKS in the
-	// "whsec_<base64>" form). Stored encrypted (AES-256-GCM).
+	// Required for STRIPE and SLACK, whose providers issue the secret (both
+	// are message rules above). For HMAC_SHA256, GITHUB, STANDARD_WEBHOOKS and
+	// BEARER, empty means the server generates a random 32-byte secret (for
+	// STANDARD_WEBHOOKS in the "whsec_<base64>" form). Stored encrypted
+	// (AES-256-GCM).
 	Secret        string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1222,8 +1226,9 @@ type ListEndpointsRequest struct {
 	// Maximum number of endpoints to return, 0–1000; 0 means 100. The
 	// page may be shorter even when more exist.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// Opaque token from a previous ListEndpointsResponse.next_page_token; empty for
-	// the first page. Must be used with the same filters.
+	// Opaque token from a previous ListEndpointsResponse.next_page_token, at most
+	// 1024 characters; empty for the first page. Must be used with the same
+	// filters.
 	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1338,8 +1343,8 @@ func (x *ListEndpointsResponse) GetNextPageToken() string {
 // UpdateEndpointRequest changes an endpoint.
 type UpdateEndpointRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The endpoint with its id set and the new values of the fields named in
-	// update_mask. Required.
+	// The endpoint with its id (a uuid) set and the new values of the fields
+	// named in update_mask. Required.
 	Endpoint *Endpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
 	// Fields to change, by proto field name; allowed: name, agent_id, queue,
 	// verification, signature_header, delivery_id_header, max_body_bytes,
@@ -1349,8 +1354,8 @@ type UpdateEndpointRequest struct {
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	// New verification secret, 16–1024 characters; empty keeps the stored one.
 	// Required when verification changes to a scheme that needs a secret;
-	// cleared automatically when verification changes to NONE. Never
-	// returned.
+	// cleared automatically when verification changes to NONE (both checked
+	// by the server against the stored endpoint). Never returned.
 	Secret        string `protobuf:"bytes,3,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1539,7 +1544,9 @@ func (*DeleteEndpointResponse) Descriptor() ([]byte, []int) {
 // CreateAdapterRequest describes the adapter to create.
 type CreateAdapterRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The adapter. Output-only fields are ignored.
+	// The adapter. Required, with name, kind (not UNSPECIFIED) and queue set,
+	// and endpoint_id set for WEBHOOK and empty for REDIS_STREAM. Output-only
+	// fields are ignored.
 	Adapter       *Adapter `protobuf:"bytes,1,opt,name=adapter,proto3" json:"adapter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1729,8 +1736,9 @@ type ListAdaptersRequest struct {
 	// Maximum number of adapters to return, 0–1000; 0 means 100. The
 	// page may be shorter even when more exist.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// Opaque token from a previous ListAdaptersResponse.next_page_token; empty for
-	// the first page. Must be used with the same filters.
+	// Opaque token from a previous ListAdaptersResponse.next_page_token, at most
+	// 1024 characters; empty for the first page. Must be used with the same
+	// filters.
 	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1845,8 +1853,8 @@ func (x *ListAdaptersResponse) GetNextPageToken() string {
 // UpdateAdapterRequest changes an adapter.
 type UpdateAdapterRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The adapter with its id set and the new values of the fields named in
-	// update_mask. Required.
+	// The adapter with its id (a uuid) set and the new values of the fields
+	// named in update_mask. Required.
 	Adapter *Adapter `protobuf:"bytes,1,opt,name=adapter,proto3" json:"adapter,omitempty"`
 	// Fields to change, by proto field name; allowed: name, config,
 	// endpoint_id, agent_id, queue, enabled, cursor.
@@ -2035,7 +2043,8 @@ func (*DeleteAdapterResponse) Descriptor() ([]byte, []int) {
 // GetSettingRequest names one setting.
 type GetSettingRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Setting key, for example "retention.events". Required.
+	// Setting key, for example "retention.events": 1–128 characters matching
+	// ^[a-z0-9_.]+$. Required.
 	Key           string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2210,8 +2219,8 @@ func (x *ListSettingsResponse) GetSettings() []*Setting {
 // UpdateSettingRequest changes a setting.
 type UpdateSettingRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The setting with its key set and the new values of the fields named in
-	// update_mask. Required.
+	// The setting with its key set (Setting.key's rules) and the new values of
+	// the fields named in update_mask. Required.
 	Setting *Setting `protobuf:"bytes,1,opt,name=setting,proto3" json:"setting,omitempty"`
 	// Fields to change, by proto field name; allowed: value, description.
 	// Unset means every field that is set to a non-default value in setting.
@@ -2330,7 +2339,8 @@ type MintCredentialRequest struct {
 	// INVALID_ARGUMENT. A token can never do more than its human or agent may.
 	Scopes []string `protobuf:"bytes,4,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	// When the token stops working; must be in the future. Unset means it
-	// never expires.
+	// never expires. Checked by the server against the database clock (not by
+	// a validation rule, which could only use the node's clock).
 	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2473,8 +2483,9 @@ type ListCredentialsRequest struct {
 	// Maximum number of credentials to return, 0–1000; 0 means 100. The page
 	// may be shorter even when more exist.
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// Opaque token from a previous ListCredentialsResponse.next_page_token;
-	// empty for the first page. Must be used with the same filters.
+	// Opaque token from a previous ListCredentialsResponse.next_page_token, at
+	// most 1024 characters; empty for the first page. Must be used with the same
+	// filters.
 	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2696,146 +2707,169 @@ var File_switchboard_admin_v1_admin_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\n" +
-	"(switchboard/admin/v1/admin_service.proto\x12\x14switchboard.admin.v1\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/admin/v1/admin.proto\"G\n" +
-	"\x12CreateHumanRequest\x121\n" +
-	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanR\x05human\"H\n" +
+	"(switchboard/admin/v1/admin_service.proto\x12\x14switchboard.admin.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/admin/v1/admin.proto\"\x8d\x01\n" +
+	"\x12CreateHumanRequest\x12w\n" +
+	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanBD\xbaHA\xba\x01;\n" +
+	"\x14human.email_required\x12\x11email is required\x1a\x10this.email != ''\xc8\x01\x01R\x05human\"H\n" +
 	"\x13CreateHumanResponse\x121\n" +
-	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanR\x05human\"!\n" +
-	"\x0fGetHumanRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"E\n" +
+	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanR\x05human\".\n" +
+	"\x0fGetHumanRequest\x12\x1b\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"E\n" +
 	"\x10GetHumanResponse\x121\n" +
-	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanR\x05human\"O\n" +
-	"\x11ListHumansRequest\x12\x1b\n" +
-	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanR\x05human\"e\n" +
+	"\x11ListHumansRequest\x12'\n" +
+	"\tpage_size\x18\x01 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
 	"\n" +
-	"page_token\x18\x02 \x01(\tR\tpageToken\"q\n" +
+	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"q\n" +
 	"\x12ListHumansResponse\x123\n" +
 	"\x06humans\x18\x01 \x03(\v2\x1b.switchboard.admin.v1.HumanR\x06humans\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x84\x01\n" +
-	"\x12UpdateHumanRequest\x121\n" +
-	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanR\x05human\x12;\n" +
-	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd1\x02\n" +
+	"\x12UpdateHumanRequest\x12\xc9\x01\n" +
+	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanB\x95\x01\xbaH\x91\x01\xba\x01\x8a\x01\n" +
+	"\rhuman.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\x05human\x12o\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB2\xbaH/\xe2\x01,\x12\x05email\x12\fdisplay_name\x12\bis_admin\x12\vdisabled_atR\n" +
 	"updateMask\"H\n" +
 	"\x13UpdateHumanResponse\x121\n" +
-	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanR\x05human\"$\n" +
-	"\x12DeleteHumanRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x15\n" +
-	"\x13DeleteHumanResponse\"G\n" +
-	"\x12CreateAgentRequest\x121\n" +
-	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"H\n" +
+	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanR\x05human\"1\n" +
+	"\x12DeleteHumanRequest\x12\x1b\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x15\n" +
+	"\x13DeleteHumanResponse\"\x8a\x01\n" +
+	"\x12CreateAgentRequest\x12t\n" +
+	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentBA\xbaH>\xba\x018\n" +
+	"\x13agent.name_required\x12\x10name is required\x1a\x0fthis.name != ''\xc8\x01\x01R\x05agent\"H\n" +
 	"\x13CreateAgentResponse\x121\n" +
-	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"!\n" +
-	"\x0fGetAgentRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"E\n" +
+	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\".\n" +
+	"\x0fGetAgentRequest\x12\x1b\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"E\n" +
 	"\x10GetAgentResponse\x121\n" +
-	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"j\n" +
-	"\x11ListAgentsRequest\x12\x19\n" +
-	"\bhuman_id\x18\x01 \x01(\tR\ahumanId\x12\x1b\n" +
-	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"\x8d\x01\n" +
+	"\x11ListAgentsRequest\x12&\n" +
+	"\bhuman_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12'\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"q\n" +
+	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"q\n" +
 	"\x12ListAgentsResponse\x123\n" +
 	"\x06agents\x18\x01 \x03(\v2\x1b.switchboard.admin.v1.AgentR\x06agents\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x84\x01\n" +
-	"\x12UpdateAgentRequest\x121\n" +
-	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\x12;\n" +
-	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xcf\x02\n" +
+	"\x12UpdateAgentRequest\x12\xc9\x01\n" +
+	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentB\x95\x01\xbaH\x91\x01\xba\x01\x8a\x01\n" +
+	"\ragent.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\x05agent\x12m\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB0\xbaH-\xe2\x01*\x12\x04name\x12\vdescription\x12\bmetadata\x12\vdisabled_atR\n" +
 	"updateMask\"H\n" +
 	"\x13UpdateAgentResponse\x121\n" +
-	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"$\n" +
-	"\x12DeleteAgentRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x15\n" +
-	"\x13DeleteAgentResponse\"k\n" +
-	"\x15CreateEndpointRequest\x12:\n" +
-	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\x12\x16\n" +
-	"\x06secret\x18\x02 \x01(\tR\x06secret\"l\n" +
+	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"1\n" +
+	"\x12DeleteAgentRequest\x12\x1b\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x15\n" +
+	"\x13DeleteAgentResponse\"\xde\b\n" +
+	"\x15CreateEndpointRequest\x12\x88\x04\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\xcb\x03\xbaH\xc7\x03\xba\x01>\n" +
+	"\x17endpoint.queue_required\x12\x11queue is required\x1a\x10this.queue != ''\xba\x01\x98\x01\n" +
+	"\x1eendpoint.verification_required\x12\x18verification is required\x1a\\this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_UNSPECIFIED\xba\x01\xe3\x01\n" +
+	"\"endpoint.signature_header_required\x12@signature_header is required for VERIFICATION_SCHEME_HMAC_SHA256\x1a{this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_HMAC_SHA256 || this.signature_header != ''\xc8\x01\x01R\bendpoint\x12%\n" +
+	"\x06secret\x18\x02 \x01(\tB\r\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\bR\x06secret:\x92\x04\xbaH\x8e\x04\x1a\xd6\x01\n" +
+	"\x1bcreate_endpoint.secret_none\x12Bsecret must be empty when verification is VERIFICATION_SCHEME_NONE\x1asthis.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_NONE || this.secret == ''\x1a\xb2\x02\n" +
+	"\x1fcreate_endpoint.secret_required\x12Osecret is required for VERIFICATION_SCHEME_STRIPE and VERIFICATION_SCHEME_SLACK\x1a\xbd\x01!(this.endpoint.verification in [switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_STRIPE, switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_SLACK]) || this.secret != ''\"l\n" +
 	"\x16CreateEndpointResponse\x12:\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\x12\x16\n" +
-	"\x06secret\x18\x02 \x01(\tR\x06secret\"$\n" +
-	"\x12GetEndpointRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"Q\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\"1\n" +
+	"\x12GetEndpointRequest\x12\x1b\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"Q\n" +
 	"\x13GetEndpointResponse\x12:\n" +
-	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\"m\n" +
-	"\x14ListEndpointsRequest\x12\x19\n" +
-	"\bhuman_id\x18\x01 \x01(\tR\ahumanId\x12\x1b\n" +
-	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\"\x90\x01\n" +
+	"\x14ListEndpointsRequest\x12&\n" +
+	"\bhuman_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12'\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"}\n" +
+	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"}\n" +
 	"\x15ListEndpointsResponse\x12<\n" +
 	"\tendpoints\x18\x01 \x03(\v2\x1e.switchboard.admin.v1.EndpointR\tendpoints\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa8\x01\n" +
-	"\x15UpdateEndpointRequest\x12:\n" +
-	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\x12;\n" +
-	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
-	"updateMask\x12\x16\n" +
-	"\x06secret\x18\x03 \x01(\tR\x06secret\"T\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc0\x03\n" +
+	"\x15UpdateEndpointRequest\x12\xd5\x01\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\x98\x01\xbaH\x94\x01\xba\x01\x8d\x01\n" +
+	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\xa7\x01\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskBj\xbaHg\xe2\x01d\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabledR\n" +
+	"updateMask\x12%\n" +
+	"\x06secret\x18\x03 \x01(\tB\r\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\bR\x06secret\"T\n" +
 	"\x16UpdateEndpointResponse\x12:\n" +
-	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\"'\n" +
-	"\x15DeleteEndpointRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x18\n" +
-	"\x16DeleteEndpointResponse\"O\n" +
-	"\x14CreateAdapterRequest\x127\n" +
-	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterR\aadapter\"P\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\"4\n" +
+	"\x15DeleteEndpointRequest\x12\x1b\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x18\n" +
+	"\x16DeleteEndpointResponse\"\xbe\x05\n" +
+	"\x14CreateAdapterRequest\x12\xa5\x05\n" +
+	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterB\xeb\x04\xbaH\xe7\x04\xba\x01:\n" +
+	"\x15adapter.name_required\x12\x10name is required\x1a\x0fthis.name != ''\xba\x01q\n" +
+	"\x15adapter.kind_required\x12\x10kind is required\x1aFthis.kind != switchboard.admin.v1.AdapterKind.ADAPTER_KIND_UNSPECIFIED\xba\x01=\n" +
+	"\x16adapter.queue_required\x12\x11queue is required\x1a\x10this.queue != ''\xba\x01\xad\x01\n" +
+	"\x1badapter.endpoint_id_webhook\x120endpoint_id is required for ADAPTER_KIND_WEBHOOK\x1a\\this.kind != switchboard.admin.v1.AdapterKind.ADAPTER_KIND_WEBHOOK || this.endpoint_id != ''\xba\x01\xbe\x01\n" +
+	" adapter.endpoint_id_redis_stream\x127endpoint_id must be empty for ADAPTER_KIND_REDIS_STREAM\x1aathis.kind != switchboard.admin.v1.AdapterKind.ADAPTER_KIND_REDIS_STREAM || this.endpoint_id == ''\xc8\x01\x01R\aadapter\"P\n" +
 	"\x15CreateAdapterResponse\x127\n" +
-	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterR\aadapter\"#\n" +
-	"\x11GetAdapterRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"M\n" +
+	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterR\aadapter\"0\n" +
+	"\x11GetAdapterRequest\x12\x1b\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"M\n" +
 	"\x12GetAdapterResponse\x127\n" +
-	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterR\aadapter\"l\n" +
-	"\x13ListAdaptersRequest\x12\x19\n" +
-	"\bhuman_id\x18\x01 \x01(\tR\ahumanId\x12\x1b\n" +
-	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterR\aadapter\"\x8f\x01\n" +
+	"\x13ListAdaptersRequest\x12&\n" +
+	"\bhuman_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12'\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"y\n" +
+	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"y\n" +
 	"\x14ListAdaptersResponse\x129\n" +
 	"\badapters\x18\x01 \x03(\v2\x1d.switchboard.admin.v1.AdapterR\badapters\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8c\x01\n" +
-	"\x14UpdateAdapterRequest\x127\n" +
-	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterR\aadapter\x12;\n" +
-	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xed\x02\n" +
+	"\x14UpdateAdapterRequest\x12\xd1\x01\n" +
+	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterB\x97\x01\xbaH\x93\x01\xba\x01\x8c\x01\n" +
+	"\x0fadapter.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\aadapter\x12\x80\x01\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskBC\xbaH@\xe2\x01=\x12\x04name\x12\x06config\x12\vendpoint_id\x12\bagent_id\x12\x05queue\x12\aenabled\x12\x06cursorR\n" +
 	"updateMask\"P\n" +
 	"\x15UpdateAdapterResponse\x127\n" +
-	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterR\aadapter\"&\n" +
-	"\x14DeleteAdapterRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x17\n" +
-	"\x15DeleteAdapterResponse\"%\n" +
-	"\x11GetSettingRequest\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\"M\n" +
+	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterR\aadapter\"3\n" +
+	"\x14DeleteAdapterRequest\x12\x1b\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x17\n" +
+	"\x15DeleteAdapterResponse\"A\n" +
+	"\x11GetSettingRequest\x12,\n" +
+	"\x03key\x18\x01 \x01(\tB\x1a\xbaH\x17\xc8\x01\x01r\x12\x18\x80\x012\r^[a-z0-9_.]+$R\x03key\"M\n" +
 	"\x12GetSettingResponse\x127\n" +
 	"\asetting\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.SettingR\asetting\"\x15\n" +
 	"\x13ListSettingsRequest\"Q\n" +
 	"\x14ListSettingsResponse\x129\n" +
-	"\bsettings\x18\x01 \x03(\v2\x1d.switchboard.admin.v1.SettingR\bsettings\"\x8c\x01\n" +
-	"\x14UpdateSettingRequest\x127\n" +
-	"\asetting\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.SettingR\asetting\x12;\n" +
-	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
+	"\bsettings\x18\x01 \x03(\v2\x1d.switchboard.admin.v1.SettingR\bsettings\"\xb0\x01\n" +
+	"\x14UpdateSettingRequest\x12?\n" +
+	"\asetting\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.SettingB\x06\xbaH\x03\xc8\x01\x01R\asetting\x12W\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB\x1a\xbaH\x17\xe2\x01\x14\x12\x05value\x12\vdescriptionR\n" +
 	"updateMask\"P\n" +
 	"\x15UpdateSettingResponse\x127\n" +
-	"\asetting\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.SettingR\asetting\"\xb4\x01\n" +
-	"\x15MintCredentialRequest\x12\x19\n" +
-	"\bhuman_id\x18\x01 \x01(\tR\ahumanId\x12\x19\n" +
-	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\x12\x16\n" +
-	"\x06scopes\x18\x04 \x03(\tR\x06scopes\x129\n" +
+	"\asetting\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.SettingR\asetting\"\xfe\x01\n" +
+	"\x15MintCredentialRequest\x12&\n" +
+	"\bhuman_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12&\n" +
+	"\bagent_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12\x1c\n" +
+	"\x04name\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x04name\x12<\n" +
+	"\x06scopes\x18\x04 \x03(\tB$\xbaH!\x92\x01\x1e\x102\x18\x01\"\x18r\x16\x10\x01\x18@2\x10^[a-z0-9_.:*-]+$R\x06scopes\x129\n" +
 	"\n" +
 	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"p\n" +
 	"\x16MintCredentialResponse\x12@\n" +
 	"\n" +
 	"credential\x18\x01 \x01(\v2 .switchboard.admin.v1.CredentialR\n" +
 	"credential\x12\x14\n" +
-	"\x05token\x18\x02 \x01(\tR\x05token\"\xb5\x01\n" +
-	"\x16ListCredentialsRequest\x12\x19\n" +
-	"\bhuman_id\x18\x01 \x01(\tR\ahumanId\x12\x19\n" +
-	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12)\n" +
-	"\x10include_inactive\x18\x03 \x01(\bR\x0fincludeInactive\x12\x1b\n" +
-	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\"\xe5\x01\n" +
+	"\x16ListCredentialsRequest\x12&\n" +
+	"\bhuman_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12&\n" +
+	"\bagent_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12)\n" +
+	"\x10include_inactive\x18\x03 \x01(\bR\x0fincludeInactive\x12'\n" +
+	"\tpage_size\x18\x04 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tR\tpageToken\"\x85\x01\n" +
+	"page_token\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"\x85\x01\n" +
 	"\x17ListCredentialsResponse\x12B\n" +
 	"\vcredentials\x18\x01 \x03(\v2 .switchboard.admin.v1.CredentialR\vcredentials\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\")\n" +
-	"\x17RevokeCredentialRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\\\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"6\n" +
+	"\x17RevokeCredentialRequest\x12\x1b\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\\\n" +
 	"\x18RevokeCredentialResponse\x12@\n" +
 	"\n" +
 	"credential\x18\x01 \x01(\v2 .switchboard.admin.v1.CredentialR\n" +

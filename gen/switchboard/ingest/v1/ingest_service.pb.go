@@ -7,6 +7,7 @@
 package ingestv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -49,7 +50,8 @@ type PublishEventRequest struct {
 	// with GetEvent.
 	Queue string `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Owner agent id (uuid) of that todo; must belong to the caller's human.
-	// Empty for none. Ignored when queue is empty.
+	// Empty for none. Ignored when queue is empty (but still must be a uuid
+	// when given).
 	AgentId       string `protobuf:"bytes,7,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -294,14 +296,16 @@ func (x *GetEventResponse) GetEvent() *Event {
 // ListEventsRequest filters and pages events. Filters combine with AND.
 type ListEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only events from this source ("endpoint:<uuid>", "adapter:<uuid>" or
-	// "publish"); empty means every source.
+	// Only events from this source: "endpoint:<uuid>", "adapter:<uuid>" (a
+	// uuid in its 8-4-4-4-12 hex form) or "publish"; empty means every source.
 	Source string `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
 	// Only events received by this webhook endpoint id (uuid); empty means any.
 	EndpointId string `protobuf:"bytes,2,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
-	// Only events with exactly this topic; empty means any topic.
+	// Only events with exactly this topic, at most 255 characters (the longest
+	// stored topic); empty means any topic.
 	Topic string `protobuf:"bytes,3,opt,name=topic,proto3" json:"topic,omitempty"`
 	// Only events received at or after this time; unset means no lower bound.
+	// Not later than received_before (the message rule above).
 	ReceivedAfter *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=received_after,json=receivedAfter,proto3" json:"received_after,omitempty"`
 	// Only events received before this time; unset means no upper bound.
 	ReceivedBefore *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=received_before,json=receivedBefore,proto3" json:"received_before,omitempty"`
@@ -314,8 +318,9 @@ type ListEventsRequest struct {
 	// Maximum number of events to return, 0–1000; 0 means 100. The page may be
 	// shorter even when more events exist.
 	PageSize int32 `protobuf:"varint,7,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// Opaque token from a previous ListEventsResponse.next_page_token; empty
-	// for the first page. Must be used with the same filters.
+	// Opaque token from a previous ListEventsResponse.next_page_token, at most
+	// 1024 characters; empty for the first page. Must be used with the same
+	// filters.
 	PageToken     string `protobuf:"bytes,8,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -466,38 +471,42 @@ var File_switchboard_ingest_v1_ingest_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_ingest_v1_ingest_service_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/ingest/v1/ingest_service.proto\x12\x15switchboard.ingest.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\"switchboard/ingest/v1/ingest.proto\"\xc9\x02\n" +
-	"\x13PublishEventRequest\x12\x14\n" +
-	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x18\n" +
-	"\apayload\x18\x02 \x01(\fR\apayload\x12!\n" +
-	"\fcontent_type\x18\x03 \x01(\tR\vcontentType\x12Q\n" +
-	"\aheaders\x18\x04 \x03(\v27.switchboard.ingest.v1.PublishEventRequest.HeadersEntryR\aheaders\x12\x1f\n" +
-	"\vdelivery_id\x18\x05 \x01(\tR\n" +
-	"deliveryId\x12\x14\n" +
-	"\x05queue\x18\x06 \x01(\tR\x05queue\x12\x19\n" +
-	"\bagent_id\x18\a \x01(\tR\aagentId\x1a:\n" +
+	"*switchboard/ingest/v1/ingest_service.proto\x12\x15switchboard.ingest.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\"switchboard/ingest/v1/ingest.proto\"\xc5\x03\n" +
+	"\x13PublishEventRequest\x12#\n" +
+	"\x05topic\x18\x01 \x01(\tB\r\xbaH\n" +
+	"\xc8\x01\x01r\x05\x10\x01\x18\xff\x01R\x05topic\x12#\n" +
+	"\apayload\x18\x02 \x01(\fB\t\xbaH\x06z\x04\x18\x80\x80@R\apayload\x12+\n" +
+	"\fcontent_type\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\vcontentType\x12k\n" +
+	"\aheaders\x18\x04 \x03(\v27.switchboard.ingest.v1.PublishEventRequest.HeadersEntryB\x18\xbaH\x15\x9a\x01\x12\x10d\"\ar\x05\x10\x01\x18\x80\x02*\x05r\x03\x18\x80@R\aheaders\x12)\n" +
+	"\vdelivery_id\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\n" +
+	"deliveryId\x12;\n" +
+	"\x05queue\x18\x06 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
+	"\bagent_id\x18\a \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x81\x01\n" +
 	"\x14PublishEventResponse\x122\n" +
 	"\x05event\x18\x01 \x01(\v2\x1c.switchboard.ingest.v1.EventR\x05event\x12\x1c\n" +
 	"\tduplicate\x18\x02 \x01(\bR\tduplicate\x12\x17\n" +
-	"\atodo_id\x18\x03 \x01(\x03R\x06todoId\"!\n" +
-	"\x0fGetEventRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"F\n" +
+	"\atodo_id\x18\x03 \x01(\x03R\x06todoId\"-\n" +
+	"\x0fGetEventRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\"F\n" +
 	"\x10GetEventResponse\x122\n" +
-	"\x05event\x18\x01 \x01(\v2\x1c.switchboard.ingest.v1.EventR\x05event\"\xcf\x02\n" +
-	"\x11ListEventsRequest\x12\x16\n" +
-	"\x06source\x18\x01 \x01(\tR\x06source\x12\x1f\n" +
-	"\vendpoint_id\x18\x02 \x01(\tR\n" +
-	"endpointId\x12\x14\n" +
-	"\x05topic\x18\x03 \x01(\tR\x05topic\x12A\n" +
+	"\x05event\x18\x01 \x01(\v2\x1c.switchboard.ingest.v1.EventR\x05event\"\xb8\x05\n" +
+	"\x11ListEventsRequest\x12\x8c\x01\n" +
+	"\x06source\x18\x01 \x01(\tBt\xbaHq\xd8\x01\x01rl2j^(publish|(endpoint|adapter):[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$R\x06source\x12,\n" +
+	"\vendpoint_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\n" +
+	"endpointId\x12\x1e\n" +
+	"\x05topic\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x05topic\x12A\n" +
 	"\x0ereceived_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rreceivedAfter\x12C\n" +
 	"\x0freceived_before\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0ereceivedBefore\x12'\n" +
-	"\x0finclude_payload\x18\x06 \x01(\bR\x0eincludePayload\x12\x1b\n" +
-	"\tpage_size\x18\a \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\x0finclude_payload\x18\x06 \x01(\bR\x0eincludePayload\x12'\n" +
+	"\tpage_size\x18\a \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
 	"\n" +
-	"page_token\x18\b \x01(\tR\tpageToken\"r\n" +
+	"page_token\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken:\xc2\x01\xbaH\xbe\x01\x1a\xbb\x01\n" +
+	"\x1alist_events.received_range\x125received_after must not be later than received_before\x1af!has(this.received_after) || !has(this.received_before) || this.received_after <= this.received_before\"r\n" +
 	"\x12ListEventsResponse\x124\n" +
 	"\x06events\x18\x01 \x03(\v2\x1c.switchboard.ingest.v1.EventR\x06events\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xff\x02\n" +

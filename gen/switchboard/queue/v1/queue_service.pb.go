@@ -7,6 +7,7 @@
 package queuev1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -29,20 +30,24 @@ const (
 type EnqueueRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Target queue, 1–63 characters matching ^[a-z0-9][a-z0-9._-]{0,62}$.
-	// Required. In EnqueueBatchRequest.requests it must be empty or equal to
-	// EnqueueBatchRequest.queue.
+	// Required for Enqueue. In EnqueueBatchRequest.requests it must be empty or
+	// equal to EnqueueBatchRequest.queue (a rule on EnqueueBatchRequest). The
+	// rule below checks the pattern only when a queue is given: since the same
+	// message is a batch entry, "required for Enqueue" is checked by the server
+	// (over REST the queue always comes from the path).
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Owner agent id (uuid) the work is addressed to; must belong to the
 	// caller's human. Empty for none.
 	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	// Id of the ingested event the work is about; must belong to the caller's
-	// human. 0 for none.
+	// Id of the ingested event the work is about, ≥ 1; must belong to the
+	// caller's human. 0 for none.
 	EventId int64 `protobuf:"varint,3,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	// What to do, an application-defined verb; at most 255 characters. Empty
 	// is allowed.
 	Kind string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
-	// Work arguments as a JSON object; at most 1 MiB serialized. Unset means an
-	// empty object.
+	// Work arguments as a JSON object; at most 1 MiB serialized (checked by
+	// the server: protovalidate cannot measure a serialized size). Unset means
+	// an empty object.
 	Payload *structpb.Struct `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
 	// Priority 0–4, 0 = most urgent. Unset means 2.
 	Priority *int32 `protobuf:"varint,6,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
@@ -214,9 +219,10 @@ type EnqueueBatchRequest struct {
 	// Target queue for every todo, 1–63 characters matching
 	// ^[a-z0-9][a-z0-9._-]{0,62}$. Required.
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
-	// The todos to add, 1–1000 entries. Each entry's queue must be empty or
-	// equal to queue. Entries sharing a dedupe_key are stored once; the later
-	// ones come back as duplicates.
+	// The todos to add, 1–1000 entries, each validated as an EnqueueRequest.
+	// Each entry's queue must be empty or equal to queue (the message rule
+	// above). Entries sharing a dedupe_key are stored once; the later ones come
+	// back as duplicates.
 	Requests      []*EnqueueRequest `protobuf:"bytes,2,rep,name=requests,proto3" json:"requests,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -673,10 +679,10 @@ type FailRequest struct {
 	// A stale token yields FAILED_PRECONDITION.
 	LeaseToken int32 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// What went wrong, for humans. Required (non-empty); only the first 4096
-	// characters are stored.
+	// characters are stored (longer messages are truncated, not rejected).
 	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
-	// Delay before the next attempt, 0 s–30 days. Unset means the server's
-	// exponential backoff for this attempt. Ignored when the todo is
+	// Delay before the next attempt, 0 s–30 days (2592000 s). Unset means the
+	// server's exponential backoff for this attempt. Ignored when the todo is
 	// dead-lettered.
 	RetryAfter *durationpb.Duration `protobuf:"bytes,4,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	// Dead-letter now: move the todo to DEAD regardless of remaining attempts
@@ -805,8 +811,8 @@ type ReleaseRequest struct {
 	// Lease token: the todo's attempt value returned by Claim; ≥ 1. Required.
 	// A stale token yields FAILED_PRECONDITION.
 	LeaseToken int32 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	// How long to keep the todo unclaimable, 0 s–1 hour. Unset or 0 means it
-	// is runnable again immediately.
+	// How long to keep the todo unclaimable, 0 s–1 hour (3600 s). Unset or 0
+	// means it is runnable again immediately.
 	Delay         *durationpb.Duration `protobuf:"bytes,3,opt,name=delay,proto3" json:"delay,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1106,18 +1112,21 @@ func (x *GetTodoResponse) GetTodo() *Todo {
 // ListTodosRequest filters and pages todos. Filters combine with AND.
 type ListTodosRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only todos of this queue; empty means every queue.
+	// Only todos of this queue, 1–63 characters matching
+	// ^[a-z0-9][a-z0-9._-]{0,62}$; empty means every queue.
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
-	// Only todos in this state; TODO_STATE_UNSPECIFIED means every state.
-	// Over REST use the enum name, for example ?state=TODO_STATE_DEAD.
+	// Only todos in this state, a defined TodoState; TODO_STATE_UNSPECIFIED
+	// means every state. Over REST use the enum name, for example
+	// ?state=TODO_STATE_DEAD.
 	State TodoState `protobuf:"varint,2,opt,name=state,proto3,enum=switchboard.queue.v1.TodoState" json:"state,omitempty"`
 	// Only todos owned by this agent id (uuid); empty means any owner.
 	AgentId string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	// Maximum number of todos to return, 0–1000; 0 means 100. The page may be
 	// shorter even when more todos exist.
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// Opaque token from a previous ListTodosResponse.next_page_token; empty for
-	// the first page. Must be used with the same filters.
+	// Opaque token from a previous ListTodosResponse.next_page_token, at most
+	// 1024 characters; empty for the first page. Must be used with the same
+	// filters.
 	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1249,8 +1258,8 @@ type RedriveRequest struct {
 	// Queue whose dead todos are redriven, 1–63 characters matching
 	// ^[a-z0-9][a-z0-9._-]{0,62}$. Required.
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
-	// Ids of the dead todos to redrive, at most 1000; empty means every dead
-	// todo of the queue.
+	// Ids of the dead todos to redrive, at most 1000, each ≥ 1; empty means
+	// every dead todo of the queue.
 	Ids           []int64 `protobuf:"varint,2,rep,packed,name=ids,proto3" json:"ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1519,92 +1528,110 @@ var File_switchboard_queue_v1_queue_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\n" +
-	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\xc6\x02\n" +
-	"\x0eEnqueueRequest\x12\x14\n" +
-	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x19\n" +
-	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x19\n" +
-	"\bevent_id\x18\x03 \x01(\x03R\aeventId\x12\x12\n" +
-	"\x04kind\x18\x04 \x01(\tR\x04kind\x121\n" +
-	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12\x1f\n" +
-	"\bpriority\x18\x06 \x01(\x05H\x00R\bpriority\x88\x01\x01\x121\n" +
-	"\x06run_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x05runAt\x12!\n" +
-	"\fmax_attempts\x18\b \x01(\x05R\vmaxAttempts\x12\x1d\n" +
+	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\xb1\x03\n" +
+	"\x0eEnqueueRequest\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
+	"\bagent_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12\"\n" +
+	"\bevent_id\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\aeventId\x12\x1c\n" +
+	"\x04kind\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x04kind\x121\n" +
+	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12*\n" +
+	"\bpriority\x18\x06 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\x04(\x00H\x00R\bpriority\x88\x01\x01\x121\n" +
+	"\x06run_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x05runAt\x120\n" +
+	"\fmax_attempts\x18\b \x01(\x05B\r\xbaH\n" +
+	"\xd8\x01\x01\x1a\x05\x18\xe8\a(\x01R\vmaxAttempts\x12'\n" +
 	"\n" +
-	"dedupe_key\x18\t \x01(\tR\tdedupeKeyB\v\n" +
+	"dedupe_key\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\tdedupeKeyB\v\n" +
 	"\t_priority\"_\n" +
 	"\x0fEnqueueResponse\x12.\n" +
 	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\x12\x1c\n" +
-	"\tduplicate\x18\x02 \x01(\bR\tduplicate\"m\n" +
-	"\x13EnqueueBatchRequest\x12\x14\n" +
-	"\x05queue\x18\x01 \x01(\tR\x05queue\x12@\n" +
-	"\brequests\x18\x02 \x03(\v2$.switchboard.queue.v1.EnqueueRequestR\brequests\"[\n" +
+	"\tduplicate\x18\x02 \x01(\bR\tduplicate\"\xbd\x02\n" +
+	"\x13EnqueueBatchRequest\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12M\n" +
+	"\brequests\x18\x02 \x03(\v2$.switchboard.queue.v1.EnqueueRequestB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\brequests:\x99\x01\xbaH\x95\x01\x1a\x92\x01\n" +
+	"\x1cenqueue_batch.requests_queue\x124each request's queue must be empty or equal to queue\x1a<this.requests.all(r, r.queue == '' || r.queue == this.queue)\"[\n" +
 	"\x14EnqueueBatchResponse\x12C\n" +
-	"\tresponses\x18\x01 \x03(\v2%.switchboard.queue.v1.EnqueueResponseR\tresponses\"\xb2\x01\n" +
-	"\fClaimRequest\x12\x14\n" +
-	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x1b\n" +
-	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x12\x1b\n" +
-	"\tmax_todos\x18\x03 \x01(\x05R\bmaxTodos\x12#\n" +
-	"\rlease_seconds\x18\x04 \x01(\x05R\fleaseSeconds\x12-\n" +
-	"\x04wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"A\n" +
+	"\tresponses\x18\x01 \x03(\v2%.switchboard.queue.v1.EnqueueResponseR\tresponses\"\x94\x02\n" +
+	"\fClaimRequest\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12*\n" +
+	"\tworker_id\x18\x02 \x01(\tB\r\xbaH\n" +
+	"\xc8\x01\x01r\x05\x10\x01\x18\xff\x01R\bworkerId\x12*\n" +
+	"\tmax_todos\x18\x03 \x01(\x05B\r\xbaH\n" +
+	"\xd8\x01\x01\x1a\x05\x18\xe8\a(\x01R\bmaxTodos\x122\n" +
+	"\rlease_seconds\x18\x04 \x01(\x05B\r\xbaH\n" +
+	"\xd8\x01\x01\x1a\x05\x18\x90\x1c(\x01R\fleaseSeconds\x12;\n" +
+	"\x04wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationB\f\xbaH\t\xaa\x01\x06\"\x02\b<2\x00R\x04wait\"A\n" +
 	"\rClaimResponse\x120\n" +
-	"\x05todos\x18\x01 \x03(\v2\x1a.switchboard.queue.v1.TodoR\x05todos\"h\n" +
-	"\x10HeartbeatRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1f\n" +
-	"\vlease_token\x18\x02 \x01(\x05R\n" +
-	"leaseToken\x12#\n" +
-	"\rlease_seconds\x18\x03 \x01(\x05R\fleaseSeconds\"Y\n" +
+	"\x05todos\x18\x01 \x03(\v2\x1a.switchboard.queue.v1.TodoR\x05todos\"\x8f\x01\n" +
+	"\x10HeartbeatRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12+\n" +
+	"\vlease_token\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\xc8\x01\x01\x1a\x02 \x00R\n" +
+	"leaseToken\x122\n" +
+	"\rlease_seconds\x18\x03 \x01(\x05B\r\xbaH\n" +
+	"\xd8\x01\x01\x1a\x05\x18\x90\x1c(\x01R\fleaseSeconds\"Y\n" +
 	"\x11HeartbeatResponse\x12D\n" +
-	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"B\n" +
-	"\x0fCompleteRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1f\n" +
-	"\vlease_token\x18\x02 \x01(\x05R\n" +
+	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"Z\n" +
+	"\x0fCompleteRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12+\n" +
+	"\vlease_token\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\xc8\x01\x01\x1a\x02 \x00R\n" +
 	"leaseToken\"B\n" +
 	"\x10CompleteResponse\x12.\n" +
-	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"\xb1\x01\n" +
-	"\vFailRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1f\n" +
-	"\vlease_token\x18\x02 \x01(\x05R\n" +
-	"leaseToken\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\x12:\n" +
-	"\vretry_after\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"\xe2\x01\n" +
+	"\vFailRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12+\n" +
+	"\vlease_token\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\xc8\x01\x01\x1a\x02 \x00R\n" +
+	"leaseToken\x12\x1c\n" +
+	"\x05error\x18\x03 \x01(\tB\x06\xbaH\x03\xc8\x01\x01R\x05error\x12K\n" +
+	"\vretry_after\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\x0f\xbaH\f\xaa\x01\t\"\x05\b\x80\x9a\x9e\x012\x00R\n" +
 	"retryAfter\x12\x1f\n" +
 	"\vdead_letter\x18\x05 \x01(\bR\n" +
 	"deadLetter\">\n" +
 	"\fFailResponse\x12.\n" +
-	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"r\n" +
-	"\x0eReleaseRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1f\n" +
-	"\vlease_token\x18\x02 \x01(\x05R\n" +
-	"leaseToken\x12/\n" +
-	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05delay\"A\n" +
+	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"\x99\x01\n" +
+	"\x0eReleaseRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12+\n" +
+	"\vlease_token\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\xc8\x01\x01\x1a\x02 \x00R\n" +
+	"leaseToken\x12>\n" +
+	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
+	"\xaa\x01\a\"\x03\b\x90\x1c2\x00R\x05delay\"A\n" +
 	"\x0fReleaseResponse\x12.\n" +
-	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"7\n" +
-	"\rCancelRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"@\n" +
+	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"M\n" +
+	"\rCancelRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12 \n" +
+	"\x06reason\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x06reason\"@\n" +
 	"\x0eCancelResponse\x12.\n" +
-	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\" \n" +
-	"\x0eGetTodoRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"A\n" +
+	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\",\n" +
+	"\x0eGetTodoRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\"A\n" +
 	"\x0fGetTodoResponse\x12.\n" +
-	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"\xb6\x01\n" +
-	"\x10ListTodosRequest\x12\x14\n" +
-	"\x05queue\x18\x01 \x01(\tR\x05queue\x125\n" +
-	"\x05state\x18\x02 \x01(\x0e2\x1f.switchboard.queue.v1.TodoStateR\x05state\x12\x19\n" +
-	"\bagent_id\x18\x03 \x01(\tR\aagentId\x12\x1b\n" +
-	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"\x8a\x02\n" +
+	"\x10ListTodosRequest\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12?\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x1f.switchboard.queue.v1.TodoStateB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05state\x12&\n" +
+	"\bagent_id\x18\x03 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12'\n" +
+	"\tpage_size\x18\x04 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tR\tpageToken\"m\n" +
+	"page_token\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"m\n" +
 	"\x11ListTodosResponse\x120\n" +
 	"\x05todos\x18\x01 \x03(\v2\x1a.switchboard.queue.v1.TodoR\x05todos\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"8\n" +
-	"\x0eRedriveRequest\x12\x14\n" +
-	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x10\n" +
-	"\x03ids\x18\x02 \x03(\x03R\x03ids\"8\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"p\n" +
+	"\x0eRedriveRequest\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12!\n" +
+	"\x03ids\x18\x02 \x03(\x03B\x0f\xbaH\f\x92\x01\t\x10\xe8\a\"\x04\"\x02 \x00R\x03ids\"8\n" +
 	"\x0fRedriveResponse\x12%\n" +
-	"\x0eredriven_count\x18\x01 \x01(\x03R\rredrivenCount\")\n" +
-	"\x11QueueStatsRequest\x12\x14\n" +
-	"\x05queue\x18\x01 \x01(\tR\x05queue\"\xdf\x02\n" +
+	"\x0eredriven_count\x18\x01 \x01(\x03R\rredrivenCount\"P\n" +
+	"\x11QueueStatsRequest\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"\xdf\x02\n" +
 	"\x12QueueStatsResponse\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12#\n" +
 	"\rpending_ready\x18\x02 \x01(\x03R\fpendingReady\x12+\n" +

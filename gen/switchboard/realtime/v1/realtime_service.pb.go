@@ -7,6 +7,7 @@
 package realtimev1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -37,8 +38,9 @@ type PublishRequest struct {
 	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Message body as a JSON object. Serialized, at most 64 KiB for a durable
 	// event and 7 KiB for an ephemeral one (ephemeral events travel inside a
-	// Postgres NOTIFY, whose payload is capped at 8000 bytes). Unset means an
-	// empty object.
+	// Postgres NOTIFY, whose payload is capped at 8000 bytes); checked by the
+	// server, since protovalidate cannot measure a serialized size. Unset means
+	// an empty object.
 	Payload *structpb.Struct `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
 	// True: store the event (it gets an id and can be replayed). False: fan it
 	// out to current subscribers only.
@@ -169,9 +171,9 @@ type SubscribeRequest struct {
 	// query parameter (?channels=a&channels=b).
 	Channels []string `protobuf:"bytes,1,rep,name=channels,proto3" json:"channels,omitempty"`
 	// Resume point: the last durable event id the client saw (on any of these
-	// channels). Durable events with a greater id are replayed first. 0 means
-	// no replay: only events published after the subscription starts. Events
-	// already removed by retention cannot be replayed.
+	// channels), ≥ 1. Durable events with a greater id are replayed first. 0
+	// means no replay: only events published after the subscription starts.
+	// Events already removed by retention cannot be replayed.
 	AfterId int64 `protobuf:"varint,2,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
 	// Also deliver ephemeral events. False means durable events only.
 	IncludeEphemeral bool `protobuf:"varint,3,opt,name=include_ephemeral,json=includeEphemeral,proto3" json:"include_ephemeral,omitempty"`
@@ -321,19 +323,19 @@ var File_switchboard_realtime_v1_realtime_service_proto protoreflect.FileDescrip
 
 const file_switchboard_realtime_v1_realtime_service_proto_rawDesc = "" +
 	"\n" +
-	".switchboard/realtime/v1/realtime_service.proto\x12\x17switchboard.realtime.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a&switchboard/realtime/v1/realtime.proto\"\x8b\x01\n" +
-	"\x0ePublishRequest\x12\x18\n" +
-	"\achannel\x18\x01 \x01(\tR\achannel\x12\x12\n" +
-	"\x04kind\x18\x02 \x01(\tR\x04kind\x121\n" +
+	".switchboard/realtime/v1/realtime_service.proto\x12\x17switchboard.realtime.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a&switchboard/realtime/v1/realtime.proto\"\xc5\x01\n" +
+	"\x0ePublishRequest\x12H\n" +
+	"\achannel\x18\x01 \x01(\tB.\xbaH+\xc8\x01\x01r&2$^[A-Za-z0-9][A-Za-z0-9:._/-]{0,127}$R\achannel\x12\x1c\n" +
+	"\x04kind\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x04kind\x121\n" +
 	"\apayload\x18\x03 \x01(\v2\x17.google.protobuf.StructR\apayload\x12\x18\n" +
 	"\adurable\x18\x04 \x01(\bR\adurable\"\\\n" +
 	"\x0fPublishResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x129\n" +
 	"\n" +
-	"created_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"v\n" +
-	"\x10SubscribeRequest\x12\x1a\n" +
-	"\bchannels\x18\x01 \x03(\tR\bchannels\x12\x19\n" +
-	"\bafter_id\x18\x02 \x01(\x03R\aafterId\x12+\n" +
+	"created_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xb7\x01\n" +
+	"\x10SubscribeRequest\x12R\n" +
+	"\bchannels\x18\x01 \x03(\tB6\xbaH3\x92\x010\b\x01\x10d\x18\x01\"(r&2$^[A-Za-z0-9][A-Za-z0-9:._/-]{0,127}$R\bchannels\x12\"\n" +
+	"\bafter_id\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\aafterId\x12+\n" +
 	"\x11include_ephemeral\x18\x03 \x01(\bR\x10includeEphemeral\"\xa2\x01\n" +
 	"\x11SubscribeResponse\x12>\n" +
 	"\x05event\x18\x01 \x01(\v2&.switchboard.realtime.v1.RealtimeEventH\x00R\x05event\x12B\n" +

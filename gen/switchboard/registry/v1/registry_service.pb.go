@@ -7,6 +7,7 @@
 package registryv1
 
 import (
+	_ "github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -312,7 +313,7 @@ var File_switchboard_registry_v1_registry_service_proto protoreflect.FileDescrip
 
 const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\n" +
-	".switchboard/registry/v1/registry_service.proto\x12\x17switchboard.registry.v1\x1a\x1cgoogle/api/annotations.proto\x1a&switchboard/registry/v1/registry.proto\"\x12\n" +
+	".switchboard/registry/v1/registry_service.proto\x12\x17switchboard.registry.v1\x1a\x1cgoogle/api/annotations.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\x1a&switchboard/registry/v1/registry.proto\"\x12\n" +
 	"\x10ListNodesRequest\"F\n" +
 	"\x11ListNodesResponse\x121\n" +
 	"\x04data\x18\x01 \x03(\v2\x1d.switchboard.registry.v1.NodeR\x04data\"\x12\n" +
@@ -329,7 +330,8 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\tListNodes\x12).switchboard.registry.v1.ListNodesRequest\x1a*.switchboard.registry.v1.ListNodesResponse\"\x1a\x82\xd3\xe4\x93\x02\x14\x12\x12/api/admin/cluster\x12s\n" +
 	"\tGetHealth\x12).switchboard.registry.v1.GetHealthRequest\x1a*.switchboard.registry.v1.GetHealthResponse\"\x0f\x82\xd3\xe4\x93\x02\t\x12\a/health\x12\x89\x01\n" +
 	"\n" +
-	"WatchNodes\x12*.switchboard.registry.v1.WatchNodesRequest\x1a+.switchboard.registry.v1.WatchNodesResponse\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/api/admin/cluster/watch0\x01BKZIgithub.com/switchboard/switchboard/gen/switchboard/registry/v1;registryv1b\x06proto3"
+	"WatchNodes\x12*.switchboard.registry.v1.WatchNodesRequest\x1a+.switchboard.registry.v1.WatchNodesResponse\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/api/admin/cluster/watch0\x01B\xa8\x02\x92A\xd9\x01\x12\xd6\x01\n" +
+	"\x0fSwitchboard API\x12\xbe\x01REST/JSON edge of Switchboard, a self-hosted multi-tenant coordination service for agent workers: durable work queues, event ingestion, cluster registry, realtime fan-out and administration.2\x02v1ZIgithub.com/switchboard/switchboard/gen/switchboard/registry/v1;registryv1b\x06proto3"
 
 var (
 	file_switchboard_registry_v1_registry_service_proto_rawDescOnce sync.Once

@@ -1,0 +1,77 @@
+package postgres_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/pkg/postgres"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func emptyPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(t.Context(), pgtest.NewEmptyDatabase(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func TestSchemaCurrentOnlyAfterMigrate(t *testing.T) {
+	t.Parallel()
+	pool := emptyPool(t)
+	require.ErrorContains(t, postgres.SchemaCurrent(t.Context(), pool), "schema version 0")
+
+	applied, err := postgres.Migrate(t.Context(), pool)
+	require.NoError(t, err)
+	require.Positive(t, applied)
+	require.NoError(t, postgres.SchemaCurrent(t.Context(), pool))
+
+	again, err := postgres.Migrate(t.Context(), pool)
+	require.NoError(t, err)
+	require.Zero(t, again, "migrating twice applies nothing the second time")
+}
+
+// Readiness reports NOT ready while the schema is behind and flips once it
+// is current, which is what gRPC health follows.
+func TestReadinessFollowsTheSchema(t *testing.T) {
+	t.Parallel()
+	pool := emptyPool(t)
+	var (
+		mu  sync.Mutex
+		got []bool
+	)
+	r := postgres.NewReadiness(zap.NewNop(), pool, 20*time.Millisecond, func(ready bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ready)
+	})
+	require.NoError(t, r.Start(t.Context()))
+	t.Cleanup(func() { require.NoError(t, r.Stop(t.Context())) })
+	require.False(t, r.Ready())
+
+	_, err := postgres.Migrate(t.Context(), pool)
+	require.NoError(t, err)
+	require.Eventually(t, r.Ready, 10*time.Second, 10*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []bool{false, true}, got, "one report per change")
+}
+
+func TestWaitReachableGivesUpWhenContextEnds(t *testing.T) {
+	t.Parallel()
+	pool, err := pgxpool.New(t.Context(), "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	require.ErrorContains(t, postgres.WaitReachable(ctx, zap.NewNop(), pool), "postgres not reachable")
+}
