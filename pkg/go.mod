@@ -32,6 +32,7 @@ require (
 
 require (
 	buf.build/go/protovalidate v1.4.0
+	github.com/google/uuid v1.6.0
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/switchboard/switchboard/migrations v0.0.0

@@ -4,13 +4,16 @@
 #   export DATABASE_URL=…        (the project's database, created if missing)
 #   export TEST_DATABASE_URL=…   (maintenance database tests clone from)
 # Usage: eval "$(deploy/local/postgres.sh)"
+#        deploy/local/postgres.sh stop|crash-restart   (the private cluster only)
 #
 # In order:
 #  1. DATABASE_URL, when set and answering, is used as is.
 #  2. 127.0.0.1:5432, when it answers, is used.
 #  3. Otherwise a private cluster is started from the installed PostgreSQL
-#     binaries, in .local/postgres (git-ignored), on 127.0.0.1:$SWITCHBOARD_PG_PORT
-#     (default 54329). SWITCHBOARD_PG_PRIVATE=1 goes straight to this step.
+#     binaries, in $SWITCHBOARD_PG_DATA (default .local/postgres, git-ignored),
+#     on 127.0.0.1:$SWITCHBOARD_PG_PORT (default 54329).
+#     SWITCHBOARD_PG_PRIVATE=1 goes straight to this step (tests that restart
+#     Postgres use it with their own port and data folder).
 #  4. Otherwise, when root on Debian, the postgresql package is installed and
 #     step 3 runs.
 # It never changes a server it did not start, except to create the project's
@@ -19,6 +22,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 port=${SWITCHBOARD_PG_PORT:-54329}
+data=${SWITCHBOARD_PG_DATA:-$repo/.local/postgres}
 dbname=switchboard
 log() { printf 'postgres.sh: %s\n' "$*" >&2; }
 
@@ -68,15 +72,20 @@ pg_bindir() {
   return 1
 }
 
+# as_owner: the command prefix that runs the private cluster's binaries.
+# PostgreSQL refuses to run as root, so root runs them as the postgres system
+# user, from a folder that user can reach.
+as=()
+if [[ $(id -u) -eq 0 ]]; then
+  id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/false postgres
+  as=(runuser -u postgres --)
+  if ! "${as[@]}" test -x "$(dirname "$data")"; then data=/var/tmp/switchboard-postgres-$port; fi
+fi
+
+pg_ctl() { "${as[@]}" "$(pg_bindir)/pg_ctl" -D "$data" "$@"; }
+
 start_private() {
-  local bin=$1 data=$repo/.local/postgres as=()
-  if [[ $(id -u) -eq 0 ]]; then
-    # PostgreSQL refuses to run as root: run the private cluster as the
-    # postgres system user, in a folder that user can reach.
-    id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/false postgres
-    as=(runuser -u postgres --)
-    if ! "${as[@]}" test -x "$repo"; then data=/var/tmp/switchboard-postgres; fi
-  fi
+  local bin=$1
   mkdir -p "$data"
   [[ ${#as[@]} -eq 0 ]] || chown postgres "$data"
   chmod 700 "$data"
@@ -84,12 +93,29 @@ start_private() {
     log "initialising a private cluster in $data"
     "${as[@]}" "$bin/initdb" -D "$data" -U postgres --auth=trust --no-sync -E UTF8 >/dev/null
   fi
-  if ! "${as[@]}" "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+  if ! pg_ctl status >/dev/null 2>&1; then
     log "starting the private cluster on 127.0.0.1:$port"
-    "${as[@]}" "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
-      -o "-h 127.0.0.1 -p $port -k $data -c max_connections=200 -c fsync=on" start >/dev/null
+    pg_ctl -l "$data/server.log" -w -t 60 \
+      -o "-h 127.0.0.1 -p $port -k $data -c max_connections=200" start >/dev/null
   fi
 }
+
+case ${1:-ensure} in
+ensure) ;;
+stop)
+  pg_ctl status >/dev/null 2>&1 && pg_ctl -m fast -w stop >/dev/null
+  exit 0
+  ;;
+crash-restart)
+  # Immediate mode skips the shutdown checkpoint, so the restart runs crash
+  # recovery — which empties every UNLOGGED table, as a real crash would.
+  pg_ctl -m immediate -w stop >/dev/null
+  pg_ctl -l "$data/server.log" -w -t 60 \
+    -o "-h 127.0.0.1 -p $port -k $data -c max_connections=200" start >/dev/null
+  exit 0
+  ;;
+*) log "usage: postgres.sh [ensure|stop|crash-restart]"; exit 2 ;;
+esac
 
 ensure_client
 

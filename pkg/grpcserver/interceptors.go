@@ -175,6 +175,8 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 // it until the grace period ran out. Clients get UNAVAILABLE and reconnect
 // (resuming from the last id they saw) to a node that is not going away.
 func (s *Server) streamDrain(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	s.streams.Add(1)
+	defer s.streams.Add(-1)
 	ctx, cancel := context.WithCancel(ss.Context())
 	defer cancel()
 	stop := context.AfterFunc(s.drainCtx, cancel)

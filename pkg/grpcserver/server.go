@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"buf.build/go/protovalidate"
@@ -33,6 +34,7 @@ type Server struct {
 	services []string
 
 	validator protovalidate.Validator
+	streams   atomic.Int64
 
 	drainCtx context.Context
 	drain    context.CancelFunc
@@ -121,6 +123,9 @@ func (s *Server) SetServing(serving bool) {
 		s.health.SetServingStatus(name, st)
 	}
 }
+
+// OpenStreams is the number of server streams in progress (a node stat).
+func (s *Server) OpenStreams() int64 { return s.streams.Load() }
 
 // Name implements lifecycle.Component.
 func (s *Server) Name() string { return "grpc" }

@@ -6,6 +6,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,8 +59,13 @@ func OpenDB(pool *pgxpool.Pool) *sql.DB {
 	return stdlib.OpenDBFromPool(pool)
 }
 
+// ErrSchemaMismatch means the database answers but its schema is not the
+// version this binary was built for: serving would fail request by request.
+var ErrSchemaMismatch = errors.New("schema version mismatch")
+
 // SchemaCurrent reports nil when the database answers and its schema version
-// is the one embedded in this binary.
+// is the one embedded in this binary, an error wrapping ErrSchemaMismatch when
+// it answers with another version, and any other error when it cannot be asked.
 func SchemaCurrent(ctx context.Context, pool *pgxpool.Pool) error {
 	db := OpenDB(pool)
 	defer db.Close()
@@ -68,7 +74,7 @@ func SchemaCurrent(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("read schema version: %w", err)
 	}
 	if want := migrations.Latest(); v != want {
-		return fmt.Errorf("schema version %d, this binary needs %d", v, want)
+		return fmt.Errorf("%w: schema version %d, this binary needs %d", ErrSchemaMismatch, v, want)
 	}
 	return nil
 }

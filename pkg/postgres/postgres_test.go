@@ -28,7 +28,9 @@ func emptyPool(t *testing.T) *pgxpool.Pool {
 func TestSchemaCurrentOnlyAfterMigrate(t *testing.T) {
 	t.Parallel()
 	pool := emptyPool(t)
-	require.ErrorContains(t, postgres.SchemaCurrent(t.Context(), pool), "schema version 0")
+	err := postgres.SchemaCurrent(t.Context(), pool)
+	require.ErrorIs(t, err, postgres.ErrSchemaMismatch)
+	require.ErrorContains(t, err, "schema version 0")
 
 	applied, err := postgres.Migrate(t.Context(), pool)
 	require.NoError(t, err)
@@ -49,14 +51,19 @@ func TestReadinessFollowsTheSchema(t *testing.T) {
 		mu  sync.Mutex
 		got []bool
 	)
-	r := postgres.NewReadiness(zap.NewNop(), pool, 20*time.Millisecond, func(ready bool) {
+	var r *postgres.Readiness
+	r = postgres.NewReadiness(zap.NewNop(), pool, 20*time.Millisecond, func() {
 		mu.Lock()
 		defer mu.Unlock()
-		got = append(got, ready)
+		got = append(got, r.Ready())
 	})
 	require.NoError(t, r.Start(t.Context()))
 	t.Cleanup(func() { require.NoError(t, r.Stop(t.Context())) })
 	require.False(t, r.Ready())
+	checked, reachable, current := r.State()
+	require.True(t, checked)
+	require.True(t, reachable, "the database answers")
+	require.False(t, current, "but its schema is behind")
 
 	_, err := postgres.Migrate(t.Context(), pool)
 	require.NoError(t, err)

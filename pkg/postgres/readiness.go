@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,24 +14,27 @@ import (
 )
 
 // Readiness periodically checks that Postgres answers and the schema is
-// current, and reports each change through set (wired to gRPC health). It is
-// what makes a node NOT_SERVING while its database is away.
+// current, and reports each change through onChange. The node turns it into
+// health: a schema mismatch is unhealthy, an unreachable database degraded.
 type Readiness struct {
 	log      *zap.Logger
 	pool     *pgxpool.Pool
 	interval time.Duration
-	set      func(ready bool)
+	onChange func()
 
-	ready atomic.Bool
+	checked   atomic.Bool // at least one check finished
+	reachable atomic.Bool
+	current   atomic.Bool
 
 	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
 }
 
-// NewReadiness returns a checker that runs every interval once started.
-func NewReadiness(log *zap.Logger, pool *pgxpool.Pool, interval time.Duration, set func(bool)) *Readiness {
-	return &Readiness{log: log.With(sblog.Component("readiness")), pool: pool, interval: interval, set: set}
+// NewReadiness returns a checker that runs every interval once started and
+// calls onChange whenever its result changes.
+func NewReadiness(log *zap.Logger, pool *pgxpool.Pool, interval time.Duration, onChange func()) *Readiness {
+	return &Readiness{log: log.With(sblog.Component("readiness")), pool: pool, interval: interval, onChange: onChange}
 }
 
 // Name implements lifecycle.Component.
@@ -72,20 +76,29 @@ func (r *Readiness) check(ctx context.Context, last *bool) *bool {
 		return last
 	}
 	ready := err == nil
-	r.ready.Store(ready)
+	r.reachable.Store(err == nil || errors.Is(err, ErrSchemaMismatch))
+	r.current.Store(ready)
+	r.checked.Store(true)
 	if last == nil || *last != ready {
 		if ready {
 			r.log.Info("ready: postgres reachable, schema current")
 		} else {
 			r.log.Warn("not ready", zap.Error(err))
 		}
-		r.set(ready)
+		r.onChange()
 	}
 	return &ready
 }
 
-// Ready reports the last check's result (false before the first check).
-func (r *Readiness) Ready() bool { return r.ready.Load() }
+// Ready reports whether the last check found the database reachable with the
+// current schema (false before the first check).
+func (r *Readiness) Ready() bool { return r.current.Load() }
+
+// State reports the last check: whether one has finished, whether Postgres
+// answered, and whether its schema is current.
+func (r *Readiness) State() (checked, reachable, current bool) {
+	return r.checked.Load(), r.reachable.Load(), r.current.Load()
+}
 
 // Stop ends the background checks. Safe before Start and twice.
 func (r *Readiness) Stop(context.Context) error {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
@@ -52,6 +53,7 @@ func New(ctx context.Context, upstream string) (*Gateway, error) {
 		// this mode hands it to the handler unescaped instead of routing on it.
 		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 		runtime.WithIncomingHeaderMatcher(headerMatcher),
+		runtime.WithForwardResponseOption(healthHTTPStatus),
 		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
 			if http.CanonicalHeaderKey(key) == requestIDHeader {
 				return requestIDHeader, true
@@ -80,6 +82,16 @@ func headerMatcher(key string) (string, bool) {
 		return "x-request-id", true
 	}
 	return runtime.DefaultHeaderMatcher(key)
+}
+
+// healthHTTPStatus makes GET /health answer 503 when the node is unhealthy,
+// so HTTP load balancers and probes act on it; healthy and degraded are 200
+// (a degraded node still serves what it can).
+func healthHTTPStatus(_ context.Context, w http.ResponseWriter, m proto.Message) error {
+	if h, ok := m.(*registryv1.GetHealthResponse); ok && h.GetStatus() == "unhealthy" {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	return nil
 }
 
 // Handler serves the gateway routes.

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/pkg/buildinfo"
+	"github.com/switchboard/switchboard/pkg/cluster"
 	"github.com/switchboard/switchboard/pkg/config"
 	"github.com/switchboard/switchboard/pkg/grpcserver"
 	"github.com/switchboard/switchboard/pkg/httpserver"
@@ -23,14 +25,16 @@ import (
 	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/services/admin"
 	"github.com/switchboard/switchboard/services/gateway"
+	"github.com/switchboard/switchboard/services/gateway/dashboard"
 	"github.com/switchboard/switchboard/services/ingest"
 	"github.com/switchboard/switchboard/services/queue"
 	"github.com/switchboard/switchboard/services/realtime"
 	"github.com/switchboard/switchboard/services/registry"
 )
 
-// readinessInterval is how often a node re-checks Postgres and the schema.
-const readinessInterval = 5 * time.Second
+// maxReadinessInterval caps how often a node re-checks Postgres and the
+// schema; with a faster heartbeat it checks as often as it heartbeats.
+const maxReadinessInterval = 5 * time.Second
 
 // Node is a built, not yet running, Switchboard process.
 type Node struct {
@@ -70,8 +74,19 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		cfg.Cluster.Endpoint = gs.Addr()
 	}
 
-	readiness := postgres.NewReadiness(log, pool, readinessInterval, gs.SetServing)
-	registerServices(gs, log, pool, cfg, services, readiness)
+	h := &health{grpc: gs}
+	h.readiness = postgres.NewReadiness(log, pool, min(maxReadinessInterval, cfg.Cluster.HeartbeatInterval), h.update)
+	h.member = cluster.NewMember(log, pool, cluster.Options{
+		NodeID:         cfg.Cluster.NodeID,
+		Endpoint:       cfg.Cluster.Endpoint,
+		Services:       services,
+		Version:        buildinfo.Get().Version,
+		Interval:       cfg.Cluster.HeartbeatInterval,
+		StaleThreshold: cfg.Cluster.StaleThreshold,
+		Stats:          func() map[string]any { return map[string]any{"open_streams": gs.OpenStreams()} },
+		OnChange:       h.update,
+	})
+	registerServices(gs, log, pool, cfg, services, h)
 
 	mux := http.NewServeMux()
 	var onClosed []func() error
@@ -87,6 +102,11 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		closers = append(closers, gw.Close)
 		onClosed = append(onClosed, gw.Close)
 		mux.Handle("/", gw.Handler())
+		// The admin dashboard: "/" exactly and its assets; every other path
+		// is a gateway route.
+		dash := dashboard.Handler()
+		mux.Handle("/{$}", dash)
+		mux.Handle(dashboard.AssetPrefix, dash)
 	}
 	hs, err := httpserver.New(ctx, log, cfg.HTTP.Addr, mux, onClosed...)
 	if err != nil {
@@ -108,14 +128,19 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 	}}
 	// Start order; Stop runs in reverse. The pool closes last so in-flight
 	// RPCs drain with it open; "drain" stops first so health flips to
-	// NOT_SERVING and streams end before anything else goes away.
+	// NOT_SERVING and streams end before anything else goes away; membership
+	// deregisters early in shutdown so peers see this node leave at once.
 	group := lifecycle.NewGroup(log,
 		lifecycle.Func{ComponentName: "postgres", OnStop: func(context.Context) error { pool.Close(); return nil }},
 		gs, // serves health (NOT_SERVING) while the node migrates
 		migrate,
-		readiness,
+		h.member, // registered before it reports SERVING
+		h.readiness,
 		hs,
-		lifecycle.Func{ComponentName: "drain", OnStop: gs.Drain},
+		lifecycle.Func{ComponentName: "drain", OnStop: func(ctx context.Context) error {
+			h.drain()
+			return gs.Drain(ctx)
+		}},
 	)
 	log.Info("node built", zap.Strings("services", services))
 	return &Node{cfg: cfg, log: log, grpc: gs, http: hs, group: group}, nil
@@ -148,14 +173,17 @@ func newPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
 }
 
 func registerServices(gs *grpcserver.Server, log *zap.Logger, pool *pgxpool.Pool, cfg config.Config,
-	services []string, readiness *postgres.Readiness,
+	services []string, h *health,
 ) {
 	for _, name := range services {
 		l := log.With(sblog.Service(name))
 		switch name {
 		case registry.Name:
 			s := registry.New(l, pool, registry.Options{
-				NodeID: cfg.Cluster.NodeID, Ready: readiness.Ready,
+				NodeID:             cfg.Cluster.NodeID,
+				Status:             h.Status,
+				SinceLastHeartbeat: h.member.SinceLastHeartbeat,
+				WatchInterval:      min(cfg.Cluster.HeartbeatInterval, time.Second),
 			})
 			gs.Register(s.Desc(), s)
 		case queue.Name:

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -32,12 +33,40 @@ type testBundle struct {
 	node *node.Node
 	conn *grpc.ClientConn
 	stop func() error // cancels the node and returns Run's result
+	db   string
+}
+
+// health fetches GET /health and returns the HTTP status and body status.
+func (b *testBundle) health(t *testing.T) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+b.node.HTTPAddr()+"/health", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	return resp.StatusCode, body.Status
+}
+
+func grpcServing(t *testing.T, conn *grpc.ClientConn) bool {
+	t.Helper()
+	resp, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{})
+	return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
 }
 
 func setup(t *testing.T, services string) *testBundle {
 	t.Helper()
+	return setupDB(t, services, pgtest.NewDatabase(t))
+}
+
+func setupDB(t *testing.T, services, dbURL string) *testBundle {
+	t.Helper()
 	cfg := config.Default()
-	cfg.Postgres.URL = pgtest.NewDatabase(t)
+	cfg.Postgres.URL = dbURL
+	cfg.Cluster.HeartbeatInterval, cfg.Cluster.StaleThreshold = 100*time.Millisecond, 500*time.Millisecond
 	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Cluster.NodeID = "test-node"
 	cfg.Shutdown.Grace = 5 * time.Second
@@ -70,7 +99,7 @@ func setup(t *testing.T, services string) *testBundle {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	waitServing(t, conn)
-	return &testBundle{node: n, conn: conn, stop: stop}
+	return &testBundle{node: n, conn: conn, stop: stop, db: dbURL}
 }
 
 func waitServing(t *testing.T, conn *grpc.ClientConn) {
@@ -162,9 +191,55 @@ func TestHealthOverTheGatewayIsJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &health), string(body))
 	require.Equal(t, "healthy", health.Status)
 	require.Equal(t, "test-node", health.NodeID)
+	require.Equal(t, 1, *health.Cluster.Size, "a single node is a cluster of one")
+	require.Empty(t, health.Cluster.Peers)
 	require.NotNil(t, health.Cluster.Size, "size is a JSON number: %s", body)
 	require.NotNil(t, health.Cluster.HeartbeatAgeMs, "heartbeat_age_ms is a JSON number: %s", body)
 	require.NotNil(t, health.Cluster.Peers, "peers is a list, even when empty: %s", body)
+}
+
+// A schema this binary was not built for makes the node unhealthy: HTTP 503
+// and NOT_SERVING, until the schema is right again.
+func TestSchemaMismatchIsUnhealthy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "all")
+	pool, err := pgxpool.New(t.Context(), b.db)
+	require.NoError(t, err)
+	defer pool.Close()
+	_, err = pool.Exec(t.Context(), "INSERT INTO goose_db_version (version_id, is_applied) VALUES (99999, true)")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		code, status := b.health(t)
+		return code == http.StatusServiceUnavailable && status == "unhealthy" && !grpcServing(t, b.conn)
+	}, 15*time.Second, 20*time.Millisecond)
+
+	_, err = pool.Exec(t.Context(), "DELETE FROM goose_db_version WHERE version_id = 99999")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		code, status := b.health(t)
+		return code == http.StatusOK && status == "healthy" && grpcServing(t, b.conn)
+	}, 15*time.Second, 20*time.Millisecond)
+}
+
+// Losing Postgres degrades a node; it does not take it down: it keeps
+// answering (HTTP 200, SERVING) and does not exit.
+func TestLostDatabaseIsDegradedAndKeepsServing(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewDatabase(t)
+	b := setupDB(t, "all", db)
+	admin, err := pgxpool.New(t.Context(), pgtest.AdminURL())
+	require.NoError(t, err)
+	defer admin.Close()
+	name := db[strings.LastIndex(db, "/")+1:]
+	name = name[:strings.IndexByte(name+"?", '?')]
+	_, err = admin.Exec(t.Context(), "DROP DATABASE "+name+" WITH (FORCE)")
+	require.NoError(t, err)
+
+	require.Eventually(t, func() bool {
+		code, status := b.health(t)
+		return code == http.StatusOK && status == "degraded"
+	}, 15*time.Second, 20*time.Millisecond)
+	require.True(t, grpcServing(t, b.conn), "degraded still serves")
 }
 
 func TestLaterRPCsAnswerUnimplemented(t *testing.T) {

@@ -1,12 +1,13 @@
-// Package registry is the cluster's view of itself: the nodes registered in
-// the UNLOGGED node_registry table, node health (GET /health) and the cluster
-// admin list (GET /api/admin/cluster).
+// Package registry is the cluster's view of itself over gRPC and REST: the
+// nodes in node_registry (GET /api/admin/cluster), this node's health and its
+// view of the cluster (GET /health), and a stream of membership changes
+// (WatchNodes). Membership itself — registering, heartbeats, sweeps — is
+// pkg/cluster, which every process runs whatever services it serves.
 package registry
 
 import (
 	"context"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,40 +17,40 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	registryv1 "github.com/switchboard/switchboard/gen/switchboard/registry/v1"
-	"github.com/switchboard/switchboard/services/registry/internal/store"
+	"github.com/switchboard/switchboard/pkg/cluster"
 )
 
 // Name is the service's name in `switchboard serve` and in logs.
 const Name = "registry"
 
-// Health statuses reported by GetHealth (the seed's vocabulary).
-const (
-	StatusHealthy   = "healthy"
-	StatusUnhealthy = "unhealthy"
-)
+// healthQueryTimeout bounds the database reads behind GET /health, so a
+// load balancer's probe gets an answer (degraded) even when Postgres hangs.
+const healthQueryTimeout = time.Second
 
 // Options are what the registry needs to know about its own node.
 type Options struct {
 	NodeID string
-	// Ready reports whether this node's dependencies are up (readiness).
-	Ready func() bool
+	// Status is this node's health (membership and readiness combined).
+	Status func() cluster.Status
+	// SinceLastHeartbeat is the local fallback for heartbeat age when the
+	// database cannot be asked.
+	SinceLastHeartbeat func() time.Duration
+	// WatchInterval is how often WatchNodes looks for changes.
+	WatchInterval time.Duration
 }
 
-// Server implements registryv1.RegistryServiceServer. Membership itself
-// (registration, heartbeats, sweeps) and WatchNodes arrive with the registry
-// issue; until then WatchNodes answers UNIMPLEMENTED and the reads below show
-// whatever node_registry holds.
+// Server implements registryv1.RegistryServiceServer.
 type Server struct {
 	registryv1.UnimplementedRegistryServiceServer
 
 	log   *zap.Logger
-	store *store.Store
+	store *cluster.Store
 	opts  Options
 }
 
 // New returns the registry service over pool.
 func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
-	return &Server{log: log, store: store.New(pool), opts: opts}
+	return &Server{log: log, store: cluster.NewStore(pool), opts: opts}
 }
 
 // Desc is the gRPC service descriptor Server implements.
@@ -72,22 +73,30 @@ func (s *Server) ListNodes(ctx context.Context, _ *registryv1.ListNodesRequest) 
 	return resp, nil
 }
 
-// GetHealth implements registryv1.RegistryServiceServer. It never fails for a
-// database problem: that is what status "unhealthy" reports.
+// GetHealth implements registryv1.RegistryServiceServer. A database problem
+// is reported in the body (degraded), never as an RPC error, so the probe
+// itself keeps working while Postgres is away.
 func (s *Server) GetHealth(ctx context.Context, _ *registryv1.GetHealthRequest) (*registryv1.GetHealthResponse, error) {
+	status := s.opts.Status()
 	resp := &registryv1.GetHealthResponse{
-		Status:  StatusUnhealthy,
+		Status:  string(status),
 		NodeId:  s.opts.NodeID,
 		Cluster: &registryv1.ClusterHealth{Peers: []string{}},
 	}
+	ctx, cancel := context.WithTimeout(ctx, healthQueryTimeout)
+	defer cancel()
 	nodes, err := s.store.List(ctx)
-	if err != nil {
-		s.log.Warn("health: cannot read node_registry", zap.Error(err))
-		return resp, nil
+	if err == nil {
+		var age time.Duration
+		age, _, err = s.store.HeartbeatAge(ctx, s.opts.NodeID)
+		resp.Cluster.HeartbeatAgeMs = millis(age)
 	}
-	clock, err := s.store.Clock(ctx, s.opts.NodeID)
 	if err != nil {
-		s.log.Warn("health: cannot read the database clock", zap.Error(err))
+		s.log.Debug("health: database unavailable; reporting degraded", zap.Error(err))
+		if status == cluster.Healthy {
+			resp.Status = string(cluster.Degraded)
+		}
+		resp.Cluster.HeartbeatAgeMs = millis(s.opts.SinceLastHeartbeat())
 		return resp, nil
 	}
 	resp.Cluster.Size = int32(min(len(nodes), math.MaxInt32))
@@ -96,14 +105,43 @@ func (s *Server) GetHealth(ctx context.Context, _ *registryv1.GetHealthRequest) 
 			resp.Cluster.Peers = append(resp.Cluster.Peers, n.NodeID)
 		}
 	}
-	resp.Cluster.HeartbeatAgeMs = int32(min(clock.HeartbeatAge/time.Millisecond, math.MaxInt32))
-	if s.opts.Ready == nil || s.opts.Ready() {
-		resp.Status = StatusHealthy
-	}
 	return resp, nil
 }
 
-func toProto(n store.Node) (*registryv1.Node, error) {
+// WatchNodes implements registryv1.RegistryServiceServer.
+func (s *Server) WatchNodes(_ *registryv1.WatchNodesRequest, stream grpc.ServerStreamingServer[registryv1.WatchNodesResponse]) error {
+	return s.store.Watch(stream.Context(), s.opts.WatchInterval, func(e cluster.Event) error {
+		msg := &registryv1.WatchNodesResponse{Type: eventType(e.Type)}
+		if e.Type != cluster.Synced {
+			n, err := toProto(e.Node)
+			if err != nil {
+				return err
+			}
+			msg.Node = n
+		}
+		return stream.Send(msg)
+	})
+}
+
+func eventType(t cluster.EventType) registryv1.NodeEventType {
+	switch t {
+	case cluster.Joined:
+		return registryv1.NodeEventType_NODE_EVENT_TYPE_JOINED
+	case cluster.Synced:
+		return registryv1.NodeEventType_NODE_EVENT_TYPE_SYNCED
+	case cluster.Updated:
+		return registryv1.NodeEventType_NODE_EVENT_TYPE_UPDATED
+	case cluster.Left:
+		return registryv1.NodeEventType_NODE_EVENT_TYPE_LEFT
+	}
+	return registryv1.NodeEventType_NODE_EVENT_TYPE_UNSPECIFIED
+}
+
+func millis(d time.Duration) int32 {
+	return int32(min(max(d.Milliseconds(), 0), math.MaxInt32))
+}
+
+func toProto(n cluster.Node) (*registryv1.Node, error) {
 	stats, err := structpb.NewStruct(n.Stats)
 	if err != nil {
 		return nil, err
@@ -115,19 +153,6 @@ func toProto(n store.Node) (*registryv1.Node, error) {
 		RegisteredAt: timestamppb.New(n.RegisteredAt),
 		Heartbeat:    timestamppb.New(n.Heartbeat),
 		Stats:        stats,
-		Services:     servicesOf(n.Stats),
+		Services:     n.Services(),
 	}, nil
-}
-
-// servicesOf reads the "services" list a node publishes in its stats.
-func servicesOf(stats map[string]any) []string {
-	raw, _ := stats["services"].([]any)
-	out := make([]string, 0, len(raw))
-	for _, v := range raw {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

@@ -133,47 +133,61 @@ func (q *Queries) NodeList(ctx context.Context, db DBTX) ([]NodeRegistry, error)
 }
 
 const nodeRegister = `-- name: NodeRegister :one
-INSERT INTO node_registry (node_id, endpoint)
-VALUES ($1, $2)
-ON CONFLICT (node_id) DO UPDATE
-SET endpoint      = EXCLUDED.endpoint,
-    registered_at = now(),
-    heartbeat     = now(),
-    stats         = '{}'
-RETURNING node_id, endpoint, seq, registered_at, heartbeat, stats
+WITH registered AS (
+    INSERT INTO node_registry (node_id, endpoint, stats)
+    VALUES ($1, $2, $3)
+    ON CONFLICT (node_id) DO UPDATE
+    SET endpoint      = EXCLUDED.endpoint,
+        registered_at = now(),
+        heartbeat     = now(),
+        stats         = EXCLUDED.stats
+    RETURNING node_registry.seq
+)
+SELECT registered.seq::integer                  AS seq,
+       pg_postmaster_start_time()::timestamptz AS server_started_at
+FROM registered
 `
 
 type NodeRegisterParams struct {
 	NodeID   string
 	Endpoint string
+	Stats    json.RawMessage
+}
+
+type NodeRegisterRow struct {
+	Seq             int32
+	ServerStartedAt time.Time
 }
 
 // Registers this node on boot with the seed's idempotent upsert: a restart under the same id reuses its row.
-func (q *Queries) NodeRegister(ctx context.Context, db DBTX, arg NodeRegisterParams) (NodeRegistry, error) {
-	row := db.QueryRow(ctx, nodeRegister, arg.NodeID, arg.Endpoint)
-	var i NodeRegistry
-	err := row.Scan(
-		&i.NodeID,
-		&i.Endpoint,
-		&i.Seq,
-		&i.RegisteredAt,
-		&i.Heartbeat,
-		&i.Stats,
-	)
+// The first stats (services, version) go in at once, so peers see what the node runs before its first tick.
+// Also returns when this Postgres server started: a later 0-row heartbeat with a different start time means
+// the server restarted or failed over and emptied the UNLOGGED table, not that a peer swept this node.
+func (q *Queries) NodeRegister(ctx context.Context, db DBTX, arg NodeRegisterParams) (NodeRegisterRow, error) {
+	row := db.QueryRow(ctx, nodeRegister, arg.NodeID, arg.Endpoint, arg.Stats)
+	var i NodeRegisterRow
+	err := row.Scan(&i.Seq, &i.ServerStartedAt)
 	return i, err
 }
 
 const nodeSweep = `-- name: NodeSweep :many
 DELETE FROM node_registry
-WHERE heartbeat IS NULL
-   OR heartbeat < now() - $1::bigint * interval '1 millisecond'
+WHERE node_id <> $1
+  AND (heartbeat IS NULL
+   OR heartbeat < now() - $2::bigint * interval '1 millisecond')
 RETURNING node_id
 `
 
+type NodeSweepParams struct {
+	Self         string
+	StaleAfterMs int64
+}
+
 // Evicts nodes whose heartbeat is older than the threshold (ms, so no interval type crosses the wire); every
 // node runs it each tick and concurrent sweeps are harmless. The seed's heartbeat is nullable: NULL is stale.
-func (q *Queries) NodeSweep(ctx context.Context, db DBTX, staleAfterMs int64) ([]string, error) {
-	rows, err := db.Query(ctx, nodeSweep, staleAfterMs)
+// The caller never sweeps itself: its own heartbeat just succeeded.
+func (q *Queries) NodeSweep(ctx context.Context, db DBTX, arg NodeSweepParams) ([]string, error) {
+	rows, err := db.Query(ctx, nodeSweep, arg.Self, arg.StaleAfterMs)
 	if err != nil {
 		return nil, err
 	}

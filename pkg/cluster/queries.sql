@@ -1,13 +1,21 @@
 -- name: NodeRegister :one
 -- Registers this node on boot with the seed's idempotent upsert: a restart under the same id reuses its row.
-INSERT INTO node_registry (node_id, endpoint)
-VALUES (sqlc.arg(node_id), sqlc.arg(endpoint))
-ON CONFLICT (node_id) DO UPDATE
-SET endpoint      = EXCLUDED.endpoint,
-    registered_at = now(),
-    heartbeat     = now(),
-    stats         = '{}'
-RETURNING *;
+-- The first stats (services, version) go in at once, so peers see what the node runs before its first tick.
+-- Also returns when this Postgres server started: a later 0-row heartbeat with a different start time means
+-- the server restarted or failed over and emptied the UNLOGGED table, not that a peer swept this node.
+WITH registered AS (
+    INSERT INTO node_registry (node_id, endpoint, stats)
+    VALUES (sqlc.arg(node_id), sqlc.arg(endpoint), sqlc.arg(stats))
+    ON CONFLICT (node_id) DO UPDATE
+    SET endpoint      = EXCLUDED.endpoint,
+        registered_at = now(),
+        heartbeat     = now(),
+        stats         = EXCLUDED.stats
+    RETURNING node_registry.seq
+)
+SELECT registered.seq::integer                  AS seq,
+       pg_postmaster_start_time()::timestamptz AS server_started_at
+FROM registered;
 
 -- name: NodeHeartbeat :execrows
 -- Refreshes this node's heartbeat (database clock) and stats; 0 rows = the row is gone (swept, or table reset).
@@ -19,9 +27,11 @@ WHERE node_id = sqlc.arg(node_id);
 -- name: NodeSweep :many
 -- Evicts nodes whose heartbeat is older than the threshold (ms, so no interval type crosses the wire); every
 -- node runs it each tick and concurrent sweeps are harmless. The seed's heartbeat is nullable: NULL is stale.
+-- The caller never sweeps itself: its own heartbeat just succeeded.
 DELETE FROM node_registry
-WHERE heartbeat IS NULL
-   OR heartbeat < now() - sqlc.arg(stale_after_ms)::bigint * interval '1 millisecond'
+WHERE node_id <> sqlc.arg(self)
+  AND (heartbeat IS NULL
+   OR heartbeat < now() - sqlc.arg(stale_after_ms)::bigint * interval '1 millisecond')
 RETURNING node_id;
 
 -- name: NodeList :many

@@ -1,0 +1,530 @@
+package dashboard_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	registryv1 "github.com/switchboard/switchboard/gen/switchboard/registry/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/grpcserver"
+	"github.com/switchboard/switchboard/services/gateway"
+	"github.com/switchboard/switchboard/services/gateway/dashboard"
+	"github.com/switchboard/switchboard/services/gateway/dashboard/dashboardtest"
+)
+
+// screenshotEnv names a PNG file; when set, the browser test saves
+// screenshots of the page with three nodes there (and at phone width beside
+// it, "-phone" before the extension).
+const screenshotEnv = "DASHBOARD_SCREENSHOT"
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestHandlerRoutes(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(dashboard.Handler())
+	t.Cleanup(hs.Close)
+
+	tests := []struct {
+		name        string
+		method      string
+		path        string
+		status      int
+		contentType string // for 200
+		contains    string // in the body of a GET 200
+	}{
+		{"page", http.MethodGet, "/", http.StatusOK, "text/html; charset=utf-8", `id="cluster-size"`},
+		{"page HEAD", http.MethodHead, "/", http.StatusOK, "text/html; charset=utf-8", ""},
+		{"script", http.MethodGet, "/dashboard/app.js", http.StatusOK, "text/javascript; charset=utf-8", "api/admin/cluster/watch"},
+		{"style", http.MethodGet, "/dashboard/style.css", http.StatusOK, "text/css; charset=utf-8", ".node-card"},
+		{"page as asset", http.MethodGet, "/dashboard/index.html", http.StatusOK, "text/html; charset=utf-8", `id="status"`},
+		{"asset HEAD", http.MethodHead, "/dashboard/app.js", http.StatusOK, "text/javascript; charset=utf-8", ""},
+		{"unknown asset", http.MethodGet, "/dashboard/missing.js", http.StatusNotFound, "", ""},
+		{"asset directory", http.MethodGet, "/dashboard/", http.StatusNotFound, "", ""},
+		{"no trailing slash", http.MethodGet, "/dashboard", http.StatusNotFound, "", ""},
+		{"embed directory name", http.MethodGet, "/dashboard/static/app.js", http.StatusNotFound, "", ""},
+		{"source file", http.MethodGet, "/dashboard/dashboard.go", http.StatusNotFound, "", ""},
+		{"asset at root", http.MethodGet, "/app.js", http.StatusNotFound, "", ""},
+		{"page by name", http.MethodGet, "/index.html", http.StatusNotFound, "", ""},
+		{"other path", http.MethodGet, "/api/admin/cluster", http.StatusNotFound, "", ""},
+		{"POST page", http.MethodPost, "/", http.StatusMethodNotAllowed, "", ""},
+		{"PUT asset", http.MethodPut, "/dashboard/app.js", http.StatusMethodNotAllowed, "", ""},
+		{"DELETE asset", http.MethodDelete, "/dashboard/style.css", http.StatusMethodNotAllowed, "", ""},
+		{"POST unknown", http.MethodPost, "/nope", http.StatusNotFound, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequestWithContext(t.Context(), tc.method, hs.URL+tc.path, nil)
+			require.NoError(t, err)
+			resp, err := hs.Client().Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+
+			require.Equal(t, tc.status, resp.StatusCode, string(body))
+			switch tc.status {
+			case http.StatusOK:
+				require.Equal(t, tc.contentType, resp.Header.Get("Content-Type"))
+				require.Equal(t, "no-cache", resp.Header.Get("Cache-Control"))
+				require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+				require.NotEmpty(t, resp.Header.Get("ETag"))
+				require.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'none'")
+				if tc.method == http.MethodHead {
+					require.Empty(t, body)
+				} else {
+					require.Contains(t, string(body), tc.contains)
+				}
+			case http.StatusMethodNotAllowed:
+				require.Equal(t, "GET, HEAD", resp.Header.Get("Allow"))
+			}
+		})
+	}
+}
+
+func TestHandlerRevalidatesWithETag(t *testing.T) {
+	t.Parallel()
+	h := dashboard.Handler()
+	first := httptest.NewRecorder()
+	h.ServeHTTP(first, httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/dashboard/app.js", nil))
+	require.Equal(t, http.StatusOK, first.Code)
+	etag := first.Header().Get("ETag")
+	require.NotEmpty(t, etag)
+
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/dashboard/app.js", nil)
+	req.Header.Set("If-None-Match", etag)
+	again := httptest.NewRecorder()
+	h.ServeHTTP(again, req)
+	require.Equal(t, http.StatusNotModified, again.Code)
+	require.Empty(t, again.Body.String())
+}
+
+// The assets must be self-contained (no CDN, font or other external URL) and
+// must never hand network data to the HTML parser.
+func TestAssetsAreSelfContainedAndBuildTheDOMSafely(t *testing.T) {
+	t.Parallel()
+	h := dashboard.Handler()
+	for _, asset := range []string{"/", "/dashboard/app.js", "/dashboard/style.css"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, asset, nil))
+		require.Equal(t, http.StatusOK, rec.Code, asset)
+		body := rec.Body.String()
+		for _, external := range []string{"http://", "https://", "@import", "url("} {
+			require.NotContains(t, body, external, asset)
+		}
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
+			require.NotContains(t, body, sink, asset)
+		}
+	}
+}
+
+// fakeRegistry is a RegistryService whose membership the test controls.
+// WatchNodes behaves like the real one: a snapshot (JOINED per node, then
+// SYNCED) followed by the changes the test makes.
+type fakeRegistry struct {
+	registryv1.UnimplementedRegistryServiceServer
+
+	mu    sync.Mutex
+	nodes map[string]*registryv1.Node
+	subs  map[chan *registryv1.WatchNodesResponse]struct{}
+	// end is closed to end every open stream, which then returns endErr.
+	end    chan struct{}
+	endErr error
+	// gate is closed while new streams may send their snapshot; hold
+	// replaces it with an open one so reconnecting streams wait.
+	gate chan struct{}
+	// auth is the last authorization metadata seen, by method.
+	auth map[string]string
+}
+
+func newFakeRegistry(nodes ...*registryv1.Node) *fakeRegistry {
+	f := &fakeRegistry{
+		nodes: map[string]*registryv1.Node{},
+		subs:  map[chan *registryv1.WatchNodesResponse]struct{}{},
+		end:   make(chan struct{}),
+		gate:  make(chan struct{}),
+		auth:  map[string]string{},
+	}
+	close(f.gate)
+	for _, n := range nodes {
+		f.nodes[n.GetNodeId()] = n
+	}
+	return f
+}
+
+func (f *fakeRegistry) sortedLocked() []*registryv1.Node {
+	out := slices.Collect(maps.Values(f.nodes))
+	slices.SortFunc(out, func(a, b *registryv1.Node) int { return cmp.Compare(a.GetSeq(), b.GetSeq()) })
+	return out
+}
+
+func (f *fakeRegistry) noteAuth(ctx context.Context, method string) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.auth[method] = strings.Join(md.Get("authorization"), ",")
+}
+
+func (f *fakeRegistry) lastAuth(method string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.auth[method]
+}
+
+func (f *fakeRegistry) ListNodes(ctx context.Context, _ *registryv1.ListNodesRequest) (*registryv1.ListNodesResponse, error) {
+	f.noteAuth(ctx, "ListNodes")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &registryv1.ListNodesResponse{Data: f.sortedLocked()}, nil
+}
+
+func (f *fakeRegistry) WatchNodes(_ *registryv1.WatchNodesRequest, stream grpc.ServerStreamingServer[registryv1.WatchNodesResponse]) error {
+	ctx := stream.Context()
+	f.noteAuth(ctx, "WatchNodes")
+	f.mu.Lock()
+	gate := f.gate
+	f.mu.Unlock()
+	select {
+	case <-gate:
+	case <-ctx.Done():
+		return nil
+	}
+
+	f.mu.Lock()
+	snapshot := f.sortedLocked()
+	events := make(chan *registryv1.WatchNodesResponse, 64)
+	f.subs[events] = struct{}{}
+	end := f.end
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.subs, events)
+		f.mu.Unlock()
+	}()
+
+	for _, n := range snapshot {
+		if err := stream.Send(&registryv1.WatchNodesResponse{Type: registryv1.NodeEventType_NODE_EVENT_TYPE_JOINED, Node: n}); err != nil {
+			return err
+		}
+	}
+	if err := stream.Send(&registryv1.WatchNodesResponse{Type: registryv1.NodeEventType_NODE_EVENT_TYPE_SYNCED}); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-end:
+			f.mu.Lock()
+			err := f.endErr
+			f.mu.Unlock()
+			return err
+		case ev := <-events:
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// publish applies a change and sends it to every open stream.
+func (f *fakeRegistry) publish(typ registryv1.NodeEventType, n *registryv1.Node) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if typ == registryv1.NodeEventType_NODE_EVENT_TYPE_LEFT {
+		delete(f.nodes, n.GetNodeId())
+	} else {
+		f.nodes[n.GetNodeId()] = n
+	}
+	for sub := range f.subs {
+		select {
+		case sub <- &registryv1.WatchNodesResponse{Type: typ, Node: n}:
+		default: // a test that sends 64 events without reading has a bug
+			panic("fakeRegistry: subscriber queue full")
+		}
+	}
+}
+
+// restart replaces the membership without sending events and ends every open
+// stream with err (nil: the stream just ends), as a gateway node restarting
+// would.
+func (f *fakeRegistry) restart(err error, nodes ...*registryv1.Node) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nodes = map[string]*registryv1.Node{}
+	for _, n := range nodes {
+		f.nodes[n.GetNodeId()] = n
+	}
+	f.endErr = err
+	close(f.end)
+	f.end = make(chan struct{})
+}
+
+// hold makes new streams wait before their snapshot until release.
+func (f *fakeRegistry) hold() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gate = make(chan struct{})
+}
+
+func (f *fakeRegistry) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	close(f.gate)
+}
+
+// serve runs the fake behind a real gRPC server and the real gateway, with
+// the dashboard beside it, as a node serves them; it returns the base URL.
+func serve(t *testing.T, fake *fakeRegistry) string {
+	t.Helper()
+	srv, err := grpcserver.New(t.Context(), zap.NewNop(), grpcserver.Options{Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	srv.Register(&registryv1.RegistryService_ServiceDesc, fake)
+	require.NoError(t, srv.Start(t.Context()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Second)
+		defer cancel()
+		_ = srv.Stop(ctx)
+	})
+
+	gw, err := gateway.New(t.Context(), srv.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = gw.Close() })
+
+	mux := http.NewServeMux()
+	mux.Handle("/api/", gw.Handler())
+	dash := dashboard.Handler()
+	mux.Handle("/", dash)
+	mux.Handle(dashboard.AssetPrefix, dash)
+	hs := httptest.NewServer(mux)
+	// Cleanups run last-in, first-out: the browser (started after serve)
+	// is closed before this runs; any stream still open is cut here.
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	return hs.URL
+}
+
+func node(t *testing.T, id string, seq int32, services []string, stats map[string]any) *registryv1.Node {
+	t.Helper()
+	s, err := structpb.NewStruct(stats)
+	require.NoError(t, err)
+	now := time.Now()
+	return &registryv1.Node{
+		NodeId:       id,
+		Endpoint:     fmt.Sprintf("10.0.0.%d:9090", seq),
+		Seq:          seq,
+		RegisteredAt: timestamppb.New(now.Add(-time.Duration(seq) * time.Hour)),
+		Heartbeat:    timestamppb.New(now.Add(-2 * time.Second)),
+		Stats:        s,
+		Services:     services,
+	}
+}
+
+// cardView is what the test reads back from one rendered card.
+type cardView struct {
+	Title    string            `json:"title"`
+	Endpoint string            `json:"endpoint"`
+	Seq      string            `json:"seq"`
+	Services []string          `json:"services"`
+	Age      string            `json:"age"`
+	Keys     []string          `json:"keys"`
+	Values   map[string]string `json:"values"`
+	Markup   int               `json:"markup"` // elements that only injected HTML could create
+}
+
+const readCards = `Object.fromEntries(Array.from(document.querySelectorAll('.node-card'), (c) => [
+	c.getAttribute('data-node-id'),
+	{
+		title: c.querySelector('.node-id').textContent,
+		endpoint: c.querySelector('.endpoint').textContent,
+		seq: c.querySelector('.seq').textContent,
+		services: Array.from(c.querySelectorAll('.service'), (s) => s.textContent),
+		age: c.querySelector('.heartbeat-age').textContent,
+		keys: Array.from(c.querySelectorAll('.stats dt'), (dt) => dt.textContent),
+		values: Object.fromEntries(Array.from(c.querySelectorAll('.stats dt'), (dt) => [dt.textContent, dt.nextElementSibling.textContent])),
+		markup: c.querySelectorAll('img, script, b, i').length,
+	},
+]))`
+
+func cards(t *testing.T, ctx context.Context) map[string]cardView {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]cardView](readCards))
+	require.NoError(t, err)
+	return v
+}
+
+func text(t *testing.T, ctx context.Context, selector string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(`+jsString(selector)+`).textContent`))
+	require.NoError(t, err)
+	return v
+}
+
+// jsString quotes s as a JavaScript string literal (JSON is valid JS).
+func jsString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string always marshals
+	}
+	return string(b)
+}
+
+func statKeys(n *registryv1.Node) []string {
+	return slices.Sorted(maps.Keys(n.GetStats().GetFields()))
+}
+
+func TestDashboardFollowsTheCluster(t *testing.T) {
+	t.Parallel()
+	const hostile = `<img src=x onerror="window.pwned=1">`
+	a := node(t, "node-a", 1, []string{"gateway", "queue"}, map[string]any{
+		"goroutines": 42, "heap_alloc": 12345678, "uptime_sec": 3725.123456,
+	})
+	b := node(t, "node-b", 2, []string{"ingest"}, map[string]any{
+		"ws_clients": 7,
+		"mesh":       map[string]any{"peers": []any{"node-a", "node-c"}, "rtt_ms": 1.5},
+		"zones":      []any{"eu-1", "eu-2"},
+	})
+	c := node(t, hostile, 3, nil, map[string]any{
+		"note": "<b>not bold</b>", "healthy": true, "last_error": nil, "tiny": 0.000123,
+	})
+	fake := newFakeRegistry(a, b, c)
+	base := serve(t, fake)
+	ctx := dashboardtest.NewBrowser(t)
+	dashboardtest.Navigate(t, ctx, base+"/")
+
+	// Three nodes, three cards, each with exactly its own stats keys.
+	dashboardtest.WaitForCards(t, ctx, []string{"node-a", "node-b", hostile})
+	dashboardtest.WaitFor(t, ctx, "live status", `document.getElementById('status').textContent === 'live'`)
+	require.Equal(t, "3", text(t, ctx, "#cluster-size"))
+	got := cards(t, ctx)
+	for _, n := range []*registryv1.Node{a, b, c} {
+		card := got[n.GetNodeId()]
+		require.Equal(t, n.GetNodeId(), card.Title)
+		require.Equal(t, n.GetEndpoint(), card.Endpoint)
+		require.Equal(t, fmt.Sprintf("#%d", n.GetSeq()), card.Seq)
+		require.Equal(t, statKeys(n), card.Keys, "card %s shows every stats key, sorted", n.GetNodeId())
+		require.Regexp(t, `^\d+s ago$`, card.Age)
+		require.Zero(t, card.Markup, "network strings are text, never markup")
+	}
+	require.Equal(t, []string{"gateway", "queue"}, got["node-a"].Services)
+	require.Equal(t, []string{"no services"}, got[hostile].Services)
+	require.Equal(t, "12,345,678", got["node-a"].Values["heap_alloc"])
+	require.Equal(t, "3,725.12", got["node-a"].Values["uptime_sec"])
+	require.JSONEq(t, `{"peers":["node-a","node-c"],"rtt_ms":1.5}`, got["node-b"].Values["mesh"])
+	require.Equal(t, `["eu-1","eu-2"]`, got["node-b"].Values["zones"])
+	require.Equal(t, "<b>not bold</b>", got[hostile].Values["note"])
+	require.Equal(t, "true", got[hostile].Values["healthy"])
+	require.Equal(t, "null", got[hostile].Values["last_error"])
+	require.Equal(t, "0.000123", got[hostile].Values["tiny"])
+	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.pwned === 1`))
+	require.NoError(t, err)
+	require.False(t, pwned)
+
+	// Cards are ordered by seq.
+	order, err := dashboardtest.CardIDs(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"node-a", "node-b", hostile}, order)
+
+	// The heartbeat age is recomputed in the browser every second.
+	age := got["node-a"].Age
+	dashboardtest.WaitFor(t, ctx, "the heartbeat age to tick",
+		`document.querySelector('.node-card .heartbeat-age').textContent !== `+jsString(age))
+
+	if path := os.Getenv(screenshotEnv); path != "" {
+		screenshot(t, ctx, path)
+	}
+
+	// UPDATED: new stats (a key the page has never seen) replace the old.
+	a2 := node(t, "node-a", 1, []string{"gateway", "queue"}, map[string]any{
+		"goroutines": 43, "heap_alloc": 2048, "queue_depth": 5,
+	})
+	fake.publish(registryv1.NodeEventType_NODE_EVENT_TYPE_UPDATED, a2)
+	dashboardtest.WaitFor(t, ctx, "node-a's new stats",
+		`Array.from(document.querySelectorAll('.node-card[data-node-id="node-a"] .stats dt'), (dt) => dt.textContent).join() === 'goroutines,heap_alloc,queue_depth'`)
+	require.Equal(t, "2,048", cards(t, ctx)["node-a"].Values["heap_alloc"])
+
+	// LEFT: the card goes.
+	fake.publish(registryv1.NodeEventType_NODE_EVENT_TYPE_LEFT, b)
+	dashboardtest.WaitForCards(t, ctx, []string{"node-a", hostile})
+	require.Equal(t, "2", text(t, ctx, "#cluster-size"))
+
+	// JOINED after the snapshot: a card appears.
+	d := node(t, "node-d", 4, []string{"realtime"}, map[string]any{"subscribers": 12})
+	fake.publish(registryv1.NodeEventType_NODE_EVENT_TYPE_JOINED, d)
+	dashboardtest.WaitForCards(t, ctx, []string{"node-a", hostile, "node-d"})
+
+	// The server ends the stream (a restart) and comes back with another
+	// membership: the page says so, keeps the old cards meanwhile, then
+	// reconnects and shows the new set from the fresh snapshot.
+	fake.hold()
+	e := node(t, "node-e", 5, []string{"gateway"}, map[string]any{"goroutines": 9})
+	f := node(t, "node-f", 6, []string{"queue"}, map[string]any{"claims": 100})
+	fake.restart(nil, e, f)
+	dashboardtest.WaitFor(t, ctx, "reconnecting status",
+		`document.getElementById('status').textContent === 'reconnecting…'`)
+	order, err = dashboardtest.CardIDs(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"node-a", hostile, "node-d"}, order, "old cards stay until the new snapshot")
+	fake.release()
+	dashboardtest.WaitForCards(t, ctx, []string{"node-e", "node-f"})
+	dashboardtest.WaitFor(t, ctx, "live status again", `document.getElementById('status').textContent === 'live'`)
+	require.Equal(t, "2", text(t, ctx, "#cluster-size"))
+
+	// A stream that ends with an error line (a draining server) is retried too.
+	g := node(t, "node-g", 7, []string{"ingest"}, map[string]any{"events": 1})
+	fake.restart(apierr.Unavailable("server is shutting down; reconnect"), g)
+	dashboardtest.WaitForCards(t, ctx, []string{"node-g"})
+	require.Equal(t, "1", text(t, ctx, "#cluster-size"))
+
+	// A bearer token in localStorage goes on both requests.
+	require.Empty(t, fake.lastAuth("ListNodes"))
+	require.Empty(t, fake.lastAuth("WatchNodes"))
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.setItem('switchboard_token', 's3cret')`))
+	require.NoError(t, err)
+	dashboardtest.Navigate(t, ctx, base+"/")
+	dashboardtest.WaitForCards(t, ctx, []string{"node-g"})
+	dashboardtest.WaitFor(t, ctx, "live status after reload", `document.getElementById('status').textContent === 'live'`)
+	require.Equal(t, "Bearer s3cret", fake.lastAuth("ListNodes"))
+	require.Equal(t, "Bearer s3cret", fake.lastAuth("WatchNodes"))
+}
+
+// screenshot saves the page at desktop width to path and at phone width
+// beside it.
+func screenshot(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	shoot := func(width, height int64, to string) {
+		require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(width, height)))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(to, png, 0o644))
+		t.Logf("screenshot %dx%d: %s", width, height, to)
+	}
+	shoot(1280, 800, path)
+	ext := filepath.Ext(path)
+	shoot(390, 844, strings.TrimSuffix(path, ext)+"-phone"+ext)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)))
+}
