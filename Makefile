@@ -93,14 +93,18 @@ test: ## The whole suite: tools, verify, vet, lint, go test -race (what CI runs)
 	$(MAKE) --no-print-directory unit
 
 .PHONY: run
-run: build ## Start Postgres if needed, migrate, and run every service in one process
+run: build ## Start Postgres if needed, migrate, and run every service in one process; prints a dev admin token
 	@$(PG); \
 	export SWITCHBOARD_LOG_FORMAT=$${SWITCHBOARD_LOG_FORMAT:-console}; \
+	mkdir -p .local; \
+	[[ -s .local/dev-admin-token ]] || bin/switchboard token generate > .local/dev-admin-token; \
+	export SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN=$${SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN:-$$(cat .local/dev-admin-token)}; \
 	bin/switchboard migrate up; \
 	echo; \
 	echo "  gRPC   $${SWITCHBOARD_GRPC_ADDR:-127.0.0.1:9090}   (grpcurl -plaintext $${SWITCHBOARD_GRPC_ADDR:-127.0.0.1:9090} list)"; \
 	echo "  HTTP   http://$${SWITCHBOARD_HTTP_ADDR:-127.0.0.1:8080}   (curl http://$${SWITCHBOARD_HTTP_ADDR:-127.0.0.1:8080}/health)"; \
 	echo "  DB     $$DATABASE_URL"; \
+	echo "  Token  $$SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN   (dev administrator: -H 'Authorization: Bearer …')"; \
 	echo; \
 	exec bin/switchboard serve all
 

@@ -150,3 +150,13 @@ func withViolations(s *status.Status, vs []FieldViolation) *status.Status {
 
 // Unavailable reports a transient condition the client should retry.
 func Unavailable(format string, args ...any) error { return newf(ErrUnavailable, format, args...) }
+
+// Unauthenticated reports a missing or invalid credential.
+func Unauthenticated(format string, args ...any) error {
+	return newf(ErrUnauthenticated, format, args...)
+}
+
+// PermissionDenied reports a valid credential that may not do this.
+func PermissionDenied(format string, args ...any) error {
+	return newf(ErrPermissionDenied, format, args...)
+}

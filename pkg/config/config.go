@@ -7,6 +7,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/url"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboard/switchboard/pkg/auth"
 )
 
 // Config is everything a node needs to start. The zero value is not useful:
@@ -26,7 +29,29 @@ type Config struct {
 	Cluster  Cluster
 	Shutdown Shutdown
 	Gateway  Gateway
+	Auth     Auth
 }
+
+// Auth configures credentials.
+type Auth struct {
+	// SecretKey is the deployment's master secret (SWITCHBOARD_SECRET_KEY,
+	// base64, at least 32 bytes); token hashes are keyed with a key derived
+	// from it. Every node of a cluster needs the same value. DevSecretKey is
+	// true when it was not set and the built-in development key is used.
+	SecretKey    []byte
+	DevSecretKey bool
+	// CacheTTL is how long a verified token is trusted without asking the
+	// database: revocation takes effect within it.
+	CacheTTL time.Duration
+	// BootstrapToken, when set, is stored at boot as an admin credential of
+	// the administrator BootstrapEmail (automated installs).
+	BootstrapToken string
+	BootstrapEmail string
+}
+
+// devSecretKey is used when SWITCHBOARD_SECRET_KEY is unset, so `make run`
+// works out of the box. It is public: production must set its own.
+var devSecretKey = []byte("switchboard development secret key: set SWITCHBOARD_SECRET_KEY")
 
 // Gateway configures the REST edge.
 type Gateway struct {
@@ -87,6 +112,10 @@ const (
 	EnvStaleThreshold    = "CLUSTER_STALE_THRESHOLD"
 	EnvEndpoint          = "CLUSTER_ENDPOINT"
 	EnvGatewayUpstream   = "SWITCHBOARD_GATEWAY_UPSTREAM"
+	EnvSecretKey         = "SWITCHBOARD_SECRET_KEY"
+	EnvAuthCacheTTL      = "SWITCHBOARD_AUTH_CACHE_TTL"
+	EnvBootstrapToken    = "SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN"
+	EnvBootstrapEmail    = "SWITCHBOARD_BOOTSTRAP_ADMIN_EMAIL"
 )
 
 // DefaultDatabaseURL is the local development database (deploy/local creates it).
@@ -105,6 +134,10 @@ func Default() Config {
 			StaleThreshold:    30 * time.Second,
 		},
 		Shutdown: Shutdown{Delay: 0, Grace: 25 * time.Second},
+		Auth: Auth{
+			SecretKey: devSecretKey, DevSecretKey: true,
+			CacheTTL: 10 * time.Second, BootstrapEmail: "admin@localhost",
+		},
 	}
 }
 
@@ -129,6 +162,10 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.duration(EnvStaleThreshold, &c.Cluster.StaleThreshold)
 	p.str(EnvEndpoint, &c.Cluster.Endpoint)
 	p.str(EnvGatewayUpstream, &c.Gateway.Upstream)
+	p.secretKey(EnvSecretKey, &c.Auth)
+	p.duration(EnvAuthCacheTTL, &c.Auth.CacheTTL)
+	p.str(EnvBootstrapToken, &c.Auth.BootstrapToken)
+	p.str(EnvBootstrapEmail, &c.Auth.BootstrapEmail)
 	if p.err != nil {
 		return Config{}, p.err
 	}
@@ -161,6 +198,13 @@ func (c Config) Validate() error {
 		nodeID(c.Cluster.NodeID),
 		positive(EnvHeartbeatInterval, c.Cluster.HeartbeatInterval),
 		hostPort(EnvEndpoint, c.Cluster.Endpoint),
+	}
+	checks = append(checks, positive(EnvAuthCacheTTL, c.Auth.CacheTTL))
+	if c.Auth.BootstrapToken != "" && auth.ParseToken(c.Auth.BootstrapToken) != nil {
+		checks = append(checks, fmt.Errorf("%s: not a Switchboard token (create one with `switchboard token generate`)", EnvBootstrapToken))
+	}
+	if !strings.Contains(c.Auth.BootstrapEmail, "@") {
+		checks = append(checks, fmt.Errorf("%s: %q is not an email address", EnvBootstrapEmail, c.Auth.BootstrapEmail))
 	}
 	if c.Gateway.Upstream != "" {
 		checks = append(checks, hostPort(EnvGatewayUpstream, c.Gateway.Upstream))
@@ -214,6 +258,25 @@ func (p *parser) duration(name string, dst *time.Duration) {
 		return
 	}
 	*dst = d
+}
+
+// secretKey decodes base64 (standard or URL alphabet, padded or not).
+func (p *parser) secretKey(name string, dst *Auth) {
+	v, ok := p.get(name)
+	if !ok || p.err != nil {
+		return
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(v); err == nil {
+			if len(b) < 32 {
+				p.err = fmt.Errorf("%s: must decode to at least 32 bytes, got %d (try: openssl rand -base64 32)", name, len(b))
+				return
+			}
+			dst.SecretKey, dst.DevSecretKey = b, false
+			return
+		}
+	}
+	p.err = fmt.Errorf("%s: not base64 (try: openssl rand -base64 32)", name)
 }
 
 func positive(name string, d time.Duration) error {

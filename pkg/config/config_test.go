@@ -49,6 +49,19 @@ func TestLoadOverrides(t *testing.T) {
 	require.Contains(t, c.Cluster.Endpoint, ":7000")
 }
 
+func TestLoadSecretKey(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	require.NoError(t, err)
+	require.True(t, c.Auth.DevSecretKey, "unset: the development key, flagged")
+	key := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // 32 bytes
+	c, err = config.Load(env(map[string]string{config.EnvSecretKey: key}))
+	require.NoError(t, err)
+	require.False(t, c.Auth.DevSecretKey)
+	require.Equal(t, "0123456789abcdef0123456789abcdef", string(c.Auth.SecretKey))
+	require.Equal(t, 10*time.Second, c.Auth.CacheTTL)
+}
+
 func TestLoadRejectsBadValues(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct {
@@ -67,6 +80,11 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"negative delay":  {map[string]string{config.EnvShutdownDelay: "-1s"}, config.EnvShutdownDelay + ": must not be negative"},
 		"node id space":   {map[string]string{config.EnvNodeID: "a b"}, config.EnvNodeID + ": must not contain"},
 		"endpoint":        {map[string]string{config.EnvEndpoint: "nohost"}, config.EnvEndpoint + ": "},
+		"secret not b64":  {map[string]string{config.EnvSecretKey: "not base64!"}, config.EnvSecretKey + ": not base64"},
+		"secret short":    {map[string]string{config.EnvSecretKey: "c2hvcnQ="}, config.EnvSecretKey + ": must decode to at least 32 bytes"},
+		"bootstrap token": {map[string]string{config.EnvBootstrapToken: "hunter2"}, config.EnvBootstrapToken + ": not a Switchboard token"},
+		"bootstrap email": {map[string]string{config.EnvBootstrapEmail: "root"}, config.EnvBootstrapEmail + ": "},
+		"cache ttl":       {map[string]string{config.EnvAuthCacheTTL: "0s"}, config.EnvAuthCacheTTL + ": must be greater than zero"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -38,7 +38,9 @@ func RequestID(ctx context.Context) string {
 //  3. logging, which records the final code and duration of each call;
 //  4. error mapping, so logging sees the status the client gets and internal
 //     causes are logged exactly once;
-//  5. request validation (protovalidate rules from the contracts), last before
+//  5. authorization, before validation, so a caller without a valid
+//     credential learns nothing about the request's shape;
+//  6. request validation (protovalidate rules from the contracts), last before
 //     the handler, so a bad request never reaches it.
 //
 // Streams additionally end when the server starts draining (see Server.Drain).
@@ -62,6 +64,7 @@ func (s *Server) chain() []grpc.ServerOption {
 			unaryRequestID,
 			logging.UnaryServerInterceptor(lg, logOpts...),
 			s.unaryErrors,
+			s.unaryAuth,
 			s.unaryValidate,
 		),
 		grpc.ChainStreamInterceptor(
@@ -69,6 +72,7 @@ func (s *Server) chain() []grpc.ServerOption {
 			streamRequestID,
 			logging.StreamServerInterceptor(lg, logOpts...),
 			s.streamErrors,
+			s.streamAuth,
 			s.streamValidate,
 			s.streamDrain,
 		),
@@ -186,6 +190,28 @@ func (s *Server) streamDrain(srv any, ss grpc.ServerStream, _ *grpc.StreamServer
 		return apierr.Unavailable("server is shutting down; reconnect")
 	}
 	return err
+}
+
+func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if s.authorize == nil {
+		return h(ctx, req)
+	}
+	ctx, err := s.authorize(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if s.authorize == nil {
+		return h(srv, ss)
+	}
+	ctx, err := s.authorize(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	return h(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
 }
 
 type wrappedStream struct {

@@ -34,6 +34,7 @@ type Server struct {
 	services []string
 
 	validator protovalidate.Validator
+	authorize func(ctx context.Context, fullMethod string) (context.Context, error)
 	streams   atomic.Int64
 
 	drainCtx context.Context
@@ -52,6 +53,10 @@ type Options struct {
 	// ShutdownDelay is how long Drain keeps serving after health reports
 	// NOT_SERVING, so load balancers stop routing here first.
 	ShutdownDelay time.Duration
+	// Authorize, if set, vets every call before validation and the handler:
+	// it returns the context to continue with (carrying the caller) or an
+	// apierr error (Unauthenticated, PermissionDenied, …).
+	Authorize func(ctx context.Context, fullMethod string) (context.Context, error)
 }
 
 // New builds the server and binds its listener (so Addr is known before
@@ -70,6 +75,7 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 	s := &Server{
 		log:       log.With(sblog.Component("grpc")),
 		validator: validator,
+		authorize: opts.Authorize,
 		health:    health.NewServer(),
 		lis:       lis,
 		delay:     opts.ShutdownDelay,

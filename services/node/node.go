@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/buildinfo"
 	"github.com/switchboard/switchboard/pkg/cluster"
 	"github.com/switchboard/switchboard/pkg/config"
@@ -64,7 +65,16 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 	}
 	closers = append(closers, func() error { pool.Close(); return nil })
 
-	gs, err := grpcserver.New(ctx, log, grpcserver.Options{Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay})
+	if cfg.Auth.DevSecretKey {
+		log.Warn("SWITCHBOARD_SECRET_KEY is not set: using the public development key; set one in production " +
+			"(tokens minted under one key do not verify under another)")
+	}
+	hasher := auth.NewHasher(cfg.Auth.SecretKey)
+	authStore := auth.NewStore(pool)
+	authn := auth.NewAuthenticator(log, authStore, hasher, cfg.Auth.CacheTTL)
+	gs, err := grpcserver.New(ctx, log, grpcserver.Options{
+		Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay, Authorize: authn.Authorize,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +96,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		Stats:          func() map[string]any { return map[string]any{"open_streams": gs.OpenStreams()} },
 		OnChange:       h.update,
 	})
-	registerServices(gs, log, pool, cfg, services, h)
+	registerServices(gs, log, pool, cfg, services, h, hasher)
 
 	mux := http.NewServeMux()
 	var onClosed []func() error
@@ -124,6 +134,12 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 			return fmt.Errorf("migrate: %w", err)
 		}
 		log.Info("schema current", zap.Int("migrations_applied", applied))
+		if cfg.Auth.BootstrapToken != "" {
+			err := authStore.Bootstrap(ctx, hasher, cfg.Auth.BootstrapEmail, "bootstrap (SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN)", cfg.Auth.BootstrapToken)
+			if err != nil {
+				return fmt.Errorf("bootstrap admin credential: %w", err)
+			}
+		}
 		return nil
 	}}
 	// Start order; Stop runs in reverse. The pool closes last so in-flight
@@ -173,7 +189,7 @@ func newPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
 }
 
 func registerServices(gs *grpcserver.Server, log *zap.Logger, pool *pgxpool.Pool, cfg config.Config,
-	services []string, h *health,
+	services []string, h *health, hasher *auth.Hasher,
 ) {
 	for _, name := range services {
 		l := log.With(sblog.Service(name))
@@ -196,7 +212,7 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, pool *pgxpool.Pool
 			s := realtime.New(l, pool)
 			gs.Register(s.Desc(), s)
 		case admin.Name:
-			s := admin.New(l, pool)
+			s := admin.New(l, pool, hasher)
 			gs.Register(s.Desc(), s)
 		}
 	}

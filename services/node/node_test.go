@@ -24,16 +24,18 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/config"
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/services/node"
 )
 
 type testBundle struct {
-	node *node.Node
-	conn *grpc.ClientConn
-	stop func() error // cancels the node and returns Run's result
-	db   string
+	node  *node.Node
+	conn  *grpc.ClientConn
+	stop  func() error // cancels the node and returns Run's result
+	db    string
+	token string // the bootstrap administrator's admin token
 }
 
 // health fetches GET /health and returns the HTTP status and body status.
@@ -64,9 +66,24 @@ func setup(t *testing.T, services string) *testBundle {
 
 func setupDB(t *testing.T, services, dbURL string) *testBundle {
 	t.Helper()
+	return setupFull(t, services, dbURL, func(*config.Config) {})
+}
+
+// setupWith runs a node on a fresh database with cfg adjusted by tweak.
+func setupWith(t *testing.T, services string, tweak func(*config.Config)) *testBundle {
+	t.Helper()
+	return setupFull(t, services, pgtest.NewDatabase(t), tweak)
+}
+
+func setupFull(t *testing.T, services, dbURL string, tweak func(*config.Config)) *testBundle {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Postgres.URL = dbURL
 	cfg.Cluster.HeartbeatInterval, cfg.Cluster.StaleThreshold = 100*time.Millisecond, 500*time.Millisecond
+	token, _, err := auth.NewToken()
+	require.NoError(t, err)
+	cfg.Auth.BootstrapToken = token
+	tweak(&cfg)
 	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Cluster.NodeID = "test-node"
 	cfg.Shutdown.Grace = 5 * time.Second
@@ -95,11 +112,12 @@ func setupDB(t *testing.T, services, dbURL string) *testBundle {
 	}
 	t.Cleanup(func() { _ = stop() })
 
-	conn, err := grpc.NewClient(n.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(n.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(auth.Bearer{Token: token, AllowInsecure: true}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	waitServing(t, conn)
-	return &testBundle{node: n, conn: conn, stop: stop, db: dbURL}
+	return &testBundle{node: n, conn: conn, stop: stop, db: dbURL, token: token}
 }
 
 func waitServing(t *testing.T, conn *grpc.ClientConn) {
@@ -245,7 +263,7 @@ func TestLostDatabaseIsDegradedAndKeepsServing(t *testing.T) {
 func TestLaterRPCsAnswerUnimplemented(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "all")
-	_, err := queuev1.NewQueueServiceClient(b.conn).Claim(t.Context(), &queuev1.ClaimRequest{Queue: "default", WorkerId: "w1"})
+	_, err := queuev1.NewQueueServiceClient(b.conn).QueueStats(t.Context(), &queuev1.QueueStatsRequest{Queue: "default"})
 	require.Equal(t, codes.Unimplemented, status.Code(err))
 }
 
@@ -272,6 +290,7 @@ func TestBadRequestsAreRejectedBeforeTheHandler(t *testing.T) {
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
 		"http://"+b.node.HTTPAddr()+"/api/queues/Bad!/todos", strings.NewReader(`{"priority": 9}`))
 	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+b.token)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

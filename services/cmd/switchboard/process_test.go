@@ -15,10 +15,22 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/switchboard/switchboard/pkg/auth"
 )
 
 // binary is the switchboard binary built once for this package's tests.
 var binary string
+
+// adminToken is stored by every node these tests start
+// (SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN), so tests can call admin routes.
+var adminToken = func() string {
+	tok, _, err := auth.NewToken()
+	if err != nil {
+		panic(err)
+	}
+	return tok
+}()
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "switchboard-e2e-")
@@ -55,6 +67,7 @@ func baseEnv(dbURL string) []string {
 		"SWITCHBOARD_LOG_FORMAT=json",
 		"SWITCHBOARD_LOG_LEVEL=info",
 		"SWITCHBOARD_SHUTDOWN_GRACE=10s",
+		"SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN=" + adminToken,
 	}
 }
 

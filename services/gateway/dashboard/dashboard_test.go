@@ -157,6 +157,13 @@ type fakeRegistry struct {
 	gate chan struct{}
 	// auth is the last authorization metadata seen, by method.
 	auth map[string]string
+	// requireToken makes every call check its token as the real API does:
+	// "Bearer good" may list the cluster, "Bearer weak" is a valid token
+	// without the admin scope, anything else is no valid credential. Set
+	// before serve.
+	requireToken bool
+	// refused counts the calls refused for their token, by method.
+	refused map[string]int
 }
 
 func newFakeRegistry(nodes ...*registryv1.Node) *fakeRegistry {
@@ -166,6 +173,8 @@ func newFakeRegistry(nodes ...*registryv1.Node) *fakeRegistry {
 		end:   make(chan struct{}),
 		gate:  make(chan struct{}),
 		auth:  map[string]string{},
+
+		refused: map[string]int{},
 	}
 	close(f.gate)
 	for _, n := range nodes {
@@ -180,11 +189,34 @@ func (f *fakeRegistry) sortedLocked() []*registryv1.Node {
 	return out
 }
 
-func (f *fakeRegistry) noteAuth(ctx context.Context, method string) {
+// noteAuth records the call's authorization metadata and, when the fake
+// requires a token, returns the error the real API gives for it.
+func (f *fakeRegistry) noteAuth(ctx context.Context, method string) error {
 	md, _ := metadata.FromIncomingContext(ctx)
+	auth := strings.Join(md.Get("authorization"), ",")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.auth[method] = strings.Join(md.Get("authorization"), ",")
+	f.auth[method] = auth
+	if !f.requireToken {
+		return nil
+	}
+	var err error
+	switch auth {
+	case "Bearer good":
+		return nil
+	case "Bearer weak":
+		err = apierr.PermissionDenied("the token lacks the admin scope")
+	default:
+		err = apierr.Unauthenticated("missing or invalid credentials")
+	}
+	f.refused[method]++
+	return err
+}
+
+func (f *fakeRegistry) refusals(method string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refused[method]
 }
 
 func (f *fakeRegistry) lastAuth(method string) string {
@@ -194,7 +226,9 @@ func (f *fakeRegistry) lastAuth(method string) string {
 }
 
 func (f *fakeRegistry) ListNodes(ctx context.Context, _ *registryv1.ListNodesRequest) (*registryv1.ListNodesResponse, error) {
-	f.noteAuth(ctx, "ListNodes")
+	if err := f.noteAuth(ctx, "ListNodes"); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return &registryv1.ListNodesResponse{Data: f.sortedLocked()}, nil
@@ -202,7 +236,9 @@ func (f *fakeRegistry) ListNodes(ctx context.Context, _ *registryv1.ListNodesReq
 
 func (f *fakeRegistry) WatchNodes(_ *registryv1.WatchNodesRequest, stream grpc.ServerStreamingServer[registryv1.WatchNodesResponse]) error {
 	ctx := stream.Context()
-	f.noteAuth(ctx, "WatchNodes")
+	if err := f.noteAuth(ctx, "WatchNodes"); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	gate := f.gate
 	f.mu.Unlock()
@@ -510,6 +546,155 @@ func TestDashboardFollowsTheCluster(t *testing.T) {
 	dashboardtest.WaitFor(t, ctx, "live status after reload", `document.getElementById('status').textContent === 'live'`)
 	require.Equal(t, "Bearer s3cret", fake.lastAuth("ListNodes"))
 	require.Equal(t, "Bearer s3cret", fake.lastAuth("WatchNodes"))
+}
+
+// The sign-in panel's messages, as the page's text (commands are <code>).
+const (
+	signInUnauthenticated = "Paste an administrator token (switchboard token create --admin, or the token make run printed)."
+	signInForbidden       = "This token may not view the cluster: it needs the admin scope of an administrator."
+)
+
+// signInScreenshotEnv names a PNG file; when set, the sign-in test saves
+// screenshots of the sign-in panel there (as screenshotEnv does).
+const signInScreenshotEnv = "DASHBOARD_SIGNIN_SCREENSHOT"
+
+// signInState is what the test reads back about the sign-in panel.
+type signInState struct {
+	Shown    bool   `json:"shown"`
+	Message  string `json:"message"`
+	Status   string `json:"status"`
+	SignOut  bool   `json:"signOut"` // the top bar's sign-out button is shown
+	Stored   string `json:"stored"`  // localStorage's token, "" when none
+	Cards    int    `json:"cards"`
+	Size     string `json:"size"`
+	Focused  bool   `json:"focused"` // the token field has focus
+	Type     string `json:"type"`
+	Complete string `json:"complete"`
+	Label    string `json:"label"`
+}
+
+const readSignIn = `(() => {
+	const form = document.getElementById('signin');
+	const input = document.getElementById('token');
+	return {
+		shown: !form.hidden && form.getClientRects().length > 0,
+		message: document.getElementById('signin-message').textContent,
+		status: document.getElementById('status').textContent,
+		signOut: !document.getElementById('signout').hidden,
+		stored: localStorage.getItem('switchboard_token') || '',
+		cards: document.querySelectorAll('.node-card').length,
+		size: document.getElementById('cluster-size').textContent,
+		focused: document.activeElement === input,
+		type: input.type,
+		complete: input.getAttribute('autocomplete'),
+		label: input.labels.length ? input.labels[0].textContent : '',
+	};
+})()`
+
+func signIn(t *testing.T, ctx context.Context) signInState {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[signInState](readSignIn))
+	require.NoError(t, err)
+	return v
+}
+
+// panelShows is a WaitFor expression: the sign-in panel is shown with message.
+func panelShows(message string) string {
+	return `!document.getElementById('signin').hidden && document.getElementById('signin-message').textContent === ` + jsString(message)
+}
+
+// typeToken types token into the sign-in form and submits it with the
+// button, as a user would. The field starts empty: the page clears it
+// whenever it shows the panel.
+func typeToken(t *testing.T, ctx context.Context, token string) {
+	t.Helper()
+	field, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('token').value`))
+	require.NoError(t, err)
+	require.Empty(t, field, "a refused token is not left in the field")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("token"), token),
+		chromedp.Click(chromedp.CSS(`#signin button[type="submit"]`)),
+	))
+}
+
+func TestDashboardSignIn(t *testing.T) {
+	t.Parallel()
+	a := node(t, "node-a", 1, []string{"gateway"}, map[string]any{"goroutines": 42})
+	b := node(t, "node-b", 2, []string{"queue"}, map[string]any{"claims": 3})
+	fake := newFakeRegistry(a, b)
+	fake.requireToken = true
+	base := serve(t, fake)
+	ctx := dashboardtest.NewBrowser(t)
+	dashboardtest.Navigate(t, ctx, base+"/")
+
+	// No token: both calls answer 401, the page asks for one and stops
+	// retrying.
+	dashboardtest.WaitFor(t, ctx, "the sign-in panel (401)", panelShows(signInUnauthenticated))
+	dashboardtest.WaitFor(t, ctx, "both calls refused", `document.getElementById('status').textContent === 'signed out'`)
+	got := signIn(t, ctx)
+	require.Equal(t, signInState{
+		Shown: true, Message: signInUnauthenticated, Status: "signed out", Cards: 0, Size: "0", Focused: true,
+		Type: "password", Complete: "off", Label: "Admin token",
+	}, got)
+	if path := os.Getenv(signInScreenshotEnv); path != "" {
+		screenshot(t, ctx, path)
+	}
+	watches := fake.refusals("WatchNodes")
+	require.Equal(t, 1, watches)
+	time.Sleep(1500 * time.Millisecond) // longer than the first reconnect delay
+	require.Equal(t, watches, fake.refusals("WatchNodes"), "a refused credential is not retried")
+	require.Equal(t, 1, fake.refusals("ListNodes"))
+
+	// A valid token without the admin scope: 403.
+	typeToken(t, ctx, "weak")
+	dashboardtest.WaitFor(t, ctx, "the sign-in panel (403)", panelShows(signInForbidden))
+	require.Equal(t, "Bearer weak", fake.lastAuth("WatchNodes"))
+	got = signIn(t, ctx)
+	require.True(t, got.Shown)
+	require.Equal(t, "signed out", got.Status)
+	require.Zero(t, got.Cards)
+	require.True(t, got.SignOut, "a stored token can be signed out")
+	require.Equal(t, "weak", got.Stored)
+
+	// An administrator's token: the cards, and the panel goes.
+	typeToken(t, ctx, "good")
+	dashboardtest.WaitForCards(t, ctx, []string{"node-a", "node-b"})
+	dashboardtest.WaitFor(t, ctx, "live status", `document.getElementById('status').textContent === 'live'`)
+	got = signIn(t, ctx)
+	require.False(t, got.Shown)
+	require.True(t, got.SignOut)
+	require.Equal(t, "good", got.Stored)
+	require.Equal(t, "2", got.Size)
+	require.Equal(t, "Bearer good", fake.lastAuth("ListNodes"))
+	require.Equal(t, "Bearer good", fake.lastAuth("WatchNodes"))
+
+	// The stored token is used on the next visit: no panel.
+	dashboardtest.Navigate(t, ctx, base+"/")
+	dashboardtest.WaitForCards(t, ctx, []string{"node-a", "node-b"})
+	dashboardtest.WaitFor(t, ctx, "live status after reload", `document.getElementById('status').textContent === 'live'`)
+	require.False(t, signIn(t, ctx).Shown)
+
+	// Updates still flow after signing in.
+	c := node(t, "node-c", 3, nil, map[string]any{"events": 1})
+	fake.publish(registryv1.NodeEventType_NODE_EVENT_TYPE_JOINED, c)
+	dashboardtest.WaitForCards(t, ctx, []string{"node-a", "node-b", "node-c"})
+
+	// A stream the server ends for the credential (its scope was revoked):
+	// the panel, not a reconnect.
+	fake.restart(apierr.PermissionDenied("the token lacks the admin scope"), a, b, c)
+	dashboardtest.WaitFor(t, ctx, "the sign-in panel after a refused stream", panelShows(signInForbidden))
+	dashboardtest.WaitForCards(t, ctx, []string{})
+
+	// Sign in again, then sign out: the token is gone and the panel is back.
+	typeToken(t, ctx, "good")
+	dashboardtest.WaitForCards(t, ctx, []string{"node-a", "node-b", "node-c"})
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("signout"))))
+	dashboardtest.WaitFor(t, ctx, "the sign-in panel after signing out", panelShows(signInUnauthenticated))
+	got = signIn(t, ctx)
+	require.Equal(t, signInState{
+		Shown: true, Message: signInUnauthenticated, Status: "signed out", Cards: 0, Size: "0", Focused: true,
+		Type: "password", Complete: "off", Label: "Admin token",
+	}, got)
 }
 
 // screenshot saves the page at desktop width to path and at phone width

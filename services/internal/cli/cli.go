@@ -18,6 +18,8 @@ const usage = `switchboard — durable ingest, queue, registry and realtime on o
 Usage:
   switchboard serve [all | SERVICE[,SERVICE...]]   run a node (default: all)
   switchboard migrate up|status                    apply or list schema migrations
+  switchboard token create --admin [--email E]     mint an administrator credential (printed once)
+  switchboard token generate                       print a fresh token (for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN)
   switchboard version                              print the build version
   switchboard help                                 this text
 
@@ -65,6 +67,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, lookup func(strin
 			return usageErr("migrate needs one of: up, status")
 		}
 		return migrate(ctx, args[1], stdout, lookup)
+	case "token":
+		return token(ctx, args[1:], stdout, lookup)
 	case "version", "--version":
 		bi := buildinfo.Get()
 		_, err := fmt.Fprintf(stdout, "switchboard %s (revision %s, %s)\n", bi.Version, orUnknown(bi.Revision), bi.GoVersion)

@@ -165,7 +165,9 @@ type AdminServiceClient interface {
 	// ListCredentials lists credentials, newest first (never the tokens).
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListCredentials(ctx context.Context, in *ListCredentialsRequest, opts ...grpc.CallOption) (*ListCredentialsResponse, error)
-	// RevokeCredential makes a token stop working immediately. Revoking an
+	// RevokeCredential makes a token stop working: at once in the database, and
+	// on every node within SWITCHBOARD_AUTH_CACHE_TTL (10 s by default), the
+	// time a node trusts a verified token without asking again. Revoking an
 	// already revoked credential succeeds and keeps the original revoked_at.
 	// Errors: NOT_FOUND for an unknown id.
 	RevokeCredential(ctx context.Context, in *RevokeCredentialRequest, opts ...grpc.CallOption) (*RevokeCredentialResponse, error)
@@ -557,7 +559,9 @@ type AdminServiceServer interface {
 	// ListCredentials lists credentials, newest first (never the tokens).
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListCredentials(context.Context, *ListCredentialsRequest) (*ListCredentialsResponse, error)
-	// RevokeCredential makes a token stop working immediately. Revoking an
+	// RevokeCredential makes a token stop working: at once in the database, and
+	// on every node within SWITCHBOARD_AUTH_CACHE_TTL (10 s by default), the
+	// time a node trusts a verified token without asking again. Revoking an
 	// already revoked credential succeeds and keeps the original revoked_at.
 	// Errors: NOT_FOUND for an unknown id.
 	RevokeCredential(context.Context, *RevokeCredentialRequest) (*RevokeCredentialResponse, error)

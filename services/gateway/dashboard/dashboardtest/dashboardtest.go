@@ -101,6 +101,16 @@ func Navigate(t testing.TB, ctx context.Context, url string) {
 	}
 }
 
+// SetToken stores the bearer token the page sends (localStorage, as a user
+// would paste it) for the current origin; navigate again to use it.
+func SetToken(t testing.TB, ctx context.Context, token string) {
+	t.Helper()
+	js := fmt.Sprintf(`localStorage.setItem('switchboard_token', %q)`, token)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](js)); err != nil {
+		t.Fatalf("dashboardtest: set token: %v", err)
+	}
+}
+
 // cardIDs is the list of data-node-id values of the page's node cards.
 const cardIDs = `Array.from(document.querySelectorAll('.node-card'), (c) => c.getAttribute('data-node-id'))`
 

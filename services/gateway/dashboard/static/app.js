@@ -5,6 +5,10 @@
 // createElement and textContent only, never parsed as HTML. The page knows the
 // fields of a Node but no key of its stats object: it renders whatever keys a
 // node publishes.
+//
+// When the API answers 401 (no valid credential) or 403 (a credential without
+// the admin scope), the page stops retrying and shows a sign-in panel; the
+// token pasted there is kept in localStorage and sent as a bearer token.
 'use strict';
 
 (() => {
@@ -30,7 +34,12 @@
     connecting: 'connecting…',
     live: 'live',
     reconnecting: 'reconnecting…',
+    signedout: 'signed out',
   };
+
+  // gRPC status codes the gateway puts in error bodies and stream error
+  // lines, and the HTTP status each stands for.
+  const AUTH_CODES = { 16: 401, 7: 403 };
 
   const els = {
     grid: document.getElementById('nodes'),
@@ -38,6 +47,10 @@
     size: document.getElementById('cluster-size'),
     sizeLabel: document.getElementById('cluster-size-label'),
     status: document.getElementById('status'),
+    signin: document.getElementById('signin'),
+    token: document.getElementById('token'),
+    signinMessage: document.getElementById('signin-message'),
+    signout: document.getElementById('signout'),
   };
 
   /** The membership shown: node_id → Node (as received). */
@@ -51,19 +64,54 @@
   /** Set once a watch snapshot has been applied: the one-off list must not overwrite it. */
   let watchSynced = false;
   let backoffMs = BACKOFF_MIN_MS;
+  /**
+   * The running load: its AbortController stops the list request, the watch
+   * loop and any wait between streams. Replaced on every (re)start.
+   */
+  let session = null;
+  /** The token when localStorage is unavailable (kept for this page only). */
+  let memoryToken = null;
 
   // ---------------------------------------------------------------- helpers
 
+  function getToken() {
+    try {
+      return window.localStorage.getItem(TOKEN_KEY) || null;
+    } catch (_) {
+      // Storage can be disabled; then the token lives as long as the page.
+      return memoryToken;
+    }
+  }
+
+  function setToken(token) {
+    memoryToken = token;
+    try {
+      if (token) window.localStorage.setItem(TOKEN_KEY, token);
+      else window.localStorage.removeItem(TOKEN_KEY);
+    } catch (_) {
+      // See getToken.
+    }
+    els.signout.hidden = !getToken();
+  }
+
   function authHeaders() {
     const headers = { Accept: 'application/json' };
-    let token = null;
-    try {
-      token = window.localStorage.getItem(TOKEN_KEY);
-    } catch (_) {
-      // Storage can be disabled; then there is no token.
-    }
+    const token = getToken();
     if (token) headers.Authorization = 'Bearer ' + token;
     return headers;
+  }
+
+  // AuthError means the server refused the credential: retrying cannot help.
+  class AuthError extends Error {
+    constructor(status, message) {
+      super(message || 'HTTP ' + status);
+      this.status = status;
+    }
+  }
+
+  // checkAuth throws AuthError for a 401 or 403 answer.
+  function checkAuth(resp) {
+    if (resp.status === 401 || resp.status === 403) throw new AuthError(resp.status);
   }
 
   function el(tag, className, text) {
@@ -73,8 +121,18 @@
     return e;
   }
 
-  function sleep(ms) {
-    return new Promise((resolve) => setTimeout(resolve, ms));
+  // sleep waits ms, or less if signal aborts first.
+  function sleep(ms, signal) {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
+    });
   }
 
   const integerFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
@@ -255,22 +313,92 @@
   function replaceAll(map) {
     nodes = map;
     haveData = true;
+    hideSignIn();
     render();
   }
+
+  // ---------------------------------------------------------------- sign-in
+
+  // The panel's message for each refusal. Commands are <code>.
+  const SIGNIN_TEXT = {
+    401: ['Paste an administrator token (', ['switchboard token create --admin'], ', or the token ', ['make run'], ' printed).'],
+    403: ['This token may not view the cluster: it needs the admin scope of an administrator.'],
+    checking: ['Checking the token…'],
+  };
+
+  function setSignInMessage(key) {
+    els.signinMessage.dataset.kind = String(key);
+    els.signinMessage.replaceChildren(
+      ...SIGNIN_TEXT[key].map((part) => (Array.isArray(part) ? el('code', null, part[0]) : part)),
+    );
+  }
+
+  // showSignIn stops loading, forgets the membership shown (the credential
+  // that fetched it is gone or refused) and asks for a token.
+  function showSignIn(status) {
+    stop();
+    nodes = new Map();
+    haveData = false;
+    watchSynced = false;
+    render();
+    setStatus('signedout');
+    setSignInMessage(status === 403 ? 403 : 401);
+    els.token.value = '';
+    els.token.setAttribute('aria-invalid', getToken() ? 'true' : 'false');
+    const wasHidden = els.signin.hidden;
+    els.signin.hidden = false;
+    // Moving focus on first show lets a keyboard user paste at once; a
+    // refused retry focuses again so the next attempt is as quick.
+    if (wasHidden || document.activeElement === document.body || els.signin.contains(document.activeElement)) {
+      els.token.focus();
+    }
+  }
+
+  function hideSignIn() {
+    if (els.signin.hidden) return;
+    els.signin.hidden = true;
+    els.token.value = '';
+    els.token.removeAttribute('aria-invalid');
+  }
+
+  els.signin.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const token = els.token.value.trim();
+    if (token === '') {
+      els.token.focus();
+      return;
+    }
+    setToken(token);
+    setSignInMessage('checking');
+    els.token.removeAttribute('aria-invalid');
+    start();
+  });
+
+  els.signout.addEventListener('click', () => {
+    setToken(null);
+    showSignIn(401);
+  });
+
+  // Another tab signing in or out changes what this one would send.
+  window.addEventListener('storage', (ev) => {
+    if (ev.key === TOKEN_KEY || ev.key === null) els.signout.hidden = !getToken();
+  });
 
   // ---------------------------------------------------------------- data
 
   // loadList shows the membership once, quickly, from the list endpoint. The
   // watch stream's snapshot replaces it (and wins if it arrives first).
-  async function loadList() {
+  async function loadList(current) {
     try {
-      const resp = await fetch(LIST_URL, { headers: authHeaders(), cache: 'no-store' });
+      const resp = await fetch(LIST_URL, { headers: authHeaders(), cache: 'no-store', signal: current.signal });
+      checkAuth(resp);
       if (!resp.ok) return;
       const body = await resp.json();
-      if (watchSynced || !body || !Array.isArray(body.data)) return;
+      if (current.signal.aborted || watchSynced || !body || !Array.isArray(body.data)) return;
       replaceAll(new Map(body.data.filter(isNode).map((n) => [n.node_id, n])));
-    } catch (_) {
-      // The watch stream reports connection problems.
+    } catch (err) {
+      if (err instanceof AuthError && !current.signal.aborted) showSignIn(err.status);
+      // Other failures: the watch stream reports connection problems.
     }
   }
 
@@ -280,7 +408,9 @@
   function handleMessage(msg, stream) {
     if (msg.error) {
       const e = msg.error;
-      throw new Error('stream error' + (e.code ? ' ' + e.code : '') + (e.message ? ': ' + e.message : ''));
+      const detail = 'stream error' + (e.code ? ' ' + e.code : '') + (e.message ? ': ' + e.message : '');
+      if (AUTH_CODES[e.code]) throw new AuthError(AUTH_CODES[e.code], detail);
+      throw new Error(detail);
     }
     const res = msg.result;
     if (!res || typeof res !== 'object') return;
@@ -325,9 +455,12 @@
   }
 
   // watchOnce reads one watch stream to its end. It resolves when the server
-  // ends the stream and rejects on an HTTP, network or stream error.
-  async function watchOnce() {
+  // ends the stream and rejects on an HTTP, network or stream error (an
+  // AuthError when the credential is refused).
+  async function watchOnce(current) {
     const controller = new AbortController();
+    const cancel = () => controller.abort(new Error('stopped'));
+    current.signal.addEventListener('abort', cancel);
     let idle = 0;
     const arm = () => {
       clearTimeout(idle);
@@ -337,6 +470,7 @@
     arm();
     try {
       const resp = await fetch(WATCH_URL, { headers: authHeaders(), cache: 'no-store', signal: controller.signal });
+      checkAuth(resp);
       if (!resp.ok || !resp.body) throw new Error('HTTP ' + resp.status);
       const reader = resp.body.getReader();
       const decoder = new TextDecoder();
@@ -349,6 +483,7 @@
         const lines = buf.split('\n');
         buf = lines.pop();
         for (const line of lines) {
+          if (current.signal.aborted) return 'stopped';
           if (line.trim()) handleLine(line, stream);
         }
       }
@@ -357,30 +492,54 @@
       return 'stream ended';
     } finally {
       clearTimeout(idle);
+      current.signal.removeEventListener('abort', cancel);
       controller.abort();
     }
   }
 
-  // run keeps a watch stream open forever: after a stream ends or fails it
-  // waits (1 s, doubling to 10 s; back to 1 s once a stream synced) and
-  // reconnects, getting a fresh snapshot.
-  async function run() {
-    for (;;) {
+  // run keeps a watch stream open until current stops: after a stream ends
+  // or fails it waits (1 s, doubling to 10 s; back to 1 s once a stream
+  // synced) and reconnects, getting a fresh snapshot. A refused credential
+  // stops it and shows the sign-in panel instead.
+  async function run(current) {
+    while (!current.signal.aborted) {
       let reason;
       try {
-        reason = await watchOnce();
+        reason = await watchOnce(current);
       } catch (err) {
+        if (current.signal.aborted) return;
+        if (err instanceof AuthError) {
+          showSignIn(err.status);
+          return;
+        }
         reason = err && err.message ? err.message : String(err);
       }
+      if (current.signal.aborted) return;
       const delay = backoffMs;
       backoffMs = Math.min(backoffMs * 2, BACKOFF_MAX_MS);
       setStatus('reconnecting', reason);
-      await sleep(delay);
+      await sleep(delay, current.signal);
     }
   }
 
-  setStatus('connecting');
+  function stop() {
+    if (session) session.abort();
+    session = null;
+  }
+
+  // start (re)starts loading with the current token.
+  function start() {
+    stop();
+    const current = new AbortController();
+    session = current;
+    watchSynced = false;
+    backoffMs = BACKOFF_MIN_MS;
+    setStatus('connecting');
+    loadList(current);
+    run(current);
+  }
+
+  els.signout.hidden = !getToken();
   setInterval(tick, 1000);
-  loadList();
-  run();
+  start();
 })();

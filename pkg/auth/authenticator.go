@@ -1,0 +1,113 @@
+package auth
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/switchboard/switchboard/pkg/apierr"
+)
+
+// Client-facing messages. Every way a credential can fail gets the same
+// words, so a caller learns nothing about which part was wrong.
+const (
+	msgUnauthenticated = "missing or invalid credentials"
+	msgDenied          = "this credential may not call %s"
+)
+
+// cacheEntries bounds the verified-token cache.
+const cacheEntries = 100_000
+
+// Authenticator verifies bearer tokens and applies the policy; it is the
+// check behind the gRPC auth interceptor (and so behind the gateway, which
+// forwards the Authorization header as gRPC metadata).
+type Authenticator struct {
+	log    *zap.Logger
+	store  *Store
+	hasher *Hasher
+	cache  *cache
+	now    func() time.Time
+}
+
+// NewAuthenticator verifies tokens against store, caching results for ttl.
+func NewAuthenticator(log *zap.Logger, store *Store, hasher *Hasher, ttl time.Duration) *Authenticator {
+	return &Authenticator{log: log, store: store, hasher: hasher, cache: newCache(ttl, cacheEntries), now: time.Now}
+}
+
+// Authorize checks the caller of fullMethod ("/pkg.Service/Method") and
+// returns ctx carrying its Principal. Open methods pass without a token.
+// Errors are apierr kinds: Unauthenticated, PermissionDenied, or Unavailable
+// when the credentials cannot be checked at all.
+func (a *Authenticator) Authorize(ctx context.Context, fullMethod string) (context.Context, error) {
+	rule, ok := RuleFor(fullMethod)
+	if !ok {
+		// Deny by default: a method without a rule is a bug, not open.
+		a.log.Error("no authorization rule for method; denying", zap.String("grpc_method", fullMethod))
+		return nil, permissionDenied(fullMethod)
+	}
+	if rule.Open {
+		return ctx, nil
+	}
+	token, ok := bearer(ctx)
+	if !ok || ParseToken(token) != nil {
+		return nil, unauthenticated()
+	}
+	p, err := a.principal(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if !rule.Allows(p) {
+		return nil, permissionDenied(fullMethod)
+	}
+	return NewContext(ctx, p), nil
+}
+
+func (a *Authenticator) principal(ctx context.Context, token string) (Principal, error) {
+	var key [32]byte
+	copy(key[:], a.hasher.Hash(token))
+	now := a.now()
+	if e, ok := a.cache.get(key, now); ok {
+		if !e.known {
+			return Principal{}, unauthenticated()
+		}
+		return e.p, nil
+	}
+	p, validFor, err := a.store.authenticate(ctx, key[:])
+	switch {
+	case errors.Is(err, errUnknownCredential):
+		a.cache.put(key, cacheEntry{}, 0, now)
+		return Principal{}, unauthenticated()
+	case err != nil:
+		a.log.Warn("cannot verify credentials", zap.Error(err))
+		return Principal{}, apierr.Unavailable("credentials cannot be verified right now; retry")
+	}
+	a.cache.put(key, cacheEntry{p: p, known: true}, validFor, now)
+	return p, nil
+}
+
+// bearer extracts the token from "authorization: Bearer <token>".
+func bearer(ctx context.Context) (string, bool) {
+	md, ok := metadata.FromIncomingContext(ctx)
+	if !ok {
+		return "", false
+	}
+	values := md.Get("authorization")
+	if len(values) != 1 {
+		return "", false
+	}
+	scheme, token, found := strings.Cut(values[0], " ")
+	// Constant-time like the rest of the path, though the scheme is public.
+	if !found || subtle.ConstantTimeCompare([]byte(strings.ToLower(scheme)), []byte("bearer")) != 1 {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+func unauthenticated() error { return apierr.Unauthenticated(msgUnauthenticated) }
+
+func permissionDenied(method string) error { return apierr.PermissionDenied(msgDenied, method) }

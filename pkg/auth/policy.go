@@ -1,0 +1,121 @@
+package auth
+
+import (
+	"slices"
+	"strings"
+)
+
+// Rule says who may call one RPC.
+type Rule struct {
+	// Open methods need no credential (health, reflection, GET /health).
+	Open bool
+	// Administrator methods act across tenants: they need an admin-scoped
+	// credential of an administrator human.
+	Administrator bool
+	// AnyOf lists the scopes any one of which allows the call (admin implies
+	// all but agent; see Principal.Has).
+	AnyOf []Scope
+}
+
+// Allows reports whether p may call a method under r.
+func (r Rule) Allows(p Principal) bool {
+	if r.Open {
+		return true
+	}
+	if r.Administrator {
+		return p.Administrator
+	}
+	return slices.ContainsFunc(r.AnyOf, p.Has)
+}
+
+func anyOf(s ...Scope) Rule { return Rule{AnyOf: s} }
+
+var (
+	open          = Rule{Open: true}
+	administrator = Rule{Administrator: true}
+	tenantAdmin   = anyOf(ScopeAdmin)
+)
+
+// openServices answer without a credential: probes and tooling must work
+// before anyone holds a token.
+var openServices = []string{
+	"grpc.health.v1.Health",
+	"grpc.reflection.v1.ServerReflection",
+	"grpc.reflection.v1alpha.ServerReflection",
+}
+
+// Policy is the rule for every Switchboard RPC, keyed by full method name.
+// A method missing here is denied (tests check that every registered method
+// has a rule). What a scope allows inside a call — an agent only its own
+// todos, a tenant only its rows — is enforced by the stores' SQL.
+var Policy = map[string]Rule{
+	// Queue: publishers put work in, agents work it, readers watch it.
+	"/switchboard.queue.v1.QueueService/Enqueue":      anyOf(ScopePublisher),
+	"/switchboard.queue.v1.QueueService/EnqueueBatch": anyOf(ScopePublisher),
+	"/switchboard.queue.v1.QueueService/Claim":        anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/Heartbeat":    anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/Complete":     anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/Fail":         anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/Release":      anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/Cancel":       tenantAdmin,
+	"/switchboard.queue.v1.QueueService/GetTodo":      anyOf(ScopeRead, ScopeAgent),
+	"/switchboard.queue.v1.QueueService/ListTodos":    anyOf(ScopeRead),
+	"/switchboard.queue.v1.QueueService/Redrive":      tenantAdmin,
+	"/switchboard.queue.v1.QueueService/QueueStats":   anyOf(ScopeRead),
+
+	// Ingest: publishing is putting work in; the history is for readers and
+	// for an agent's own events.
+	"/switchboard.ingest.v1.IngestService/PublishEvent": anyOf(ScopePublisher),
+	"/switchboard.ingest.v1.IngestService/GetEvent":     anyOf(ScopeRead, ScopeAgent),
+	"/switchboard.ingest.v1.IngestService/ListEvents":   anyOf(ScopeRead, ScopeAgent),
+
+	// Registry: health is open; the cluster view is the operator's.
+	"/switchboard.registry.v1.RegistryService/GetHealth":  open,
+	"/switchboard.registry.v1.RegistryService/ListNodes":  administrator,
+	"/switchboard.registry.v1.RegistryService/WatchNodes": administrator,
+
+	// Realtime: agents both talk (typing, presence) and listen.
+	"/switchboard.realtime.v1.RealtimeService/Publish":   anyOf(ScopePublisher, ScopeAgent),
+	"/switchboard.realtime.v1.RealtimeService/Subscribe": anyOf(ScopeRead, ScopeAgent),
+
+	// Admin: tenants are the operator's; everything inside a tenant is its
+	// admin's; settings are deployment-wide, readable by a tenant admin.
+	"/switchboard.admin.v1.AdminService/CreateHuman":      administrator,
+	"/switchboard.admin.v1.AdminService/GetHuman":         tenantAdmin,
+	"/switchboard.admin.v1.AdminService/ListHumans":       tenantAdmin, // a tenant admin sees only itself
+	"/switchboard.admin.v1.AdminService/UpdateHuman":      tenantAdmin, // its own email and name only
+	"/switchboard.admin.v1.AdminService/DeleteHuman":      administrator,
+	"/switchboard.admin.v1.AdminService/CreateAgent":      tenantAdmin,
+	"/switchboard.admin.v1.AdminService/GetAgent":         tenantAdmin,
+	"/switchboard.admin.v1.AdminService/ListAgents":       tenantAdmin,
+	"/switchboard.admin.v1.AdminService/UpdateAgent":      tenantAdmin,
+	"/switchboard.admin.v1.AdminService/DeleteAgent":      tenantAdmin,
+	"/switchboard.admin.v1.AdminService/CreateEndpoint":   tenantAdmin,
+	"/switchboard.admin.v1.AdminService/GetEndpoint":      tenantAdmin,
+	"/switchboard.admin.v1.AdminService/ListEndpoints":    tenantAdmin,
+	"/switchboard.admin.v1.AdminService/UpdateEndpoint":   tenantAdmin,
+	"/switchboard.admin.v1.AdminService/DeleteEndpoint":   tenantAdmin,
+	"/switchboard.admin.v1.AdminService/CreateAdapter":    tenantAdmin,
+	"/switchboard.admin.v1.AdminService/GetAdapter":       tenantAdmin,
+	"/switchboard.admin.v1.AdminService/ListAdapters":     tenantAdmin,
+	"/switchboard.admin.v1.AdminService/UpdateAdapter":    tenantAdmin,
+	"/switchboard.admin.v1.AdminService/DeleteAdapter":    tenantAdmin,
+	"/switchboard.admin.v1.AdminService/GetSetting":       tenantAdmin,
+	"/switchboard.admin.v1.AdminService/ListSettings":     tenantAdmin,
+	"/switchboard.admin.v1.AdminService/UpdateSetting":    administrator,
+	"/switchboard.admin.v1.AdminService/MintCredential":   tenantAdmin,
+	"/switchboard.admin.v1.AdminService/ListCredentials":  tenantAdmin,
+	"/switchboard.admin.v1.AdminService/RevokeCredential": tenantAdmin,
+}
+
+// RuleFor returns the rule for a full method name ("/pkg.Service/Method").
+func RuleFor(fullMethod string) (Rule, bool) {
+	if r, ok := Policy[fullMethod]; ok {
+		return r, true
+	}
+	service, _, ok := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	if ok && slices.Contains(openServices, service) {
+		return open, true
+	}
+	return Rule{}, false
+}

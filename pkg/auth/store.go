@@ -1,0 +1,88 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchboard/switchboard/pkg/auth/internal/dbsqlc"
+)
+
+// errUnknownCredential: no valid credential has this hash (unknown, revoked,
+// expired, or its human or agent disabled — deliberately not told apart).
+var errUnknownCredential = errors.New("unknown credential")
+
+// Store is the credentials lookup behind authentication and bootstrap.
+type Store struct {
+	pool *pgxpool.Pool
+	q    *dbsqlc.Queries
+}
+
+// NewStore returns a store over pool.
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool, q: dbsqlc.New()} }
+
+// authenticate resolves a token hash to a principal and how long the
+// credential stays valid (0: no expiry).
+func (s *Store) authenticate(ctx context.Context, hash []byte) (Principal, time.Duration, error) {
+	r, err := s.q.CredentialAuthenticate(ctx, s.pool, hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Principal{}, 0, errUnknownCredential
+	}
+	if err != nil {
+		return Principal{}, 0, fmt.Errorf("authenticate: %w", err)
+	}
+	scopes, err := ParseScopes(r.Scopes)
+	if err != nil {
+		return Principal{}, 0, fmt.Errorf("credential %s: %w", r.ID, err)
+	}
+	p := Principal{CredentialID: r.ID, HumanID: r.HumanID, AgentID: r.AgentID, Scopes: scopes}
+	p.Administrator = r.IsAdmin && p.Has(ScopeAdmin)
+	var validFor time.Duration
+	if r.ExpiresInMs >= 0 {
+		validFor = time.Duration(r.ExpiresInMs) * time.Millisecond
+	}
+	return p, validFor, nil
+}
+
+// Bootstrap makes sure the administrator human with email exists and that
+// token (already minted, e.g. SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN) is one of its
+// admin credentials. Idempotent: every node of a cluster may run it at boot.
+func (s *Store) Bootstrap(ctx context.Context, hasher *Hasher, email, name, token string) error {
+	if err := ParseToken(token); err != nil {
+		return err
+	}
+	humanID, err := s.q.HumanEnsureAdministrator(ctx, s.pool, email)
+	if err != nil {
+		return fmt.Errorf("ensure administrator %s: %w", email, err)
+	}
+	_, err = s.q.CredentialInsert(ctx, s.pool, dbsqlc.CredentialInsertParams{
+		HumanID: humanID, Name: name, TokenPrefix: token[:DisplayPrefixLen], TokenHash: hasher.Hash(token),
+		Scopes: []string{string(ScopeAdmin)},
+	})
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: the token was already stored
+		return fmt.Errorf("store bootstrap credential: %w", err)
+	}
+	return nil
+}
+
+// MintAdmin mints a new admin credential for the administrator human with
+// email (created if missing) and returns the token: `switchboard token create`.
+func (s *Store) MintAdmin(ctx context.Context, hasher *Hasher, email, name string) (string, uuid.UUID, error) {
+	token, _, err := NewToken()
+	if err != nil {
+		return "", uuid.Nil, err
+	}
+	if err := s.Bootstrap(ctx, hasher, email, name, token); err != nil {
+		return "", uuid.Nil, err
+	}
+	p, _, err := s.authenticate(ctx, hasher.Hash(token))
+	if err != nil {
+		return "", uuid.Nil, err
+	}
+	return token, p.CredentialID, nil
+}

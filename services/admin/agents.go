@@ -1,0 +1,223 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/services/admin/internal/store"
+)
+
+// maxMetadataBytes is Agent.metadata's limit, "at most 64 KiB serialized".
+const maxMetadataBytes = 64 << 10
+
+// agentFields are UpdateAgentRequest.update_mask's allowed paths.
+var agentFields = []string{"name", "description", "metadata", "disabled_at"}
+
+// CreateAgent adds an agent to a human: the caller's own when
+// agent.human_id is empty; only an administrator may name another (for
+// anyone else another human is NOT_FOUND, like an unknown one).
+func (s *Server) CreateAgent(ctx context.Context, req *adminv1.CreateAgentRequest) (*adminv1.CreateAgentResponse, error) {
+	p, t, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := req.GetAgent()
+	humanID := p.HumanID
+	if in.GetHumanId() != "" {
+		if humanID, err = parseID("agent.human_id", in.GetHumanId()); err != nil {
+			return nil, err
+		}
+	}
+	if in.GetName() == "" {
+		return nil, invalid("agent.name", "is required")
+	}
+	meta, err := metadataJSON(in.GetMetadata())
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.store.CreateAgent(ctx, t, store.NewAgent{
+		HumanID: humanID, Name: in.GetName(), Description: in.GetDescription(), Metadata: meta,
+	})
+	if err != nil {
+		return nil, err
+	}
+	pa, err := agentProto(a)
+	if err != nil {
+		return nil, err
+	}
+	return &adminv1.CreateAgentResponse{Agent: pa}, nil
+}
+
+// GetAgent returns one agent of a human the caller may act for.
+func (s *Server) GetAgent(ctx context.Context, req *adminv1.GetAgentRequest) (*adminv1.GetAgentResponse, error) {
+	_, t, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := parseID("id", req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.store.GetAgent(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	pa, err := agentProto(a)
+	if err != nil {
+		return nil, err
+	}
+	return &adminv1.GetAgentResponse{Agent: pa}, nil
+}
+
+// ListAgents lists agents oldest first. An empty human_id means the caller's
+// own human, or every human for an administrator; a non-administrator naming
+// another human gets an empty page, as for an unknown one.
+func (s *Server) ListAgents(ctx context.Context, req *adminv1.ListAgentsRequest) (*adminv1.ListAgentsResponse, error) {
+	_, t, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	humanID, err := parseOptionalID("human_id", req.GetHumanId())
+	if err != nil {
+		return nil, err
+	}
+	limit, err := pageSize(req.GetPageSize())
+	if err != nil {
+		return nil, err
+	}
+	scope := "agents|" + idString(humanID)
+	after, err := decodePageToken(req.GetPageToken(), scope)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.store.ListAgents(ctx, t, humanID, after, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	rows, next := page(rows, limit, scope, func(a store.Agent) (time.Time, uuid.UUID) { return a.CreatedAt, a.ID })
+	out := &adminv1.ListAgentsResponse{Agents: make([]*adminv1.Agent, len(rows)), NextPageToken: next}
+	for i, a := range rows {
+		if out.Agents[i], err = agentProto(a); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// UpdateAgent changes the fields named in update_mask of an agent of a
+// human the caller may act for. human_id is immutable.
+func (s *Server) UpdateAgent(ctx context.Context, req *adminv1.UpdateAgentRequest) (*adminv1.UpdateAgentResponse, error) {
+	_, t, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := req.GetAgent()
+	id, err := parseID("agent.id", in.GetId())
+	if err != nil {
+		return nil, err
+	}
+	fields, err := updateFields(req.GetUpdateMask(), agentFields, []string{"metadata"}, slices.Concat(
+		presentIf(in.GetName() != "", "name"),
+		presentIf(in.GetDescription() != "", "description"),
+		presentIf(in.GetMetadata() != nil, "metadata"),
+		presentIf(in.GetDisabledAt() != nil, "disabled_at"),
+	))
+	if err != nil {
+		return nil, err
+	}
+	var patch store.AgentPatch
+	if fields["name"] {
+		if in.GetName() == "" {
+			return nil, invalid("agent.name", "is required")
+		}
+		patch.Name = ptr(in.GetName())
+	}
+	if fields["description"] {
+		patch.Description = ptr(in.GetDescription())
+	}
+	if fields["metadata"] {
+		// Named but unset clears it to {}: metadata is never null.
+		if patch.Metadata, err = metadataJSON(in.GetMetadata()); err != nil {
+			return nil, err
+		}
+	}
+	if fields["disabled_at"] {
+		patch.Disabled = ptr(in.GetDisabledAt() != nil)
+	}
+	var a store.Agent
+	if len(fields) == 0 {
+		a, err = s.store.GetAgent(ctx, t, id)
+	} else {
+		a, err = s.store.UpdateAgent(ctx, t, id, patch)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pa, err := agentProto(a)
+	if err != nil {
+		return nil, err
+	}
+	return &adminv1.UpdateAgentResponse{Agent: pa}, nil
+}
+
+// DeleteAgent deletes an agent of a human the caller may act for, and its
+// credentials; rows that merely referenced it keep existing without one.
+func (s *Server) DeleteAgent(ctx context.Context, req *adminv1.DeleteAgentRequest) (*adminv1.DeleteAgentResponse, error) {
+	_, t, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := parseID("id", req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.DeleteAgent(ctx, t, id); err != nil {
+		return nil, err
+	}
+	return &adminv1.DeleteAgentResponse{}, nil
+}
+
+// metadataJSON serializes Agent.metadata (nil = {}) and enforces its size
+// limit, which protovalidate cannot measure. encoding/json over AsMap gives
+// compact, deterministic output (protojson's whitespace is deliberately
+// unstable), so the limit does not wobble by a byte between calls.
+func metadataJSON(m *structpb.Struct) (json.RawMessage, error) {
+	if m == nil {
+		return json.RawMessage(`{}`), nil
+	}
+	raw, err := json.Marshal(m.AsMap())
+	if err != nil {
+		return nil, invalid("agent.metadata", "must be representable as JSON (no NaN or infinite numbers)")
+	}
+	if len(raw) > maxMetadataBytes {
+		return nil, invalid("agent.metadata", "must be at most 64 KiB serialized")
+	}
+	return raw, nil
+}
+
+// agentProto renders an agent. The metadata column is a jsonb object (CHECK
+// agents_metadata_check), so the error is only for a row that is corrupt.
+func agentProto(a store.Agent) (*adminv1.Agent, error) {
+	meta := &structpb.Struct{}
+	if err := protojson.Unmarshal(a.Metadata, meta); err != nil {
+		return nil, fmt.Errorf("agent %s metadata: %w", a.ID, err)
+	}
+	return &adminv1.Agent{
+		Id:          a.ID.String(),
+		HumanId:     a.HumanID.String(),
+		Name:        a.Name,
+		Description: a.Description,
+		Metadata:    meta,
+		CreatedAt:   timestamp(&a.CreatedAt),
+		UpdatedAt:   timestamp(&a.UpdatedAt),
+		DisabledAt:  timestamp(a.DisabledAt),
+	}, nil
+}

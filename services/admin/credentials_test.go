@@ -1,0 +1,155 @@
+package admin_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/auth"
+)
+
+func TestMintListRevokeCredentials(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alice := e.seedTenant(t, "alice")
+	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+
+	// For the human itself (empty human_id = the caller's), scopes deduped and sorted.
+	expires := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	minted, err := e.srv.MintCredential(ctx, &adminv1.MintCredentialRequest{
+		Name: "laptop", Scopes: []string{"read", "publisher", "read"}, ExpiresAt: timestamppb.New(expires),
+	})
+	require.NoError(t, err)
+	c := minted.GetCredential()
+	tok := minted.GetToken()
+	require.NoError(t, auth.ParseToken(tok))
+	require.Equal(t, tok[:auth.DisplayPrefixLen], c.GetTokenPrefix())
+	require.Equal(t, alice.human.GetId(), c.GetHumanId())
+	require.Empty(t, c.GetAgentId())
+	require.Equal(t, "laptop", c.GetName())
+	require.Equal(t, []string{"publisher", "read"}, c.GetScopes())
+	require.True(t, expires.Equal(c.GetExpiresAt().AsTime()))
+	require.Nil(t, c.GetRevokedAt())
+	require.Nil(t, c.GetLastUsedAt())
+
+	// Only the keyed hash is stored, never the token.
+	var hash []byte
+	require.NoError(t, e.pool.QueryRow(t.Context(), "SELECT token_hash FROM credentials WHERE id = $1", c.GetId()).Scan(&hash))
+	require.Equal(t, e.hasher.Hash(tok), hash)
+	require.Zero(t, count(t, e.pool, "SELECT count(*) FROM credentials WHERE position($1 in token_prefix || name) > 0", tok))
+
+	// For one of the human's agents.
+	forAgent, err := e.srv.MintCredential(ctx, &adminv1.MintCredentialRequest{AgentId: alice.agent.GetId(), Scopes: []string{"publisher", "agent"}})
+	require.NoError(t, err)
+	require.Equal(t, alice.agent.GetId(), forAgent.GetCredential().GetAgentId())
+	require.Equal(t, []string{"agent", "publisher"}, forAgent.GetCredential().GetScopes())
+	require.NotEqual(t, tok, forAgent.GetToken())
+
+	list, err := e.srv.ListCredentials(ctx, &adminv1.ListCredentialsRequest{})
+	require.NoError(t, err)
+	ids := credentialIDs(list.GetCredentials())
+	require.Equal(t, []string{forAgent.GetCredential().GetId(), c.GetId(), alice.credential.GetId()}, ids, "newest first")
+
+	byAgent, err := e.srv.ListCredentials(ctx, &adminv1.ListCredentialsRequest{AgentId: alice.agent.GetId()})
+	require.NoError(t, err)
+	require.Equal(t, []string{forAgent.GetCredential().GetId()}, credentialIDs(byAgent.GetCredentials()))
+
+	revoked, err := e.srv.RevokeCredential(ctx, &adminv1.RevokeCredentialRequest{Id: c.GetId()})
+	require.NoError(t, err)
+	first := revoked.GetCredential().GetRevokedAt()
+	require.NotNil(t, first)
+
+	// Idempotent: the second revoke succeeds and keeps the first time.
+	again, err := e.srv.RevokeCredential(ctx, &adminv1.RevokeCredentialRequest{Id: c.GetId()})
+	require.NoError(t, err)
+	require.True(t, first.AsTime().Equal(again.GetCredential().GetRevokedAt().AsTime()))
+
+	active, err := e.srv.ListCredentials(ctx, &adminv1.ListCredentialsRequest{})
+	require.NoError(t, err)
+	require.NotContains(t, credentialIDs(active.GetCredentials()), c.GetId())
+	all, err := e.srv.ListCredentials(ctx, &adminv1.ListCredentialsRequest{IncludeInactive: true})
+	require.NoError(t, err)
+	require.Contains(t, credentialIDs(all.GetCredentials()), c.GetId())
+
+	// Expired (by the database clock) is inactive too.
+	_, err = e.pool.Exec(t.Context(), "UPDATE credentials SET created_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1",
+		forAgent.GetCredential().GetId())
+	require.NoError(t, err)
+	active, err = e.srv.ListCredentials(ctx, &adminv1.ListCredentialsRequest{})
+	require.NoError(t, err)
+	require.Equal(t, []string{alice.credential.GetId()}, credentialIDs(active.GetCredentials()))
+
+	_, err = e.srv.RevokeCredential(ctx, &adminv1.RevokeCredentialRequest{Id: "00000000-0000-4000-8000-000000000000"})
+	requireCode(t, codes.NotFound, err)
+}
+
+func TestAdministratorMintsForAnotherHuman(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	bob := e.seedTenant(t, "bob")
+	ctx := e.rootCtx(t)
+
+	minted, err := e.srv.MintCredential(ctx, &adminv1.MintCredentialRequest{HumanId: bob.human.GetId(), AgentId: bob.agent.GetId(), Scopes: []string{"agent"}})
+	require.NoError(t, err)
+	require.Equal(t, bob.human.GetId(), minted.GetCredential().GetHumanId())
+
+	// The agent must belong to the named human, even for an administrator.
+	before := snapshot(t.Context(), t, e.pool)
+	_, err = e.srv.MintCredential(ctx, &adminv1.MintCredentialRequest{AgentId: bob.agent.GetId(), Scopes: []string{"agent"}})
+	requireCode(t, codes.NotFound, err)
+	_, err = e.srv.MintCredential(ctx, &adminv1.MintCredentialRequest{HumanId: "00000000-0000-4000-8000-000000000000"})
+	requireCode(t, codes.NotFound, err)
+	require.Equal(t, before, snapshot(t.Context(), t, e.pool))
+
+	list, err := e.srv.ListCredentials(ctx, &adminv1.ListCredentialsRequest{HumanId: bob.human.GetId()})
+	require.NoError(t, err)
+	require.Len(t, list.GetCredentials(), 2)
+	_, err = e.srv.RevokeCredential(ctx, &adminv1.RevokeCredentialRequest{Id: bob.credential.GetId()})
+	require.NoError(t, err)
+}
+
+func TestMintCredentialValidation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alice := e.seedTenant(t, "alice")
+	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	// "Past" is measured against the database's clock, which is what the
+	// server compares with: read it rather than trusting this process's.
+	var dbNow time.Time
+	require.NoError(t, e.pool.QueryRow(t.Context(), "SELECT now()").Scan(&dbNow))
+	before := snapshot(t.Context(), t, e.pool)
+	cases := map[string]struct {
+		req   *adminv1.MintCredentialRequest
+		field string
+	}{
+		"unknown scope":                 {&adminv1.MintCredentialRequest{Scopes: []string{"read", "superuser"}}, "scopes"},
+		"agent scope for a human":       {&adminv1.MintCredentialRequest{Scopes: []string{"agent"}}, "scopes"},
+		"admin scope for an agent":      {&adminv1.MintCredentialRequest{AgentId: alice.agent.GetId(), Scopes: []string{"admin"}}, "scopes"},
+		"expires_at in the past":        {&adminv1.MintCredentialRequest{Scopes: []string{"read"}, ExpiresAt: timestamppb.New(dbNow.Add(-time.Second))}, "expires_at"},
+		"expires_at just before db now": {&adminv1.MintCredentialRequest{Scopes: []string{"read"}, ExpiresAt: timestamppb.New(dbNow.Add(-time.Microsecond))}, "expires_at"},
+		"invalid expires_at":            {&adminv1.MintCredentialRequest{Scopes: []string{"read"}, ExpiresAt: &timestamppb.Timestamp{Seconds: 1, Nanos: -1}}, "expires_at"},
+		"bad agent_id":                  {&adminv1.MintCredentialRequest{AgentId: "agent-7"}, "agent_id"},
+		"bad human_id":                  {&adminv1.MintCredentialRequest{HumanId: strings.Repeat("f", 36)}, "human_id"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := e.srv.MintCredential(ctx, tc.req)
+			requireInvalid(t, err, tc.field)
+			require.Equal(t, before, snapshot(ctx, t, e.pool))
+		})
+	}
+}
+
+func credentialIDs(cs []*adminv1.Credential) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.GetId()
+	}
+	return out
+}
