@@ -230,6 +230,16 @@ func TestTodoChecks(t *testing.T) {
 			sql:        `INSERT INTO todos (human_id, queue, state) VALUES ($1, 'default', 'completed')`,
 			constraint: "todos_finished_at_check",
 		},
+		{
+			name:       "negative lease_expiries",
+			sql:        `INSERT INTO todos (human_id, queue, lease_expiries) VALUES ($1, 'default', -1)`,
+			constraint: "todos_lease_expiries_check",
+		},
+		{
+			name:       "result not an object",
+			sql:        `INSERT INTO todos (human_id, queue, result) VALUES ($1, 'default', '[1]')`,
+			constraint: "todos_result_check",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ require (
 	cel.dev/cel-go v0.32.0 // indirect
 	cel.dev/expr v0.25.3 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
@@ -35,9 +36,13 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/switchboard/switchboard/gen v0.0.0
 	github.com/switchboard/switchboard/migrations v0.0.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/protobuf v1.36.12
 )
 
-replace github.com/switchboard/switchboard/migrations => ../migrations
+replace (
+	github.com/switchboard/switchboard/gen => ../gen
+	github.com/switchboard/switchboard/migrations => ../migrations
+)

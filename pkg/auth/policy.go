@@ -50,18 +50,20 @@ var openServices = []string{
 // todos, a tenant only its rows — is enforced by the stores' SQL.
 var Policy = map[string]Rule{
 	// Queue: publishers put work in, agents work it, readers watch it.
-	"/switchboard.queue.v1.QueueService/Enqueue":      anyOf(ScopePublisher),
-	"/switchboard.queue.v1.QueueService/EnqueueBatch": anyOf(ScopePublisher),
-	"/switchboard.queue.v1.QueueService/Claim":        anyOf(ScopeAgent),
-	"/switchboard.queue.v1.QueueService/Heartbeat":    anyOf(ScopeAgent),
-	"/switchboard.queue.v1.QueueService/Complete":     anyOf(ScopeAgent),
-	"/switchboard.queue.v1.QueueService/Fail":         anyOf(ScopeAgent),
-	"/switchboard.queue.v1.QueueService/Release":      anyOf(ScopeAgent),
-	"/switchboard.queue.v1.QueueService/Cancel":       tenantAdmin,
-	"/switchboard.queue.v1.QueueService/GetTodo":      anyOf(ScopeRead, ScopeAgent),
-	"/switchboard.queue.v1.QueueService/ListTodos":    anyOf(ScopeRead),
-	"/switchboard.queue.v1.QueueService/Redrive":      tenantAdmin,
-	"/switchboard.queue.v1.QueueService/QueueStats":   anyOf(ScopeRead),
+	"/switchboard.queue.v1.QueueService/Enqueue":        anyOf(ScopePublisher),
+	"/switchboard.queue.v1.QueueService/EnqueueBatch":   anyOf(ScopePublisher),
+	"/switchboard.queue.v1.QueueService/Claim":          anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/Heartbeat":      anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/HeartbeatBatch": anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/CompleteBatch":  anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/Complete":       anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/Fail":           anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/Release":        anyOf(ScopeAgent),
+	"/switchboard.queue.v1.QueueService/Cancel":         tenantAdmin,
+	"/switchboard.queue.v1.QueueService/GetTodo":        anyOf(ScopeRead, ScopeAgent),
+	"/switchboard.queue.v1.QueueService/ListTodos":      anyOf(ScopeRead),
+	"/switchboard.queue.v1.QueueService/Redrive":        tenantAdmin,
+	"/switchboard.queue.v1.QueueService/QueueStats":     anyOf(ScopeRead),
 
 	// Ingest: publishing is putting work in; the history is for readers and
 	// for an agent's own events.

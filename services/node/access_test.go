@@ -56,6 +56,8 @@ var accessMatrix = map[string][]string{
 	"/switchboard.queue.v1.QueueService/EnqueueBatch":   publishers,
 	"/switchboard.queue.v1.QueueService/Claim":          agents,
 	"/switchboard.queue.v1.QueueService/Heartbeat":      agents,
+	"/switchboard.queue.v1.QueueService/HeartbeatBatch": agents,
+	"/switchboard.queue.v1.QueueService/CompleteBatch":  agents,
 	"/switchboard.queue.v1.QueueService/Complete":       agents,
 	"/switchboard.queue.v1.QueueService/Fail":           agents,
 	"/switchboard.queue.v1.QueueService/Release":        agents,

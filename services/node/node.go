@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -96,7 +98,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		Stats:          func() map[string]any { return map[string]any{"open_streams": gs.OpenStreams()} },
 		OnChange:       h.update,
 	})
-	registerServices(gs, log, pool, cfg, services, h, hasher)
+	background := registerServices(gs, log, pool, cfg, services, h, hasher)
 
 	mux := http.NewServeMux()
 	var onClosed []func() error
@@ -146,7 +148,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 	// RPCs drain with it open; "drain" stops first so health flips to
 	// NOT_SERVING and streams end before anything else goes away; membership
 	// deregisters early in shutdown so peers see this node leave at once.
-	group := lifecycle.NewGroup(log,
+	components := []lifecycle.Component{
 		lifecycle.Func{ComponentName: "postgres", OnStop: func(context.Context) error { pool.Close(); return nil }},
 		gs, // serves health (NOT_SERVING) while the node migrates
 		migrate,
@@ -157,7 +159,11 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 			h.drain()
 			return gs.Drain(ctx)
 		}},
-	)
+	}
+	// Services' background loops (the queue's wake-ups, reaper, retention)
+	// start after migration and stop first: waking long-poll Claims before
+	// the drain lets them return instead of holding the drain up.
+	group := lifecycle.NewGroup(log, append(components, background...)...)
 	log.Info("node built", zap.Strings("services", services))
 	return &Node{cfg: cfg, log: log, grpc: gs, http: hs, group: group}, nil
 }
@@ -184,13 +190,18 @@ func newPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, errors.New(config.EnvDatabaseURL + ": cannot be parsed as a connection string")
 	}
+	// pgxpool's default (max(4, CPUs)) starves a node serving hundreds of
+	// workers; pool_max_conns in DATABASE_URL still wins.
+	if !strings.Contains(cfg.Postgres.URL, "pool_max_conns") {
+		pc.MaxConns = int32(max(16, 4*runtime.NumCPU()))
+	}
 	pc.ConnConfig.RuntimeParams["application_name"] = "switchboard/" + cfg.Cluster.NodeID
 	return pgxpool.NewWithConfig(ctx, pc)
 }
 
 func registerServices(gs *grpcserver.Server, log *zap.Logger, pool *pgxpool.Pool, cfg config.Config,
 	services []string, h *health, hasher *auth.Hasher,
-) {
+) (background []lifecycle.Component) {
 	for _, name := range services {
 		l := log.With(sblog.Service(name))
 		switch name {
@@ -203,8 +214,9 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, pool *pgxpool.Pool
 			})
 			gs.Register(s.Desc(), s)
 		case queue.Name:
-			s := queue.New(l, pool)
+			s := queue.New(l, pool, queue.Options{})
 			gs.Register(s.Desc(), s)
+			background = append(background, s.Components()...)
 		case ingest.Name:
 			s := ingest.New(l, pool)
 			gs.Register(s.Desc(), s)
@@ -216,4 +228,5 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, pool *pgxpool.Pool
 			gs.Register(s.Desc(), s)
 		}
 	}
+	return background
 }

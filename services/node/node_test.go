@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/config"
@@ -263,7 +264,7 @@ func TestLostDatabaseIsDegradedAndKeepsServing(t *testing.T) {
 func TestLaterRPCsAnswerUnimplemented(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "all")
-	_, err := queuev1.NewQueueServiceClient(b.conn).QueueStats(t.Context(), &queuev1.QueueStatsRequest{Queue: "default"})
+	_, err := ingestv1.NewIngestServiceClient(b.conn).ListEvents(t.Context(), &ingestv1.ListEventsRequest{})
 	require.Equal(t, codes.Unimplemented, status.Code(err))
 }
 

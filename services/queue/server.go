@@ -1,16 +1,36 @@
-// Package queue is the durable todo queue: Enqueue, Claim, Heartbeat, Complete,
-// Fail, Release and their admin reads, backed by the todos table.
+// Package queue is the durable todo queue: Enqueue, Claim, Heartbeat,
+// Complete, Fail, Release and their admin reads, backed by the todos table,
+// plus the background loops that keep it healthy (lease reaper, retention)
+// and the wake-ups that make long-poll claims return as soon as work
+// arrives.
 //
-// Until its issue lands, every RPC answers UNIMPLEMENTED (the generated
-// Unimplemented server), never a fake success.
+// Authorization has two layers. The auth interceptor has already checked the
+// scope each RPC needs (pkg/auth/policy.go). This package decides which rows
+// the caller may touch, in SQL (internal/store/queries.sql): every statement
+// takes the caller's human (tenant), and a credential that acts as an agent
+// additionally reaches only todos addressed to that agent or to no agent
+// (unaddressed work is the queue's shared pool, and an agent must be able to
+// claim it). A todo out of reach is NOT_FOUND, exactly like a missing one.
+//
+// Lease tokens: a claim increments the todo's attempt and hands it out as
+// the lease token; Heartbeat, Complete, Fail and Release match
+// (id, attempt, state = 'running') in the same UPDATE that changes the row,
+// so a stale token changes nothing and gets FAILED_PRECONDITION.
 package queue
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/lifecycle"
+	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
 // Name is the service's name in `switchboard serve` and in logs.
@@ -20,14 +40,56 @@ const Name = "queue"
 type Server struct {
 	queuev1.UnimplementedQueueServiceServer
 
-	log  *zap.Logger
-	pool *pgxpool.Pool
+	log   *zap.Logger
+	store *store.Store
+	opts  Options
+
+	waiters  *waiters
+	notifier *notifier
+	wake     *wakeComponent
+	reaper   *loop
+	pruner   *loop
 }
 
-// New returns the queue service over pool.
-func New(log *zap.Logger, pool *pgxpool.Pool) *Server {
-	return &Server{log: log, pool: pool}
+// New returns the queue service over pool. opts may be omitted or zero:
+// every zero field takes its default (see Options). The variadic form keeps
+// older two-argument callers compiling; pass at most one Options.
+func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o = o.withDefaults()
+	s := &Server{log: log, store: store.New(pool), opts: o, waiters: newWaiters()}
+	s.notifier = newNotifier(log, s.store, o.NotifyWindow)
+	s.wake = newWakeComponent(log, s.store, s.waiters, s.notifier, o)
+	s.reaper = newLoop(Name+"-reaper", o.ReapInterval, s.reapTick)
+	s.pruner = newLoop(Name+"-retention", o.RetentionInterval, s.pruneTick)
+	return s
 }
 
 // Desc is the gRPC service descriptor Server implements.
 func (s *Server) Desc() *grpc.ServiceDesc { return &queuev1.QueueService_ServiceDesc }
+
+// Components are the service's background parts, to run in the node's
+// lifecycle group: the wake-up relay (coalesced pg_notify after enqueue
+// commits, and a LISTEN connection that wakes this node's long-poll claims),
+// the lease reaper and retention. The RPCs work without them (claims still
+// poll, tests call ReapOnce/PruneOnce), but a node must run them.
+func (s *Server) Components() []lifecycle.Component {
+	return []lifecycle.Component{s.wake, s.reaper, s.pruner}
+}
+
+// caller returns the tenant (and agent) the request's queries run for.
+func caller(ctx context.Context) (store.Caller, error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return store.Caller{}, fmt.Errorf("queue: no verified principal: %w", apierr.ErrUnauthenticated)
+	}
+	return store.Caller{HumanID: p.HumanID, AgentID: p.AgentID}, nil
+}
+
+// invalid is INVALID_ARGUMENT for one field.
+func invalid(field, description string) error {
+	return apierr.Invalid(apierr.FieldViolation{Field: field, Description: description})
+}

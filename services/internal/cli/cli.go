@@ -20,6 +20,8 @@ Usage:
   switchboard migrate up|status                    apply or list schema migrations
   switchboard token create --admin [--email E]     mint an administrator credential (printed once)
   switchboard token generate                       print a fresh token (for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN)
+  switchboard bench queue --todos N --workers W    queue benchmark against a running server
+                                                   (SWITCHBOARD_TOKEN: an agent credential with scopes agent,publisher)
   switchboard version                              print the build version
   switchboard help                                 this text
 
@@ -69,6 +71,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, lookup func(strin
 		return migrate(ctx, args[1], stdout, lookup)
 	case "token":
 		return token(ctx, args[1:], stdout, lookup)
+	case "bench":
+		return Bench(ctx, args[1:], stdout, lookup)
 	case "version", "--version":
 		bi := buildinfo.Get()
 		_, err := fmt.Fprintf(stdout, "switchboard %s (revision %s, %s)\n", bi.Version, orUnknown(bi.Revision), bi.GoVersion)

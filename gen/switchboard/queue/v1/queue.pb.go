@@ -164,7 +164,14 @@ type Todo struct {
 	// When the todo was last claimed; unset before the first claim.
 	AttemptedAt *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=attempted_at,json=attemptedAt,proto3" json:"attempted_at,omitempty"`
 	// When the todo reached COMPLETED, DEAD or CANCELLED; unset otherwise.
-	FinishedAt    *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// The result the worker passed to Complete, a JSON object; unset when none
+	// was given or the todo has not completed.
+	Result *structpb.Struct `protobuf:"bytes,21,opt,name=result,proto3" json:"result,omitempty"`
+	// Leases of this todo that expired in a row without a Complete, Fail or
+	// Release (a worker that crashes on it). At the server's cap the reaper
+	// dead-letters the todo even when attempts remain; ≥ 0.
+	LeaseExpiries int32 `protobuf:"varint,22,opt,name=lease_expiries,json=leaseExpiries,proto3" json:"lease_expiries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -339,6 +346,20 @@ func (x *Todo) GetFinishedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Todo) GetResult() *structpb.Struct {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *Todo) GetLeaseExpiries() int32 {
+	if x != nil {
+		return x.LeaseExpiries
+	}
+	return 0
+}
+
 // TodoError records one failed attempt (one element of the todos.errors JSON
 // array).
 type TodoError struct {
@@ -500,7 +521,7 @@ var File_switchboard_queue_v1_queue_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9c\x06\n" +
+	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf4\x06\n" +
 	"\x04Todo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x14\n" +
@@ -527,7 +548,9 @@ const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"created_at\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12=\n" +
 	"\fattempted_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\vattemptedAt\x12;\n" +
 	"\vfinished_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAt\"g\n" +
+	"finishedAt\x12/\n" +
+	"\x06result\x18\x15 \x01(\v2\x17.google.protobuf.StructR\x06result\x12%\n" +
+	"\x0elease_expiries\x18\x16 \x01(\x05R\rleaseExpiries\"g\n" +
 	"\tTodoError\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x14\n" +
@@ -580,14 +603,15 @@ var file_switchboard_queue_v1_queue_proto_depIdxs = []int32{
 	5,  // 5: switchboard.queue.v1.Todo.created_at:type_name -> google.protobuf.Timestamp
 	5,  // 6: switchboard.queue.v1.Todo.attempted_at:type_name -> google.protobuf.Timestamp
 	5,  // 7: switchboard.queue.v1.Todo.finished_at:type_name -> google.protobuf.Timestamp
-	5,  // 8: switchboard.queue.v1.TodoError.at:type_name -> google.protobuf.Timestamp
-	5,  // 9: switchboard.queue.v1.VacuumHealth.last_autovacuum:type_name -> google.protobuf.Timestamp
-	5,  // 10: switchboard.queue.v1.VacuumHealth.last_vacuum:type_name -> google.protobuf.Timestamp
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	4,  // 8: switchboard.queue.v1.Todo.result:type_name -> google.protobuf.Struct
+	5,  // 9: switchboard.queue.v1.TodoError.at:type_name -> google.protobuf.Timestamp
+	5,  // 10: switchboard.queue.v1.VacuumHealth.last_autovacuum:type_name -> google.protobuf.Timestamp
+	5,  // 11: switchboard.queue.v1.VacuumHealth.last_vacuum:type_name -> google.protobuf.Timestamp
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_proto_init() }

@@ -26,6 +26,64 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// BatchOutcome says what happened to one item of a batch call.
+type BatchOutcome int32
+
+const (
+	// Not an outcome.
+	BatchOutcome_BATCH_OUTCOME_UNSPECIFIED BatchOutcome = 0
+	// The item was applied.
+	BatchOutcome_BATCH_OUTCOME_OK BatchOutcome = 1
+	// The lease token is stale: the todo is no longer RUNNING with that
+	// attempt (as FAILED_PRECONDITION for the single call).
+	BatchOutcome_BATCH_OUTCOME_STALE_LEASE BatchOutcome = 2
+	// No such todo for this caller (as NOT_FOUND for the single call).
+	BatchOutcome_BATCH_OUTCOME_NOT_FOUND BatchOutcome = 3
+)
+
+// Enum value maps for BatchOutcome.
+var (
+	BatchOutcome_name = map[int32]string{
+		0: "BATCH_OUTCOME_UNSPECIFIED",
+		1: "BATCH_OUTCOME_OK",
+		2: "BATCH_OUTCOME_STALE_LEASE",
+		3: "BATCH_OUTCOME_NOT_FOUND",
+	}
+	BatchOutcome_value = map[string]int32{
+		"BATCH_OUTCOME_UNSPECIFIED": 0,
+		"BATCH_OUTCOME_OK":          1,
+		"BATCH_OUTCOME_STALE_LEASE": 2,
+		"BATCH_OUTCOME_NOT_FOUND":   3,
+	}
+)
+
+func (x BatchOutcome) Enum() *BatchOutcome {
+	p := new(BatchOutcome)
+	*p = x
+	return p
+}
+
+func (x BatchOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BatchOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_switchboard_queue_v1_queue_service_proto_enumTypes[0].Descriptor()
+}
+
+func (BatchOutcome) Type() protoreflect.EnumType {
+	return &file_switchboard_queue_v1_queue_service_proto_enumTypes[0]
+}
+
+func (x BatchOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BatchOutcome.Descriptor instead.
+func (BatchOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{0}
+}
+
 // EnqueueRequest describes one todo to add.
 type EnqueueRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -575,7 +633,10 @@ type CompleteRequest struct {
 	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Lease token: the todo's attempt value returned by Claim; ≥ 1. Required.
 	// A stale token yields FAILED_PRECONDITION.
-	LeaseToken    int32 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	LeaseToken int32 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// Optional result of the work as a JSON object, stored as Todo.result; at
+	// most 1 MiB serialized (checked by the server).
+	Result        *structpb.Struct `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -622,6 +683,13 @@ func (x *CompleteRequest) GetLeaseToken() int32 {
 		return x.LeaseToken
 	}
 	return 0
+}
+
+func (x *CompleteRequest) GetResult() *structpb.Struct {
+	if x != nil {
+		return x.Result
+	}
+	return nil
 }
 
 // CompleteResponse is the finished todo.
@@ -1260,7 +1328,11 @@ type RedriveRequest struct {
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Ids of the dead todos to redrive, at most 1000, each ≥ 1; empty means
 	// every dead todo of the queue.
-	Ids           []int64 `protobuf:"varint,2,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	Ids []int64 `protobuf:"varint,2,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	// When ids is empty: the most dead todos to redrive in this call, oldest
+	// first, 0–1000000; 0 means every dead todo of the queue. Ignored when ids
+	// is set.
+	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1307,6 +1379,13 @@ func (x *RedriveRequest) GetIds() []int64 {
 		return x.Ids
 	}
 	return nil
+}
+
+func (x *RedriveRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
 }
 
 // RedriveResponse reports how many todos were redriven.
@@ -1524,6 +1603,309 @@ func (x *QueueStatsResponse) GetVacuum() *VacuumHealth {
 	return nil
 }
 
+// HeartbeatBatchRequest renews several leases.
+type HeartbeatBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The leases to renew, 1–1000 items.
+	Items         []*HeartbeatRequest `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeartbeatBatchRequest) Reset() {
+	*x = HeartbeatBatchRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatBatchRequest) ProtoMessage() {}
+
+func (x *HeartbeatBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatBatchRequest.ProtoReflect.Descriptor instead.
+func (*HeartbeatBatchRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *HeartbeatBatchRequest) GetItems() []*HeartbeatRequest {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// HeartbeatBatchResult is the outcome of one HeartbeatBatch item.
+type HeartbeatBatchResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The todo id of the item.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// What happened.
+	Outcome BatchOutcome `protobuf:"varint,2,opt,name=outcome,proto3,enum=switchboard.queue.v1.BatchOutcome" json:"outcome,omitempty"`
+	// When the renewed lease expires; set only when outcome is OK.
+	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *HeartbeatBatchResult) Reset() {
+	*x = HeartbeatBatchResult{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatBatchResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatBatchResult) ProtoMessage() {}
+
+func (x *HeartbeatBatchResult) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatBatchResult.ProtoReflect.Descriptor instead.
+func (*HeartbeatBatchResult) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *HeartbeatBatchResult) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *HeartbeatBatchResult) GetOutcome() BatchOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return BatchOutcome_BATCH_OUTCOME_UNSPECIFIED
+}
+
+func (x *HeartbeatBatchResult) GetLeaseExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LeaseExpiresAt
+	}
+	return nil
+}
+
+// HeartbeatBatchResponse lists one result per request item, in order.
+type HeartbeatBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One result per item of HeartbeatBatchRequest.items, same order.
+	Results       []*HeartbeatBatchResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeartbeatBatchResponse) Reset() {
+	*x = HeartbeatBatchResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatBatchResponse) ProtoMessage() {}
+
+func (x *HeartbeatBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatBatchResponse.ProtoReflect.Descriptor instead.
+func (*HeartbeatBatchResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *HeartbeatBatchResponse) GetResults() []*HeartbeatBatchResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// CompleteBatchRequest completes several running todos.
+type CompleteBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The todos to complete, 1–1000 items.
+	Items         []*CompleteRequest `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteBatchRequest) Reset() {
+	*x = CompleteBatchRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteBatchRequest) ProtoMessage() {}
+
+func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteBatchRequest.ProtoReflect.Descriptor instead.
+func (*CompleteBatchRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *CompleteBatchRequest) GetItems() []*CompleteRequest {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// CompleteBatchResult is the outcome of one CompleteBatch item.
+type CompleteBatchResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The todo id of the item.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// What happened.
+	Outcome       BatchOutcome `protobuf:"varint,2,opt,name=outcome,proto3,enum=switchboard.queue.v1.BatchOutcome" json:"outcome,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteBatchResult) Reset() {
+	*x = CompleteBatchResult{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteBatchResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteBatchResult) ProtoMessage() {}
+
+func (x *CompleteBatchResult) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteBatchResult.ProtoReflect.Descriptor instead.
+func (*CompleteBatchResult) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *CompleteBatchResult) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *CompleteBatchResult) GetOutcome() BatchOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return BatchOutcome_BATCH_OUTCOME_UNSPECIFIED
+}
+
+// CompleteBatchResponse lists one result per request item, in order.
+type CompleteBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One result per item of CompleteBatchRequest.items, same order.
+	Results       []*CompleteBatchResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteBatchResponse) Reset() {
+	*x = CompleteBatchResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteBatchResponse) ProtoMessage() {}
+
+func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteBatchResponse.ProtoReflect.Descriptor instead.
+func (*CompleteBatchResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *CompleteBatchResponse) GetResults() []*CompleteBatchResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 var File_switchboard_queue_v1_queue_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
@@ -1571,13 +1953,14 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\rlease_seconds\x18\x03 \x01(\x05B\r\xbaH\n" +
 	"\xd8\x01\x01\x1a\x05\x18\x90\x1c(\x01R\fleaseSeconds\"Y\n" +
 	"\x11HeartbeatResponse\x12D\n" +
-	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"Z\n" +
+	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"\x8b\x01\n" +
 	"\x0fCompleteRequest\x12\x1a\n" +
 	"\x02id\x18\x01 \x01(\x03B\n" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12+\n" +
 	"\vlease_token\x18\x02 \x01(\x05B\n" +
 	"\xbaH\a\xc8\x01\x01\x1a\x02 \x00R\n" +
-	"leaseToken\"B\n" +
+	"leaseToken\x12/\n" +
+	"\x06result\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06result\"B\n" +
 	"\x10CompleteResponse\x12.\n" +
 	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"\xe2\x01\n" +
 	"\vFailRequest\x12\x1a\n" +
@@ -1624,10 +2007,11 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"m\n" +
 	"\x11ListTodosResponse\x120\n" +
 	"\x05todos\x18\x01 \x03(\v2\x1a.switchboard.queue.v1.TodoR\x05todos\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"p\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x93\x01\n" +
 	"\x0eRedriveRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12!\n" +
-	"\x03ids\x18\x02 \x03(\x03B\x0f\xbaH\f\x92\x01\t\x10\xe8\a\"\x04\"\x02 \x00R\x03ids\"8\n" +
+	"\x03ids\x18\x02 \x03(\x03B\x0f\xbaH\f\x92\x01\t\x10\xe8\a\"\x04\"\x02 \x00R\x03ids\x12!\n" +
+	"\x05limit\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\x05limit\"8\n" +
 	"\x0fRedriveResponse\x12%\n" +
 	"\x0eredriven_count\x18\x01 \x01(\x03R\rredrivenCount\"P\n" +
 	"\x11QueueStatsRequest\x12;\n" +
@@ -1641,13 +2025,35 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x04dead\x18\x06 \x01(\x03R\x04dead\x12\x1c\n" +
 	"\tcancelled\x18\a \x01(\x03R\tcancelled\x12;\n" +
 	"\x1aoldest_pending_age_seconds\x18\b \x01(\x01R\x17oldestPendingAgeSeconds\x12:\n" +
-	"\x06vacuum\x18\t \x01(\v2\".switchboard.queue.v1.VacuumHealthR\x06vacuum2\xe9\v\n" +
+	"\x06vacuum\x18\t \x01(\v2\".switchboard.queue.v1.VacuumHealthR\x06vacuum\"b\n" +
+	"\x15HeartbeatBatchRequest\x12I\n" +
+	"\x05items\x18\x01 \x03(\v2&.switchboard.queue.v1.HeartbeatRequestB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\x05items\"\xaa\x01\n" +
+	"\x14HeartbeatBatchResult\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12<\n" +
+	"\aoutcome\x18\x02 \x01(\x0e2\".switchboard.queue.v1.BatchOutcomeR\aoutcome\x12D\n" +
+	"\x10lease_expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"^\n" +
+	"\x16HeartbeatBatchResponse\x12D\n" +
+	"\aresults\x18\x01 \x03(\v2*.switchboard.queue.v1.HeartbeatBatchResultR\aresults\"`\n" +
+	"\x14CompleteBatchRequest\x12H\n" +
+	"\x05items\x18\x01 \x03(\v2%.switchboard.queue.v1.CompleteRequestB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\x05items\"c\n" +
+	"\x13CompleteBatchResult\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12<\n" +
+	"\aoutcome\x18\x02 \x01(\x0e2\".switchboard.queue.v1.BatchOutcomeR\aoutcome\"\\\n" +
+	"\x15CompleteBatchResponse\x12C\n" +
+	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults*\x7f\n" +
+	"\fBatchOutcome\x12\x1d\n" +
+	"\x19BATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10BATCH_OUTCOME_OK\x10\x01\x12\x1d\n" +
+	"\x19BATCH_OUTCOME_STALE_LEASE\x10\x02\x12\x1b\n" +
+	"\x17BATCH_OUTCOME_NOT_FOUND\x10\x032\x83\x0e\n" +
 	"\fQueueService\x12|\n" +
 	"\aEnqueue\x12$.switchboard.queue.v1.EnqueueRequest\x1a%.switchboard.queue.v1.EnqueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}/todos\x12\x91\x01\n" +
 	"\fEnqueueBatch\x12).switchboard.queue.v1.EnqueueBatchRequest\x1a*.switchboard.queue.v1.EnqueueBatchResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/queues/{queue}/todos:batch\x12v\n" +
 	"\x05Claim\x12\".switchboard.queue.v1.ClaimRequest\x1a#.switchboard.queue.v1.ClaimResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}:claim\x12\x82\x01\n" +
 	"\tHeartbeat\x12&.switchboard.queue.v1.HeartbeatRequest\x1a'.switchboard.queue.v1.HeartbeatResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/todos/{id}:heartbeat\x12~\n" +
-	"\bComplete\x12%.switchboard.queue.v1.CompleteRequest\x1a&.switchboard.queue.v1.CompleteResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/api/todos/{id}:complete\x12n\n" +
+	"\bComplete\x12%.switchboard.queue.v1.CompleteRequest\x1a&.switchboard.queue.v1.CompleteResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/api/todos/{id}:complete\x12\x8c\x01\n" +
+	"\x0eHeartbeatBatch\x12+.switchboard.queue.v1.HeartbeatBatchRequest\x1a,.switchboard.queue.v1.HeartbeatBatchResponse\"\x1f\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/todos:heartbeat\x12\x88\x01\n" +
+	"\rCompleteBatch\x12*.switchboard.queue.v1.CompleteBatchRequest\x1a+.switchboard.queue.v1.CompleteBatchResponse\"\x1e\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/todos:complete\x12n\n" +
 	"\x04Fail\x12!.switchboard.queue.v1.FailRequest\x1a\".switchboard.queue.v1.FailResponse\"\x1f\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/todos/{id}:fail\x12z\n" +
 	"\aRelease\x12$.switchboard.queue.v1.ReleaseRequest\x1a%.switchboard.queue.v1.ReleaseResponse\"\"\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/api/todos/{id}:release\x12v\n" +
 	"\x06Cancel\x12#.switchboard.queue.v1.CancelRequest\x1a$.switchboard.queue.v1.CancelResponse\"!\x82\xd3\xe4\x93\x02\x1b:\x01*\"\x16/api/todos/{id}:cancel\x12o\n" +
@@ -1670,87 +2076,107 @@ func file_switchboard_queue_v1_queue_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_queue_v1_queue_service_proto_rawDescData
 }
 
-var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
-	(*EnqueueRequest)(nil),        // 0: switchboard.queue.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),       // 1: switchboard.queue.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),   // 2: switchboard.queue.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),  // 3: switchboard.queue.v1.EnqueueBatchResponse
-	(*ClaimRequest)(nil),          // 4: switchboard.queue.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 5: switchboard.queue.v1.ClaimResponse
-	(*HeartbeatRequest)(nil),      // 6: switchboard.queue.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 7: switchboard.queue.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 8: switchboard.queue.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 9: switchboard.queue.v1.CompleteResponse
-	(*FailRequest)(nil),           // 10: switchboard.queue.v1.FailRequest
-	(*FailResponse)(nil),          // 11: switchboard.queue.v1.FailResponse
-	(*ReleaseRequest)(nil),        // 12: switchboard.queue.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 13: switchboard.queue.v1.ReleaseResponse
-	(*CancelRequest)(nil),         // 14: switchboard.queue.v1.CancelRequest
-	(*CancelResponse)(nil),        // 15: switchboard.queue.v1.CancelResponse
-	(*GetTodoRequest)(nil),        // 16: switchboard.queue.v1.GetTodoRequest
-	(*GetTodoResponse)(nil),       // 17: switchboard.queue.v1.GetTodoResponse
-	(*ListTodosRequest)(nil),      // 18: switchboard.queue.v1.ListTodosRequest
-	(*ListTodosResponse)(nil),     // 19: switchboard.queue.v1.ListTodosResponse
-	(*RedriveRequest)(nil),        // 20: switchboard.queue.v1.RedriveRequest
-	(*RedriveResponse)(nil),       // 21: switchboard.queue.v1.RedriveResponse
-	(*QueueStatsRequest)(nil),     // 22: switchboard.queue.v1.QueueStatsRequest
-	(*QueueStatsResponse)(nil),    // 23: switchboard.queue.v1.QueueStatsResponse
-	(*structpb.Struct)(nil),       // 24: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(*Todo)(nil),                  // 26: switchboard.queue.v1.Todo
-	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
-	(TodoState)(0),                // 28: switchboard.queue.v1.TodoState
-	(*VacuumHealth)(nil),          // 29: switchboard.queue.v1.VacuumHealth
+	(BatchOutcome)(0),              // 0: switchboard.queue.v1.BatchOutcome
+	(*EnqueueRequest)(nil),         // 1: switchboard.queue.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),        // 2: switchboard.queue.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),    // 3: switchboard.queue.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),   // 4: switchboard.queue.v1.EnqueueBatchResponse
+	(*ClaimRequest)(nil),           // 5: switchboard.queue.v1.ClaimRequest
+	(*ClaimResponse)(nil),          // 6: switchboard.queue.v1.ClaimResponse
+	(*HeartbeatRequest)(nil),       // 7: switchboard.queue.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),      // 8: switchboard.queue.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),        // 9: switchboard.queue.v1.CompleteRequest
+	(*CompleteResponse)(nil),       // 10: switchboard.queue.v1.CompleteResponse
+	(*FailRequest)(nil),            // 11: switchboard.queue.v1.FailRequest
+	(*FailResponse)(nil),           // 12: switchboard.queue.v1.FailResponse
+	(*ReleaseRequest)(nil),         // 13: switchboard.queue.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),        // 14: switchboard.queue.v1.ReleaseResponse
+	(*CancelRequest)(nil),          // 15: switchboard.queue.v1.CancelRequest
+	(*CancelResponse)(nil),         // 16: switchboard.queue.v1.CancelResponse
+	(*GetTodoRequest)(nil),         // 17: switchboard.queue.v1.GetTodoRequest
+	(*GetTodoResponse)(nil),        // 18: switchboard.queue.v1.GetTodoResponse
+	(*ListTodosRequest)(nil),       // 19: switchboard.queue.v1.ListTodosRequest
+	(*ListTodosResponse)(nil),      // 20: switchboard.queue.v1.ListTodosResponse
+	(*RedriveRequest)(nil),         // 21: switchboard.queue.v1.RedriveRequest
+	(*RedriveResponse)(nil),        // 22: switchboard.queue.v1.RedriveResponse
+	(*QueueStatsRequest)(nil),      // 23: switchboard.queue.v1.QueueStatsRequest
+	(*QueueStatsResponse)(nil),     // 24: switchboard.queue.v1.QueueStatsResponse
+	(*HeartbeatBatchRequest)(nil),  // 25: switchboard.queue.v1.HeartbeatBatchRequest
+	(*HeartbeatBatchResult)(nil),   // 26: switchboard.queue.v1.HeartbeatBatchResult
+	(*HeartbeatBatchResponse)(nil), // 27: switchboard.queue.v1.HeartbeatBatchResponse
+	(*CompleteBatchRequest)(nil),   // 28: switchboard.queue.v1.CompleteBatchRequest
+	(*CompleteBatchResult)(nil),    // 29: switchboard.queue.v1.CompleteBatchResult
+	(*CompleteBatchResponse)(nil),  // 30: switchboard.queue.v1.CompleteBatchResponse
+	(*structpb.Struct)(nil),        // 31: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 32: google.protobuf.Timestamp
+	(*Todo)(nil),                   // 33: switchboard.queue.v1.Todo
+	(*durationpb.Duration)(nil),    // 34: google.protobuf.Duration
+	(TodoState)(0),                 // 35: switchboard.queue.v1.TodoState
+	(*VacuumHealth)(nil),           // 36: switchboard.queue.v1.VacuumHealth
 }
 var file_switchboard_queue_v1_queue_service_proto_depIdxs = []int32{
-	24, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
-	25, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
-	26, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
-	0,  // 3: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
-	1,  // 4: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
-	27, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	26, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
-	25, // 7: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	26, // 8: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
-	27, // 9: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	26, // 10: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
-	27, // 11: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	26, // 12: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
-	26, // 13: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
-	26, // 14: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
-	28, // 15: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
-	26, // 16: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
-	29, // 17: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
-	0,  // 18: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
-	2,  // 19: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
-	4,  // 20: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
-	6,  // 21: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
-	8,  // 22: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
-	10, // 23: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
-	12, // 24: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
-	14, // 25: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
-	16, // 26: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
-	18, // 27: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
-	20, // 28: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
-	22, // 29: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
-	1,  // 30: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
-	3,  // 31: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
-	5,  // 32: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
-	7,  // 33: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
-	9,  // 34: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
-	11, // 35: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
-	13, // 36: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
-	15, // 37: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
-	17, // 38: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
-	19, // 39: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
-	21, // 40: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
-	23, // 41: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
-	30, // [30:42] is the sub-list for method output_type
-	18, // [18:30] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	31, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
+	32, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
+	33, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
+	1,  // 3: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
+	2,  // 4: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
+	34, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	33, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
+	32, // 7: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	31, // 8: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	33, // 9: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
+	34, // 10: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	33, // 11: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
+	34, // 12: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	33, // 13: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
+	33, // 14: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
+	33, // 15: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	35, // 16: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
+	33, // 17: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
+	36, // 18: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
+	7,  // 19: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
+	0,  // 20: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	32, // 21: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
+	26, // 22: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
+	9,  // 23: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
+	0,  // 24: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	29, // 25: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
+	1,  // 26: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
+	3,  // 27: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
+	5,  // 28: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
+	7,  // 29: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
+	9,  // 30: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
+	25, // 31: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
+	28, // 32: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
+	11, // 33: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
+	13, // 34: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
+	15, // 35: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
+	17, // 36: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
+	19, // 37: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
+	21, // 38: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
+	23, // 39: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
+	2,  // 40: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
+	4,  // 41: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
+	6,  // 42: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
+	8,  // 43: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
+	10, // 44: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
+	27, // 45: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
+	30, // 46: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
+	12, // 47: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
+	14, // 48: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
+	16, // 49: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
+	18, // 50: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
+	20, // 51: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
+	22, // 52: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
+	24, // 53: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
+	40, // [40:54] is the sub-list for method output_type
+	26, // [26:40] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_service_proto_init() }
@@ -1765,13 +2191,14 @@ func file_switchboard_queue_v1_queue_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_queue_v1_queue_service_proto_rawDesc), len(file_switchboard_queue_v1_queue_service_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   24,
+			NumEnums:      1,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_switchboard_queue_v1_queue_service_proto_goTypes,
 		DependencyIndexes: file_switchboard_queue_v1_queue_service_proto_depIdxs,
+		EnumInfos:         file_switchboard_queue_v1_queue_service_proto_enumTypes,
 		MessageInfos:      file_switchboard_queue_v1_queue_service_proto_msgTypes,
 	}.Build()
 	File_switchboard_queue_v1_queue_service_proto = out.File

@@ -260,6 +260,60 @@ func local_request_QueueService_Complete_0(ctx context.Context, marshaler runtim
 	return msg, metadata, err
 }
 
+func request_QueueService_HeartbeatBatch_0(ctx context.Context, marshaler runtime.Marshaler, client QueueServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq HeartbeatBatchRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.HeartbeatBatch(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_QueueService_HeartbeatBatch_0(ctx context.Context, marshaler runtime.Marshaler, server QueueServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq HeartbeatBatchRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.HeartbeatBatch(ctx, &protoReq)
+	return msg, metadata, err
+}
+
+func request_QueueService_CompleteBatch_0(ctx context.Context, marshaler runtime.Marshaler, client QueueServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq CompleteBatchRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.CompleteBatch(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_QueueService_CompleteBatch_0(ctx context.Context, marshaler runtime.Marshaler, server QueueServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq CompleteBatchRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.CompleteBatch(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_QueueService_Fail_0(ctx context.Context, marshaler runtime.Marshaler, client QueueServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq FailRequest
@@ -659,6 +713,46 @@ func RegisterQueueServiceHandlerServer(ctx context.Context, mux *runtime.ServeMu
 		}
 		forward_QueueService_Complete_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_QueueService_HeartbeatBatch_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/switchboard.queue.v1.QueueService/HeartbeatBatch", runtime.WithHTTPPathPattern("/api/todos:heartbeat"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_QueueService_HeartbeatBatch_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_QueueService_HeartbeatBatch_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_QueueService_CompleteBatch_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/switchboard.queue.v1.QueueService/CompleteBatch", runtime.WithHTTPPathPattern("/api/todos:complete"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_QueueService_CompleteBatch_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_QueueService_CompleteBatch_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPost, pattern_QueueService_Fail_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -924,6 +1018,40 @@ func RegisterQueueServiceHandlerClient(ctx context.Context, mux *runtime.ServeMu
 		}
 		forward_QueueService_Complete_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_QueueService_HeartbeatBatch_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/switchboard.queue.v1.QueueService/HeartbeatBatch", runtime.WithHTTPPathPattern("/api/todos:heartbeat"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_QueueService_HeartbeatBatch_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_QueueService_HeartbeatBatch_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_QueueService_CompleteBatch_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/switchboard.queue.v1.QueueService/CompleteBatch", runtime.WithHTTPPathPattern("/api/todos:complete"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_QueueService_CompleteBatch_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_QueueService_CompleteBatch_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPost, pattern_QueueService_Fail_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -1047,31 +1175,35 @@ func RegisterQueueServiceHandlerClient(ctx context.Context, mux *runtime.ServeMu
 }
 
 var (
-	pattern_QueueService_Enqueue_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "queues", "queue", "todos"}, ""))
-	pattern_QueueService_EnqueueBatch_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "queues", "queue", "todos"}, "batch"))
-	pattern_QueueService_Claim_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "queues", "queue"}, "claim"))
-	pattern_QueueService_Heartbeat_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, "heartbeat"))
-	pattern_QueueService_Complete_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, "complete"))
-	pattern_QueueService_Fail_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, "fail"))
-	pattern_QueueService_Release_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, "release"))
-	pattern_QueueService_Cancel_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, "cancel"))
-	pattern_QueueService_GetTodo_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, ""))
-	pattern_QueueService_ListTodos_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "todos"}, ""))
-	pattern_QueueService_Redrive_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "queues", "queue"}, "redrive"))
-	pattern_QueueService_QueueStats_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "queues", "queue", "stats"}, ""))
+	pattern_QueueService_Enqueue_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "queues", "queue", "todos"}, ""))
+	pattern_QueueService_EnqueueBatch_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "queues", "queue", "todos"}, "batch"))
+	pattern_QueueService_Claim_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "queues", "queue"}, "claim"))
+	pattern_QueueService_Heartbeat_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, "heartbeat"))
+	pattern_QueueService_Complete_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, "complete"))
+	pattern_QueueService_HeartbeatBatch_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "todos"}, "heartbeat"))
+	pattern_QueueService_CompleteBatch_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "todos"}, "complete"))
+	pattern_QueueService_Fail_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, "fail"))
+	pattern_QueueService_Release_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, "release"))
+	pattern_QueueService_Cancel_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, "cancel"))
+	pattern_QueueService_GetTodo_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "todos", "id"}, ""))
+	pattern_QueueService_ListTodos_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "todos"}, ""))
+	pattern_QueueService_Redrive_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "queues", "queue"}, "redrive"))
+	pattern_QueueService_QueueStats_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "queues", "queue", "stats"}, ""))
 )
 
 var (
-	forward_QueueService_Enqueue_0      = runtime.ForwardResponseMessage
-	forward_QueueService_EnqueueBatch_0 = runtime.ForwardResponseMessage
-	forward_QueueService_Claim_0        = runtime.ForwardResponseMessage
-	forward_QueueService_Heartbeat_0    = runtime.ForwardResponseMessage
-	forward_QueueService_Complete_0     = runtime.ForwardResponseMessage
-	forward_QueueService_Fail_0         = runtime.ForwardResponseMessage
-	forward_QueueService_Release_0      = runtime.ForwardResponseMessage
-	forward_QueueService_Cancel_0       = runtime.ForwardResponseMessage
-	forward_QueueService_GetTodo_0      = runtime.ForwardResponseMessage
-	forward_QueueService_ListTodos_0    = runtime.ForwardResponseMessage
-	forward_QueueService_Redrive_0      = runtime.ForwardResponseMessage
-	forward_QueueService_QueueStats_0   = runtime.ForwardResponseMessage
+	forward_QueueService_Enqueue_0        = runtime.ForwardResponseMessage
+	forward_QueueService_EnqueueBatch_0   = runtime.ForwardResponseMessage
+	forward_QueueService_Claim_0          = runtime.ForwardResponseMessage
+	forward_QueueService_Heartbeat_0      = runtime.ForwardResponseMessage
+	forward_QueueService_Complete_0       = runtime.ForwardResponseMessage
+	forward_QueueService_HeartbeatBatch_0 = runtime.ForwardResponseMessage
+	forward_QueueService_CompleteBatch_0  = runtime.ForwardResponseMessage
+	forward_QueueService_Fail_0           = runtime.ForwardResponseMessage
+	forward_QueueService_Release_0        = runtime.ForwardResponseMessage
+	forward_QueueService_Cancel_0         = runtime.ForwardResponseMessage
+	forward_QueueService_GetTodo_0        = runtime.ForwardResponseMessage
+	forward_QueueService_ListTodos_0      = runtime.ForwardResponseMessage
+	forward_QueueService_Redrive_0        = runtime.ForwardResponseMessage
+	forward_QueueService_QueueStats_0     = runtime.ForwardResponseMessage
 )

@@ -19,18 +19,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	QueueService_Enqueue_FullMethodName      = "/switchboard.queue.v1.QueueService/Enqueue"
-	QueueService_EnqueueBatch_FullMethodName = "/switchboard.queue.v1.QueueService/EnqueueBatch"
-	QueueService_Claim_FullMethodName        = "/switchboard.queue.v1.QueueService/Claim"
-	QueueService_Heartbeat_FullMethodName    = "/switchboard.queue.v1.QueueService/Heartbeat"
-	QueueService_Complete_FullMethodName     = "/switchboard.queue.v1.QueueService/Complete"
-	QueueService_Fail_FullMethodName         = "/switchboard.queue.v1.QueueService/Fail"
-	QueueService_Release_FullMethodName      = "/switchboard.queue.v1.QueueService/Release"
-	QueueService_Cancel_FullMethodName       = "/switchboard.queue.v1.QueueService/Cancel"
-	QueueService_GetTodo_FullMethodName      = "/switchboard.queue.v1.QueueService/GetTodo"
-	QueueService_ListTodos_FullMethodName    = "/switchboard.queue.v1.QueueService/ListTodos"
-	QueueService_Redrive_FullMethodName      = "/switchboard.queue.v1.QueueService/Redrive"
-	QueueService_QueueStats_FullMethodName   = "/switchboard.queue.v1.QueueService/QueueStats"
+	QueueService_Enqueue_FullMethodName        = "/switchboard.queue.v1.QueueService/Enqueue"
+	QueueService_EnqueueBatch_FullMethodName   = "/switchboard.queue.v1.QueueService/EnqueueBatch"
+	QueueService_Claim_FullMethodName          = "/switchboard.queue.v1.QueueService/Claim"
+	QueueService_Heartbeat_FullMethodName      = "/switchboard.queue.v1.QueueService/Heartbeat"
+	QueueService_Complete_FullMethodName       = "/switchboard.queue.v1.QueueService/Complete"
+	QueueService_HeartbeatBatch_FullMethodName = "/switchboard.queue.v1.QueueService/HeartbeatBatch"
+	QueueService_CompleteBatch_FullMethodName  = "/switchboard.queue.v1.QueueService/CompleteBatch"
+	QueueService_Fail_FullMethodName           = "/switchboard.queue.v1.QueueService/Fail"
+	QueueService_Release_FullMethodName        = "/switchboard.queue.v1.QueueService/Release"
+	QueueService_Cancel_FullMethodName         = "/switchboard.queue.v1.QueueService/Cancel"
+	QueueService_GetTodo_FullMethodName        = "/switchboard.queue.v1.QueueService/GetTodo"
+	QueueService_ListTodos_FullMethodName      = "/switchboard.queue.v1.QueueService/ListTodos"
+	QueueService_Redrive_FullMethodName        = "/switchboard.queue.v1.QueueService/Redrive"
+	QueueService_QueueStats_FullMethodName     = "/switchboard.queue.v1.QueueService/QueueStats"
 )
 
 // QueueServiceClient is the client API for QueueService service.
@@ -80,6 +82,18 @@ type QueueServiceClient interface {
 	// Errors: FAILED_PRECONDITION for a stale lease token, NOT_FOUND for an
 	// unknown id.
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
+	// HeartbeatBatch extends several leases in one call (one statement). Each
+	// item succeeds or fails on its own; the response lists one outcome per
+	// item, in request order.
+	// Errors: INVALID_ARGUMENT for a bad field; per-item stale tokens and
+	// unknown ids are reported in the outcomes, not as the call's status.
+	HeartbeatBatch(ctx context.Context, in *HeartbeatBatchRequest, opts ...grpc.CallOption) (*HeartbeatBatchResponse, error)
+	// CompleteBatch completes several running todos in one call (one
+	// statement). Each item succeeds or fails on its own; the response lists
+	// one outcome per item, in request order.
+	// Errors: INVALID_ARGUMENT for a bad field; per-item stale tokens and
+	// unknown ids are reported in the outcomes, not as the call's status.
+	CompleteBatch(ctx context.Context, in *CompleteBatchRequest, opts ...grpc.CallOption) (*CompleteBatchResponse, error)
 	// Fail records a failed attempt (appended to errors, copied to last_error)
 	// and ends the lease. The todo goes back to PENDING with run_at moved into
 	// the future by the retry delay, or to DEAD when this was its last allowed
@@ -173,6 +187,26 @@ func (c *queueServiceClient) Complete(ctx context.Context, in *CompleteRequest, 
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CompleteResponse)
 	err := c.cc.Invoke(ctx, QueueService_Complete_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queueServiceClient) HeartbeatBatch(ctx context.Context, in *HeartbeatBatchRequest, opts ...grpc.CallOption) (*HeartbeatBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HeartbeatBatchResponse)
+	err := c.cc.Invoke(ctx, QueueService_HeartbeatBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queueServiceClient) CompleteBatch(ctx context.Context, in *CompleteBatchRequest, opts ...grpc.CallOption) (*CompleteBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteBatchResponse)
+	err := c.cc.Invoke(ctx, QueueService_CompleteBatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +330,18 @@ type QueueServiceServer interface {
 	// Errors: FAILED_PRECONDITION for a stale lease token, NOT_FOUND for an
 	// unknown id.
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
+	// HeartbeatBatch extends several leases in one call (one statement). Each
+	// item succeeds or fails on its own; the response lists one outcome per
+	// item, in request order.
+	// Errors: INVALID_ARGUMENT for a bad field; per-item stale tokens and
+	// unknown ids are reported in the outcomes, not as the call's status.
+	HeartbeatBatch(context.Context, *HeartbeatBatchRequest) (*HeartbeatBatchResponse, error)
+	// CompleteBatch completes several running todos in one call (one
+	// statement). Each item succeeds or fails on its own; the response lists
+	// one outcome per item, in request order.
+	// Errors: INVALID_ARGUMENT for a bad field; per-item stale tokens and
+	// unknown ids are reported in the outcomes, not as the call's status.
+	CompleteBatch(context.Context, *CompleteBatchRequest) (*CompleteBatchResponse, error)
 	// Fail records a failed attempt (appended to errors, copied to last_error)
 	// and ends the lease. The todo goes back to PENDING with run_at moved into
 	// the future by the retry delay, or to DEAD when this was its last allowed
@@ -359,6 +405,12 @@ func (UnimplementedQueueServiceServer) Heartbeat(context.Context, *HeartbeatRequ
 }
 func (UnimplementedQueueServiceServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
+}
+func (UnimplementedQueueServiceServer) HeartbeatBatch(context.Context, *HeartbeatBatchRequest) (*HeartbeatBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method HeartbeatBatch not implemented")
+}
+func (UnimplementedQueueServiceServer) CompleteBatch(context.Context, *CompleteBatchRequest) (*CompleteBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CompleteBatch not implemented")
 }
 func (UnimplementedQueueServiceServer) Fail(context.Context, *FailRequest) (*FailResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Fail not implemented")
@@ -488,6 +540,42 @@ func _QueueService_Complete_Handler(srv interface{}, ctx context.Context, dec fu
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(QueueServiceServer).Complete(ctx, req.(*CompleteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueueService_HeartbeatBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HeartbeatBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).HeartbeatBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_HeartbeatBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).HeartbeatBatch(ctx, req.(*HeartbeatBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueueService_CompleteBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).CompleteBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_CompleteBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).CompleteBatch(ctx, req.(*CompleteBatchRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -644,6 +732,14 @@ var QueueService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Complete",
 			Handler:    _QueueService_Complete_Handler,
+		},
+		{
+			MethodName: "HeartbeatBatch",
+			Handler:    _QueueService_HeartbeatBatch_Handler,
+		},
+		{
+			MethodName: "CompleteBatch",
+			Handler:    _QueueService_CompleteBatch_Handler,
 		},
 		{
 			MethodName: "Fail",

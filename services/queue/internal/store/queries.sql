@@ -1,43 +1,91 @@
--- name: TodoInsert :one
--- Enqueues one todo; with a dedupe_key already used in this queue nothing is written and pgx.ErrNoRows comes back
--- (then TodoGetByDedupeKey). run_at NULL = now() on the database clock; the caller resolves priority and
--- max_attempts defaults (settings queue.defaults).
+-- The queue's SQL. Conventions every statement follows:
+--
+-- * Tenancy: every statement takes the caller's human_id and matches only that tenant's rows, so another
+--   tenant's todo is indistinguishable from a missing one.
+-- * Agents: caller_agent_id is the agent a credential acts as (NULL for a human's credential). An agent sees
+--   and works only todos addressed to it or to no agent:
+--     (caller_agent_id IS NULL OR agent_id IS NULL OR agent_id = caller_agent_id)
+-- * Lease tokens: the claim's attempt number. Every worker write matches (id, attempt, state = 'running'), so a
+--   worker whose lease expired and was re-claimed updates 0 rows instead of clobbering the new run. attempt
+--   never decreases: Release raises max_attempts by one, Redrive sets max_attempts = attempt + N.
+-- * Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries) are in no index, so heartbeats
+--   are HOT updates.
+-- * Defaults (max_attempts, lease seconds) come from the setting queue.defaults, read inside the statement, so
+--   there is no cache to go stale; the literal fallbacks apply only when an operator deleted the row.
+
+-- name: TodoCheckRefs :one
+-- The 1-based position of the first batch entry whose agent_id or event_id is not the caller's (0 = all good):
+-- an agent or event of another tenant must look unknown (NOT_FOUND), which a foreign key alone would not give.
+SELECT coalesce(min(u.ord), 0)::bigint AS first_bad
+FROM (
+    SELECT unnest(sqlc.arg(agent_ids)::text[])                                AS agent_id,
+           unnest(sqlc.arg(event_ids)::bigint[])                              AS event_id,
+           generate_series(1, cardinality(sqlc.arg(agent_ids)::text[]))::bigint AS ord
+) AS u
+WHERE (u.agent_id <> '' AND NOT EXISTS (
+          SELECT 1 FROM agents AS a WHERE a.id = nullif(u.agent_id, '')::uuid AND a.human_id = sqlc.arg(human_id)))
+   OR (u.event_id <> 0 AND NOT EXISTS (
+          SELECT 1 FROM events AS e WHERE e.id = u.event_id AND e.human_id = sqlc.arg(human_id)));
+
+-- name: TodoInsertBatch :many
+-- Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ''
+-- (agent_id, dedupe_key), 0 (event_id, max_attempts) or a time in the past (run_at: "past means now").
+-- ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
+-- wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
+-- Rows are inserted in ORDER BY ord order, so identity ids ascend in request order.
 INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key)
-VALUES (
-    sqlc.arg(human_id),
-    sqlc.arg(queue),
-    sqlc.narg(agent_id),
-    sqlc.narg(event_id),
-    sqlc.arg(kind),
-    sqlc.arg(payload),
-    sqlc.arg(priority),
-    sqlc.arg(max_attempts),
-    coalesce(sqlc.narg(run_at)::timestamptz, now()),
-    sqlc.narg(dedupe_key)
-)
+SELECT sqlc.arg(human_id),
+       sqlc.arg(queue),
+       nullif(u.agent_id, '')::uuid,
+       nullif(u.event_id, 0),
+       u.kind,
+       u.payload::jsonb,
+       u.priority::smallint,
+       coalesce(nullif(u.max_attempts, 0), (
+           SELECT greatest(1, (s.value ->> 'max_attempts')::integer)
+           FROM settings AS s
+           WHERE s.key = 'queue.defaults'
+       ), 25),
+       greatest(u.run_at, now()),
+       nullif(u.dedupe_key, '')
+FROM (
+    -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
+    SELECT unnest(sqlc.arg(agent_ids)::text[])                                AS agent_id,
+           unnest(sqlc.arg(event_ids)::bigint[])                              AS event_id,
+           unnest(sqlc.arg(kinds)::text[])                                    AS kind,
+           unnest(sqlc.arg(payloads)::text[])                                 AS payload,
+           unnest(sqlc.arg(priorities)::integer[])                            AS priority,
+           unnest(sqlc.arg(max_attempts)::integer[])                          AS max_attempts,
+           unnest(sqlc.arg(run_ats)::timestamptz[])                           AS run_at,
+           unnest(sqlc.arg(dedupe_keys)::text[])                              AS dedupe_key,
+           generate_series(1, cardinality(sqlc.arg(kinds)::text[]))::bigint AS ord
+) AS u
+ORDER BY u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
 RETURNING *;
 
--- name: TodoGetByDedupeKey :one
--- The todo that already holds a dedupe key: what Enqueue returns when TodoInsert found a duplicate.
+-- name: TodoGetByDedupeKeys :many
+-- The todos that already hold some dedupe keys of a queue: what Enqueue returns for duplicates.
 SELECT *
 FROM todos
 WHERE human_id = sqlc.arg(human_id)
   AND queue = sqlc.arg(queue)
-  AND dedupe_key = sqlc.arg(dedupe_key)::text;
+  AND dedupe_key = ANY (sqlc.arg(dedupe_keys)::text[]);
 
 -- name: TodoClaim :many
 -- Leases up to batch_size due todos, most urgent first. MATERIALIZED makes the locking SELECT run exactly once
 -- (never re-run as a join's inner side, claiming more than batch_size); SKIP LOCKED lets concurrent claimers take
--- different rows instead of waiting on each other. Queue names are per human, so human_id scopes the claim to the
--- caller's tenant. The scan walks idx_todos_pending in ORDER BY order and stops after batch_size rows.
+-- different rows instead of waiting on each other. The scan walks idx_todos_pending in ORDER BY order and stops
+-- after batch_size rows. lease_seconds 0 means queue.defaults.lease_seconds, clamped to 1..3600.
 WITH next AS MATERIALIZED (
     SELECT p.id
     FROM todos AS p
     WHERE p.state = 'pending'
-      AND p.queue = sqlc.arg(queue)
       AND p.human_id = sqlc.arg(human_id)
+      AND p.queue = sqlc.arg(queue)
       AND p.run_at <= now()
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR p.agent_id IS NULL
+           OR p.agent_id = sqlc.narg(caller_agent_id)::uuid)
     ORDER BY p.priority, p.run_at, p.id
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
@@ -46,48 +94,74 @@ UPDATE todos AS t
 SET state            = 'running',
     attempt          = t.attempt + 1,
     lease_owner      = sqlc.arg(worker)::text,
-    lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::integer),
+    lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
+                           nullif(sqlc.arg(lease_seconds)::integer, 0),
+                           (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
+                           30)))),
     attempted_at     = now()
 FROM next
 WHERE t.id = next.id
 RETURNING t.*;
 
--- name: TodoHeartbeat :one
--- Extends a lease from the database's now(); fenced by the lease token (attempt), so pgx.ErrNoRows = lease lost.
--- Touches only lease_expires_at, which is in no index: a HOT update.
-UPDATE todos
-SET lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::integer)
-WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id)
-  AND attempt = sqlc.arg(attempt)
-  AND state = 'running'
-RETURNING lease_expires_at::timestamptz;
+-- name: TodoHeartbeatBatch :many
+-- Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
+-- missing from RETURNING lost its lease (or never existed: TodoVisibleIDs tells which). Touches only
+-- lease_expires_at, which is in no index: a HOT update. lease_seconds 0 = the queue.defaults value.
+UPDATE todos AS t
+SET lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
+                           nullif(u.lease_seconds, 0),
+                           (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
+                           30))))
+FROM (
+    SELECT unnest(sqlc.arg(ids)::bigint[])            AS id,
+           unnest(sqlc.arg(attempts)::integer[])      AS attempt,
+           unnest(sqlc.arg(lease_seconds)::integer[]) AS lease_seconds
+) AS u
+WHERE t.id = u.id
+  AND t.human_id = sqlc.arg(human_id)
+  AND t.attempt = u.attempt
+  AND t.state = 'running'
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
+       OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+RETURNING t.id, t.lease_expires_at::timestamptz AS lease_expires_at;
 
--- name: TodoComplete :one
--- Marks a leased todo done; token-fenced, so a worker whose lease expired gets pgx.ErrNoRows, not a completion.
-UPDATE todos
+-- name: TodoCompleteBatch :many
+-- Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
+-- '' means none. A completion ends the run of lease expiries.
+UPDATE todos AS t
 SET state            = 'completed',
     lease_owner      = NULL,
     lease_expires_at = NULL,
+    lease_expiries   = 0,
+    result           = nullif(u.result, '')::jsonb,
     finished_at      = now()
-WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id)
-  AND attempt = sqlc.arg(attempt)
-  AND state = 'running'
-RETURNING *;
+FROM (
+    SELECT unnest(sqlc.arg(ids)::bigint[])       AS id,
+           unnest(sqlc.arg(attempts)::integer[]) AS attempt,
+           unnest(sqlc.arg(results)::text[])     AS result
+) AS u
+WHERE t.id = u.id
+  AND t.human_id = sqlc.arg(human_id)
+  AND t.attempt = u.attempt
+  AND t.state = 'running'
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
+       OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+RETURNING t.*;
 
--- name: TodoFailRetry :one
--- Records a failed attempt and schedules a retry after backoff, or dead-letters when this was the last allowed
--- attempt (decided here, race-free, from the row itself); token-fenced. RETURNING state says which happened.
+-- name: TodoFail :one
+-- Records a failed attempt (appended to errors, copied to last_error) and either schedules a retry after
+-- backoff_seconds or dead-letters: at the attempt cap (decided here, race-free, from the row itself) or when
+-- dead_letter is set. Token-fenced; RETURNING state says which happened.
 UPDATE todos
-SET state            = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
+SET state            = CASE WHEN sqlc.arg(dead_letter)::boolean OR attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
     run_at           = CASE
-                           WHEN attempt >= max_attempts THEN run_at
+                           WHEN sqlc.arg(dead_letter)::boolean OR attempt >= max_attempts THEN run_at
                            ELSE now() + make_interval(secs => sqlc.arg(backoff_seconds)::double precision)
                        END,
-    finished_at      = CASE WHEN attempt >= max_attempts THEN now() END,
+    finished_at      = CASE WHEN sqlc.arg(dead_letter)::boolean OR attempt >= max_attempts THEN now() END,
     lease_owner      = NULL,
     lease_expires_at = NULL,
+    lease_expiries   = 0,
     last_error       = sqlc.arg(error)::text,
     errors           = errors || jsonb_build_array(jsonb_build_object(
                            'attempt', attempt,
@@ -98,114 +172,125 @@ WHERE id = sqlc.arg(id)
   AND human_id = sqlc.arg(human_id)
   AND attempt = sqlc.arg(attempt)
   AND state = 'running'
-RETURNING *;
-
--- name: TodoFailDead :one
--- Records a failed attempt and dead-letters the todo now (non-retryable error); token-fenced.
-UPDATE todos
-SET state            = 'dead',
-    finished_at      = now(),
-    lease_owner      = NULL,
-    lease_expires_at = NULL,
-    last_error       = sqlc.arg(error)::text,
-    errors           = errors || jsonb_build_array(jsonb_build_object(
-                           'attempt', attempt,
-                           'at', now(),
-                           'error', sqlc.arg(error)::text
-                       ))
-WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id)
-  AND attempt = sqlc.arg(attempt)
-  AND state = 'running'
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
 RETURNING *;
 
 -- name: TodoRelease :one
--- Gives a leased todo back without penalty, keeping its place (run_at) in the queue; token-fenced. attempt is
--- the lease token and must never go down (the next claim would hand out a number a stale worker still holds),
--- so "no penalty" raises max_attempts by one instead.
+-- Gives a leased todo back without penalty; token-fenced. It keeps its place (run_at) unless delay_seconds > 0.
+-- attempt is the lease token and must never go down (the next claim would hand out a number a stale worker
+-- still holds), so "no penalty" raises max_attempts by one instead.
 UPDATE todos
 SET state            = 'pending',
     max_attempts     = max_attempts + 1,
+    run_at           = CASE
+                           WHEN sqlc.arg(delay_seconds)::double precision > 0
+                               THEN now() + make_interval(secs => sqlc.arg(delay_seconds)::double precision)
+                           ELSE run_at
+                       END,
     lease_owner      = NULL,
-    lease_expires_at = NULL
+    lease_expires_at = NULL,
+    lease_expiries   = 0
 WHERE id = sqlc.arg(id)
   AND human_id = sqlc.arg(human_id)
   AND attempt = sqlc.arg(attempt)
   AND state = 'running'
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
 RETURNING *;
 
 -- name: TodoCancel :one
--- Cancels a pending or running todo; a worker holding it then finds its lease gone on the next heartbeat.
--- pgx.ErrNoRows when the todo does not exist or has already finished.
+-- Cancels a pending or running todo; a worker holding it then finds its lease gone on its next call.
+-- pgx.ErrNoRows when the todo does not exist or has already finished (TodoGet tells which).
 UPDATE todos
 SET state            = 'cancelled',
     lease_owner      = NULL,
     lease_expires_at = NULL,
+    last_error       = nullif(sqlc.arg(reason)::text, ''),
     finished_at      = now()
 WHERE id = sqlc.arg(id)
   AND human_id = sqlc.arg(human_id)
   AND state IN ('pending', 'running')
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
 RETURNING *;
 
 -- name: TodoGet :one
--- One todo of this tenant; pgx.ErrNoRows when it does not exist or belongs to someone else.
+-- One todo the caller may see; pgx.ErrNoRows when it does not exist or is out of reach.
 SELECT *
 FROM todos
 WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id);
+  AND human_id = sqlc.arg(human_id)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid);
+
+-- name: TodoVisibleIDs :many
+-- Which of ids exist for the caller: after a fenced batch write, an item that did not match is a stale lease
+-- when its id is here and NOT_FOUND otherwise.
+SELECT id
+FROM todos
+WHERE id = ANY (sqlc.arg(ids)::bigint[])
+  AND human_id = sqlc.arg(human_id)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid);
 
 -- name: TodoList :many
--- A tenant's todos newest first, optionally filtered by queue and state; keyset pagination on id (pass the last
--- id seen as before_id) stays cheap at any depth, unlike OFFSET. Served by idx_todos_list.
+-- A tenant's todos newest first, optionally filtered by queue, state and owner agent; keyset pagination on id
+-- (pass the last id seen as before_id) stays cheap at any depth, unlike OFFSET. Served by idx_todos_list.
 SELECT *
 FROM todos
 WHERE human_id = sqlc.arg(human_id)
   AND (sqlc.narg(queue)::text IS NULL OR queue = sqlc.narg(queue)::text)
   AND (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state)::text)
+  AND (sqlc.narg(agent_id)::uuid IS NULL OR agent_id = sqlc.narg(agent_id)::uuid)
   AND (sqlc.narg(before_id)::bigint IS NULL OR id < sqlc.narg(before_id)::bigint)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
 ORDER BY id DESC
 LIMIT sqlc.arg(page_size)::integer;
 
 -- name: TodoRedriveByIDs :many
--- Sends chosen dead todos back to pending with a fresh budget of `attempts` more tries; errors are kept as
--- history. attempt (the lease token) keeps counting up, so no earlier worker's token can match again. Returns
--- the ids actually redriven (ids that are missing, not dead or someone else's are skipped).
+-- Sends chosen dead todos of a queue back to pending, runnable now, with a fresh budget of max_attempts more
+-- claims (max_attempts = attempt + max_attempts: attempt, the lease token, keeps counting up so no earlier
+-- worker's token can match again); errors are kept as history. Returns the ids actually redriven (ids that are missing, not dead, of
+-- another queue or someone else's are skipped).
 UPDATE todos
-SET state        = 'pending',
-    max_attempts = attempt + sqlc.arg(attempts)::integer,
-    run_at       = now(),
-    finished_at  = NULL
+SET state          = 'pending',
+    max_attempts   = attempt + max_attempts,
+    run_at         = now(),
+    lease_expiries = 0,
+    finished_at    = NULL
 WHERE human_id = sqlc.arg(human_id)
+  AND queue = sqlc.arg(queue)
   AND id = ANY (sqlc.arg(ids)::bigint[])
   AND state = 'dead'
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
 RETURNING id;
 
 -- name: TodoRedriveQueue :execrows
--- Sends up to batch_size dead todos of a queue back to pending with `attempts` more tries, like
--- TodoRedriveByIDs (call until it returns 0): bounded so a large
--- dead-letter backlog is redriven in short transactions. SKIP LOCKED keeps it off rows another redrive holds.
+-- Sends up to batch_size dead todos of a queue (oldest first) back to pending like TodoRedriveByIDs; the caller
+-- repeats until it returns 0 or its limit is reached, so a large backlog is redriven in short transactions.
+-- SKIP LOCKED keeps it off rows another redrive holds.
 WITH batch AS MATERIALIZED (
     SELECT d.id
     FROM todos AS d
     WHERE d.human_id = sqlc.arg(human_id)
       AND d.queue = sqlc.arg(queue)
       AND d.state = 'dead'
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR d.agent_id IS NULL
+           OR d.agent_id = sqlc.narg(caller_agent_id)::uuid)
     ORDER BY d.id
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
 )
 UPDATE todos AS t
-SET state        = 'pending',
-    max_attempts = t.attempt + sqlc.arg(attempts)::integer,
-    run_at       = now(),
-    finished_at  = NULL
+SET state          = 'pending',
+    max_attempts   = t.attempt + t.max_attempts,
+    run_at         = now(),
+    lease_expiries = 0,
+    finished_at    = NULL
 FROM batch
 WHERE t.id = batch.id;
 
 -- name: TodoReapExpired :many
--- Returns up to batch_size todos whose lease expired to pending, or dead-letters them at the attempt cap: one
--- bounded UPDATE over running rows only (idx_todos_running). SKIP LOCKED lets every node reap concurrently, and
--- the row lock re-checks lease_expires_at, so a lease a heartbeat just extended is left alone.
+-- Ends up to batch_size expired leases in one bounded UPDATE over running rows only (idx_todos_running). Each
+-- goes back to pending, or to dead at the attempt cap or when its consecutive lease expiries reach
+-- max_expiries (a todo that keeps crashing its workers). SKIP LOCKED lets every node reap at once; the row
+-- lock re-checks lease_expires_at, so a lease a heartbeat just extended is left alone.
 WITH expired AS MATERIALIZED (
     SELECT r.id
     FROM todos AS r
@@ -215,11 +300,25 @@ WITH expired AS MATERIALIZED (
     FOR UPDATE SKIP LOCKED
 )
 UPDATE todos AS t
-SET state            = CASE WHEN t.attempt >= t.max_attempts THEN 'dead' ELSE 'pending' END,
-    finished_at      = CASE WHEN t.attempt >= t.max_attempts THEN now() END,
+SET state            = CASE
+                           WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
+                               THEN 'dead'
+                           ELSE 'pending'
+                       END,
+    finished_at      = CASE
+                           WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
+                               THEN now()
+                       END,
     lease_owner      = NULL,
     lease_expires_at = NULL,
-    last_error       = 'lease expired',
+    lease_expiries   = t.lease_expiries + 1,
+    last_error       = CASE
+                           WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
+                           WHEN t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
+                               THEN format('dead-lettered: the lease expired %s times in a row (the todo may be crashing its workers)',
+                                           t.lease_expiries + 1)
+                           ELSE 'lease expired'
+                       END,
     errors           = t.errors || jsonb_build_array(jsonb_build_object(
                            'attempt', t.attempt,
                            'at', now(),
@@ -227,20 +326,65 @@ SET state            = CASE WHEN t.attempt >= t.max_attempts THEN 'dead' ELSE 'p
                        ))
 FROM expired
 WHERE t.id = expired.id
-RETURNING t.id, t.state;
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.state;
+
+-- name: TodoRetentionSettings :one
+-- The setting retention.todos, with the seeded defaults when the row or a field is missing.
+SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.todos'),
+                604800)::bigint AS max_age_seconds,
+       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.todos'),
+                1000000)::bigint AS max_rows;
+
+-- name: TodoPruneByAge :execrows
+-- Deletes up to batch_size finished (completed, dead, cancelled) todos older than max_age_seconds, oldest
+-- first (idx_todos_finished_at); live work is never a candidate. SKIP LOCKED lets every node prune at once.
+DELETE FROM todos
+WHERE id IN (
+    SELECT f.id
+    FROM todos AS f
+    WHERE f.finished_at IS NOT NULL
+      AND f.finished_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
+    ORDER BY f.finished_at
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE SKIP LOCKED
+);
+
+-- name: TodoPruneOverCap :execrows
+-- Deletes up to batch_size of the oldest finished todos beyond the newest max_rows. The cutoff row is found
+-- without locks (a locking OFFSET would lock every row it skips), then only rows at or before it are locked.
+WITH cutoff AS (
+    SELECT c.finished_at, c.id
+    FROM todos AS c
+    WHERE c.finished_at IS NOT NULL
+    ORDER BY c.finished_at DESC, c.id DESC
+    OFFSET sqlc.arg(max_rows)::bigint
+    LIMIT 1
+)
+DELETE FROM todos
+WHERE id IN (
+    SELECT f.id
+    FROM todos AS f, cutoff
+    WHERE f.finished_at IS NOT NULL
+      AND f.finished_at <= cutoff.finished_at
+      AND (f.finished_at < cutoff.finished_at OR f.id <= cutoff.id)
+    ORDER BY f.finished_at, f.id
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE OF f SKIP LOCKED
+);
 
 -- name: TodoStatsByState :one
--- Queue depth by state plus the age of the oldest due pending todo (0 when none), for QueueStats and metrics.
--- One pass over idx_todos_list; age is measured from run_at because a todo scheduled for later is not waiting.
-SELECT count(*) FILTER (WHERE state = 'pending')   AS pending,
-       count(*) FILTER (WHERE state = 'running')   AS running,
-       count(*) FILTER (WHERE state = 'completed') AS completed,
-       count(*) FILTER (WHERE state = 'dead')      AS dead,
-       count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+-- Queue depth by state plus the age of the oldest due pending todo (0 when none), for QueueStats. One pass over
+-- idx_todos_list; age is measured from run_at because a todo scheduled for later is not waiting.
+SELECT count(*) FILTER (WHERE state = 'pending' AND run_at <= now()) AS pending_ready,
+       count(*) FILTER (WHERE state = 'pending' AND run_at > now())  AS pending_scheduled,
+       count(*) FILTER (WHERE state = 'running')                      AS running,
+       count(*) FILTER (WHERE state = 'completed')                    AS completed,
+       count(*) FILTER (WHERE state = 'dead')                         AS dead,
+       count(*) FILTER (WHERE state = 'cancelled')                    AS cancelled,
        coalesce(
            extract(epoch FROM now() - min(run_at) FILTER (WHERE state = 'pending' AND run_at <= now())),
            0
-       )::double precision                         AS oldest_pending_age_seconds
+       )::double precision                                            AS oldest_pending_age_seconds
 FROM todos
 WHERE human_id = sqlc.arg(human_id)
   AND queue = sqlc.arg(queue);
@@ -261,3 +405,14 @@ SELECT coalesce(s.n_live_tup, 0)::bigint AS n_live_tup,
        ), 0)::double precision AS oldest_xact_age_seconds
 FROM pg_catalog.pg_stat_user_tables AS s
 WHERE s.relid = 'todos'::regclass;
+
+-- name: QueueNotify :exec
+-- Tells the other nodes' listeners that queues have new work, one notification per payload
+-- ('<human_id>:<queue>'). Sent after the enqueue committed, never inside
+-- its transaction: NOTIFY takes a cluster-wide lock at commit.
+SELECT pg_notify('switchboard_queue', p.payload)
+FROM unnest(sqlc.arg(payloads)::text[]) AS p (payload);
+
+-- name: QueueListen :exec
+-- Subscribes this session to the queue wake-up channel (see QueueNotify).
+LISTEN switchboard_queue;

@@ -146,4 +146,6 @@ type Todo struct {
 	CreatedAt      time.Time
 	AttemptedAt    *time.Time
 	FinishedAt     *time.Time
+	LeaseExpiries  int32
+	Result         json.RawMessage
 }

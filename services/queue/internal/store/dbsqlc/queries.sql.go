@@ -7,33 +7,64 @@ package dbsqlc
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
 )
+
+const queueListen = `-- name: QueueListen :exec
+LISTEN switchboard_queue
+`
+
+// Subscribes this session to the queue wake-up channel (see QueueNotify).
+func (q *Queries) QueueListen(ctx context.Context, db DBTX) error {
+	_, err := db.Exec(ctx, queueListen)
+	return err
+}
+
+const queueNotify = `-- name: QueueNotify :exec
+SELECT pg_notify('switchboard_queue', p.payload)
+FROM unnest($1::text[]) AS p (payload)
+`
+
+// Tells the other nodes' listeners that queues have new work, one notification per payload
+// ('<human_id>:<queue>'). Sent after the enqueue committed, never inside
+// its transaction: NOTIFY takes a cluster-wide lock at commit.
+func (q *Queries) QueueNotify(ctx context.Context, db DBTX, payloads []string) error {
+	_, err := db.Exec(ctx, queueNotify, payloads)
+	return err
+}
 
 const todoCancel = `-- name: TodoCancel :one
 UPDATE todos
 SET state            = 'cancelled',
     lease_owner      = NULL,
     lease_expires_at = NULL,
+    last_error       = nullif($1::text, ''),
     finished_at      = now()
-WHERE id = $1
-  AND human_id = $2
+WHERE id = $2
+  AND human_id = $3
   AND state IN ('pending', 'running')
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at
+  AND ($4::uuid IS NULL OR agent_id IS NULL OR agent_id = $4::uuid)
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
 `
 
 type TodoCancelParams struct {
-	ID      int64
-	HumanID uuid.UUID
+	Reason        string
+	ID            int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
 }
 
-// Cancels a pending or running todo; a worker holding it then finds its lease gone on the next heartbeat.
-// pgx.ErrNoRows when the todo does not exist or has already finished.
+// Cancels a pending or running todo; a worker holding it then finds its lease gone on its next call.
+// pgx.ErrNoRows when the todo does not exist or has already finished (TodoGet tells which).
 func (q *Queries) TodoCancel(ctx context.Context, db DBTX, arg TodoCancelParams) (Todo, error) {
-	row := db.QueryRow(ctx, todoCancel, arg.ID, arg.HumanID)
+	row := db.QueryRow(ctx, todoCancel,
+		arg.Reason,
+		arg.ID,
+		arg.HumanID,
+		arg.CallerAgentID,
+	)
 	var i Todo
 	err := row.Scan(
 		&i.ID,
@@ -56,8 +87,54 @@ func (q *Queries) TodoCancel(ctx context.Context, db DBTX, arg TodoCancelParams)
 		&i.CreatedAt,
 		&i.AttemptedAt,
 		&i.FinishedAt,
+		&i.LeaseExpiries,
+		&i.Result,
 	)
 	return i, err
+}
+
+const todoCheckRefs = `-- name: TodoCheckRefs :one
+
+SELECT coalesce(min(u.ord), 0)::bigint AS first_bad
+FROM (
+    SELECT unnest($1::text[])                                AS agent_id,
+           unnest($2::bigint[])                              AS event_id,
+           generate_series(1, cardinality($1::text[]))::bigint AS ord
+) AS u
+WHERE (u.agent_id <> '' AND NOT EXISTS (
+          SELECT 1 FROM agents AS a WHERE a.id = nullif(u.agent_id, '')::uuid AND a.human_id = $3))
+   OR (u.event_id <> 0 AND NOT EXISTS (
+          SELECT 1 FROM events AS e WHERE e.id = u.event_id AND e.human_id = $3))
+`
+
+type TodoCheckRefsParams struct {
+	AgentIds []string
+	EventIds []int64
+	HumanID  uuid.UUID
+}
+
+// The queue's SQL. Conventions every statement follows:
+//
+//   - Tenancy: every statement takes the caller's human_id and matches only that tenant's rows, so another
+//     tenant's todo is indistinguishable from a missing one.
+//   - Agents: caller_agent_id is the agent a credential acts as (NULL for a human's credential). An agent sees
+//     and works only todos addressed to it or to no agent:
+//     (caller_agent_id IS NULL OR agent_id IS NULL OR agent_id = caller_agent_id)
+//   - Lease tokens: the claim's attempt number. Every worker write matches (id, attempt, state = 'running'), so a
+//     worker whose lease expired and was re-claimed updates 0 rows instead of clobbering the new run. attempt
+//     never decreases: Release raises max_attempts by one, Redrive sets max_attempts = attempt + N.
+//   - Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries) are in no index, so heartbeats
+//     are HOT updates.
+//   - Defaults (max_attempts, lease seconds) come from the setting queue.defaults, read inside the statement, so
+//     there is no cache to go stale; the literal fallbacks apply only when an operator deleted the row.
+//
+// The 1-based position of the first batch entry whose agent_id or event_id is not the caller's (0 = all good):
+// an agent or event of another tenant must look unknown (NOT_FOUND), which a foreign key alone would not give.
+func (q *Queries) TodoCheckRefs(ctx context.Context, db DBTX, arg TodoCheckRefsParams) (int64, error) {
+	row := db.QueryRow(ctx, todoCheckRefs, arg.AgentIds, arg.EventIds, arg.HumanID)
+	var first_bad int64
+	err := row.Scan(&first_bad)
+	return first_bad, err
 }
 
 const todoClaim = `-- name: TodoClaim :many
@@ -65,42 +142,49 @@ WITH next AS MATERIALIZED (
     SELECT p.id
     FROM todos AS p
     WHERE p.state = 'pending'
-      AND p.queue = $3
-      AND p.human_id = $4
+      AND p.human_id = $3
+      AND p.queue = $4
       AND p.run_at <= now()
+      AND ($5::uuid IS NULL OR p.agent_id IS NULL
+           OR p.agent_id = $5::uuid)
     ORDER BY p.priority, p.run_at, p.id
-    LIMIT $5::integer
+    LIMIT $6::integer
     FOR UPDATE SKIP LOCKED
 )
 UPDATE todos AS t
 SET state            = 'running',
     attempt          = t.attempt + 1,
     lease_owner      = $1::text,
-    lease_expires_at = now() + make_interval(secs => $2::integer),
+    lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
+                           nullif($2::integer, 0),
+                           (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
+                           30)))),
     attempted_at     = now()
 FROM next
 WHERE t.id = next.id
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result
 `
 
 type TodoClaimParams struct {
-	Worker       string
-	LeaseSeconds int32
-	Queue        string
-	HumanID      uuid.UUID
-	BatchSize    int32
+	Worker        string
+	LeaseSeconds  int32
+	HumanID       uuid.UUID
+	Queue         string
+	CallerAgentID *uuid.UUID
+	BatchSize     int32
 }
 
 // Leases up to batch_size due todos, most urgent first. MATERIALIZED makes the locking SELECT run exactly once
 // (never re-run as a join's inner side, claiming more than batch_size); SKIP LOCKED lets concurrent claimers take
-// different rows instead of waiting on each other. Queue names are per human, so human_id scopes the claim to the
-// caller's tenant. The scan walks idx_todos_pending in ORDER BY order and stops after batch_size rows.
+// different rows instead of waiting on each other. The scan walks idx_todos_pending in ORDER BY order and stops
+// after batch_size rows. lease_seconds 0 means queue.defaults.lease_seconds, clamped to 1..3600.
 func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) ([]Todo, error) {
 	rows, err := db.Query(ctx, todoClaim,
 		arg.Worker,
 		arg.LeaseSeconds,
-		arg.Queue,
 		arg.HumanID,
+		arg.Queue,
+		arg.CallerAgentID,
 		arg.BatchSize,
 	)
 	if err != nil {
@@ -131,6 +215,8 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 			&i.CreatedAt,
 			&i.AttemptedAt,
 			&i.FinishedAt,
+			&i.LeaseExpiries,
+			&i.Result,
 		); err != nil {
 			return nil, err
 		}
@@ -142,154 +228,134 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 	return items, nil
 }
 
-const todoComplete = `-- name: TodoComplete :one
-UPDATE todos
+const todoCompleteBatch = `-- name: TodoCompleteBatch :many
+UPDATE todos AS t
 SET state            = 'completed',
     lease_owner      = NULL,
     lease_expires_at = NULL,
+    lease_expiries   = 0,
+    result           = nullif(u.result, '')::jsonb,
     finished_at      = now()
-WHERE id = $1
-  AND human_id = $2
-  AND attempt = $3
-  AND state = 'running'
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at
+FROM (
+    SELECT unnest($3::bigint[])       AS id,
+           unnest($4::integer[]) AS attempt,
+           unnest($5::text[])     AS result
+) AS u
+WHERE t.id = u.id
+  AND t.human_id = $1
+  AND t.attempt = u.attempt
+  AND t.state = 'running'
+  AND ($2::uuid IS NULL OR t.agent_id IS NULL
+       OR t.agent_id = $2::uuid)
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result
 `
 
-type TodoCompleteParams struct {
-	ID      int64
-	HumanID uuid.UUID
-	Attempt int32
+type TodoCompleteBatchParams struct {
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
+	Ids           []int64
+	Attempts      []int32
+	Results       []string
 }
 
-// Marks a leased todo done; token-fenced, so a worker whose lease expired gets pgx.ErrNoRows, not a completion.
-func (q *Queries) TodoComplete(ctx context.Context, db DBTX, arg TodoCompleteParams) (Todo, error) {
-	row := db.QueryRow(ctx, todoComplete, arg.ID, arg.HumanID, arg.Attempt)
-	var i Todo
-	err := row.Scan(
-		&i.ID,
-		&i.HumanID,
-		&i.Queue,
-		&i.AgentID,
-		&i.EventID,
-		&i.Kind,
-		&i.Payload,
-		&i.Priority,
-		&i.State,
-		&i.Attempt,
-		&i.MaxAttempts,
-		&i.RunAt,
-		&i.LeaseOwner,
-		&i.LeaseExpiresAt,
-		&i.LastError,
-		&i.Errors,
-		&i.DedupeKey,
-		&i.CreatedAt,
-		&i.AttemptedAt,
-		&i.FinishedAt,
-	)
-	return i, err
-}
-
-const todoFailDead = `-- name: TodoFailDead :one
-UPDATE todos
-SET state            = 'dead',
-    finished_at      = now(),
-    lease_owner      = NULL,
-    lease_expires_at = NULL,
-    last_error       = $1::text,
-    errors           = errors || jsonb_build_array(jsonb_build_object(
-                           'attempt', attempt,
-                           'at', now(),
-                           'error', $1::text
-                       ))
-WHERE id = $2
-  AND human_id = $3
-  AND attempt = $4
-  AND state = 'running'
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at
-`
-
-type TodoFailDeadParams struct {
-	Error   string
-	ID      int64
-	HumanID uuid.UUID
-	Attempt int32
-}
-
-// Records a failed attempt and dead-letters the todo now (non-retryable error); token-fenced.
-func (q *Queries) TodoFailDead(ctx context.Context, db DBTX, arg TodoFailDeadParams) (Todo, error) {
-	row := db.QueryRow(ctx, todoFailDead,
-		arg.Error,
-		arg.ID,
+// Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
+// ” means none. A completion ends the run of lease expiries.
+func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoCompleteBatchParams) ([]Todo, error) {
+	rows, err := db.Query(ctx, todoCompleteBatch,
 		arg.HumanID,
-		arg.Attempt,
+		arg.CallerAgentID,
+		arg.Ids,
+		arg.Attempts,
+		arg.Results,
 	)
-	var i Todo
-	err := row.Scan(
-		&i.ID,
-		&i.HumanID,
-		&i.Queue,
-		&i.AgentID,
-		&i.EventID,
-		&i.Kind,
-		&i.Payload,
-		&i.Priority,
-		&i.State,
-		&i.Attempt,
-		&i.MaxAttempts,
-		&i.RunAt,
-		&i.LeaseOwner,
-		&i.LeaseExpiresAt,
-		&i.LastError,
-		&i.Errors,
-		&i.DedupeKey,
-		&i.CreatedAt,
-		&i.AttemptedAt,
-		&i.FinishedAt,
-	)
-	return i, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Todo{}
+	for rows.Next() {
+		var i Todo
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Queue,
+			&i.AgentID,
+			&i.EventID,
+			&i.Kind,
+			&i.Payload,
+			&i.Priority,
+			&i.State,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.RunAt,
+			&i.LeaseOwner,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.Errors,
+			&i.DedupeKey,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.LeaseExpiries,
+			&i.Result,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-const todoFailRetry = `-- name: TodoFailRetry :one
+const todoFail = `-- name: TodoFail :one
 UPDATE todos
-SET state            = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
+SET state            = CASE WHEN $1::boolean OR attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
     run_at           = CASE
-                           WHEN attempt >= max_attempts THEN run_at
-                           ELSE now() + make_interval(secs => $1::double precision)
+                           WHEN $1::boolean OR attempt >= max_attempts THEN run_at
+                           ELSE now() + make_interval(secs => $2::double precision)
                        END,
-    finished_at      = CASE WHEN attempt >= max_attempts THEN now() END,
+    finished_at      = CASE WHEN $1::boolean OR attempt >= max_attempts THEN now() END,
     lease_owner      = NULL,
     lease_expires_at = NULL,
-    last_error       = $2::text,
+    lease_expiries   = 0,
+    last_error       = $3::text,
     errors           = errors || jsonb_build_array(jsonb_build_object(
                            'attempt', attempt,
                            'at', now(),
-                           'error', $2::text
+                           'error', $3::text
                        ))
-WHERE id = $3
-  AND human_id = $4
-  AND attempt = $5
+WHERE id = $4
+  AND human_id = $5
+  AND attempt = $6
   AND state = 'running'
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at
+  AND ($7::uuid IS NULL OR agent_id IS NULL OR agent_id = $7::uuid)
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
 `
 
-type TodoFailRetryParams struct {
+type TodoFailParams struct {
+	DeadLetter     bool
 	BackoffSeconds float64
 	Error          string
 	ID             int64
 	HumanID        uuid.UUID
 	Attempt        int32
+	CallerAgentID  *uuid.UUID
 }
 
-// Records a failed attempt and schedules a retry after backoff, or dead-letters when this was the last allowed
-// attempt (decided here, race-free, from the row itself); token-fenced. RETURNING state says which happened.
-func (q *Queries) TodoFailRetry(ctx context.Context, db DBTX, arg TodoFailRetryParams) (Todo, error) {
-	row := db.QueryRow(ctx, todoFailRetry,
+// Records a failed attempt (appended to errors, copied to last_error) and either schedules a retry after
+// backoff_seconds or dead-letters: at the attempt cap (decided here, race-free, from the row itself) or when
+// dead_letter is set. Token-fenced; RETURNING state says which happened.
+func (q *Queries) TodoFail(ctx context.Context, db DBTX, arg TodoFailParams) (Todo, error) {
+	row := db.QueryRow(ctx, todoFail,
+		arg.DeadLetter,
 		arg.BackoffSeconds,
 		arg.Error,
 		arg.ID,
 		arg.HumanID,
 		arg.Attempt,
+		arg.CallerAgentID,
 	)
 	var i Todo
 	err := row.Scan(
@@ -313,25 +379,29 @@ func (q *Queries) TodoFailRetry(ctx context.Context, db DBTX, arg TodoFailRetryP
 		&i.CreatedAt,
 		&i.AttemptedAt,
 		&i.FinishedAt,
+		&i.LeaseExpiries,
+		&i.Result,
 	)
 	return i, err
 }
 
 const todoGet = `-- name: TodoGet :one
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
 FROM todos
 WHERE id = $1
   AND human_id = $2
+  AND ($3::uuid IS NULL OR agent_id IS NULL OR agent_id = $3::uuid)
 `
 
 type TodoGetParams struct {
-	ID      int64
-	HumanID uuid.UUID
+	ID            int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
 }
 
-// One todo of this tenant; pgx.ErrNoRows when it does not exist or belongs to someone else.
+// One todo the caller may see; pgx.ErrNoRows when it does not exist or is out of reach.
 func (q *Queries) TodoGet(ctx context.Context, db DBTX, arg TodoGetParams) (Todo, error) {
-	row := db.QueryRow(ctx, todoGet, arg.ID, arg.HumanID)
+	row := db.QueryRow(ctx, todoGet, arg.ID, arg.HumanID, arg.CallerAgentID)
 	var i Todo
 	err := row.Scan(
 		&i.ID,
@@ -354,184 +424,270 @@ func (q *Queries) TodoGet(ctx context.Context, db DBTX, arg TodoGetParams) (Todo
 		&i.CreatedAt,
 		&i.AttemptedAt,
 		&i.FinishedAt,
+		&i.LeaseExpiries,
+		&i.Result,
 	)
 	return i, err
 }
 
-const todoGetByDedupeKey = `-- name: TodoGetByDedupeKey :one
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at
+const todoGetByDedupeKeys = `-- name: TodoGetByDedupeKeys :many
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
 FROM todos
 WHERE human_id = $1
   AND queue = $2
-  AND dedupe_key = $3::text
+  AND dedupe_key = ANY ($3::text[])
 `
 
-type TodoGetByDedupeKeyParams struct {
-	HumanID   uuid.UUID
-	Queue     string
-	DedupeKey string
+type TodoGetByDedupeKeysParams struct {
+	HumanID    uuid.UUID
+	Queue      string
+	DedupeKeys []string
 }
 
-// The todo that already holds a dedupe key: what Enqueue returns when TodoInsert found a duplicate.
-func (q *Queries) TodoGetByDedupeKey(ctx context.Context, db DBTX, arg TodoGetByDedupeKeyParams) (Todo, error) {
-	row := db.QueryRow(ctx, todoGetByDedupeKey, arg.HumanID, arg.Queue, arg.DedupeKey)
-	var i Todo
-	err := row.Scan(
-		&i.ID,
-		&i.HumanID,
-		&i.Queue,
-		&i.AgentID,
-		&i.EventID,
-		&i.Kind,
-		&i.Payload,
-		&i.Priority,
-		&i.State,
-		&i.Attempt,
-		&i.MaxAttempts,
-		&i.RunAt,
-		&i.LeaseOwner,
-		&i.LeaseExpiresAt,
-		&i.LastError,
-		&i.Errors,
-		&i.DedupeKey,
-		&i.CreatedAt,
-		&i.AttemptedAt,
-		&i.FinishedAt,
-	)
-	return i, err
+// The todos that already hold some dedupe keys of a queue: what Enqueue returns for duplicates.
+func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetByDedupeKeysParams) ([]Todo, error) {
+	rows, err := db.Query(ctx, todoGetByDedupeKeys, arg.HumanID, arg.Queue, arg.DedupeKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Todo{}
+	for rows.Next() {
+		var i Todo
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Queue,
+			&i.AgentID,
+			&i.EventID,
+			&i.Kind,
+			&i.Payload,
+			&i.Priority,
+			&i.State,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.RunAt,
+			&i.LeaseOwner,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.Errors,
+			&i.DedupeKey,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.LeaseExpiries,
+			&i.Result,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-const todoHeartbeat = `-- name: TodoHeartbeat :one
-UPDATE todos
-SET lease_expires_at = now() + make_interval(secs => $1::integer)
-WHERE id = $2
-  AND human_id = $3
-  AND attempt = $4
-  AND state = 'running'
-RETURNING lease_expires_at::timestamptz
+const todoHeartbeatBatch = `-- name: TodoHeartbeatBatch :many
+UPDATE todos AS t
+SET lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
+                           nullif(u.lease_seconds, 0),
+                           (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
+                           30))))
+FROM (
+    SELECT unnest($3::bigint[])            AS id,
+           unnest($4::integer[])      AS attempt,
+           unnest($5::integer[]) AS lease_seconds
+) AS u
+WHERE t.id = u.id
+  AND t.human_id = $1
+  AND t.attempt = u.attempt
+  AND t.state = 'running'
+  AND ($2::uuid IS NULL OR t.agent_id IS NULL
+       OR t.agent_id = $2::uuid)
+RETURNING t.id, t.lease_expires_at::timestamptz AS lease_expires_at
 `
 
-type TodoHeartbeatParams struct {
-	LeaseSeconds int32
-	ID           int64
-	HumanID      uuid.UUID
-	Attempt      int32
+type TodoHeartbeatBatchParams struct {
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
+	Ids           []int64
+	Attempts      []int32
+	LeaseSeconds  []int32
 }
 
-// Extends a lease from the database's now(); fenced by the lease token (attempt), so pgx.ErrNoRows = lease lost.
-// Touches only lease_expires_at, which is in no index: a HOT update.
-func (q *Queries) TodoHeartbeat(ctx context.Context, db DBTX, arg TodoHeartbeatParams) (time.Time, error) {
-	row := db.QueryRow(ctx, todoHeartbeat,
-		arg.LeaseSeconds,
-		arg.ID,
+type TodoHeartbeatBatchRow struct {
+	ID             int64
+	LeaseExpiresAt time.Time
+}
+
+// Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
+// missing from RETURNING lost its lease (or never existed: TodoVisibleIDs tells which). Touches only
+// lease_expires_at, which is in no index: a HOT update. lease_seconds 0 = the queue.defaults value.
+func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeartbeatBatchParams) ([]TodoHeartbeatBatchRow, error) {
+	rows, err := db.Query(ctx, todoHeartbeatBatch,
 		arg.HumanID,
-		arg.Attempt,
+		arg.CallerAgentID,
+		arg.Ids,
+		arg.Attempts,
+		arg.LeaseSeconds,
 	)
-	var lease_expires_at time.Time
-	err := row.Scan(&lease_expires_at)
-	return lease_expires_at, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TodoHeartbeatBatchRow{}
+	for rows.Next() {
+		var i TodoHeartbeatBatchRow
+		if err := rows.Scan(&i.ID, &i.LeaseExpiresAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-const todoInsert = `-- name: TodoInsert :one
+const todoInsertBatch = `-- name: TodoInsertBatch :many
 INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key)
-VALUES (
-    $1,
-    $2,
-    $3,
-    $4,
-    $5,
-    $6,
-    $7,
-    $8,
-    coalesce($9::timestamptz, now()),
-    $10
-)
+SELECT $1,
+       $2,
+       nullif(u.agent_id, '')::uuid,
+       nullif(u.event_id, 0),
+       u.kind,
+       u.payload::jsonb,
+       u.priority::smallint,
+       coalesce(nullif(u.max_attempts, 0), (
+           SELECT greatest(1, (s.value ->> 'max_attempts')::integer)
+           FROM settings AS s
+           WHERE s.key = 'queue.defaults'
+       ), 25),
+       greatest(u.run_at, now()),
+       nullif(u.dedupe_key, '')
+FROM (
+    -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
+    SELECT unnest($3::text[])                                AS agent_id,
+           unnest($4::bigint[])                              AS event_id,
+           unnest($5::text[])                                    AS kind,
+           unnest($6::text[])                                 AS payload,
+           unnest($7::integer[])                            AS priority,
+           unnest($8::integer[])                          AS max_attempts,
+           unnest($9::timestamptz[])                           AS run_at,
+           unnest($10::text[])                              AS dedupe_key,
+           generate_series(1, cardinality($5::text[]))::bigint AS ord
+) AS u
+ORDER BY u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
 `
 
-type TodoInsertParams struct {
+type TodoInsertBatchParams struct {
 	HumanID     uuid.UUID
 	Queue       string
-	AgentID     *uuid.UUID
-	EventID     *int64
-	Kind        string
-	Payload     json.RawMessage
-	Priority    int16
-	MaxAttempts int32
-	RunAt       *time.Time
-	DedupeKey   *string
+	AgentIds    []string
+	EventIds    []int64
+	Kinds       []string
+	Payloads    []string
+	Priorities  []int32
+	MaxAttempts []int32
+	RunAts      []time.Time
+	DedupeKeys  []string
 }
 
-// Enqueues one todo; with a dedupe_key already used in this queue nothing is written and pgx.ErrNoRows comes back
-// (then TodoGetByDedupeKey). run_at NULL = now() on the database clock; the caller resolves priority and
-// max_attempts defaults (settings queue.defaults).
-func (q *Queries) TodoInsert(ctx context.Context, db DBTX, arg TodoInsertParams) (Todo, error) {
-	row := db.QueryRow(ctx, todoInsert,
+// Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ”
+// (agent_id, dedupe_key), 0 (event_id, max_attempts) or a time in the past (run_at: "past means now").
+// ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
+// wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
+// Rows are inserted in ORDER BY ord order, so identity ids ascend in request order.
+func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBatchParams) ([]Todo, error) {
+	rows, err := db.Query(ctx, todoInsertBatch,
 		arg.HumanID,
 		arg.Queue,
-		arg.AgentID,
-		arg.EventID,
-		arg.Kind,
-		arg.Payload,
-		arg.Priority,
+		arg.AgentIds,
+		arg.EventIds,
+		arg.Kinds,
+		arg.Payloads,
+		arg.Priorities,
 		arg.MaxAttempts,
-		arg.RunAt,
-		arg.DedupeKey,
+		arg.RunAts,
+		arg.DedupeKeys,
 	)
-	var i Todo
-	err := row.Scan(
-		&i.ID,
-		&i.HumanID,
-		&i.Queue,
-		&i.AgentID,
-		&i.EventID,
-		&i.Kind,
-		&i.Payload,
-		&i.Priority,
-		&i.State,
-		&i.Attempt,
-		&i.MaxAttempts,
-		&i.RunAt,
-		&i.LeaseOwner,
-		&i.LeaseExpiresAt,
-		&i.LastError,
-		&i.Errors,
-		&i.DedupeKey,
-		&i.CreatedAt,
-		&i.AttemptedAt,
-		&i.FinishedAt,
-	)
-	return i, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Todo{}
+	for rows.Next() {
+		var i Todo
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Queue,
+			&i.AgentID,
+			&i.EventID,
+			&i.Kind,
+			&i.Payload,
+			&i.Priority,
+			&i.State,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.RunAt,
+			&i.LeaseOwner,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.Errors,
+			&i.DedupeKey,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.LeaseExpiries,
+			&i.Result,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const todoList = `-- name: TodoList :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
 FROM todos
 WHERE human_id = $1
   AND ($2::text IS NULL OR queue = $2::text)
   AND ($3::text IS NULL OR state = $3::text)
-  AND ($4::bigint IS NULL OR id < $4::bigint)
+  AND ($4::uuid IS NULL OR agent_id = $4::uuid)
+  AND ($5::bigint IS NULL OR id < $5::bigint)
+  AND ($6::uuid IS NULL OR agent_id IS NULL OR agent_id = $6::uuid)
 ORDER BY id DESC
-LIMIT $5::integer
+LIMIT $7::integer
 `
 
 type TodoListParams struct {
-	HumanID  uuid.UUID
-	Queue    *string
-	State    *string
-	BeforeID *int64
-	PageSize int32
+	HumanID       uuid.UUID
+	Queue         *string
+	State         *string
+	AgentID       *uuid.UUID
+	BeforeID      *int64
+	CallerAgentID *uuid.UUID
+	PageSize      int32
 }
 
-// A tenant's todos newest first, optionally filtered by queue and state; keyset pagination on id (pass the last
-// id seen as before_id) stays cheap at any depth, unlike OFFSET. Served by idx_todos_list.
+// A tenant's todos newest first, optionally filtered by queue, state and owner agent; keyset pagination on id
+// (pass the last id seen as before_id) stays cheap at any depth, unlike OFFSET. Served by idx_todos_list.
 func (q *Queries) TodoList(ctx context.Context, db DBTX, arg TodoListParams) ([]Todo, error) {
 	rows, err := db.Query(ctx, todoList,
 		arg.HumanID,
 		arg.Queue,
 		arg.State,
+		arg.AgentID,
 		arg.BeforeID,
+		arg.CallerAgentID,
 		arg.PageSize,
 	)
 	if err != nil {
@@ -562,6 +718,8 @@ func (q *Queries) TodoList(ctx context.Context, db DBTX, arg TodoListParams) ([]
 			&i.CreatedAt,
 			&i.AttemptedAt,
 			&i.FinishedAt,
+			&i.LeaseExpiries,
+			&i.Result,
 		); err != nil {
 			return nil, err
 		}
@@ -573,21 +731,100 @@ func (q *Queries) TodoList(ctx context.Context, db DBTX, arg TodoListParams) ([]
 	return items, nil
 }
 
+const todoPruneByAge = `-- name: TodoPruneByAge :execrows
+DELETE FROM todos
+WHERE id IN (
+    SELECT f.id
+    FROM todos AS f
+    WHERE f.finished_at IS NOT NULL
+      AND f.finished_at < now() - make_interval(secs => $1::double precision)
+    ORDER BY f.finished_at
+    LIMIT $2::integer
+    FOR UPDATE SKIP LOCKED
+)
+`
+
+type TodoPruneByAgeParams struct {
+	MaxAgeSeconds float64
+	BatchSize     int32
+}
+
+// Deletes up to batch_size finished (completed, dead, cancelled) todos older than max_age_seconds, oldest
+// first (idx_todos_finished_at); live work is never a candidate. SKIP LOCKED lets every node prune at once.
+func (q *Queries) TodoPruneByAge(ctx context.Context, db DBTX, arg TodoPruneByAgeParams) (int64, error) {
+	result, err := db.Exec(ctx, todoPruneByAge, arg.MaxAgeSeconds, arg.BatchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const todoPruneOverCap = `-- name: TodoPruneOverCap :execrows
+WITH cutoff AS (
+    SELECT c.finished_at, c.id
+    FROM todos AS c
+    WHERE c.finished_at IS NOT NULL
+    ORDER BY c.finished_at DESC, c.id DESC
+    OFFSET $2::bigint
+    LIMIT 1
+)
+DELETE FROM todos
+WHERE id IN (
+    SELECT f.id
+    FROM todos AS f, cutoff
+    WHERE f.finished_at IS NOT NULL
+      AND f.finished_at <= cutoff.finished_at
+      AND (f.finished_at < cutoff.finished_at OR f.id <= cutoff.id)
+    ORDER BY f.finished_at, f.id
+    LIMIT $1::integer
+    FOR UPDATE OF f SKIP LOCKED
+)
+`
+
+type TodoPruneOverCapParams struct {
+	BatchSize int32
+	MaxRows   int64
+}
+
+// Deletes up to batch_size of the oldest finished todos beyond the newest max_rows. The cutoff row is found
+// without locks (a locking OFFSET would lock every row it skips), then only rows at or before it are locked.
+func (q *Queries) TodoPruneOverCap(ctx context.Context, db DBTX, arg TodoPruneOverCapParams) (int64, error) {
+	result, err := db.Exec(ctx, todoPruneOverCap, arg.BatchSize, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const todoReapExpired = `-- name: TodoReapExpired :many
 WITH expired AS MATERIALIZED (
     SELECT r.id
     FROM todos AS r
     WHERE r.state = 'running'
       AND r.lease_expires_at < now()
-    LIMIT $1::integer
+    LIMIT $2::integer
     FOR UPDATE SKIP LOCKED
 )
 UPDATE todos AS t
-SET state            = CASE WHEN t.attempt >= t.max_attempts THEN 'dead' ELSE 'pending' END,
-    finished_at      = CASE WHEN t.attempt >= t.max_attempts THEN now() END,
+SET state            = CASE
+                           WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= $1::integer
+                               THEN 'dead'
+                           ELSE 'pending'
+                       END,
+    finished_at      = CASE
+                           WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= $1::integer
+                               THEN now()
+                       END,
     lease_owner      = NULL,
     lease_expires_at = NULL,
-    last_error       = 'lease expired',
+    lease_expiries   = t.lease_expiries + 1,
+    last_error       = CASE
+                           WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
+                           WHEN t.lease_expiries + 1 >= $1::integer
+                               THEN format('dead-lettered: the lease expired %s times in a row (the todo may be crashing its workers)',
+                                           t.lease_expiries + 1)
+                           ELSE 'lease expired'
+                       END,
     errors           = t.errors || jsonb_build_array(jsonb_build_object(
                            'attempt', t.attempt,
                            'at', now(),
@@ -595,19 +832,28 @@ SET state            = CASE WHEN t.attempt >= t.max_attempts THEN 'dead' ELSE 'p
                        ))
 FROM expired
 WHERE t.id = expired.id
-RETURNING t.id, t.state
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.state
 `
 
-type TodoReapExpiredRow struct {
-	ID    int64
-	State string
+type TodoReapExpiredParams struct {
+	MaxExpiries int32
+	BatchSize   int32
 }
 
-// Returns up to batch_size todos whose lease expired to pending, or dead-letters them at the attempt cap: one
-// bounded UPDATE over running rows only (idx_todos_running). SKIP LOCKED lets every node reap concurrently, and
-// the row lock re-checks lease_expires_at, so a lease a heartbeat just extended is left alone.
-func (q *Queries) TodoReapExpired(ctx context.Context, db DBTX, batchSize int32) ([]TodoReapExpiredRow, error) {
-	rows, err := db.Query(ctx, todoReapExpired, batchSize)
+type TodoReapExpiredRow struct {
+	ID      int64
+	HumanID uuid.UUID
+	Queue   string
+	AgentID *uuid.UUID
+	State   string
+}
+
+// Ends up to batch_size expired leases in one bounded UPDATE over running rows only (idx_todos_running). Each
+// goes back to pending, or to dead at the attempt cap or when its consecutive lease expiries reach
+// max_expiries (a todo that keeps crashing its workers). SKIP LOCKED lets every node reap at once; the row
+// lock re-checks lease_expires_at, so a lease a heartbeat just extended is left alone.
+func (q *Queries) TodoReapExpired(ctx context.Context, db DBTX, arg TodoReapExpiredParams) ([]TodoReapExpiredRow, error) {
+	rows, err := db.Query(ctx, todoReapExpired, arg.MaxExpiries, arg.BatchSize)
 	if err != nil {
 		return nil, err
 	}
@@ -615,7 +861,13 @@ func (q *Queries) TodoReapExpired(ctx context.Context, db DBTX, batchSize int32)
 	items := []TodoReapExpiredRow{}
 	for rows.Next() {
 		var i TodoReapExpiredRow
-		if err := rows.Scan(&i.ID, &i.State); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Queue,
+			&i.AgentID,
+			&i.State,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -628,27 +880,37 @@ func (q *Queries) TodoReapExpired(ctx context.Context, db DBTX, batchSize int32)
 
 const todoRedriveByIDs = `-- name: TodoRedriveByIDs :many
 UPDATE todos
-SET state        = 'pending',
-    max_attempts = attempt + $1::integer,
-    run_at       = now(),
-    finished_at  = NULL
-WHERE human_id = $2
+SET state          = 'pending',
+    max_attempts   = attempt + max_attempts,
+    run_at         = now(),
+    lease_expiries = 0,
+    finished_at    = NULL
+WHERE human_id = $1
+  AND queue = $2
   AND id = ANY ($3::bigint[])
   AND state = 'dead'
+  AND ($4::uuid IS NULL OR agent_id IS NULL OR agent_id = $4::uuid)
 RETURNING id
 `
 
 type TodoRedriveByIDsParams struct {
-	Attempts int32
-	HumanID  uuid.UUID
-	Ids      []int64
+	HumanID       uuid.UUID
+	Queue         string
+	Ids           []int64
+	CallerAgentID *uuid.UUID
 }
 
-// Sends chosen dead todos back to pending with a fresh budget of `attempts` more tries; errors are kept as
-// history. attempt (the lease token) keeps counting up, so no earlier worker's token can match again. Returns
-// the ids actually redriven (ids that are missing, not dead or someone else's are skipped).
+// Sends chosen dead todos of a queue back to pending, runnable now, with a fresh budget of max_attempts more
+// claims (max_attempts = attempt + max_attempts: attempt, the lease token, keeps counting up so no earlier
+// worker's token can match again); errors are kept as history. Returns the ids actually redriven (ids that are missing, not dead, of
+// another queue or someone else's are skipped).
 func (q *Queries) TodoRedriveByIDs(ctx context.Context, db DBTX, arg TodoRedriveByIDsParams) ([]int64, error) {
-	rows, err := db.Query(ctx, todoRedriveByIDs, arg.Attempts, arg.HumanID, arg.Ids)
+	rows, err := db.Query(ctx, todoRedriveByIDs,
+		arg.HumanID,
+		arg.Queue,
+		arg.Ids,
+		arg.CallerAgentID,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -671,37 +933,40 @@ const todoRedriveQueue = `-- name: TodoRedriveQueue :execrows
 WITH batch AS MATERIALIZED (
     SELECT d.id
     FROM todos AS d
-    WHERE d.human_id = $2
-      AND d.queue = $3
+    WHERE d.human_id = $1
+      AND d.queue = $2
       AND d.state = 'dead'
+      AND ($3::uuid IS NULL OR d.agent_id IS NULL
+           OR d.agent_id = $3::uuid)
     ORDER BY d.id
     LIMIT $4::integer
     FOR UPDATE SKIP LOCKED
 )
 UPDATE todos AS t
-SET state        = 'pending',
-    max_attempts = t.attempt + $1::integer,
-    run_at       = now(),
-    finished_at  = NULL
+SET state          = 'pending',
+    max_attempts   = t.attempt + t.max_attempts,
+    run_at         = now(),
+    lease_expiries = 0,
+    finished_at    = NULL
 FROM batch
 WHERE t.id = batch.id
 `
 
 type TodoRedriveQueueParams struct {
-	Attempts  int32
-	HumanID   uuid.UUID
-	Queue     string
-	BatchSize int32
+	HumanID       uuid.UUID
+	Queue         string
+	CallerAgentID *uuid.UUID
+	BatchSize     int32
 }
 
-// Sends up to batch_size dead todos of a queue back to pending with `attempts` more tries, like
-// TodoRedriveByIDs (call until it returns 0): bounded so a large
-// dead-letter backlog is redriven in short transactions. SKIP LOCKED keeps it off rows another redrive holds.
+// Sends up to batch_size dead todos of a queue (oldest first) back to pending like TodoRedriveByIDs; the caller
+// repeats until it returns 0 or its limit is reached, so a large backlog is redriven in short transactions.
+// SKIP LOCKED keeps it off rows another redrive holds.
 func (q *Queries) TodoRedriveQueue(ctx context.Context, db DBTX, arg TodoRedriveQueueParams) (int64, error) {
 	result, err := db.Exec(ctx, todoRedriveQueue,
-		arg.Attempts,
 		arg.HumanID,
 		arg.Queue,
+		arg.CallerAgentID,
 		arg.BatchSize,
 	)
 	if err != nil {
@@ -714,26 +979,41 @@ const todoRelease = `-- name: TodoRelease :one
 UPDATE todos
 SET state            = 'pending',
     max_attempts     = max_attempts + 1,
+    run_at           = CASE
+                           WHEN $1::double precision > 0
+                               THEN now() + make_interval(secs => $1::double precision)
+                           ELSE run_at
+                       END,
     lease_owner      = NULL,
-    lease_expires_at = NULL
-WHERE id = $1
-  AND human_id = $2
-  AND attempt = $3
+    lease_expires_at = NULL,
+    lease_expiries   = 0
+WHERE id = $2
+  AND human_id = $3
+  AND attempt = $4
   AND state = 'running'
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at
+  AND ($5::uuid IS NULL OR agent_id IS NULL OR agent_id = $5::uuid)
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
 `
 
 type TodoReleaseParams struct {
-	ID      int64
-	HumanID uuid.UUID
-	Attempt int32
+	DelaySeconds  float64
+	ID            int64
+	HumanID       uuid.UUID
+	Attempt       int32
+	CallerAgentID *uuid.UUID
 }
 
-// Gives a leased todo back without penalty, keeping its place (run_at) in the queue; token-fenced. attempt is
-// the lease token and must never go down (the next claim would hand out a number a stale worker still holds),
-// so "no penalty" raises max_attempts by one instead.
+// Gives a leased todo back without penalty; token-fenced. It keeps its place (run_at) unless delay_seconds > 0.
+// attempt is the lease token and must never go down (the next claim would hand out a number a stale worker
+// still holds), so "no penalty" raises max_attempts by one instead.
 func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParams) (Todo, error) {
-	row := db.QueryRow(ctx, todoRelease, arg.ID, arg.HumanID, arg.Attempt)
+	row := db.QueryRow(ctx, todoRelease,
+		arg.DelaySeconds,
+		arg.ID,
+		arg.HumanID,
+		arg.Attempt,
+		arg.CallerAgentID,
+	)
 	var i Todo
 	err := row.Scan(
 		&i.ID,
@@ -756,20 +1036,43 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 		&i.CreatedAt,
 		&i.AttemptedAt,
 		&i.FinishedAt,
+		&i.LeaseExpiries,
+		&i.Result,
 	)
 	return i, err
 }
 
+const todoRetentionSettings = `-- name: TodoRetentionSettings :one
+SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.todos'),
+                604800)::bigint AS max_age_seconds,
+       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.todos'),
+                1000000)::bigint AS max_rows
+`
+
+type TodoRetentionSettingsRow struct {
+	MaxAgeSeconds int64
+	MaxRows       int64
+}
+
+// The setting retention.todos, with the seeded defaults when the row or a field is missing.
+func (q *Queries) TodoRetentionSettings(ctx context.Context, db DBTX) (TodoRetentionSettingsRow, error) {
+	row := db.QueryRow(ctx, todoRetentionSettings)
+	var i TodoRetentionSettingsRow
+	err := row.Scan(&i.MaxAgeSeconds, &i.MaxRows)
+	return i, err
+}
+
 const todoStatsByState = `-- name: TodoStatsByState :one
-SELECT count(*) FILTER (WHERE state = 'pending')   AS pending,
-       count(*) FILTER (WHERE state = 'running')   AS running,
-       count(*) FILTER (WHERE state = 'completed') AS completed,
-       count(*) FILTER (WHERE state = 'dead')      AS dead,
-       count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+SELECT count(*) FILTER (WHERE state = 'pending' AND run_at <= now()) AS pending_ready,
+       count(*) FILTER (WHERE state = 'pending' AND run_at > now())  AS pending_scheduled,
+       count(*) FILTER (WHERE state = 'running')                      AS running,
+       count(*) FILTER (WHERE state = 'completed')                    AS completed,
+       count(*) FILTER (WHERE state = 'dead')                         AS dead,
+       count(*) FILTER (WHERE state = 'cancelled')                    AS cancelled,
        coalesce(
            extract(epoch FROM now() - min(run_at) FILTER (WHERE state = 'pending' AND run_at <= now())),
            0
-       )::double precision                         AS oldest_pending_age_seconds
+       )::double precision                                            AS oldest_pending_age_seconds
 FROM todos
 WHERE human_id = $1
   AND queue = $2
@@ -781,7 +1084,8 @@ type TodoStatsByStateParams struct {
 }
 
 type TodoStatsByStateRow struct {
-	Pending                 int64
+	PendingReady            int64
+	PendingScheduled        int64
 	Running                 int64
 	Completed               int64
 	Dead                    int64
@@ -789,13 +1093,14 @@ type TodoStatsByStateRow struct {
 	OldestPendingAgeSeconds float64
 }
 
-// Queue depth by state plus the age of the oldest due pending todo (0 when none), for QueueStats and metrics.
-// One pass over idx_todos_list; age is measured from run_at because a todo scheduled for later is not waiting.
+// Queue depth by state plus the age of the oldest due pending todo (0 when none), for QueueStats. One pass over
+// idx_todos_list; age is measured from run_at because a todo scheduled for later is not waiting.
 func (q *Queries) TodoStatsByState(ctx context.Context, db DBTX, arg TodoStatsByStateParams) (TodoStatsByStateRow, error) {
 	row := db.QueryRow(ctx, todoStatsByState, arg.HumanID, arg.Queue)
 	var i TodoStatsByStateRow
 	err := row.Scan(
-		&i.Pending,
+		&i.PendingReady,
+		&i.PendingScheduled,
 		&i.Running,
 		&i.Completed,
 		&i.Dead,
@@ -842,4 +1147,40 @@ func (q *Queries) TodoVacuumHealth(ctx context.Context, db DBTX) (TodoVacuumHeal
 		&i.OldestXactAgeSeconds,
 	)
 	return i, err
+}
+
+const todoVisibleIDs = `-- name: TodoVisibleIDs :many
+SELECT id
+FROM todos
+WHERE id = ANY ($1::bigint[])
+  AND human_id = $2
+  AND ($3::uuid IS NULL OR agent_id IS NULL OR agent_id = $3::uuid)
+`
+
+type TodoVisibleIDsParams struct {
+	Ids           []int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
+}
+
+// Which of ids exist for the caller: after a fenced batch write, an item that did not match is a stale lease
+// when its id is here and NOT_FOUND otherwise.
+func (q *Queries) TodoVisibleIDs(ctx context.Context, db DBTX, arg TodoVisibleIDsParams) ([]int64, error) {
+	rows, err := db.Query(ctx, todoVisibleIDs, arg.Ids, arg.HumanID, arg.CallerAgentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

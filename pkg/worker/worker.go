@@ -1,0 +1,205 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+)
+
+// Handler does the work of one todo. Its context is cancelled when the lease
+// is lost or when shutdown's grace period runs out. Return nil to complete
+// the todo, an error to fail it (retried later), Permanent(err) to
+// dead-letter it, or RetryAfter(err, d) to fail it with a retry delay.
+type Handler func(ctx context.Context, todo *queuev1.Todo) error
+
+// Options tune a Worker. The zero value of every field means its default.
+type Options struct {
+	// WorkerID identifies this process to the server (Todo.lease_owner),
+	// 1–255 characters. Default "hostname-pid".
+	WorkerID string
+	// Concurrency is the most todos held and handled at once. Default 10.
+	Concurrency int
+	// Prefetch is the most todos asked for in one Claim, 1–1000; the worker
+	// never asks for more than its free capacity. Default Concurrency (capped
+	// at 1000).
+	Prefetch int
+	// LeaseSeconds is the lease asked for on Claim and on every Heartbeat,
+	// 1–3600. Default 30.
+	LeaseSeconds int32
+	// HeartbeatInterval is how often each running todo's lease is renewed.
+	// Default LeaseSeconds/3.
+	HeartbeatInterval time.Duration
+	// Wait is the long-poll duration of a Claim when the queue is empty,
+	// up to 60 s. Default 10 s.
+	Wait time.Duration
+	// ShutdownGrace is how long running handlers may go on after Run's
+	// context is cancelled before their contexts are cancelled and their
+	// todos released. Default 10 s.
+	ShutdownGrace time.Duration
+	// BackoffMin and BackoffMax bound the jittered exponential backoff after
+	// a failed Claim. Defaults 100 ms and 10 s.
+	BackoffMin, BackoffMax time.Duration
+	// Logger receives warnings and debug events. Default: no logging.
+	Logger *zap.Logger
+}
+
+// Limits of the QueueService contract.
+const (
+	maxPrefetch     = 1000
+	maxLeaseSeconds = 3600
+	maxWait         = 60 * time.Second
+	maxErrorLen     = 4096
+	// claimSlack is added to Wait for the Claim RPC deadline.
+	claimSlack = 10 * time.Second
+)
+
+// ErrLeaseLost is the cause of a handler context cancelled because the
+// server reported the lease stale (context.Cause(ctx) returns it).
+var ErrLeaseLost = errors.New("worker: lease lost")
+
+// errShutdown is the cause of a handler context cancelled when the shutdown
+// grace period ran out.
+var errShutdown = errors.New("worker: shutdown grace period over")
+
+// Worker drains one queue. Create it with New and start it with Run.
+type Worker struct {
+	conn    grpc.ClientConnInterface
+	client  queuev1.QueueServiceClient
+	queue   string
+	handler Handler
+	opts    Options
+	log     *zap.Logger
+	stats   counters
+	running atomic.Bool
+}
+
+// New returns a Worker that runs handler over todos claimed from queue
+// through conn. Options are checked by Run.
+func New(conn grpc.ClientConnInterface, queue string, handler Handler, opts Options) *Worker {
+	w := &Worker{conn: conn, queue: queue, handler: handler, opts: withDefaults(opts)}
+	if conn != nil {
+		w.client = queuev1.NewQueueServiceClient(conn)
+	}
+	w.log = w.opts.Logger.With(zap.String("queue", queue), zap.String("worker_id", w.opts.WorkerID))
+	return w
+}
+
+// Stats returns the Worker's counters; safe to call at any time.
+func (w *Worker) Stats() Stats { return w.stats.snapshot() }
+
+func withDefaults(o Options) Options {
+	if o.WorkerID == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "worker"
+		}
+		o.WorkerID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 10
+	}
+	if o.Prefetch == 0 {
+		o.Prefetch = min(o.Concurrency, maxPrefetch)
+	}
+	if o.Prefetch > o.Concurrency && o.Concurrency > 0 {
+		o.Prefetch = o.Concurrency
+	}
+	if o.LeaseSeconds == 0 {
+		o.LeaseSeconds = 30
+	}
+	if o.HeartbeatInterval == 0 {
+		o.HeartbeatInterval = time.Duration(o.LeaseSeconds) * time.Second / 3
+	}
+	if o.Wait == 0 {
+		o.Wait = 10 * time.Second
+	}
+	if o.ShutdownGrace == 0 {
+		o.ShutdownGrace = 10 * time.Second
+	}
+	if o.BackoffMin == 0 {
+		o.BackoffMin = 100 * time.Millisecond
+	}
+	if o.BackoffMax == 0 {
+		o.BackoffMax = 10 * time.Second
+	}
+	if o.BackoffMax < o.BackoffMin {
+		o.BackoffMax = o.BackoffMin
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	return o
+}
+
+func (w *Worker) validate() error {
+	o := w.opts
+	switch {
+	case w.client == nil:
+		return errors.New("worker: nil connection")
+	case w.handler == nil:
+		return errors.New("worker: nil handler")
+	case w.queue == "":
+		return errors.New("worker: empty queue name")
+	case len(o.WorkerID) > 255:
+		return errors.New("worker: WorkerID longer than 255 characters")
+	case o.Concurrency < 0:
+		return fmt.Errorf("worker: Concurrency %d is negative", o.Concurrency)
+	case o.Prefetch < 0 || o.Prefetch > maxPrefetch:
+		return fmt.Errorf("worker: Prefetch %d is outside 1–%d", o.Prefetch, maxPrefetch)
+	case o.LeaseSeconds < 0 || o.LeaseSeconds > maxLeaseSeconds:
+		return fmt.Errorf("worker: LeaseSeconds %d is outside 1–%d", o.LeaseSeconds, maxLeaseSeconds)
+	case o.HeartbeatInterval < 0:
+		return errors.New("worker: negative HeartbeatInterval")
+	case o.Wait < 0 || o.Wait > maxWait:
+		return fmt.Errorf("worker: Wait %s is outside 0–%s", o.Wait, maxWait)
+	case o.ShutdownGrace < 0 || o.BackoffMin < 0:
+		return errors.New("worker: negative ShutdownGrace or BackoffMin")
+	}
+	return nil
+}
+
+// Run claims and handles todos until ctx is cancelled, then shuts down
+// gracefully (see the package documentation) and returns nil. It returns an
+// error early only for a mistake that retrying cannot fix: invalid Options,
+// or a Claim answered INVALID_ARGUMENT, UNAUTHENTICATED, PERMISSION_DENIED or
+// UNIMPLEMENTED (in-flight todos are still finished or released first).
+// A Worker runs at most one Run at a time.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.validate(); err != nil {
+		return err
+	}
+	if !w.running.CompareAndSwap(false, true) {
+		return errors.New("worker: Run is already running")
+	}
+	defer w.running.Store(false)
+
+	// Handlers outlive ctx by up to ShutdownGrace; base keeps ctx's values.
+	base, cancelHandlers := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelHandlers(nil)
+
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, w.opts.Concurrency)
+	fatal := w.claimLoop(ctx, base, slots, &wg)
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	grace := time.NewTimer(w.opts.ShutdownGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		w.log.Info("shutdown grace period over; cancelling running handlers", zap.Int("running", len(slots)))
+		cancelHandlers(errShutdown)
+		<-done
+	}
+	return fatal
+}

@@ -1,0 +1,44 @@
+package main_test
+
+import (
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/pgtest"
+)
+
+// `switchboard bench queue` end to end against a real node: a tenant, an
+// agent credential (agent + publisher), then the command enqueues, drains
+// and trickles through gRPC and prints one RESULT line. Small sizes: this
+// proves the path works; the figures come from a full run (README).
+func TestBenchQueueAgainstARealNode(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, pgtest.NewDatabase(t), "bench-node")
+	conn, err := grpc.NewClient(n.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(auth.Bearer{Token: adminToken, AllowInsecure: true}))
+	require.NoError(t, err)
+	defer conn.Close()
+	admin := adminv1.NewAdminServiceClient(conn)
+	h, err := admin.CreateHuman(t.Context(), &adminv1.CreateHumanRequest{Human: &adminv1.Human{Email: "bench@example.com"}})
+	require.NoError(t, err)
+	a, err := admin.CreateAgent(t.Context(), &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{HumanId: h.GetHuman().GetId(), Name: "bench"}})
+	require.NoError(t, err)
+	cred, err := admin.MintCredential(t.Context(), &adminv1.MintCredentialRequest{
+		HumanId: h.GetHuman().GetId(), AgentId: a.GetAgent().GetId(), Scopes: []string{"agent", "publisher"},
+	})
+	require.NoError(t, err)
+
+	cmd := exec.CommandContext(t.Context(), binary, "bench", "queue", "--addr", n.grpc, //nolint:gosec // our own binary
+		"--todos", "300", "--workers", "20", "--trickle", "30")
+	cmd.Env = []string{"SWITCHBOARD_TOKEN=" + cred.GetToken()}
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	require.Regexp(t, `(?m)^RESULT jobs_per_s=\d+ claim_p50_ms=\S+ claim_p95_ms=\S+ claim_p99_ms=\S+$`, string(out))
+	t.Log(string(out))
+}

@@ -1,0 +1,121 @@
+package queue
+
+import (
+	"context"
+	"time"
+
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/services/queue/internal/store"
+)
+
+// Claim leases up to max_todos runnable todos. With wait set it long-polls:
+//
+//  1. it subscribes to wake-ups for (tenant, queue) BEFORE its first claim
+//     attempt, so an enqueue that commits after that attempt's snapshot
+//     always leaves a wake-up behind (the waiter's buffer holds one);
+//  2. it tries to claim (one statement);
+//  3. with nothing claimed it waits for the first of: a wake-up (an enqueue
+//     on this node, or another node's pg_notify through the LISTEN
+//     connection), a poll tick (Options.PollInterval; correctness never
+//     depends on NOTIFY), the wait deadline, shutdown, or the caller giving
+//     up; then it goes back to 2 unless it is out of time.
+func (s *Server) Claim(ctx context.Context, req *queuev1.ClaimRequest) (*queuev1.ClaimResponse, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, wait, err := claimArgs(req, s.opts.MaxWait)
+	if err != nil {
+		return nil, err
+	}
+	// Return empty-handed a little before the caller's own deadline rather
+	// than let it expire mid-claim: todos leased by a claim whose response
+	// is lost stay unavailable until their lease runs out.
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(dl)-deadlineMargin)
+	}
+	var todos []store.Todo
+	if wait <= 0 {
+		todos, err = s.store.Claim(ctx, c, a)
+	} else {
+		todos, err = s.claimWaiting(ctx, c, a, wait)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range todos {
+		s.emit(EventClaimed, t)
+	}
+	out, err := todoProtos(todos)
+	if err != nil {
+		return nil, err
+	}
+	return &queuev1.ClaimResponse{Todos: out}, nil
+}
+
+// deadlineMargin is how long before the caller's deadline a long-poll
+// Claim gives up waiting.
+const deadlineMargin = 250 * time.Millisecond
+
+func (s *Server) claimWaiting(ctx context.Context, c store.Caller, a store.ClaimArgs, wait time.Duration) (todos []store.Todo, err error) {
+	k := queueKey{human: c.HumanID, queue: a.Queue}
+	w, cancel := s.waiters.subscribe(k)
+	defer func() {
+		cancel()
+		// Wake-ups are targeted (announce wakes as many waiters as there
+		// are new todos), so one this claim will not act on — still pending,
+		// or consumed by an attempt that failed — passes to another waiter
+		// instead of waiting for its poll tick.
+		if len(w.ch) > 0 || err != nil {
+			s.waiters.wakeN(k, 1, w)
+		}
+	}()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	poll := time.NewTicker(s.opts.PollInterval)
+	defer poll.Stop()
+	for {
+		todos, err = s.store.Claim(ctx, c, a)
+		if err != nil || len(todos) > 0 {
+			return todos, err
+		}
+		select {
+		case <-w.ch:
+		case <-poll.C:
+		case <-deadline.C:
+			return nil, nil
+		case <-s.waiters.closing:
+			return nil, nil // shutting down: "may return empty-handed"
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// claimArgs resolves a ClaimRequest's defaults and re-checks its bounds
+// (protovalidate checks them too, in the interceptor; the handler must be
+// safe without it).
+func claimArgs(req *queuev1.ClaimRequest, maxWait time.Duration) (store.ClaimArgs, time.Duration, error) {
+	a := store.ClaimArgs{Queue: req.GetQueue(), Worker: req.GetWorkerId(), Max: req.GetMaxTodos(), LeaseSeconds: req.GetLeaseSeconds()}
+	switch {
+	case a.Queue == "":
+		return a, 0, invalid("queue", "is required")
+	case a.Worker == "" || len(a.Worker) > 255:
+		return a, 0, invalid("worker_id", "must be 1 to 255 characters")
+	case a.Max < 0 || a.Max > maxBatch:
+		return a, 0, invalid("max_todos", "must be between 1 and 1000, or 0 for 1")
+	case a.LeaseSeconds < 0 || a.LeaseSeconds > 3600:
+		return a, 0, invalid("lease_seconds", "must be between 1 and 3600, or 0 for the default")
+	}
+	if a.Max == 0 {
+		a.Max = 1
+	}
+	var wait time.Duration
+	if d := req.GetWait(); d != nil {
+		if err := d.CheckValid(); err != nil || d.AsDuration() < 0 || d.AsDuration() > 60*time.Second {
+			return a, 0, invalid("wait", "must be between 0 and 60 s")
+		}
+		wait = min(d.AsDuration(), maxWait)
+	}
+	return a, wait, nil
+}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
+)
+
+// Get returns one todo the caller may see.
+func (s *Store) Get(ctx context.Context, c Caller, id int64) (Todo, error) {
+	r, err := s.q.TodoGet(ctx, s.pool, dbsqlc.TodoGetParams{ID: id, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+	if err != nil {
+		return Todo{}, mapErr(err, "get todo", todoName(id))
+	}
+	return r, nil
+}
+
+// Cancel moves a PENDING or RUNNING todo to CANCELLED: FAILED_PRECONDITION
+// when it has already finished, NOT_FOUND when the caller cannot see it.
+func (s *Store) Cancel(ctx context.Context, c Caller, id int64, reason string) (Todo, error) {
+	r, err := s.q.TodoCancel(ctx, s.pool, dbsqlc.TodoCancelParams{Reason: reason, ID: id, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+	if err == nil {
+		return r, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return Todo{}, mapErr(err, "cancel", todoName(id))
+	}
+	cur, err := s.Get(ctx, c, id)
+	if err != nil {
+		return Todo{}, err
+	}
+	return Todo{}, apierr.FailedPrecondition("todo %d is already %s", id, cur.State)
+}
+
+// ListFilter selects todos; nil fields match everything.
+type ListFilter struct {
+	Queue   *string
+	State   *string
+	AgentID *uuid.UUID
+	// BeforeID continues a listing after the last id seen.
+	BeforeID *int64
+	Limit    int32
+}
+
+// List returns the caller's todos, newest first.
+func (s *Store) List(ctx context.Context, c Caller, f ListFilter) ([]Todo, error) {
+	rows, err := s.q.TodoList(ctx, s.pool, dbsqlc.TodoListParams{
+		HumanID: c.HumanID, Queue: f.Queue, State: f.State, AgentID: f.AgentID,
+		BeforeID: f.BeforeID, CallerAgentID: c.AgentID, PageSize: f.Limit,
+	})
+	if err != nil {
+		return nil, mapErr(err, "list todos", "todo")
+	}
+	return rows, nil
+}
+
+// RedriveIDs moves the listed DEAD todos of a queue back to PENDING and
+// returns the ids it moved (others are skipped).
+func (s *Store) RedriveIDs(ctx context.Context, c Caller, queue string, ids []int64) ([]int64, error) {
+	moved, err := s.q.TodoRedriveByIDs(ctx, s.pool, dbsqlc.TodoRedriveByIDsParams{HumanID: c.HumanID, Queue: queue, Ids: ids, CallerAgentID: c.AgentID})
+	if err != nil {
+		return nil, mapErr(err, "redrive", "queue "+queue)
+	}
+	return moved, nil
+}
+
+// redriveBatch bounds each redrive transaction.
+const redriveBatch = 1000
+
+// RedriveQueue moves up to limit DEAD todos of a queue (oldest first; 0 =
+// all) back to PENDING, in batches of at most 1000 rows, each its own short
+// transaction, and returns how many it moved.
+func (s *Store) RedriveQueue(ctx context.Context, c Caller, queue string, limit int64) (int64, error) {
+	var total int64
+	for limit == 0 || total < limit {
+		n := int64(redriveBatch)
+		if limit > 0 {
+			n = min(n, limit-total)
+		}
+		moved, err := s.q.TodoRedriveQueue(ctx, s.pool, dbsqlc.TodoRedriveQueueParams{
+			HumanID: c.HumanID, Queue: queue, CallerAgentID: c.AgentID, BatchSize: int32(n), //nolint:gosec // n ≤ 1000
+		})
+		if err != nil {
+			return total, fmt.Errorf("redrive queue %s: %w", queue, err)
+		}
+		total += moved
+		if moved < n {
+			break
+		}
+	}
+	return total, nil
+}

@@ -1,0 +1,144 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
+)
+
+// NewTodo is one todo to enqueue. Zero values mean "none" or "default".
+type NewTodo struct {
+	AgentID *uuid.UUID
+	EventID int64
+	Kind    string
+	// Payload is a JSON object.
+	Payload  []byte
+	Priority int32
+	// MaxAttempts 0 means the setting queue.defaults.max_attempts.
+	MaxAttempts int32
+	// RunAt zero (or in the past) means now() on the database clock.
+	RunAt     time.Time
+	DedupeKey string
+}
+
+// Enqueued is one stored todo: created now, or an existing one that already
+// held the dedupe key (Duplicate).
+type Enqueued struct {
+	Todo      Todo
+	Duplicate bool
+}
+
+// Enqueue stores todos in queue for the caller, in one transaction: the
+// reference check, one INSERT for the whole batch, and one lookup of the
+// duplicates. Either every todo is stored (or recognised as a duplicate) or
+// nothing is. The result is in request order. An agent_id or event_id that
+// is not the caller's is NOT_FOUND, naming the entry's index.
+func (s *Store) Enqueue(ctx context.Context, c Caller, queue string, items []NewTodo) ([]Enqueued, error) {
+	p := dbsqlc.TodoInsertBatchParams{
+		HumanID: c.HumanID, Queue: queue,
+		AgentIds: make([]string, len(items)), EventIds: make([]int64, len(items)),
+		Kinds: make([]string, len(items)), Payloads: make([]string, len(items)),
+		Priorities: make([]int32, len(items)), MaxAttempts: make([]int32, len(items)),
+		RunAts: make([]time.Time, len(items)), DedupeKeys: make([]string, len(items)),
+	}
+	refs := false
+	for i, it := range items {
+		if it.AgentID != nil {
+			p.AgentIds[i] = it.AgentID.String()
+			refs = true
+		}
+		refs = refs || it.EventID != 0
+		p.EventIds[i], p.Kinds[i], p.Payloads[i] = it.EventID, it.Kind, string(it.Payload)
+		p.Priorities[i], p.MaxAttempts[i], p.RunAts[i], p.DedupeKeys[i] = it.Priority, it.MaxAttempts, it.RunAt, it.DedupeKey
+	}
+	var out []Enqueued
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if refs {
+			bad, err := s.q.TodoCheckRefs(ctx, tx, dbsqlc.TodoCheckRefsParams{AgentIds: p.AgentIds, EventIds: p.EventIds, HumanID: c.HumanID})
+			if err != nil {
+				return fmt.Errorf("check references: %w", err)
+			}
+			if bad > 0 {
+				return apierr.NotFound("request %d: agent_id or event_id not found", bad-1)
+			}
+		}
+		rows, err := s.q.TodoInsertBatch(ctx, tx, p)
+		if err != nil {
+			return mapErr(err, "insert todos", "agent or event")
+		}
+		out, err = s.match(ctx, tx, c, queue, items, rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// match pairs request entries with the inserted rows and looks up the
+// duplicates. Keyed entries match by dedupe key (unique per queue; the first
+// entry with a key is the one that could have been inserted). Unkeyed entries
+// are always inserted, in request order, so they take the unkeyed rows in
+// ascending id order.
+func (s *Store) match(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo, rows []Todo) ([]Enqueued, error) {
+	byKey := map[string]Todo{}
+	var unkeyed []Todo
+	for _, r := range rows {
+		if r.DedupeKey != nil {
+			byKey[*r.DedupeKey] = r
+		} else {
+			unkeyed = append(unkeyed, r)
+		}
+	}
+	slices.SortFunc(unkeyed, func(a, b Todo) int { return cmp.Compare(a.ID, b.ID) })
+	out := make([]Enqueued, len(items))
+	claimed := map[string]bool{} // keys already handed to an earlier entry as "created"
+	var lookup []string
+	for i, it := range items {
+		if it.DedupeKey == "" {
+			if len(unkeyed) == 0 {
+				return nil, fmt.Errorf("enqueue: fewer rows inserted than unkeyed entries")
+			}
+			out[i], unkeyed = Enqueued{Todo: unkeyed[0]}, unkeyed[1:]
+			continue
+		}
+		if r, ok := byKey[it.DedupeKey]; ok && !claimed[it.DedupeKey] {
+			out[i] = Enqueued{Todo: r}
+			claimed[it.DedupeKey] = true
+			continue
+		}
+		out[i].Duplicate = true
+		lookup = append(lookup, it.DedupeKey)
+	}
+	if len(lookup) == 0 {
+		return out, nil
+	}
+	existing, err := s.q.TodoGetByDedupeKeys(ctx, tx, dbsqlc.TodoGetByDedupeKeysParams{HumanID: c.HumanID, Queue: queue, DedupeKeys: lookup})
+	if err != nil {
+		return nil, fmt.Errorf("get duplicates: %w", err)
+	}
+	for _, r := range existing {
+		byKey[*r.DedupeKey] = r
+	}
+	for i, it := range items {
+		if !out[i].Duplicate {
+			continue
+		}
+		r, ok := byKey[it.DedupeKey]
+		if !ok {
+			// The holder was deleted (retention) between the insert and the
+			// lookup: rare; the client retries and this time inserts.
+			return nil, apierr.Unavailable("todo with dedupe_key %q changed concurrently; retry", it.DedupeKey)
+		}
+		out[i].Todo = r
+	}
+	return out, nil
+}

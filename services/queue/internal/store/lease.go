@@ -1,0 +1,206 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
+)
+
+// ClaimArgs selects and leases todos.
+type ClaimArgs struct {
+	Queue  string
+	Worker string
+	// Max is the batch size, 1–1000.
+	Max int32
+	// LeaseSeconds 0 means the setting queue.defaults.lease_seconds.
+	LeaseSeconds int32
+}
+
+// Claim leases up to a.Max due todos of a queue to a worker in one
+// statement; an empty result means nothing is runnable now.
+func (s *Store) Claim(ctx context.Context, c Caller, a ClaimArgs) ([]Todo, error) {
+	rows, err := s.q.TodoClaim(ctx, s.pool, dbsqlc.TodoClaimParams{
+		Worker: a.Worker, LeaseSeconds: a.LeaseSeconds, HumanID: c.HumanID, Queue: a.Queue,
+		CallerAgentID: c.AgentID, BatchSize: a.Max,
+	})
+	if err != nil {
+		return nil, mapErr(err, "claim", "queue "+a.Queue)
+	}
+	// UPDATE … RETURNING does not promise the CTE's order; the contract
+	// returns todos in claim order.
+	slices.SortFunc(rows, func(x, y Todo) int {
+		return cmp.Or(cmp.Compare(x.Priority, y.Priority), x.RunAt.Compare(y.RunAt), cmp.Compare(x.ID, y.ID))
+	})
+	return rows, nil
+}
+
+// Lease names one lease: a todo and the token its claim returned.
+type Lease struct {
+	ID    int64
+	Token int32
+}
+
+// HeartbeatItem renews one lease; LeaseSeconds 0 = the default.
+type HeartbeatItem struct {
+	Lease
+	LeaseSeconds int32
+}
+
+// HeartbeatResult is one item's outcome; ExpiresAt is set when OK.
+type HeartbeatResult struct {
+	Outcome   Outcome
+	ExpiresAt time.Time
+}
+
+// Heartbeat renews leases in one statement; results are in item order.
+func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) ([]HeartbeatResult, error) {
+	p := dbsqlc.TodoHeartbeatBatchParams{
+		HumanID: c.HumanID, CallerAgentID: c.AgentID,
+		Ids: make([]int64, len(items)), Attempts: make([]int32, len(items)), LeaseSeconds: make([]int32, len(items)),
+	}
+	for i, it := range items {
+		p.Ids[i], p.Attempts[i], p.LeaseSeconds[i] = it.ID, it.Token, it.LeaseSeconds
+	}
+	rows, err := s.q.TodoHeartbeatBatch(ctx, s.pool, p)
+	if err != nil {
+		return nil, mapErr(err, "heartbeat", "todo")
+	}
+	applied := make(map[int64]bool, len(rows))
+	expires := make(map[int64]time.Time, len(rows))
+	for _, r := range rows {
+		applied[r.ID], expires[r.ID] = true, r.LeaseExpiresAt
+	}
+	oc, err := s.outcomes(ctx, c, p.Ids, applied)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HeartbeatResult, len(items))
+	for i, o := range oc {
+		out[i] = HeartbeatResult{Outcome: o, ExpiresAt: expires[p.Ids[i]]}
+	}
+	return out, nil
+}
+
+// HeartbeatOne renews one lease: FAILED_PRECONDITION for a stale token,
+// NOT_FOUND for a todo the caller cannot see.
+func (s *Store) HeartbeatOne(ctx context.Context, c Caller, it HeartbeatItem) (time.Time, error) {
+	res, err := s.Heartbeat(ctx, c, []HeartbeatItem{it})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if res[0].Outcome != OK {
+		return time.Time{}, s.oneError(res[0].Outcome, it.ID)
+	}
+	return res[0].ExpiresAt, nil
+}
+
+// CompleteItem completes one lease; Result is a JSON object or nil.
+type CompleteItem struct {
+	Lease
+	Result []byte
+}
+
+// CompleteResult is one item's outcome; Todo is set when OK.
+type CompleteResult struct {
+	Outcome Outcome
+	Todo    Todo
+}
+
+// Complete marks leased todos COMPLETED in one statement; results are in
+// item order.
+func (s *Store) Complete(ctx context.Context, c Caller, items []CompleteItem) ([]CompleteResult, error) {
+	p := dbsqlc.TodoCompleteBatchParams{
+		HumanID: c.HumanID, CallerAgentID: c.AgentID,
+		Ids: make([]int64, len(items)), Attempts: make([]int32, len(items)), Results: make([]string, len(items)),
+	}
+	for i, it := range items {
+		p.Ids[i], p.Attempts[i], p.Results[i] = it.ID, it.Token, string(it.Result)
+	}
+	rows, err := s.q.TodoCompleteBatch(ctx, s.pool, p)
+	if err != nil {
+		return nil, mapErr(err, "complete", "todo")
+	}
+	applied := make(map[int64]bool, len(rows))
+	done := make(map[int64]Todo, len(rows))
+	for _, r := range rows {
+		applied[r.ID], done[r.ID] = true, r
+	}
+	oc, err := s.outcomes(ctx, c, p.Ids, applied)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CompleteResult, len(items))
+	for i, o := range oc {
+		out[i] = CompleteResult{Outcome: o, Todo: done[p.Ids[i]]}
+	}
+	return out, nil
+}
+
+// CompleteOne completes one lease, with the errors of HeartbeatOne.
+func (s *Store) CompleteOne(ctx context.Context, c Caller, it CompleteItem) (Todo, error) {
+	res, err := s.Complete(ctx, c, []CompleteItem{it})
+	if err != nil {
+		return Todo{}, err
+	}
+	if res[0].Outcome != OK {
+		return Todo{}, s.oneError(res[0].Outcome, it.ID)
+	}
+	return res[0].Todo, nil
+}
+
+// FailArgs records one failed attempt.
+type FailArgs struct {
+	Lease
+	Error string
+	// Backoff is the delay before the retry (ignored when dead-lettered).
+	Backoff    time.Duration
+	DeadLetter bool
+}
+
+// Fail records a failed attempt: PENDING after a.Backoff, or DEAD at the
+// attempt cap or with a.DeadLetter. Errors as HeartbeatOne.
+func (s *Store) Fail(ctx context.Context, c Caller, a FailArgs) (Todo, error) {
+	r, err := s.q.TodoFail(ctx, s.pool, dbsqlc.TodoFailParams{
+		DeadLetter: a.DeadLetter, BackoffSeconds: a.Backoff.Seconds(), Error: a.Error,
+		ID: a.ID, HumanID: c.HumanID, Attempt: a.Token, CallerAgentID: c.AgentID,
+	})
+	if err != nil {
+		return Todo{}, s.fencedErr(ctx, c, err, "fail", a.ID)
+	}
+	return r, nil
+}
+
+// Release gives a lease back without penalty, runnable again after delay
+// (0 keeps its place in the queue). Errors as HeartbeatOne.
+func (s *Store) Release(ctx context.Context, c Caller, l Lease, delay time.Duration) (Todo, error) {
+	r, err := s.q.TodoRelease(ctx, s.pool, dbsqlc.TodoReleaseParams{
+		DelaySeconds: delay.Seconds(), ID: l.ID, HumanID: c.HumanID, Attempt: l.Token, CallerAgentID: c.AgentID,
+	})
+	if err != nil {
+		return Todo{}, s.fencedErr(ctx, c, err, "release", l.ID)
+	}
+	return r, nil
+}
+
+// fencedErr explains a fenced single-row write's error: no matching row is
+// stale-or-missing (staleOrMissing tells which), anything else is mapped.
+func (s *Store) fencedErr(ctx context.Context, c Caller, err error, op string, id int64) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.staleOrMissing(ctx, c, id)
+	}
+	return mapErr(err, op, todoName(id))
+}
+
+// oneError is the error of a single-item call whose item was not applied.
+func (s *Store) oneError(o Outcome, id int64) error {
+	if o == NotFound {
+		return notFound(todoName(id))
+	}
+	return staleErr(id)
+}

@@ -1,0 +1,156 @@
+// Package store is the QueueService's data access: typed wrappers over the
+// sqlc queries in queries.sql that return domain values and apierr errors,
+// so handlers never see pgx, SQL text or constraint names.
+//
+// Tenancy is enforced by the SQL itself: every method takes the Caller, and
+// each query matches only that human's rows and, for an agent credential,
+// only todos addressed to that agent or to no agent. A todo out of reach is
+// indistinguishable from a missing one (NOT_FOUND).
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
+)
+
+// Todo is a row of todos. It is the generated row type itself: the queue
+// has one table and the handlers render every column.
+type Todo = dbsqlc.Todo
+
+// Caller is who a query runs for.
+type Caller struct {
+	// HumanID is the tenant.
+	HumanID uuid.UUID
+	// AgentID is set when the credential acts as an agent: such a caller
+	// reaches only todos addressed to it or to no agent.
+	AgentID *uuid.UUID
+}
+
+// Outcome is the result of one item of a fenced batch write.
+type Outcome int
+
+// The outcomes of a fenced write.
+const (
+	// OK: the item was applied.
+	OK Outcome = iota + 1
+	// Stale: the todo exists but is not RUNNING with that lease token.
+	Stale
+	// NotFound: no such todo for this caller.
+	NotFound
+)
+
+// Store runs the queue queries over a pool.
+type Store struct {
+	pool *pgxpool.Pool
+	q    *dbsqlc.Queries
+}
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, q: dbsqlc.New()}
+}
+
+// PostgreSQL SQLSTATEs the store turns into domain errors.
+const (
+	checkViolation      = "23514"
+	foreignKeyViolation = "23503"
+	invalidText         = "22P02"
+)
+
+// constraintField maps CHECK constraints to the request field to fix.
+var constraintField = map[string]apierr.FieldViolation{
+	"todos_queue_check":      {Field: "queue", Description: "must match ^[a-z0-9][a-z0-9._-]{0,62}$"},
+	"todos_priority_check":   {Field: "priority", Description: "must be between 0 and 4"},
+	"todos_dedupe_key_check": {Field: "dedupe_key", Description: "must be at most 255 characters"},
+	"todos_result_check":     {Field: "result", Description: "must be a JSON object"},
+}
+
+// mapErr turns a query error into a domain error; what names the resource
+// for NOT_FOUND. Unknown errors are wrapped with op for the server log
+// (clients see only "internal error").
+func mapErr(err error, op, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(what)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case checkViolation:
+			if v, ok := constraintField[pe.ConstraintName]; ok {
+				return apierr.Invalid(v)
+			}
+		case foreignKeyViolation:
+			// An agent or event deleted between the reference check and the
+			// insert: to the caller it is simply unknown.
+			return notFound(what)
+		}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// notFound is the one answer for a todo that is missing or out of reach.
+func notFound(what string) error { return apierr.NotFound("%s not found", what) }
+
+func todoName(id int64) string { return fmt.Sprintf("todo %d", id) }
+
+// staleOrMissing explains why a fenced write of one todo matched no row:
+// NOT_FOUND when the caller cannot see the todo at all, otherwise
+// FAILED_PRECONDITION (the token is stale or the todo is not running). The
+// write changed nothing either way, so the extra read cannot race into a
+// wrong change; at worst it reports the todo's newer state.
+func (s *Store) staleOrMissing(ctx context.Context, c Caller, id int64) error {
+	_, err := s.q.TodoGet(ctx, s.pool, dbsqlc.TodoGetParams{ID: id, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+	if err != nil {
+		return mapErr(err, "get todo", todoName(id))
+	}
+	return staleErr(id)
+}
+
+// staleErr is FAILED_PRECONDITION for a lease token that no longer holds.
+func staleErr(id int64) error {
+	return apierr.FailedPrecondition("todo %d: the lease token is stale (the lease expired, or the todo was released, finished or cancelled)", id)
+}
+
+// outcomes fills in, for every requested id not in applied, whether it is
+// Stale or NotFound for this caller (one query for the whole batch).
+func (s *Store) outcomes(ctx context.Context, c Caller, ids []int64, applied map[int64]bool) ([]Outcome, error) {
+	out := make([]Outcome, len(ids))
+	var missing []int64
+	for i, id := range ids {
+		if applied[id] {
+			out[i] = OK
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	visible, err := s.q.TodoVisibleIDs(ctx, s.pool, dbsqlc.TodoVisibleIDsParams{Ids: missing, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+	if err != nil {
+		return nil, fmt.Errorf("visible ids: %w", err)
+	}
+	seen := make(map[int64]bool, len(visible))
+	for _, id := range visible {
+		seen[id] = true
+	}
+	for i, id := range ids {
+		switch {
+		case out[i] == OK:
+		case seen[id]:
+			out[i] = Stale
+		default:
+			out[i] = NotFound
+		}
+	}
+	return out, nil
+}

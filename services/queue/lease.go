@@ -1,0 +1,231 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/services/queue/internal/store"
+)
+
+// Heartbeat extends a lease; a stale token is FAILED_PRECONDITION.
+func (s *Server) Heartbeat(ctx context.Context, req *queuev1.HeartbeatRequest) (*queuev1.HeartbeatResponse, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	it, err := heartbeatItem("", req)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := s.store.HeartbeatOne(ctx, c, it)
+	if err != nil {
+		return nil, err
+	}
+	return &queuev1.HeartbeatResponse{LeaseExpiresAt: timestamppb.New(exp)}, nil
+}
+
+// HeartbeatBatch extends many leases in one statement, with one outcome per
+// item.
+func (s *Server) HeartbeatBatch(ctx context.Context, req *queuev1.HeartbeatBatchRequest) (*queuev1.HeartbeatBatchResponse, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(req.GetItems()); n == 0 || n > maxBatch {
+		return nil, invalid("items", "must hold 1 to 1000 items")
+	}
+	items := make([]store.HeartbeatItem, len(req.GetItems()))
+	for i, r := range req.GetItems() {
+		if items[i], err = heartbeatItem(itemPrefix(i), r); err != nil {
+			return nil, err
+		}
+	}
+	res, err := s.store.Heartbeat(ctx, c, items)
+	if err != nil {
+		return nil, err
+	}
+	out := &queuev1.HeartbeatBatchResponse{Results: make([]*queuev1.HeartbeatBatchResult, len(res))}
+	for i, r := range res {
+		out.Results[i] = &queuev1.HeartbeatBatchResult{Id: items[i].ID, Outcome: outcomeProto(r.Outcome)}
+		if r.Outcome == store.OK {
+			out.Results[i].LeaseExpiresAt = timestamppb.New(r.ExpiresAt)
+		}
+	}
+	return out, nil
+}
+
+// Complete marks a running todo COMPLETED, storing the optional result.
+func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*queuev1.CompleteResponse, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	it, err := completeItem("", req)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.store.CompleteOne(ctx, c, it)
+	if err != nil {
+		return nil, err
+	}
+	s.emit(EventCompleted, t)
+	pt, err := todoProto(t)
+	if err != nil {
+		return nil, err
+	}
+	return &queuev1.CompleteResponse{Todo: pt}, nil
+}
+
+// CompleteBatch completes many todos in one statement, with one outcome per
+// item.
+func (s *Server) CompleteBatch(ctx context.Context, req *queuev1.CompleteBatchRequest) (*queuev1.CompleteBatchResponse, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(req.GetItems()); n == 0 || n > maxBatch {
+		return nil, invalid("items", "must hold 1 to 1000 items")
+	}
+	items := make([]store.CompleteItem, len(req.GetItems()))
+	for i, r := range req.GetItems() {
+		if items[i], err = completeItem(itemPrefix(i), r); err != nil {
+			return nil, err
+		}
+	}
+	res, err := s.store.Complete(ctx, c, items)
+	if err != nil {
+		return nil, err
+	}
+	out := &queuev1.CompleteBatchResponse{Results: make([]*queuev1.CompleteBatchResult, len(res))}
+	for i, r := range res {
+		out.Results[i] = &queuev1.CompleteBatchResult{Id: items[i].ID, Outcome: outcomeProto(r.Outcome)}
+		if r.Outcome == store.OK {
+			s.emit(EventCompleted, r.Todo)
+		}
+	}
+	return out, nil
+}
+
+// Fail records a failed attempt: a retry after the backoff (or retry_after),
+// or DEAD at the attempt cap or with dead_letter.
+func (s *Server) Fail(ctx context.Context, req *queuev1.FailRequest) (*queuev1.FailResponse, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l, err := lease("", req.GetId(), req.GetLeaseToken())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetError() == "" {
+		return nil, invalid("error", "is required")
+	}
+	delay := backoff(l.Token, s.opts.BackoffBase, s.opts.BackoffCap)
+	if ra := req.GetRetryAfter(); ra != nil {
+		if err := ra.CheckValid(); err != nil || ra.AsDuration() < 0 || ra.AsDuration() > maxRetryAfter {
+			return nil, invalid("retry_after", "must be between 0 s and 30 days")
+		}
+		delay = ra.AsDuration()
+	}
+	t, err := s.store.Fail(ctx, c, store.FailArgs{
+		Lease: l, Error: truncate(req.GetError(), maxErrorChars), Backoff: delay, DeadLetter: req.GetDeadLetter(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.emit(EventFailed, t)
+	pt, err := todoProto(t)
+	if err != nil {
+		return nil, err
+	}
+	return &queuev1.FailResponse{Todo: pt}, nil
+}
+
+// Release gives a running todo back without penalty.
+func (s *Server) Release(ctx context.Context, req *queuev1.ReleaseRequest) (*queuev1.ReleaseResponse, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l, err := lease("", req.GetId(), req.GetLeaseToken())
+	if err != nil {
+		return nil, err
+	}
+	var delay time.Duration
+	if d := req.GetDelay(); d != nil {
+		if err := d.CheckValid(); err != nil || d.AsDuration() < 0 || d.AsDuration() > time.Hour {
+			return nil, invalid("delay", "must be between 0 s and 1 hour")
+		}
+		delay = d.AsDuration()
+	}
+	t, err := s.store.Release(ctx, c, l, delay)
+	if err != nil {
+		return nil, err
+	}
+	s.emit(EventReleased, t)
+	if delay == 0 {
+		s.announce(t.HumanID, t.Queue, 1)
+	}
+	pt, err := todoProto(t)
+	if err != nil {
+		return nil, err
+	}
+	return &queuev1.ReleaseResponse{Todo: pt}, nil
+}
+
+// maxRetryAfter is FailRequest.retry_after's upper bound (30 days).
+const maxRetryAfter = 30 * 24 * time.Hour
+
+func itemPrefix(i int) string { return fmt.Sprintf("items[%d].", i) }
+
+// lease checks a (todo id, lease token) pair.
+func lease(prefix string, id int64, token int32) (store.Lease, error) {
+	if id <= 0 {
+		return store.Lease{}, invalid(prefix+"id", "must be ≥ 1")
+	}
+	if token <= 0 {
+		return store.Lease{}, invalid(prefix+"lease_token", "must be ≥ 1 (the attempt returned by Claim)")
+	}
+	return store.Lease{ID: id, Token: token}, nil
+}
+
+func heartbeatItem(prefix string, r *queuev1.HeartbeatRequest) (store.HeartbeatItem, error) {
+	l, err := lease(prefix, r.GetId(), r.GetLeaseToken())
+	if err != nil {
+		return store.HeartbeatItem{}, err
+	}
+	if s := r.GetLeaseSeconds(); s < 0 || s > 3600 {
+		return store.HeartbeatItem{}, invalid(prefix+"lease_seconds", "must be between 1 and 3600, or 0 for the default")
+	}
+	return store.HeartbeatItem{Lease: l, LeaseSeconds: r.GetLeaseSeconds()}, nil
+}
+
+func completeItem(prefix string, r *queuev1.CompleteRequest) (store.CompleteItem, error) {
+	l, err := lease(prefix, r.GetId(), r.GetLeaseToken())
+	if err != nil {
+		return store.CompleteItem{}, err
+	}
+	it := store.CompleteItem{Lease: l}
+	if r.GetResult() != nil {
+		if it.Result, err = jsonObject(prefix+"result", r.GetResult()); err != nil {
+			return store.CompleteItem{}, err
+		}
+	}
+	return it, nil
+}
+
+func outcomeProto(o store.Outcome) queuev1.BatchOutcome {
+	switch o {
+	case store.OK:
+		return queuev1.BatchOutcome_BATCH_OUTCOME_OK
+	case store.Stale:
+		return queuev1.BatchOutcome_BATCH_OUTCOME_STALE_LEASE
+	case store.NotFound:
+		return queuev1.BatchOutcome_BATCH_OUTCOME_NOT_FOUND
+	}
+	return queuev1.BatchOutcome_BATCH_OUTCOME_UNSPECIFIED
+}

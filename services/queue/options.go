@@ -1,0 +1,108 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Options tunes the service; every zero field takes the default named in
+// its comment.
+type Options struct {
+	// PollInterval is how often a long-poll Claim retries on its own, the
+	// fallback that keeps claims correct when a wake-up is lost (NOTIFY is
+	// best-effort). Default 500 ms.
+	PollInterval time.Duration
+	// MaxWait caps ClaimRequest.wait. Default 60 s (the contract's maximum).
+	MaxWait time.Duration
+	// NotifyWindow coalesces pg_notify: at most one per (tenant, queue) per
+	// window. Default 5 ms.
+	NotifyWindow time.Duration
+	// ListenRetryMin and ListenRetryMax bound the LISTEN connection's
+	// reconnect backoff. Defaults 100 ms and 10 s.
+	ListenRetryMin, ListenRetryMax time.Duration
+
+	// ReapInterval is how often the reaper looks for expired leases.
+	// Default 1 s.
+	ReapInterval time.Duration
+	// ReapBatch bounds one reaper UPDATE. Default 1000.
+	ReapBatch int32
+	// MaxLeaseExpiries dead-letters a todo whose lease expired this many
+	// times in a row (a todo that crashes its workers), even with attempts
+	// left. Default 5.
+	MaxLeaseExpiries int32
+
+	// RetentionInterval is how often finished todos are pruned by the
+	// setting retention.todos. Default 1 min.
+	RetentionInterval time.Duration
+	// RetentionBatch bounds one DELETE. Default 1000.
+	RetentionBatch int32
+	// MaxBatchesPerTick bounds the reaper's and retention's work per tick,
+	// so one node never holds a long run of statements. Default 100.
+	MaxBatchesPerTick int
+
+	// BackoffBase and BackoffCap shape the retry delay after Fail (see
+	// backoff). Defaults 1 s and 1 h.
+	BackoffBase, BackoffCap time.Duration
+
+	// OnChange, when set, is called after every committed lifecycle change
+	// of a todo (the hook for realtime events). It runs on the request's
+	// goroutine and must not block.
+	OnChange func(TodoEvent)
+}
+
+// TodoEvent is one committed lifecycle change of a todo.
+type TodoEvent struct {
+	Kind    EventKind
+	TodoID  int64
+	HumanID uuid.UUID
+	Queue   string
+	AgentID *uuid.UUID
+	// State is the todo's state after the change ("pending", "running", …).
+	State string
+}
+
+// EventKind names what happened to a todo.
+type EventKind string
+
+// The lifecycle changes OnChange reports.
+const (
+	EventEnqueued  EventKind = "enqueued"
+	EventClaimed   EventKind = "claimed"
+	EventCompleted EventKind = "completed"
+	EventFailed    EventKind = "failed" // State says whether it will retry (pending) or is dead
+	EventReleased  EventKind = "released"
+	EventCancelled EventKind = "cancelled"
+	EventExpired   EventKind = "expired" // lease expired; State pending or dead
+	EventRedriven  EventKind = "redriven"
+)
+
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.PollInterval, 500*time.Millisecond)
+	def(&o.MaxWait, 60*time.Second)
+	def(&o.NotifyWindow, 5*time.Millisecond)
+	def(&o.ListenRetryMin, 100*time.Millisecond)
+	def(&o.ListenRetryMax, 10*time.Second)
+	def(&o.ReapInterval, time.Second)
+	def(&o.RetentionInterval, time.Minute)
+	def(&o.BackoffBase, time.Second)
+	def(&o.BackoffCap, time.Hour)
+	if o.ReapBatch <= 0 {
+		o.ReapBatch = 1000
+	}
+	if o.MaxLeaseExpiries <= 0 {
+		o.MaxLeaseExpiries = 5
+	}
+	if o.RetentionBatch <= 0 {
+		o.RetentionBatch = 1000
+	}
+	if o.MaxBatchesPerTick <= 0 {
+		o.MaxBatchesPerTick = 100
+	}
+	return o
+}

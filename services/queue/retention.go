@@ -1,0 +1,54 @@
+package queue
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+)
+
+// pruneTick applies retention once.
+func (s *Server) pruneTick(ctx context.Context) {
+	if _, err := s.PruneOnce(ctx); err != nil && ctx.Err() == nil {
+		s.log.Warn("todo retention failed", zap.Error(err))
+	}
+}
+
+// PruneOnce applies the setting retention.todos now and returns how many
+// finished (completed, dead, cancelled) todos it deleted: those finished
+// longer than max_age_seconds ago, then the oldest beyond the newest
+// max_rows. Both bounds apply together (either alone leaves the other
+// dimension unbounded). Live todos are never candidates. Deletes run in
+// bounded batches (Options.RetentionBatch, at most MaxBatchesPerTick of each
+// kind per pass), each its own short transaction, and skip rows another node
+// holds, so every node can prune at once.
+func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
+	r, err := s.store.RetentionSettings(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for range s.opts.MaxBatchesPerTick {
+		n, err := s.store.PruneByAge(ctx, r.MaxAge, s.opts.RetentionBatch)
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < int64(s.opts.RetentionBatch) {
+			break
+		}
+	}
+	for range s.opts.MaxBatchesPerTick {
+		n, err := s.store.PruneOverCap(ctx, r.MaxRows, s.opts.RetentionBatch)
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < int64(s.opts.RetentionBatch) {
+			break
+		}
+	}
+	if total > 0 {
+		s.log.Info("pruned finished todos", zap.Int64("count", total))
+	}
+	return total, nil
+}
