@@ -14,95 +14,163 @@ import (
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 )
 
-// claimLoop claims while ctx lasts and starts one goroutine per todo.
-func (w *Worker) claimLoop(ctx, base context.Context, slots chan struct{}, wg *sync.WaitGroup) error {
+// maxClaimsInFlight bounds the Claim calls of one Worker in flight at once.
+const maxClaimsInFlight = 2
+
+// claimResult is the answer to one Claim of n todos.
+type claimResult struct {
+	n     int
+	wait  time.Duration
+	start time.Time
+	todos []*queuev1.Todo
+	err   error
+}
+
+// claimLoop claims while ctx lasts and starts one goroutine per todo. It
+// keeps the pipeline full: as soon as handler slots free up it claims them
+// (up to Prefetch per call, with at most maxClaimsInFlight calls at once), a
+// second concurrent Claim only for at least half a Prefetch, and it
+// long-polls (Options.Wait) only when the last answer suggested an empty
+// queue (fewer todos than asked for).
+func (w *Worker) claimLoop(ctx, base context.Context, r *run, wg *sync.WaitGroup) error {
 	errBackoff := backoff{base: w.opts.BackoffMin, max: w.opts.BackoffMax}
 	emptyBackoff := backoff{base: 10 * time.Millisecond, max: time.Second}
 	quickEmpty := 0
+	claimCtx, stopClaims := context.WithCancel(ctx)
+	defer stopClaims()
+
+	free, inFlight := w.opts.Concurrency, 0
+	results := make(chan claimResult, maxClaimsInFlight)
+	lookedEmpty := true // long-poll first: the server answers at once when there is work
+	var (
+		pause    <-chan time.Time // set while backing off
+		pauseT   *time.Timer
+		stopping bool
+		fatal    error
+	)
+	done := ctx.Done()
 	for {
-		// Take at least one free slot, then as many more as are free, up to
-		// Prefetch.
+		for !stopping && pause == nil && free > 0 && inFlight < maxClaimsInFlight {
+			if inFlight > 0 && (lookedEmpty || free < max(1, w.opts.Prefetch/2)) {
+				break
+			}
+			n := min(free, w.opts.Prefetch)
+			wait := time.Duration(0)
+			if lookedEmpty {
+				wait = w.opts.Wait
+			}
+			free -= n
+			inFlight++
+			go func() {
+				start := time.Now()
+				todos, err := w.claim(claimCtx, n, wait)
+				results <- claimResult{n: n, wait: wait, start: start, todos: todos, err: err}
+			}()
+		}
+		if stopping && inFlight == 0 {
+			if pauseT != nil {
+				pauseT.Stop()
+			}
+			return fatal
+		}
 		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return nil
-		}
-		n := 1
-	fill:
-		for n < w.opts.Prefetch {
-			select {
-			case slots <- struct{}{}:
-				n++
-			default:
-				break fill
+		case <-r.freed:
+			free++
+		drain:
+			for {
+				select {
+				case <-r.freed:
+					free++
+				default:
+					break drain
+				}
 			}
-		}
-
-		start := time.Now()
-		todos, err := w.claim(ctx, n)
-		if len(todos) > n { // a server bug; never hold more than we have room for
-			w.log.Warn("claim returned more todos than asked for", zap.Int("asked", n), zap.Int("got", len(todos)))
-			for _, t := range todos[n:] {
-				w.release(base, t)
+		case <-pause:
+			pause = nil
+		case <-done:
+			done = nil
+			stopping = true
+		case res := <-results:
+			inFlight--
+			todos := res.todos
+			if len(todos) > res.n { // a server bug; never hold more than we have room for
+				w.log.Warn("claim returned more todos than asked for", zap.Int("asked", res.n), zap.Int("got", len(todos)))
+				for _, t := range todos[res.n:] {
+					w.release(base, t)
+				}
+				todos = todos[:res.n]
 			}
-			todos = todos[:n]
-		}
-		for range n - len(todos) {
-			<-slots
-		}
-		w.stats.claimed.Add(int64(len(todos)))
-		for _, t := range todos {
-			wg.Go(func() {
-				defer func() { <-slots }()
-				w.process(base, t)
-			})
-		}
-
-		if ctx.Err() != nil {
-			return nil //nolint:nilerr // stopping: a claim error now is the cancellation
-		}
-		switch {
-		case err != nil:
-			if isFatal(err) {
-				w.log.Error("claim failed; stopping", zap.Error(err))
-				return fmt.Errorf("worker: claim from queue %q: %w", w.queue, err)
+			free += res.n - len(todos)
+			w.stats.claimed.Add(int64(len(todos)))
+			for _, t := range todos {
+				wg.Go(func() {
+					freed := false
+					free := func() {
+						if !freed {
+							freed = true
+							r.freed <- struct{}{}
+						}
+					}
+					defer free()
+					w.process(base, r, t, free)
+				})
 			}
-			w.stats.claimErrors.Add(1)
-			d := errBackoff.next()
-			w.log.Warn("claim failed; backing off", zap.Error(err), zap.Duration("backoff", d))
-			if !sleep(ctx, d) {
-				return nil
+			if stopping || ctx.Err() != nil {
+				continue // stopping: a claim error now is the cancellation
 			}
-		case len(todos) > 0:
-			errBackoff.reset()
-			emptyBackoff.reset()
-			quickEmpty = 0
-		default:
-			errBackoff.reset()
-			// An empty answer well before Wait is normal now and then (a
-			// wake-up someone else won, a server shutting down); many in a
-			// row mean the server does not long-poll, so slow down.
-			if time.Since(start) >= w.opts.Wait/4 {
-				quickEmpty = 0
+			switch err := res.err; {
+			case err != nil:
+				if isFatal(err) {
+					w.log.Error("claim failed; stopping", zap.Error(err))
+					fatal = fmt.Errorf("worker: claim from queue %q: %w", w.queue, err)
+					stopping = true
+					stopClaims()
+					continue
+				}
+				w.stats.claimErrors.Add(1)
+				d := errBackoff.next()
+				w.log.Warn("claim failed; backing off", zap.Error(err), zap.Duration("backoff", d))
+				pauseT = time.NewTimer(d)
+				pause = pauseT.C
+			case len(todos) == res.n:
+				errBackoff.reset()
 				emptyBackoff.reset()
-				continue
-			}
-			if quickEmpty++; quickEmpty >= 3 && !sleep(ctx, emptyBackoff.next()) {
-				return nil
+				quickEmpty = 0
+				lookedEmpty = false
+			case len(todos) > 0:
+				errBackoff.reset()
+				emptyBackoff.reset()
+				quickEmpty = 0
+				lookedEmpty = true
+			default:
+				errBackoff.reset()
+				lookedEmpty = true
+				// An empty answer well before Wait is normal now and then (a
+				// wake-up someone else won, a server shutting down); many in a
+				// row mean the server does not long-poll, so slow down.
+				if res.wait == 0 || time.Since(res.start) >= res.wait/4 {
+					quickEmpty = 0
+					emptyBackoff.reset()
+					continue
+				}
+				if quickEmpty++; quickEmpty >= 3 {
+					pauseT = time.NewTimer(emptyBackoff.next())
+					pause = pauseT.C
+				}
 			}
 		}
 	}
 }
 
-func (w *Worker) claim(ctx context.Context, n int) ([]*queuev1.Todo, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.opts.Wait+claimSlack)
+func (w *Worker) claim(ctx context.Context, n int, wait time.Duration) ([]*queuev1.Todo, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait+claimSlack)
 	defer cancel()
 	resp, err := w.client.Claim(ctx, &queuev1.ClaimRequest{
 		Queue:        w.queue,
 		WorkerId:     w.opts.WorkerID,
 		MaxTodos:     int32(n),
 		LeaseSeconds: w.opts.LeaseSeconds,
-		Wait:         durationpb.New(w.opts.Wait),
+		Wait:         durationpb.New(wait),
 	})
 	if err != nil {
 		return nil, err

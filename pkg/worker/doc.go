@@ -17,6 +17,20 @@
 // hold the todo now): the handler's context is cancelled and the worker
 // never completes or fails that todo.
 //
+// Round trips are shared: successful completions are queued to one acker per
+// Run that sends them in CompleteBatch calls of up to Options.AckBatch items,
+// after at most Options.AckDelay (a todo counts as Completed only once its
+// item's outcome is OK; a STALE_LEASE or NOT_FOUND outcome counts as
+// LeaseLost and is not retried; transport errors are retried with backoff
+// within the lease). All running todos' leases are renewed with one
+// HeartbeatBatch per HeartbeatInterval tick, and a todo's heartbeat in flight
+// is let finish before its completion is queued. A handler slot is claimed
+// again as soon as its completion is queued, and Claims ask for all free
+// slots (up to Prefetch), at most two at once, long-polling only when the
+// queue looked empty. Run returns only after every queued completion was
+// answered. Against a server without the batch RPCs (UNIMPLEMENTED) the
+// Worker falls back to one Complete or Heartbeat call per todo.
+//
 // Handlers must honour their context: Run does not return before every
 // handler it started has returned.
 package worker

@@ -30,14 +30,24 @@ type fakeQueue struct {
 	pending  []int64
 	wake     chan struct{} // closed and replaced when todos become pending
 	claimErr func(n int) error
+	// completeErr, when set, may fail the n-th CompleteBatch call.
+	completeErr func(n int) error
+	// noBatch makes CompleteBatch and HeartbeatBatch UNIMPLEMENTED.
+	noBatch bool
 
 	claims     []*queuev1.ClaimRequest
 	claimTimes []time.Time
 	heartbeats map[int64]int
 	hbReqs     []*queuev1.HeartbeatRequest
 	completed  []int64
-	fails      []*queuev1.FailRequest
-	released   []int64
+	// completeBatches holds the ids of every CompleteBatch call that was
+	// answered, hbBatches the size of every HeartbeatBatch call.
+	completeBatches [][]int64
+	completeCalls   int
+	hbBatches       []int
+	singleCompletes int
+	fails           []*queuev1.FailRequest
+	released        []int64
 	// stale counts, by method, the calls that met a stale lease token.
 	stale map[string]int
 }
@@ -111,6 +121,9 @@ type record struct {
 	heartbeats         map[int64]int
 	hbReqs             []*queuev1.HeartbeatRequest
 	completed          []int64
+	completeBatches    [][]int64
+	hbBatches          []int
+	singleCompletes    int
 	fails              []*queuev1.FailRequest
 	released           []int64
 	running, remaining int
@@ -123,7 +136,8 @@ func (f *fakeQueue) record() record {
 	r := record{
 		claims: append([]*queuev1.ClaimRequest(nil), f.claims...), claimTimes: append([]time.Time(nil), f.claimTimes...),
 		heartbeats: map[int64]int{}, hbReqs: append([]*queuev1.HeartbeatRequest(nil), f.hbReqs...),
-		completed: append([]int64(nil), f.completed...), fails: append([]*queuev1.FailRequest(nil), f.fails...),
+		completed: append([]int64(nil), f.completed...), completeBatches: append([][]int64(nil), f.completeBatches...),
+		hbBatches: append([]int(nil), f.hbBatches...), singleCompletes: f.singleCompletes, fails: append([]*queuev1.FailRequest(nil), f.fails...),
 		released: append([]int64(nil), f.released...), remaining: len(f.pending), stale: map[string]int{},
 	}
 	for k, v := range f.heartbeats {
@@ -219,7 +233,79 @@ func (f *fakeQueue) Complete(_ context.Context, req *queuev1.CompleteRequest) (*
 	}
 	td.state = queuev1.TodoState_TODO_STATE_COMPLETED
 	f.completed = append(f.completed, req.GetId())
+	f.singleCompletes++
 	return &queuev1.CompleteResponse{}, nil
+}
+
+// outcome maps a leased() error to a batch outcome.
+func outcome(err error) queuev1.BatchOutcome {
+	switch status.Code(err) {
+	case codes.OK:
+		return queuev1.BatchOutcome_BATCH_OUTCOME_OK
+	case codes.NotFound:
+		return queuev1.BatchOutcome_BATCH_OUTCOME_NOT_FOUND
+	default:
+		return queuev1.BatchOutcome_BATCH_OUTCOME_STALE_LEASE
+	}
+}
+
+func (f *fakeQueue) CompleteBatch(_ context.Context, req *queuev1.CompleteBatchRequest) (*queuev1.CompleteBatchResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noBatch {
+		return nil, status.Error(codes.Unimplemented, "no CompleteBatch")
+	}
+	if n := len(req.GetItems()); n == 0 || n > 1000 {
+		return nil, status.Error(codes.InvalidArgument, "items must hold 1 to 1000 items")
+	}
+	f.completeCalls++
+	if f.completeErr != nil {
+		if err := f.completeErr(f.completeCalls); err != nil {
+			return nil, err
+		}
+	}
+	resp := &queuev1.CompleteBatchResponse{}
+	ids := make([]int64, 0, len(req.GetItems()))
+	for _, it := range req.GetItems() {
+		ids = append(ids, it.GetId())
+		td, err := f.leased("CompleteBatch", it.GetId(), it.GetLeaseToken())
+		if err == nil {
+			td.state = queuev1.TodoState_TODO_STATE_COMPLETED
+			f.completed = append(f.completed, it.GetId())
+		}
+		resp.Results = append(resp.Results, &queuev1.CompleteBatchResult{Id: it.GetId(), Outcome: outcome(err)})
+	}
+	f.completeBatches = append(f.completeBatches, ids)
+	return resp, nil
+}
+
+func (f *fakeQueue) HeartbeatBatch(_ context.Context, req *queuev1.HeartbeatBatchRequest) (*queuev1.HeartbeatBatchResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noBatch {
+		return nil, status.Error(codes.Unimplemented, "no HeartbeatBatch")
+	}
+	if n := len(req.GetItems()); n == 0 || n > 1000 {
+		return nil, status.Error(codes.InvalidArgument, "items must hold 1 to 1000 items")
+	}
+	resp := &queuev1.HeartbeatBatchResponse{}
+	for _, it := range req.GetItems() {
+		f.hbReqs = append(f.hbReqs, proto.CloneOf(it))
+		td, err := f.leased("HeartbeatBatch", it.GetId(), it.GetLeaseToken())
+		if err == nil {
+			f.heartbeats[it.GetId()]++
+			td.leaseEnd = time.Now().Add(time.Duration(it.GetLeaseSeconds()) * time.Second)
+		}
+		resp.Results = append(resp.Results, &queuev1.HeartbeatBatchResult{Id: it.GetId(), Outcome: outcome(err)})
+	}
+	f.hbBatches = append(f.hbBatches, len(req.GetItems()))
+	return resp, nil
+}
+
+func (f *fakeQueue) set(fn func(f *fakeQueue)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
 }
 
 func (f *fakeQueue) Fail(_ context.Context, req *queuev1.FailRequest) (*queuev1.FailResponse, error) {

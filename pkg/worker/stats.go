@@ -22,21 +22,29 @@ type Stats struct {
 	AckErrors int64
 	// ClaimErrors are failed Claim calls (each followed by a backoff).
 	ClaimErrors int64
+	// CompleteBatches are successful CompleteBatch calls (each carries up
+	// to Options.AckBatch completions).
+	CompleteBatches int64
+	// HeartbeatBatches are successful HeartbeatBatch calls (one per
+	// HeartbeatInterval tick while todos run, per 1000 of them).
+	HeartbeatBatches int64
 }
 
 type counters struct {
-	claimed, completed, failed, deadLettered, released, leaseLost, ackErrors, claimErrors atomic.Int64
+	claimed, completed, failed, deadLettered, released, leaseLost, ackErrors, claimErrors, ackBatches, heartbeatBatches atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
 	return Stats{
-		Claimed:      c.claimed.Load(),
-		Completed:    c.completed.Load(),
-		Failed:       c.failed.Load(),
-		DeadLettered: c.deadLettered.Load(),
-		Released:     c.released.Load(),
-		LeaseLost:    c.leaseLost.Load(),
-		AckErrors:    c.ackErrors.Load(),
-		ClaimErrors:  c.claimErrors.Load(),
+		Claimed:          c.claimed.Load(),
+		Completed:        c.completed.Load(),
+		Failed:           c.failed.Load(),
+		DeadLettered:     c.deadLettered.Load(),
+		Released:         c.released.Load(),
+		LeaseLost:        c.leaseLost.Load(),
+		AckErrors:        c.ackErrors.Load(),
+		ClaimErrors:      c.claimErrors.Load(),
+		CompleteBatches:  c.ackBatches.Load(),
+		HeartbeatBatches: c.heartbeatBatches.Load(),
 	}
 }

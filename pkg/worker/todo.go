@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -24,37 +23,32 @@ const ackAttempts = 5
 // short HeartbeatInterval is.
 const minHeartbeatTimeout = time.Second
 
-// process runs the handler over one claimed todo with a heartbeat beside it,
-// then ends the lease. base is cancelled when the shutdown grace runs out.
-func (w *Worker) process(base context.Context, todo *queuev1.Todo) {
+// process runs the handler over one claimed todo while the Run's
+// heartbeater renews its lease, then ends the lease: a success is queued to
+// the acker (CompleteBatch) and process returns once its outcome is known.
+// free gives the todo's handler slot back; it is called as soon as the
+// completion is queued, so the next todo can be claimed while the
+// CompleteBatch is on its way. base is cancelled when the shutdown grace runs
+// out.
+func (w *Worker) process(base context.Context, r *run, todo *queuev1.Todo, free func()) {
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
 
-	var lost atomic.Bool
-	stopHeartbeat, hbDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		if w.heartbeat(ctx, stopHeartbeat, todo) {
-			lost.Store(true)
-			cancel(ErrLeaseLost)
-		}
-	}()
-
+	l := r.hb.add(todo, cancel)
 	err := w.runHandler(ctx, todo)
 	// A heartbeat in flight is let finish, so that none reaches the server
 	// after the Complete or Fail below.
-	close(stopHeartbeat)
-	<-hbDone
+	r.hb.remove(l)
 
-	log := w.log.With(zap.Int64("todo_id", todo.GetId()), zap.Int32("lease_token", todo.GetAttempt()))
 	switch {
-	case lost.Load():
+	case l.lost.Load():
 		w.stats.leaseLost.Add(1)
-		log.Warn("lease lost while handling; result dropped", zap.Error(err))
+		w.log.Warn("lease lost while handling; result dropped", zap.Int64("todo_id", todo.GetId()),
+			zap.Int32("lease_token", todo.GetAttempt()), zap.Error(err))
 	case err != nil && errors.Is(context.Cause(base), errShutdown):
 		w.release(base, todo)
 	case err == nil:
-		w.complete(base, todo)
+		r.acks.complete(todo, free)
 	default:
 		w.fail(base, todo, err)
 	}
@@ -71,40 +65,9 @@ func (w *Worker) runHandler(ctx context.Context, todo *queuev1.Todo) (err error)
 	return w.handler(ctx, todo)
 }
 
-// heartbeat renews the todo's lease every HeartbeatInterval until stop is
-// closed or ctx ends. It reports true when the server said the lease is gone.
-func (w *Worker) heartbeat(ctx context.Context, stop <-chan struct{}, todo *queuev1.Todo) bool {
-	t := time.NewTicker(w.opts.HeartbeatInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return false
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-		}
-		rctx, cancel := context.WithTimeout(ctx, max(w.opts.HeartbeatInterval, minHeartbeatTimeout))
-		_, err := w.client.Heartbeat(rctx, &queuev1.HeartbeatRequest{
-			Id:           todo.GetId(),
-			LeaseToken:   todo.GetAttempt(),
-			LeaseSeconds: w.opts.LeaseSeconds,
-		})
-		cancel()
-		switch {
-		case err == nil:
-		case isLeaseGone(err):
-			return true
-		case ctx.Err() != nil:
-			return false
-		default:
-			// Try again on the next tick; the lease has two more intervals.
-			w.log.Warn("heartbeat failed", zap.Int64("todo_id", todo.GetId()), zap.Error(err))
-		}
-	}
-}
-
-func (w *Worker) complete(ctx context.Context, todo *queuev1.Todo) {
+// completeSingle completes one todo with its own Complete call (for servers
+// without CompleteBatch).
+func (w *Worker) completeSingle(ctx context.Context, todo *queuev1.Todo) {
 	if w.ack(ctx, todo, "complete", func(ctx context.Context) error {
 		_, err := w.client.Complete(ctx, &queuev1.CompleteRequest{Id: todo.GetId(), LeaseToken: todo.GetAttempt()})
 		return err
@@ -160,14 +123,7 @@ func (w *Worker) ack(ctx context.Context, todo *queuev1.Todo, what string, call 
 			break
 		}
 	}
-	log := w.log.With(zap.Int64("todo_id", todo.GetId()), zap.Int32("lease_token", todo.GetAttempt()), zap.Error(err))
-	if isLeaseGone(err) {
-		w.stats.leaseLost.Add(1)
-		log.Warn(what + ": lease lost")
-	} else {
-		w.stats.ackErrors.Add(1)
-		log.Error(what + " failed; the lease will expire and the todo be retried")
-	}
+	w.countAckErr(todo, what, err)
 	return false
 }
 

@@ -26,7 +26,10 @@ type Options struct {
 	// WorkerID identifies this process to the server (Todo.lease_owner),
 	// 1–255 characters. Default "hostname-pid".
 	WorkerID string
-	// Concurrency is the most todos held and handled at once. Default 10.
+	// Concurrency is the most todos handled at once. Default 10. Todos
+	// whose handler succeeded and whose completion is queued for
+	// CompleteBatch (at most Concurrency more, plus the batches in flight)
+	// do not count: their slot is claimed again at once.
 	Concurrency int
 	// Prefetch is the most todos asked for in one Claim, 1–1000; the worker
 	// never asks for more than its free capacity. Default Concurrency (capped
@@ -48,12 +51,29 @@ type Options struct {
 	// BackoffMin and BackoffMax bound the jittered exponential backoff after
 	// a failed Claim. Defaults 100 ms and 10 s.
 	BackoffMin, BackoffMax time.Duration
+	// AckBatch is the most completions sent in one CompleteBatch, 1–1000.
+	// Default 100.
+	AckBatch int
+	// AckDelay is how long a completion may wait for others to share its
+	// CompleteBatch; a batch is sent when it holds AckBatch items or
+	// AckDelay after its first item, whichever comes first. Default 2 ms;
+	// NoAckDelay (any negative value) sends what is queued at once, without
+	// waiting. At most 1 s.
+	AckDelay time.Duration
 	// Logger receives warnings and debug events. Default: no logging.
 	Logger *zap.Logger
 }
 
+// NoAckDelay as Options.AckDelay sends completions without waiting for
+// more to batch with them (the zero value means the default delay).
+const NoAckDelay time.Duration = -1
+
 // Limits of the QueueService contract.
 const (
+	maxAckBatch     = 1000
+	maxAckDelay     = time.Second
+	defaultAckBatch = 100
+	defaultAckDelay = 2 * time.Millisecond
 	maxPrefetch     = 1000
 	maxLeaseSeconds = 3600
 	maxWait         = 60 * time.Second
@@ -134,6 +154,12 @@ func withDefaults(o Options) Options {
 	if o.BackoffMax < o.BackoffMin {
 		o.BackoffMax = o.BackoffMin
 	}
+	if o.AckBatch == 0 {
+		o.AckBatch = defaultAckBatch
+	}
+	if o.AckDelay == 0 {
+		o.AckDelay = defaultAckDelay
+	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
@@ -161,6 +187,10 @@ func (w *Worker) validate() error {
 		return errors.New("worker: negative HeartbeatInterval")
 	case o.Wait < 0 || o.Wait > maxWait:
 		return fmt.Errorf("worker: Wait %s is outside 0–%s", o.Wait, maxWait)
+	case o.AckBatch < 0 || o.AckBatch > maxAckBatch:
+		return fmt.Errorf("worker: AckBatch %d is outside 1–%d", o.AckBatch, maxAckBatch)
+	case o.AckDelay > maxAckDelay:
+		return fmt.Errorf("worker: AckDelay %s is over %s", o.AckDelay, maxAckDelay)
 	case o.ShutdownGrace < 0 || o.BackoffMin < 0:
 		return errors.New("worker: negative ShutdownGrace or BackoffMin")
 	}
@@ -187,8 +217,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer cancelHandlers(nil)
 
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, w.opts.Concurrency)
-	fatal := w.claimLoop(ctx, base, slots, &wg)
+	r := &run{
+		hb:    w.startHeartbeater(base),
+		acks:  w.startAcker(ctx, base),
+		freed: make(chan struct{}, w.opts.Concurrency),
+	}
+	fatal := w.claimLoop(ctx, base, r, &wg)
 
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -197,9 +231,20 @@ func (w *Worker) Run(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-grace.C:
-		w.log.Info("shutdown grace period over; cancelling running handlers", zap.Int("running", len(slots)))
+		w.log.Info("shutdown grace period over; cancelling running handlers")
 		cancelHandlers(errShutdown)
 		<-done
 	}
+	// Every handler has returned and its completion was queued and
+	// answered; stop the helpers.
+	r.acks.stop()
+	r.hb.stop()
 	return fatal
+}
+
+// run is the state of one Run shared by its goroutines.
+type run struct {
+	hb    *heartbeater
+	acks  *acker
+	freed chan struct{} // one token per handler slot given back
 }

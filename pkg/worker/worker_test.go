@@ -84,7 +84,7 @@ func TestConcurrencyLimitAndPrefetch(t *testing.T) {
 		require.Equal(t, "q", c.GetQueue())
 		require.NotEmpty(t, c.GetWorkerId())
 		require.Equal(t, int32(30), c.GetLeaseSeconds())
-		require.Equal(t, time.Second, c.GetWait().AsDuration())
+		require.Contains(t, []time.Duration{0, time.Second}, c.GetWait().AsDuration(), "long-poll or none")
 	}
 	require.Equal(t, int32(3), r.claims[0].GetMaxTodos(), "first claim fetches a full batch")
 	s := w.Stats()
@@ -174,8 +174,8 @@ func TestLeaseLostCancelsHandlerAndNeverCompletes(t *testing.T) {
 	require.Empty(t, r.completed)
 	require.Empty(t, r.fails)
 	require.Empty(t, r.released)
-	require.Positive(t, r.stale["Heartbeat"])
-	require.Zero(t, r.stale["Complete"]+r.stale["Fail"]+r.stale["Release"], "nothing tried to end the lost lease")
+	require.Positive(t, r.stale["HeartbeatBatch"])
+	require.Zero(t, r.stale["Complete"]+r.stale["CompleteBatch"]+r.stale["Fail"]+r.stale["Release"], "nothing tried to end the lost lease")
 }
 
 func TestShutdownFinishesThenReleases(t *testing.T) {
@@ -314,6 +314,9 @@ func TestInvalidOptions(t *testing.T) {
 		"negative":     worker.New(conn, "q", h, worker.Options{Concurrency: -1}),
 		"long worker":  worker.New(conn, "q", h, worker.Options{WorkerID: string(make([]byte, 256))}),
 		"neg interval": worker.New(conn, "q", h, worker.Options{HeartbeatInterval: -time.Second}),
+		"ack batch":    worker.New(conn, "q", h, worker.Options{AckBatch: 1001}),
+		"neg batch":    worker.New(conn, "q", h, worker.Options{AckBatch: -1}),
+		"ack delay":    worker.New(conn, "q", h, worker.Options{AckDelay: 2 * time.Second}),
 	} {
 		require.Error(t, w.Run(t.Context()), name)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/services/queue"
 )
 
 // TestConcurrentWorkersCompleteEachTodoOnce: 8 workers drain 4000 todos in
@@ -18,6 +19,21 @@ import (
 func TestConcurrentWorkersCompleteEachTodoOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	concurrentWorkers(t, e, e.srv)
+}
+
+// TestConcurrentWorkersMerged: the same with the components running, so the
+// single Completes go through the merger.
+func TestConcurrentWorkersMerged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s, stmts := startMerging(t, e, queue.Options{})
+	concurrentWorkers(t, e, s)
+	t.Logf("%d merged statements", stmts.Load())
+}
+
+func concurrentWorkers(t *testing.T, e *env, srv *queue.Server) {
+	t.Helper()
 	const workers, perWorker = 8, 500
 	e.enqueue(t, "hot", workers*perWorker)
 
@@ -28,7 +44,7 @@ func TestConcurrentWorkersCompleteEachTodoOnce(t *testing.T) {
 		wg.Go(func() {
 			ctx := e.worker(t)
 			for {
-				res, err := e.srv.Claim(ctx, &queuev1.ClaimRequest{Queue: "hot", WorkerId: "w", MaxTodos: 25, LeaseSeconds: 600})
+				res, err := srv.Claim(ctx, &queuev1.ClaimRequest{Queue: "hot", WorkerId: "w", MaxTodos: 25, LeaseSeconds: 600})
 				if !assertNoError(t, err) || len(res.GetTodos()) == 0 {
 					return
 				}
@@ -41,7 +57,7 @@ func TestConcurrentWorkersCompleteEachTodoOnce(t *testing.T) {
 				}
 				// Alternate single and batch completes: both paths under load.
 				if w%2 == 0 {
-					cb, err := e.srv.CompleteBatch(ctx, &queuev1.CompleteBatchRequest{Items: items})
+					cb, err := srv.CompleteBatch(ctx, &queuev1.CompleteBatchRequest{Items: items})
 					if !assertNoError(t, err) {
 						return
 					}
@@ -53,7 +69,7 @@ func TestConcurrentWorkersCompleteEachTodoOnce(t *testing.T) {
 					continue
 				}
 				for _, it := range items {
-					if _, err := e.srv.Complete(ctx, it); assertNoError(t, err) {
+					if _, err := srv.Complete(ctx, it); assertNoError(t, err) {
 						completed.Add(1)
 					}
 				}

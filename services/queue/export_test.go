@@ -2,3 +2,8 @@ package queue
 
 // Backoff exposes the retry delay formula to the external tests.
 var Backoff = backoff
+
+// OnMergedStatement calls f with the size of every statement the Complete
+// merger sends (single-item fallbacks included). Set it before Start and
+// before any call.
+func OnMergedStatement(s *Server, f func(n int)) { s.completes.onStatement = f }

@@ -11,7 +11,9 @@ import (
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
-// Heartbeat extends a lease; a stale token is FAILED_PRECONDITION.
+// Heartbeat extends a lease; a stale token is FAILED_PRECONDITION. Concurrent
+// calls share batch statements (Server.heartbeats); each returns after its
+// own statement committed.
 func (s *Server) Heartbeat(ctx context.Context, req *queuev1.HeartbeatRequest) (*queuev1.HeartbeatResponse, error) {
 	c, err := caller(ctx)
 	if err != nil {
@@ -21,11 +23,14 @@ func (s *Server) Heartbeat(ctx context.Context, req *queuev1.HeartbeatRequest) (
 	if err != nil {
 		return nil, err
 	}
-	exp, err := s.store.HeartbeatOne(ctx, c, it)
+	r, err := s.heartbeats.do(ctx, c, it)
 	if err != nil {
 		return nil, err
 	}
-	return &queuev1.HeartbeatResponse{LeaseExpiresAt: timestamppb.New(exp)}, nil
+	if err := store.OutcomeError(r.Outcome, it.ID); err != nil {
+		return nil, err
+	}
+	return &queuev1.HeartbeatResponse{LeaseExpiresAt: timestamppb.New(r.ExpiresAt)}, nil
 }
 
 // HeartbeatBatch extends many leases in one statement, with one outcome per
@@ -59,6 +64,8 @@ func (s *Server) HeartbeatBatch(ctx context.Context, req *queuev1.HeartbeatBatch
 }
 
 // Complete marks a running todo COMPLETED, storing the optional result.
+// Concurrent calls share batch statements (Server.completes); each returns
+// after its own statement committed.
 func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*queuev1.CompleteResponse, error) {
 	c, err := caller(ctx)
 	if err != nil {
@@ -68,10 +75,14 @@ func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*q
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.store.CompleteOne(ctx, c, it)
+	r, err := s.completes.do(ctx, c, it)
 	if err != nil {
 		return nil, err
 	}
+	if err := store.OutcomeError(r.Outcome, it.ID); err != nil {
+		return nil, err
+	}
+	t := r.Todo
 	s.emit(EventCompleted, t)
 	pt, err := todoProto(t)
 	if err != nil {

@@ -80,13 +80,13 @@ func TestComponents(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, queue.Options{ReapInterval: 10 * time.Millisecond, RetentionInterval: 10 * time.Millisecond})
 	comps := e.srv.Components()
-	require.Len(t, comps, 3)
+	require.Len(t, comps, 5)
 	names := map[string]bool{}
 	for _, c := range comps {
 		names[c.Name()] = true
 		require.NoError(t, c.Stop(t.Context()), "stop before start")
 	}
-	require.Len(t, names, 3)
+	require.Len(t, names, 5)
 
 	fresh := queue.New(zap.NewNop(), e.pool, queue.Options{ReapInterval: 10 * time.Millisecond, RetentionInterval: 10 * time.Millisecond})
 	id := e.enqueue(t, "q", 1)[0]

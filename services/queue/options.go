@@ -45,6 +45,16 @@ type Options struct {
 	// backoff). Defaults 1 s and 1 h.
 	BackoffBase, BackoffCap time.Duration
 
+	// MergeWindow is how long a single-item Complete or Heartbeat may wait
+	// for concurrent ones to share its batch statement (see merger); the
+	// window starts at the oldest queued call. Default 1 ms. A negative
+	// value means a zero window: merge only what is already queued while
+	// the previous statement runs, adding no latency.
+	MergeWindow time.Duration
+	// MergeMaxItems flushes at once when this many calls are queued, and
+	// bounds one statement. Default 500, at most 1000.
+	MergeMaxItems int
+
 	// OnChange, when set, is called after every committed lifecycle change
 	// of a todo (the hook for realtime events). It runs on the request's
 	// goroutine and must not block.
@@ -92,6 +102,16 @@ func (o Options) withDefaults() Options {
 	def(&o.RetentionInterval, time.Minute)
 	def(&o.BackoffBase, time.Second)
 	def(&o.BackoffCap, time.Hour)
+	switch {
+	case o.MergeWindow == 0:
+		o.MergeWindow = time.Millisecond
+	case o.MergeWindow < 0:
+		o.MergeWindow = 0
+	}
+	if o.MergeMaxItems <= 0 {
+		o.MergeMaxItems = 500
+	}
+	o.MergeMaxItems = min(o.MergeMaxItems, maxBatch)
 	if o.ReapBatch <= 0 {
 		o.ReapBatch = 1000
 	}

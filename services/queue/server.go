@@ -49,6 +49,11 @@ type Server struct {
 	wake     *wakeComponent
 	reaper   *loop
 	pruner   *loop
+
+	// completes and heartbeats merge concurrent single-item Complete and
+	// Heartbeat calls into batch statements.
+	completes  *merger[store.CompleteItem, store.CompleteResult]
+	heartbeats *merger[store.HeartbeatItem, store.HeartbeatResult]
 }
 
 // New returns the queue service over pool. opts may be omitted or zero:
@@ -65,6 +70,10 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 	s.wake = newWakeComponent(log, s.store, s.waiters, s.notifier, o)
 	s.reaper = newLoop(Name+"-reaper", o.ReapInterval, s.reapTick)
 	s.pruner = newLoop(Name+"-retention", o.RetentionInterval, s.pruneTick)
+	s.completes = newMerger(Name+"-complete-merger", o.MergeWindow, o.MergeMaxItems, s.store.Complete,
+		func(it store.CompleteItem) int64 { return it.ID })
+	s.heartbeats = newMerger(Name+"-heartbeat-merger", o.MergeWindow, o.MergeMaxItems, s.store.Heartbeat,
+		func(it store.HeartbeatItem) int64 { return it.ID })
 	return s
 }
 
@@ -74,10 +83,12 @@ func (s *Server) Desc() *grpc.ServiceDesc { return &queuev1.QueueService_Service
 // Components are the service's background parts, to run in the node's
 // lifecycle group: the wake-up relay (coalesced pg_notify after enqueue
 // commits, and a LISTEN connection that wakes this node's long-poll claims),
-// the lease reaper and retention. The RPCs work without them (claims still
-// poll, tests call ReapOnce/PruneOnce), but a node must run them.
+// the lease reaper, retention, and the mergers that batch concurrent
+// single-item Complete and Heartbeat calls. The RPCs work without them
+// (claims still poll, tests call ReapOnce/PruneOnce, Complete and Heartbeat
+// run one statement each), but a node must run them.
 func (s *Server) Components() []lifecycle.Component {
-	return []lifecycle.Component{s.wake, s.reaper, s.pruner}
+	return []lifecycle.Component{s.wake, s.reaper, s.pruner, s.completes, s.heartbeats}
 }
 
 // caller returns the tenant (and agent) the request's queries run for.

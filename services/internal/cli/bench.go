@@ -134,10 +134,13 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[min(max(rank, 1), len(sorted))-1]
 }
 
-// Sizing of the SDK side: one Worker (one claim loop) per perWorker handler
-// slots, spread over at most maxConns connections.
+// Sizing of the SDK side: one Worker (one claim loop, one acker batching
+// completions into CompleteBatch) per perWorker handler slots, spread over at
+// most maxConns connections. Few, large Workers make large Claim and
+// CompleteBatch statements (each Worker's Prefetch is its Concurrency, up to
+// 1000).
 const (
-	perWorker = 100
+	perWorker = 1000
 	maxConns  = 4
 	// benchPayloadRun and benchPayloadEnqueued are the payload keys.
 	benchPayloadRun      = "bench_run"
@@ -365,6 +368,7 @@ func (b *bench) stats() worker.Stats {
 		s.LeaseLost += ws.LeaseLost
 		s.AckErrors += ws.AckErrors
 		s.ClaimErrors += ws.ClaimErrors
+		s.CompleteBatches += ws.CompleteBatches
 	}
 	return s
 }
@@ -375,8 +379,8 @@ func (b *bench) drain(ctx context.Context, started time.Time, werr <-chan error)
 	stopProgress := b.progress(func() string {
 		s := b.stats()
 		el := time.Since(started).Seconds()
-		return fmt.Sprintf("bench: drained %d/%d (%.0f/s) claimed=%d claim_errors=%d ack_errors=%d lease_lost=%d",
-			s.Completed, b.cfg.todos, float64(s.Completed)/el, s.Claimed, s.ClaimErrors, s.AckErrors, s.LeaseLost)
+		return fmt.Sprintf("bench: drained %d/%d (%.0f/s) claimed=%d complete_batches=%d claim_errors=%d ack_errors=%d lease_lost=%d",
+			s.Completed, b.cfg.todos, float64(s.Completed)/el, s.Claimed, s.CompleteBatches, s.ClaimErrors, s.AckErrors, s.LeaseLost)
 	})
 	defer stopProgress()
 	poll := time.NewTicker(500 * time.Microsecond)

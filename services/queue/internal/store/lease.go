@@ -71,10 +71,15 @@ func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) 
 	if err != nil {
 		return nil, mapErr(err, "heartbeat", "todo")
 	}
-	applied := make(map[int64]bool, len(rows))
-	expires := make(map[int64]time.Time, len(rows))
+	// Keyed by (id, token): a batch may name one todo twice, and only the
+	// item whose token matched was applied.
+	expires := make(map[Lease]time.Time, len(rows))
 	for _, r := range rows {
-		applied[r.ID], expires[r.ID] = true, r.LeaseExpiresAt
+		expires[Lease{ID: r.ID, Token: r.Attempt}] = r.LeaseExpiresAt
+	}
+	applied := make([]bool, len(items))
+	for i, it := range items {
+		_, applied[i] = expires[it.Lease]
 	}
 	oc, err := s.outcomes(ctx, c, p.Ids, applied)
 	if err != nil {
@@ -82,22 +87,12 @@ func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) 
 	}
 	out := make([]HeartbeatResult, len(items))
 	for i, o := range oc {
-		out[i] = HeartbeatResult{Outcome: o, ExpiresAt: expires[p.Ids[i]]}
+		out[i] = HeartbeatResult{Outcome: o}
+		if o == OK {
+			out[i].ExpiresAt = expires[items[i].Lease]
+		}
 	}
 	return out, nil
-}
-
-// HeartbeatOne renews one lease: FAILED_PRECONDITION for a stale token,
-// NOT_FOUND for a todo the caller cannot see.
-func (s *Store) HeartbeatOne(ctx context.Context, c Caller, it HeartbeatItem) (time.Time, error) {
-	res, err := s.Heartbeat(ctx, c, []HeartbeatItem{it})
-	if err != nil {
-		return time.Time{}, err
-	}
-	if res[0].Outcome != OK {
-		return time.Time{}, s.oneError(res[0].Outcome, it.ID)
-	}
-	return res[0].ExpiresAt, nil
 }
 
 // CompleteItem completes one lease; Result is a JSON object or nil.
@@ -126,10 +121,13 @@ func (s *Store) Complete(ctx context.Context, c Caller, items []CompleteItem) ([
 	if err != nil {
 		return nil, mapErr(err, "complete", "todo")
 	}
-	applied := make(map[int64]bool, len(rows))
-	done := make(map[int64]Todo, len(rows))
+	done := make(map[Lease]Todo, len(rows))
 	for _, r := range rows {
-		applied[r.ID], done[r.ID] = true, r
+		done[Lease{ID: r.ID, Token: r.Attempt}] = r
+	}
+	applied := make([]bool, len(items))
+	for i, it := range items {
+		_, applied[i] = done[it.Lease]
 	}
 	oc, err := s.outcomes(ctx, c, p.Ids, applied)
 	if err != nil {
@@ -137,21 +135,12 @@ func (s *Store) Complete(ctx context.Context, c Caller, items []CompleteItem) ([
 	}
 	out := make([]CompleteResult, len(items))
 	for i, o := range oc {
-		out[i] = CompleteResult{Outcome: o, Todo: done[p.Ids[i]]}
+		out[i] = CompleteResult{Outcome: o}
+		if o == OK {
+			out[i].Todo = done[items[i].Lease]
+		}
 	}
 	return out, nil
-}
-
-// CompleteOne completes one lease, with the errors of HeartbeatOne.
-func (s *Store) CompleteOne(ctx context.Context, c Caller, it CompleteItem) (Todo, error) {
-	res, err := s.Complete(ctx, c, []CompleteItem{it})
-	if err != nil {
-		return Todo{}, err
-	}
-	if res[0].Outcome != OK {
-		return Todo{}, s.oneError(res[0].Outcome, it.ID)
-	}
-	return res[0].Todo, nil
 }
 
 // FailArgs records one failed attempt.
@@ -164,7 +153,8 @@ type FailArgs struct {
 }
 
 // Fail records a failed attempt: PENDING after a.Backoff, or DEAD at the
-// attempt cap or with a.DeadLetter. Errors as HeartbeatOne.
+// attempt cap or with a.DeadLetter. A stale token is FAILED_PRECONDITION, a todo
+// the caller cannot see NOT_FOUND.
 func (s *Store) Fail(ctx context.Context, c Caller, a FailArgs) (Todo, error) {
 	r, err := s.q.TodoFail(ctx, s.pool, dbsqlc.TodoFailParams{
 		DeadLetter: a.DeadLetter, BackoffSeconds: a.Backoff.Seconds(), Error: a.Error,
@@ -177,7 +167,8 @@ func (s *Store) Fail(ctx context.Context, c Caller, a FailArgs) (Todo, error) {
 }
 
 // Release gives a lease back without penalty, runnable again after delay
-// (0 keeps its place in the queue). Errors as HeartbeatOne.
+// (0 keeps its place in the queue). A stale token is FAILED_PRECONDITION, a todo
+// the caller cannot see NOT_FOUND.
 func (s *Store) Release(ctx context.Context, c Caller, l Lease, delay time.Duration) (Todo, error) {
 	r, err := s.q.TodoRelease(ctx, s.pool, dbsqlc.TodoReleaseParams{
 		DelaySeconds: delay.Seconds(), ID: l.ID, HumanID: c.HumanID, Attempt: l.Token, CallerAgentID: c.AgentID,
@@ -197,9 +188,13 @@ func (s *Store) fencedErr(ctx context.Context, c Caller, err error, op string, i
 	return mapErr(err, op, todoName(id))
 }
 
-// oneError is the error of a single-item call whose item was not applied.
-func (s *Store) oneError(o Outcome, id int64) error {
-	if o == NotFound {
+// OutcomeError is the error of a single-item call (Heartbeat, Complete)
+// whose item was not applied: NOT_FOUND or FAILED_PRECONDITION; nil for OK.
+func OutcomeError(o Outcome, id int64) error {
+	switch o {
+	case OK:
+		return nil
+	case NotFound:
 		return notFound(todoName(id))
 	}
 	return staleErr(id)

@@ -106,7 +106,8 @@ RETURNING t.*;
 -- name: TodoHeartbeatBatch :many
 -- Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
 -- missing from RETURNING lost its lease (or never existed: TodoVisibleIDs tells which). Touches only
--- lease_expires_at, which is in no index: a HOT update. lease_seconds 0 = the queue.defaults value.
+-- lease_expires_at, which is in no index: a HOT update. lease_seconds 0 = the queue.defaults value. RETURNING
+-- carries the attempt so a batch that names one todo twice (with different tokens) maps each item exactly.
 UPDATE todos AS t
 SET lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
                            nullif(u.lease_seconds, 0),
@@ -123,7 +124,7 @@ WHERE t.id = u.id
   AND t.state = 'running'
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
-RETURNING t.id, t.lease_expires_at::timestamptz AS lease_expires_at;
+RETURNING t.id, t.attempt, t.lease_expires_at::timestamptz AS lease_expires_at;
 
 -- name: TodoCompleteBatch :many
 -- Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result

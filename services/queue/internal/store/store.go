@@ -122,11 +122,11 @@ func staleErr(id int64) error {
 
 // outcomes fills in, for every requested id not in applied, whether it is
 // Stale or NotFound for this caller (one query for the whole batch).
-func (s *Store) outcomes(ctx context.Context, c Caller, ids []int64, applied map[int64]bool) ([]Outcome, error) {
+func (s *Store) outcomes(ctx context.Context, c Caller, ids []int64, applied []bool) ([]Outcome, error) {
 	out := make([]Outcome, len(ids))
 	var missing []int64
 	for i, id := range ids {
-		if applied[id] {
+		if applied[i] {
 			out[i] = OK
 		} else {
 			missing = append(missing, id)

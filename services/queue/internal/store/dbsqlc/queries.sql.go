@@ -505,7 +505,7 @@ WHERE t.id = u.id
   AND t.state = 'running'
   AND ($2::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = $2::uuid)
-RETURNING t.id, t.lease_expires_at::timestamptz AS lease_expires_at
+RETURNING t.id, t.attempt, t.lease_expires_at::timestamptz AS lease_expires_at
 `
 
 type TodoHeartbeatBatchParams struct {
@@ -518,12 +518,14 @@ type TodoHeartbeatBatchParams struct {
 
 type TodoHeartbeatBatchRow struct {
 	ID             int64
+	Attempt        int32
 	LeaseExpiresAt time.Time
 }
 
 // Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
 // missing from RETURNING lost its lease (or never existed: TodoVisibleIDs tells which). Touches only
-// lease_expires_at, which is in no index: a HOT update. lease_seconds 0 = the queue.defaults value.
+// lease_expires_at, which is in no index: a HOT update. lease_seconds 0 = the queue.defaults value. RETURNING
+// carries the attempt so a batch that names one todo twice (with different tokens) maps each item exactly.
 func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeartbeatBatchParams) ([]TodoHeartbeatBatchRow, error) {
 	rows, err := db.Query(ctx, todoHeartbeatBatch,
 		arg.HumanID,
@@ -539,7 +541,7 @@ func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeart
 	items := []TodoHeartbeatBatchRow{}
 	for rows.Next() {
 		var i TodoHeartbeatBatchRow
-		if err := rows.Scan(&i.ID, &i.LeaseExpiresAt); err != nil {
+		if err := rows.Scan(&i.ID, &i.Attempt, &i.LeaseExpiresAt); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
