@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"go.uber.org/zap"
+
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
@@ -43,6 +45,16 @@ func (s *Server) Claim(ctx context.Context, req *queuev1.ClaimRequest) (*queuev1
 	if err != nil {
 		return nil, err
 	}
+	if s.afterClaim != nil {
+		s.afterClaim()
+	}
+	if ctx.Err() != nil && len(todos) > 0 {
+		// The caller went away after the claim committed: nobody will
+		// receive these leases, so give the todos back now instead of
+		// leaving them unavailable until the leases expire.
+		s.releaseAbandoned(ctx, c, todos)
+		return nil, ctx.Err()
+	}
 	for _, t := range todos {
 		s.emit(EventClaimed, t)
 	}
@@ -51,6 +63,23 @@ func (s *Server) Claim(ctx context.Context, req *queuev1.ClaimRequest) (*queuev1
 		return nil, err
 	}
 	return &queuev1.ClaimResponse{Todos: out}, nil
+}
+
+// abandonedReleaseTimeout bounds giving back a claim nobody received.
+const abandonedReleaseTimeout = 5 * time.Second
+
+// releaseAbandoned releases todos claimed for a caller that has gone, without
+// penalty (Release raises max_attempts; the lease token still counts up). A
+// failure only costs latency: the reaper returns them when the lease expires.
+func (s *Server) releaseAbandoned(gone context.Context, c store.Caller, todos []store.Todo) {
+	// The caller's context is done; keep its values, not its cancellation.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(gone), abandonedReleaseTimeout)
+	defer cancel()
+	for _, t := range todos {
+		if _, err := s.store.Release(ctx, c, store.Lease{ID: t.ID, Token: t.Attempt}, 0); err != nil {
+			s.log.Warn("could not release an abandoned claim; the reaper will", zap.Int64("todo_id", t.ID), zap.Error(err))
+		}
+	}
 }
 
 // deadlineMargin is how long before the caller's deadline a long-poll

@@ -7,3 +7,6 @@ var Backoff = backoff
 // merger sends (single-item fallbacks included). Set it before Start and
 // before any call.
 func OnMergedStatement(s *Server, f func(n int)) { s.completes.onStatement = f }
+
+// AfterClaim runs f between a claim's statement and its response.
+func AfterClaim(s *Server, f func()) { s.afterClaim = f }

@@ -52,6 +52,9 @@ type Server struct {
 
 	// completes and heartbeats merge concurrent single-item Complete and
 	// Heartbeat calls into batch statements.
+	// afterClaim is a test seam run between a claim and its response.
+	afterClaim func()
+
 	completes  *merger[store.CompleteItem, store.CompleteResult]
 	heartbeats *merger[store.HeartbeatItem, store.HeartbeatResult]
 }
