@@ -16,6 +16,7 @@ db=evict_$$
 admin=$TEST_DATABASE_URL
 url=${admin%/*}/$db?${admin#*\?}
 psql "$admin" -XAtqc "CREATE DATABASE $db" >/dev/null
+token=$("$repo/bin/switchboard" token generate) # the cluster view needs an administrator
 pids=()
 cleanup() {
   kill "${pids[@]}" 2>/dev/null || true
@@ -25,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 
 node() { # id grpc-port http-port
-  DATABASE_URL=$url CLUSTER_NODE_ID=$1 CLUSTER_HEARTBEAT_INTERVAL=$interval CLUSTER_STALE_THRESHOLD=$threshold \
+  DATABASE_URL=$url SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN=$token CLUSTER_NODE_ID=$1 CLUSTER_HEARTBEAT_INTERVAL=$interval CLUSTER_STALE_THRESHOLD=$threshold \
     SWITCHBOARD_GRPC_ADDR=127.0.0.1:$2 SWITCHBOARD_HTTP_ADDR=127.0.0.1:$3 SWITCHBOARD_LOG_LEVEL=warn \
     "$repo/bin/switchboard" serve all 2>/dev/null &
   pids+=($!)
@@ -34,7 +35,7 @@ node evict-survivor 19190 18180
 node evict-victim 19191 18181
 victim=${pids[1]}
 
-members() { curl -fsS http://127.0.0.1:18180/api/admin/cluster 2>/dev/null || true; }
+members() { curl -fsS -H "Authorization: Bearer $token" http://127.0.0.1:18180/api/admin/cluster 2>/dev/null || true; }
 until [[ $(members) == *evict-victim* && $(members) == *evict-survivor* ]]; do sleep 0.05; done
 kill -KILL "$victim"
 wait "$victim" 2>/dev/null || true
