@@ -107,10 +107,6 @@ func (s *Server) Register(desc *grpc.ServiceDesc, impl any) {
 	s.health.SetServingStatus(desc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 }
 
-// Registrar exposes the underlying server for generated RegisterXServer calls;
-// prefer Register, which also wires health.
-func (s *Server) Registrar() grpc.ServiceRegistrar { return s.grpc }
-
 // Addr is the bound listen address.
 func (s *Server) Addr() string { return s.lis.Addr().String() }
 
