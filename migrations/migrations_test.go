@@ -218,7 +218,12 @@ func TestTodoChecks(t *testing.T) {
 		{
 			name:       "bad queue name",
 			sql:        `INSERT INTO todos (human_id, queue) VALUES ($1, 'Bad Queue')`,
-			constraint: "todos_queue_check",
+			constraint: "queue_name_check", // the domain queue_name (00009)
+		},
+		{
+			name:       "bad queue name on update",
+			sql:        `UPDATE todos SET queue = 'Bad Queue' WHERE human_id = $1`,
+			constraint: "queue_name_check",
 		},
 		{
 			name:       "priority 7",

@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/switchboard/switchboard/migrations"
+	"github.com/switchboard/switchboard/pkg/postgres"
 )
 
 // DefaultURL is used when TEST_DATABASE_URL is unset.
@@ -69,7 +70,12 @@ func NewEmptyDatabase(tb testing.TB) string {
 func NewPool(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
 	u := NewDatabase(tb)
-	pool, err := pgxpool.New(context.Background(), u)
+	pc, err := pgxpool.ParseConfig(u)
+	if err != nil {
+		tb.Fatalf("pgtest: parse %s: %v", redact(u), err)
+	}
+	postgres.ConfigurePool(pc)
+	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
 	if err != nil {
 		tb.Fatalf("pgtest: open pool: %v", err)
 	}

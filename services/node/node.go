@@ -196,6 +196,7 @@ func newPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
 		pc.MaxConns = int32(max(16, 4*runtime.NumCPU()))
 	}
 	pc.ConnConfig.RuntimeParams["application_name"] = "switchboard/" + cfg.Cluster.NodeID
+	postgres.ConfigurePool(pc)
 	return pgxpool.NewWithConfig(ctx, pc)
 }
 

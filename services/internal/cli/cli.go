@@ -63,6 +63,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, lookup func(strin
 		if len(args) == 2 {
 			spec = args[1]
 		}
+		tuneGC(lookup)
 		return serve(ctx, spec, lookup)
 	case "migrate":
 		if len(args) != 2 {
@@ -72,6 +73,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, lookup func(strin
 	case "token":
 		return token(ctx, args[1:], stdout, lookup)
 	case "bench":
+		tuneGC(lookup)
 		return Bench(ctx, args[1:], stdout, lookup)
 	case "version", "--version":
 		bi := buildinfo.Get()

@@ -5,8 +5,13 @@
 -- * Agents: caller_agent_id is the agent a credential acts as (NULL for a human's credential). An agent sees
 --   and works only todos addressed to it or to no agent:
 --     (caller_agent_id IS NULL OR agent_id IS NULL OR agent_id = caller_agent_id)
--- * Lease tokens: the claim's attempt number. Every worker write matches (id, attempt, state = 'running'), so a
---   worker whose lease expired and was re-claimed updates 0 rows instead of clobbering the new run. attempt
+-- * Lease tokens: the claim's attempt number. Every worker write matches (id, attempt, a live lease), so a
+--   worker whose lease expired and was re-claimed updates 0 rows instead of clobbering the new run.
+-- * "A live lease" is written lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL, which todos_lease_check
+--   makes equivalent to state = 'running'. Not state = 'running' itself: that lets the planner answer the
+--   worker writes from idx_todos_running, whose entries for finished runs stay until vacuum, so under churn
+--   every Complete walked thousands of dead entries (35 ms per batch at 4k jobs/s). Written this way the
+--   partial index's predicate is not implied and the writes go by primary key. attempt
 --   never decreases: Release raises max_attempts by one, Redrive sets max_attempts = attempt + N.
 -- * Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries) are in no index, so heartbeats
 --   are HOT updates.
@@ -121,7 +126,7 @@ FROM (
 WHERE t.id = u.id
   AND t.human_id = sqlc.arg(human_id)
   AND t.attempt = u.attempt
-  AND t.state = 'running'
+  AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
 RETURNING t.id, t.attempt, t.lease_expires_at::timestamptz AS lease_expires_at;
@@ -144,7 +149,7 @@ FROM (
 WHERE t.id = u.id
   AND t.human_id = sqlc.arg(human_id)
   AND t.attempt = u.attempt
-  AND t.state = 'running'
+  AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
 RETURNING t.*;
@@ -172,7 +177,7 @@ SET state            = CASE WHEN sqlc.arg(dead_letter)::boolean OR attempt >= ma
 WHERE id = sqlc.arg(id)
   AND human_id = sqlc.arg(human_id)
   AND attempt = sqlc.arg(attempt)
-  AND state = 'running'
+  AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
 RETURNING *;
 
@@ -194,7 +199,7 @@ SET state            = 'pending',
 WHERE id = sqlc.arg(id)
   AND human_id = sqlc.arg(human_id)
   AND attempt = sqlc.arg(attempt)
-  AND state = 'running'
+  AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
 RETURNING *;
 

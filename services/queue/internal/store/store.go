@@ -68,7 +68,7 @@ const (
 
 // constraintField maps CHECK constraints to the request field to fix.
 var constraintField = map[string]apierr.FieldViolation{
-	"todos_queue_check":      {Field: "queue", Description: "must match ^[a-z0-9][a-z0-9._-]{0,62}$"},
+	"queue_name_check":       {Field: "queue", Description: "must match ^[a-z0-9][a-z0-9._-]{0,62}$"},
 	"todos_priority_check":   {Field: "priority", Description: "must be between 0 and 4"},
 	"todos_dedupe_key_check": {Field: "dedupe_key", Description: "must be at most 255 characters"},
 	"todos_result_check":     {Field: "result", Description: "must be a JSON object"},

@@ -120,8 +120,13 @@ type TodoCheckRefsParams struct {
 //   - Agents: caller_agent_id is the agent a credential acts as (NULL for a human's credential). An agent sees
 //     and works only todos addressed to it or to no agent:
 //     (caller_agent_id IS NULL OR agent_id IS NULL OR agent_id = caller_agent_id)
-//   - Lease tokens: the claim's attempt number. Every worker write matches (id, attempt, state = 'running'), so a
-//     worker whose lease expired and was re-claimed updates 0 rows instead of clobbering the new run. attempt
+//   - Lease tokens: the claim's attempt number. Every worker write matches (id, attempt, a live lease), so a
+//     worker whose lease expired and was re-claimed updates 0 rows instead of clobbering the new run.
+//   - "A live lease" is written lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL, which todos_lease_check
+//     makes equivalent to state = 'running'. Not state = 'running' itself: that lets the planner answer the
+//     worker writes from idx_todos_running, whose entries for finished runs stay until vacuum, so under churn
+//     every Complete walked thousands of dead entries (35 ms per batch at 4k jobs/s). Written this way the
+//     partial index's predicate is not implied and the writes go by primary key. attempt
 //     never decreases: Release raises max_attempts by one, Redrive sets max_attempts = attempt + N.
 //   - Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries) are in no index, so heartbeats
 //     are HOT updates.
@@ -244,7 +249,7 @@ FROM (
 WHERE t.id = u.id
   AND t.human_id = $1
   AND t.attempt = u.attempt
-  AND t.state = 'running'
+  AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($2::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = $2::uuid)
 RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result
@@ -329,7 +334,7 @@ SET state            = CASE WHEN $1::boolean OR attempt >= max_attempts THEN 'de
 WHERE id = $4
   AND human_id = $5
   AND attempt = $6
-  AND state = 'running'
+  AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($7::uuid IS NULL OR agent_id IS NULL OR agent_id = $7::uuid)
 RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
 `
@@ -502,7 +507,7 @@ FROM (
 WHERE t.id = u.id
   AND t.human_id = $1
   AND t.attempt = u.attempt
-  AND t.state = 'running'
+  AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($2::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = $2::uuid)
 RETURNING t.id, t.attempt, t.lease_expires_at::timestamptz AS lease_expires_at
@@ -992,7 +997,7 @@ SET state            = 'pending',
 WHERE id = $2
   AND human_id = $3
   AND attempt = $4
-  AND state = 'running'
+  AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($5::uuid IS NULL OR agent_id IS NULL OR agent_id = $5::uuid)
 RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
 `
