@@ -69,10 +69,20 @@ func NewEmptyDatabase(tb testing.TB) string {
 // NewPool returns a pool on a fresh migrated database, closed at cleanup.
 func NewPool(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	u := NewDatabase(tb)
-	pc, err := pgxpool.ParseConfig(u)
+	return OpenPool(tb, NewDatabase(tb), nil)
+}
+
+// OpenPool opens a pool on url configured like a node's (postgres.ConfigurePool),
+// after configure (when not nil) has adjusted it, and closes it at cleanup,
+// before the database of url is dropped.
+func OpenPool(tb testing.TB, url string, configure func(*pgxpool.Config)) *pgxpool.Pool {
+	tb.Helper()
+	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		tb.Fatalf("pgtest: parse %s: %v", redact(u), err)
+		tb.Fatalf("pgtest: parse %s: %v", redact(url), err)
+	}
+	if configure != nil {
+		configure(pc)
 	}
 	postgres.ConfigurePool(pc)
 	pool, err := pgxpool.NewWithConfig(context.Background(), pc)

@@ -97,7 +97,7 @@ func TestUnderLoadBatchesFormWithDefaults(t *testing.T) {
 	require.Len(t, r.completed, 3000)
 	require.Zero(t, r.singleCompletes)
 	require.Greater(t, maxLen(r.completeBatches), 10, "batches form under load")
-	require.LessOrEqual(t, maxLen(r.completeBatches), 100, "default AckBatch")
+	require.LessOrEqual(t, maxLen(r.completeBatches), 500, "default AckBatch")
 	require.Less(t, len(r.completeBatches), 3000/5)
 }
 

@@ -61,11 +61,18 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		}
 	}()
 
-	pool, err := newPool(ctx, cfg)
+	pool, err := newPool(ctx, cfg, false)
 	if err != nil {
 		return nil, err
 	}
 	closers = append(closers, func() error { pool.Close(); return nil })
+	var hot *pgxpool.Pool // the queue's worker statements; see newPool
+	if slices.Contains(services, queue.Name) {
+		if hot, err = newPool(ctx, cfg, true); err != nil {
+			return nil, err
+		}
+		closers = append(closers, func() error { hot.Close(); return nil })
+	}
 
 	if cfg.Auth.DevSecretKey {
 		log.Warn("SWITCHBOARD_SECRET_KEY is not set: using the public development key; set one in production " +
@@ -98,7 +105,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		Stats:          func() map[string]any { return map[string]any{"open_streams": gs.OpenStreams()} },
 		OnChange:       h.update,
 	})
-	background := registerServices(gs, log, pool, cfg, services, h, hasher)
+	background := registerServices(gs, log, pools{main: pool, hot: hot}, cfg, services, h, hasher)
 
 	mux := http.NewServeMux()
 	var onClosed []func() error
@@ -149,7 +156,13 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 	// NOT_SERVING and streams end before anything else goes away; membership
 	// deregisters early in shutdown so peers see this node leave at once.
 	components := []lifecycle.Component{
-		lifecycle.Func{ComponentName: "postgres", OnStop: func(context.Context) error { pool.Close(); return nil }},
+		lifecycle.Func{ComponentName: "postgres", OnStop: func(context.Context) error {
+			if hot != nil {
+				hot.Close()
+			}
+			pool.Close()
+			return nil
+		}},
 		gs, // serves health (NOT_SERVING) while the node migrates
 		migrate,
 		h.member, // registered before it reports SERVING
@@ -185,29 +198,46 @@ func (n *Node) GRPCAddr() string { return n.grpc.Addr() }
 // HTTPAddr is the bound HTTP address.
 func (n *Node) HTTPAddr() string { return n.http.Addr() }
 
-func newPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
+// newPool opens a pool on DATABASE_URL. hot is the queue's pool for the
+// statements every worker runs (claim, complete, heartbeat, enqueue): its
+// sessions use plan_cache_mode=force_generic_plan. PostgreSQL otherwise
+// re-plans them on every execution (their custom plans always look cheaper,
+// because they see the batch size), and planning was a sixth of each
+// claim's cost; their generic plans are pinned by a test in the queue's
+// store. Everything else keeps PostgreSQL's default on the main pool.
+func newPool(ctx context.Context, cfg config.Config, hot bool) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(cfg.Postgres.URL)
 	if err != nil {
 		return nil, errors.New(config.EnvDatabaseURL + ": cannot be parsed as a connection string")
 	}
 	// pgxpool's default (max(4, CPUs)) starves a node serving hundreds of
-	// workers; pool_max_conns in DATABASE_URL still wins.
+	// workers; pool_max_conns in DATABASE_URL still wins (for each pool).
 	if !strings.Contains(cfg.Postgres.URL, "pool_max_conns") {
 		pc.MaxConns = int32(max(16, 4*runtime.NumCPU()))
+		if hot {
+			pc.MaxConns = int32(max(8, 2*runtime.NumCPU()))
+		}
 	}
 	pc.ConnConfig.RuntimeParams["application_name"] = "switchboard/" + cfg.Cluster.NodeID
+	if hot {
+		pc.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	}
 	postgres.ConfigurePool(pc)
 	return pgxpool.NewWithConfig(ctx, pc)
 }
 
-func registerServices(gs *grpcserver.Server, log *zap.Logger, pool *pgxpool.Pool, cfg config.Config,
+// pools are the node's connection pools; hot is nil unless the node serves
+// the queue.
+type pools struct{ main, hot *pgxpool.Pool }
+
+func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg config.Config,
 	services []string, h *health, hasher *auth.Hasher,
 ) (background []lifecycle.Component) {
 	for _, name := range services {
 		l := log.With(sblog.Service(name))
 		switch name {
 		case registry.Name:
-			s := registry.New(l, pool, registry.Options{
+			s := registry.New(l, p.main, registry.Options{
 				NodeID:             cfg.Cluster.NodeID,
 				Status:             h.Status,
 				SinceLastHeartbeat: h.member.SinceLastHeartbeat,
@@ -215,17 +245,17 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, pool *pgxpool.Pool
 			})
 			gs.Register(s.Desc(), s)
 		case queue.Name:
-			s := queue.New(l, pool, queue.Options{})
+			s := queue.New(l, p.main, queue.Options{HotPool: p.hot})
 			gs.Register(s.Desc(), s)
 			background = append(background, s.Components()...)
 		case ingest.Name:
-			s := ingest.New(l, pool)
+			s := ingest.New(l, p.main)
 			gs.Register(s.Desc(), s)
 		case realtime.Name:
-			s := realtime.New(l, pool)
+			s := realtime.New(l, p.main)
 			gs.Register(s.Desc(), s)
 		case admin.Name:
-			s := admin.New(l, pool, hasher)
+			s := admin.New(l, p.main, hasher)
 			gs.Register(s.Desc(), s)
 		}
 	}

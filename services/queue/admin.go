@@ -180,9 +180,7 @@ func (s *Server) Redrive(ctx context.Context, req *queuev1.RedriveRequest) (*que
 		}
 		n = int64(len(moved))
 		for _, id := range moved {
-			if s.opts.OnChange != nil {
-				s.opts.OnChange(TodoEvent{Kind: EventRedriven, TodoID: id, HumanID: c.HumanID, Queue: req.GetQueue(), State: "pending"})
-			}
+			s.emitEvent(TodoEvent{Kind: EventRedriven, TodoID: id, HumanID: c.HumanID, Queue: req.GetQueue(), State: "pending"})
 		}
 	} else if n, err = s.store.RedriveQueue(ctx, c, req.GetQueue(), int64(req.GetLimit())); err != nil {
 		return nil, err

@@ -136,19 +136,38 @@ func TestLongPollRespectsCallerDeadline(t *testing.T) {
 func TestOnChangeHook(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var kinds []queue.EventKind
+	var events []queue.TodoEvent
 	e := newEnv(t, queue.Options{OnChange: func(ev queue.TodoEvent) {
 		mu.Lock()
 		defer mu.Unlock()
-		kinds = append(kinds, ev.Kind)
+		events = append(events, ev)
 	}})
-	id := e.enqueue(t, "q", 1)[0]
-	td := e.claimOne(t, "q")
-	_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: id, LeaseToken: td.GetAttempt()})
+	ids := e.enqueue(t, "q", 2)
+	single, batched := e.claimOne(t, "q"), e.claimOne(t, "q")
+	_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: single.GetId(), LeaseToken: single.GetAttempt()})
 	require.NoError(t, err)
+	_, err = e.srv.CompleteBatch(e.worker(t), &queuev1.CompleteBatchRequest{Items: []*queuev1.CompleteRequest{
+		{Id: batched.GetId(), LeaseToken: batched.GetAttempt()},
+	}})
+	require.NoError(t, err)
+
 	mu.Lock()
 	defer mu.Unlock()
-	require.Equal(t, []queue.EventKind{queue.EventEnqueued, queue.EventClaimed, queue.EventCompleted}, kinds)
+	var kinds []queue.EventKind
+	for _, ev := range events {
+		kinds = append(kinds, ev.Kind)
+		require.Equal(t, "q", ev.Queue)
+		require.NotZero(t, ev.HumanID)
+		require.Contains(t, ids, ev.TodoID)
+	}
+	require.Equal(t, []queue.EventKind{
+		queue.EventEnqueued, queue.EventEnqueued, queue.EventClaimed, queue.EventClaimed,
+		queue.EventCompleted, queue.EventCompleted,
+	}, kinds)
+	require.Equal(t, single.GetId(), events[4].TodoID)
+	require.Equal(t, batched.GetId(), events[5].TodoID)
+	require.Equal(t, "completed", events[4].State)
+	require.Equal(t, "completed", events[5].State)
 }
 
 // TestLongPollWakesOneWaiterPerTodo: wake-ups are targeted (one waiter per

@@ -2,11 +2,11 @@ package queue
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -29,14 +29,15 @@ func jsonObject(field string, m *structpb.Struct) ([]byte, error) {
 	if m == nil {
 		return []byte(`{}`), nil
 	}
-	raw, err := json.Marshal(m.AsMap())
+	v := m.AsMap()
+	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, invalid(field, "must be representable as JSON (no NaN or infinite numbers)")
 	}
 	if len(raw) > maxJSONBytes {
 		return nil, invalid(field, fmt.Sprintf("must be at most 1 MiB serialized (got %d bytes)", len(raw)))
 	}
-	if hasNUL(m.AsMap()) {
+	if hasNUL(v) {
 		// PostgreSQL's jsonb cannot store U+0000; without this check the
 		// insert would fail as an internal error.
 		return nil, invalid(field, `must not contain the character U+0000 in any key or string`)
@@ -103,20 +104,21 @@ type todoError struct {
 // service (objects and arrays by CHECK or construction), so an error means
 // a corrupt row.
 func todoProto(t store.Todo) (*queuev1.Todo, error) {
-	payload := &structpb.Struct{}
-	if err := protojson.Unmarshal(t.Payload, payload); err != nil {
+	payload, err := structFromJSON(t.Payload)
+	if err != nil {
 		return nil, fmt.Errorf("todo %d payload: %w", t.ID, err)
 	}
 	var result *structpb.Struct
 	if len(t.Result) > 0 {
-		result = &structpb.Struct{}
-		if err := protojson.Unmarshal(t.Result, result); err != nil {
+		if result, err = structFromJSON(t.Result); err != nil {
 			return nil, fmt.Errorf("todo %d result: %w", t.ID, err)
 		}
 	}
 	var errs []todoError
-	if err := json.Unmarshal(t.Errors, &errs); err != nil {
-		return nil, fmt.Errorf("todo %d errors: %w", t.ID, err)
+	if string(t.Errors) != "[]" { // most todos never failed
+		if err := json.Unmarshal(t.Errors, &errs); err != nil {
+			return nil, fmt.Errorf("todo %d errors: %w", t.ID, err)
+		}
 	}
 	out := &queuev1.Todo{
 		Id: t.ID, HumanId: t.HumanID.String(), Queue: t.Queue, Kind: t.Kind, Payload: payload,
@@ -146,6 +148,21 @@ func todoProto(t store.Todo) (*queuev1.Todo, error) {
 	return out, nil
 }
 
+// structFromJSON turns a stored JSON object into a Struct. encoding/json
+// plus structpb.NewStruct gives the same values as protojson.Unmarshal
+// (numbers are doubles either way; jsonb holds valid UTF-8 only) in well
+// under half the time, and every claimed todo goes through here.
+func structFromJSON(raw []byte) (*structpb.Struct, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	return structpb.NewStruct(m)
+}
+
 // todoProtos renders todos in order.
 func todoProtos(ts []store.Todo) ([]*queuev1.Todo, error) {
 	out := make([]*queuev1.Todo, len(ts))
@@ -168,8 +185,12 @@ func timestamp(t *time.Time) *timestamppb.Timestamp {
 
 // emit reports a committed change of t to Options.OnChange.
 func (s *Server) emit(kind EventKind, t store.Todo) {
-	if s.opts.OnChange == nil {
-		return
+	s.emitEvent(TodoEvent{Kind: kind, TodoID: t.ID, HumanID: t.HumanID, Queue: t.Queue, AgentID: t.AgentID, State: t.State})
+}
+
+// emitEvent reports a committed change to Options.OnChange.
+func (s *Server) emitEvent(e TodoEvent) {
+	if s.opts.OnChange != nil {
+		s.opts.OnChange(e)
 	}
-	s.opts.OnChange(TodoEvent{Kind: kind, TodoID: t.ID, HumanID: t.HumanID, Queue: t.Queue, AgentID: t.AgentID, State: t.State})
 }

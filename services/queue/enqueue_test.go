@@ -221,3 +221,20 @@ func TestClaimOrder(t *testing.T) {
 	}
 	require.Equal(t, order, got, "claim order: priority, run_at, id")
 }
+
+// TestPayloadRoundTrip: every JSON kind survives enqueue → store → claim
+// unchanged (the stored jsonb is decoded without protojson).
+func TestPayloadRoundTrip(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	in := payload(t, map[string]any{
+		"s": "héllo ☃", "empty": "", "n": 12.5, "neg": -3.0, "big": 9007199254740992.0, "t": true, "f": false,
+		"null": nil, "list": []any{1.0, "two", nil, []any{}, map[string]any{"k": "v"}},
+		"obj": map[string]any{"nested": map[string]any{"deep": []any{true}}}, "emptyobj": map[string]any{},
+	})
+	res, err := e.srv.Enqueue(e.owner(t), &queuev1.EnqueueRequest{Queue: "rt", Payload: in})
+	require.NoError(t, err)
+	require.True(t, proto.Equal(in, res.GetTodo().GetPayload()), "Enqueue's answer")
+	td := e.claimOne(t, "rt")
+	require.True(t, proto.Equal(in, td.GetPayload()), "Claim's answer: %v", td.GetPayload())
+}

@@ -34,10 +34,16 @@ type env struct {
 
 func newEnv(t *testing.T, opts ...queue.Options) *env {
 	t.Helper()
-	pool := pgtest.NewPool(t)
+	url := pgtest.NewDatabase(t)
+	pool := pgtest.OpenPool(t, url, nil)
 	var o queue.Options
 	if len(opts) > 0 {
 		o = opts[0]
+	}
+	if o.HotPool == nil { // as a node runs it: worker statements on generic plans
+		o.HotPool = pgtest.OpenPool(t, url, func(c *pgxpool.Config) {
+			c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+		})
 	}
 	e := &env{srv: queue.New(zap.NewNop(), pool, o), pool: pool}
 	e.human = seedHuman(t, pool)

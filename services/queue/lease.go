@@ -82,7 +82,11 @@ func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*q
 	if err := store.OutcomeError(r.Outcome, it.ID); err != nil {
 		return nil, err
 	}
-	t := r.Todo
+	if r.Todo == nil {
+		// Cannot happen: the row was read in the transaction that completed it.
+		return nil, fmt.Errorf("complete todo %d: the completed row was not read back", it.ID)
+	}
+	t := *r.Todo
 	s.emit(EventCompleted, t)
 	pt, err := todoProto(t)
 	if err != nil {
@@ -115,7 +119,8 @@ func (s *Server) CompleteBatch(ctx context.Context, req *queuev1.CompleteBatchRe
 	for i, r := range res {
 		out.Results[i] = &queuev1.CompleteBatchResult{Id: items[i].ID, Outcome: outcomeProto(r.Outcome)}
 		if r.Outcome == store.OK {
-			s.emit(EventCompleted, r.Todo)
+			d := r.Done
+			s.emitEvent(TodoEvent{Kind: EventCompleted, TodoID: d.ID, HumanID: d.HumanID, Queue: d.Queue, AgentID: d.AgentID, State: d.State})
 		}
 	}
 	return out, nil

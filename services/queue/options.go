@@ -4,11 +4,18 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Options tunes the service; every zero field takes the default named in
 // its comment.
 type Options struct {
+	// HotPool, when set, runs the statements every worker repeats (claim,
+	// heartbeat, complete). It should be a pool whose sessions use
+	// plan_cache_mode=force_generic_plan, so PostgreSQL does not re-plan
+	// them on every call. Default: the service's pool. The caller closes it.
+	HotPool *pgxpool.Pool
+
 	// PollInterval is how often a long-poll Claim retries on its own, the
 	// fallback that keeps claims correct when a wake-up is lost (NOTIFY is
 	// best-effort). Default 500 ms.

@@ -41,9 +41,7 @@ func (s *Server) ReapOnce(ctx context.Context) (int, error) {
 func (s *Server) reaped(rows []store.Reaped) {
 	back := map[queueKey]int{}
 	for _, r := range rows {
-		if s.opts.OnChange != nil {
-			s.opts.OnChange(TodoEvent{Kind: EventExpired, TodoID: r.ID, HumanID: r.HumanID, Queue: r.Queue, AgentID: r.AgentID, State: r.State})
-		}
+		s.emitEvent(TodoEvent{Kind: EventExpired, TodoID: r.ID, HumanID: r.HumanID, Queue: r.Queue, AgentID: r.AgentID, State: r.State})
 		if r.State == "pending" {
 			back[queueKey{human: r.HumanID, queue: r.Queue}]++
 		}

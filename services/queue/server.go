@@ -14,7 +14,7 @@
 //
 // Lease tokens: a claim increments the todo's attempt and hands it out as
 // the lease token; Heartbeat, Complete, Fail and Release match
-// (id, attempt, state = 'running') in the same UPDATE that changes the row,
+// (id, attempt, a live lease) in the same UPDATE that changes the row,
 // so a stale token changes nothing and gets FAILED_PRECONDITION.
 package queue
 
@@ -68,12 +68,12 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 		o = opts[0]
 	}
 	o = o.withDefaults()
-	s := &Server{log: log, store: store.New(pool), opts: o, waiters: newWaiters()}
+	s := &Server{log: log, store: store.New(pool, o.HotPool), opts: o, waiters: newWaiters()}
 	s.notifier = newNotifier(log, s.store, o.NotifyWindow)
 	s.wake = newWakeComponent(log, s.store, s.waiters, s.notifier, o)
 	s.reaper = newLoop(Name+"-reaper", o.ReapInterval, s.reapTick)
 	s.pruner = newLoop(Name+"-retention", o.RetentionInterval, s.pruneTick)
-	s.completes = newMerger(Name+"-complete-merger", o.MergeWindow, o.MergeMaxItems, s.store.Complete,
+	s.completes = newMerger(Name+"-complete-merger", o.MergeWindow, o.MergeMaxItems, s.store.CompleteTodos,
 		func(it store.CompleteItem) int64 { return it.ID })
 	s.heartbeats = newMerger(Name+"-heartbeat-merger", o.MergeWindow, o.MergeMaxItems, s.store.Heartbeat,
 		func(it store.HeartbeatItem) int64 { return it.ID })

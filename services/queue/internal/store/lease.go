@@ -25,7 +25,7 @@ type ClaimArgs struct {
 // Claim leases up to a.Max due todos of a queue to a worker in one
 // statement; an empty result means nothing is runnable now.
 func (s *Store) Claim(ctx context.Context, c Caller, a ClaimArgs) ([]Todo, error) {
-	rows, err := s.q.TodoClaim(ctx, s.pool, dbsqlc.TodoClaimParams{
+	rows, err := s.q.TodoClaim(ctx, s.hot, dbsqlc.TodoClaimParams{
 		Worker: a.Worker, LeaseSeconds: a.LeaseSeconds, HumanID: c.HumanID, Queue: a.Queue,
 		CallerAgentID: c.AgentID, BatchSize: a.Max,
 	})
@@ -67,7 +67,7 @@ func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) 
 	for i, it := range items {
 		p.Ids[i], p.Attempts[i], p.LeaseSeconds[i] = it.ID, it.Token, it.LeaseSeconds
 	}
-	rows, err := s.q.TodoHeartbeatBatch(ctx, s.pool, p)
+	rows, err := s.q.TodoHeartbeatBatch(ctx, s.hot, p)
 	if err != nil {
 		return nil, mapErr(err, "heartbeat", "todo")
 	}
@@ -86,10 +86,10 @@ func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) 
 		return nil, err
 	}
 	out := make([]HeartbeatResult, len(items))
-	for i, o := range oc {
-		out[i] = HeartbeatResult{Outcome: o}
-		if o == OK {
-			out[i].ExpiresAt = expires[items[i].Lease]
+	for i, it := range items {
+		out[i] = HeartbeatResult{Outcome: oc[i]}
+		if oc[i] == OK {
+			out[i].ExpiresAt = expires[it.Lease]
 		}
 	}
 	return out, nil
@@ -101,15 +101,63 @@ type CompleteItem struct {
 	Result []byte
 }
 
-// CompleteResult is one item's outcome; Todo is set when OK.
+// Completed is a todo a completion applied to: what an outcome and a
+// lifecycle event need.
+type Completed = dbsqlc.TodoCompleteBatchRow
+
+// CompleteResult is one item's outcome; Done is set when OK, and Todo (the
+// whole row, completed) only by CompleteTodos.
 type CompleteResult struct {
 	Outcome Outcome
-	Todo    Todo
+	Done    Completed
+	Todo    *Todo
 }
 
 // Complete marks leased todos COMPLETED in one statement; results are in
 // item order.
 func (s *Store) Complete(ctx context.Context, c Caller, items []CompleteItem) ([]CompleteResult, error) {
+	return s.complete(ctx, s.hot, c, items)
+}
+
+// CompleteTodos is Complete that also returns each completed todo, read in
+// the completing transaction (so exactly as that completion left it): for
+// the single Complete, whose answer is the todo. CompleteBatch answers with
+// outcomes only and uses Complete, which skips the read.
+func (s *Store) CompleteTodos(ctx context.Context, c Caller, items []CompleteItem) ([]CompleteResult, error) {
+	var out []CompleteResult
+	err := pgx.BeginFunc(ctx, s.hot, func(tx pgx.Tx) error {
+		var err error
+		if out, err = s.complete(ctx, tx, c, items); err != nil {
+			return err
+		}
+		ids := make([]int64, 0, len(out))
+		for _, r := range out {
+			if r.Outcome == OK {
+				ids = append(ids, r.Done.ID)
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		rows, err := s.q.TodoGetMany(ctx, tx, dbsqlc.TodoGetManyParams{Ids: ids, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+		if err != nil {
+			return mapErr(err, "read completed todos", "todo")
+		}
+		byID := make(map[int64]*Todo, len(rows))
+		for i := range rows {
+			byID[rows[i].ID] = &rows[i]
+		}
+		for i := range out {
+			if out[i].Outcome == OK {
+				out[i].Todo = byID[out[i].Done.ID]
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Store) complete(ctx context.Context, db dbsqlc.DBTX, c Caller, items []CompleteItem) ([]CompleteResult, error) {
 	p := dbsqlc.TodoCompleteBatchParams{
 		HumanID: c.HumanID, CallerAgentID: c.AgentID,
 		Ids: make([]int64, len(items)), Attempts: make([]int32, len(items)), Results: make([]string, len(items)),
@@ -117,11 +165,11 @@ func (s *Store) Complete(ctx context.Context, c Caller, items []CompleteItem) ([
 	for i, it := range items {
 		p.Ids[i], p.Attempts[i], p.Results[i] = it.ID, it.Token, string(it.Result)
 	}
-	rows, err := s.q.TodoCompleteBatch(ctx, s.pool, p)
+	rows, err := s.q.TodoCompleteBatch(ctx, db, p)
 	if err != nil {
 		return nil, mapErr(err, "complete", "todo")
 	}
-	done := make(map[Lease]Todo, len(rows))
+	done := make(map[Lease]Completed, len(rows))
 	for _, r := range rows {
 		done[Lease{ID: r.ID, Token: r.Attempt}] = r
 	}
@@ -134,10 +182,10 @@ func (s *Store) Complete(ctx context.Context, c Caller, items []CompleteItem) ([
 		return nil, err
 	}
 	out := make([]CompleteResult, len(items))
-	for i, o := range oc {
-		out[i] = CompleteResult{Outcome: o}
-		if o == OK {
-			out[i].Todo = done[items[i].Lease]
+	for i, it := range items {
+		out[i] = CompleteResult{Outcome: oc[i]}
+		if oc[i] == OK {
+			out[i].Done = done[it.Lease]
 		}
 	}
 	return out, nil
@@ -156,7 +204,7 @@ type FailArgs struct {
 // attempt cap or with a.DeadLetter. A stale token is FAILED_PRECONDITION, a todo
 // the caller cannot see NOT_FOUND.
 func (s *Store) Fail(ctx context.Context, c Caller, a FailArgs) (Todo, error) {
-	r, err := s.q.TodoFail(ctx, s.pool, dbsqlc.TodoFailParams{
+	r, err := s.q.TodoFail(ctx, s.hot, dbsqlc.TodoFailParams{
 		DeadLetter: a.DeadLetter, BackoffSeconds: a.Backoff.Seconds(), Error: a.Error,
 		ID: a.ID, HumanID: c.HumanID, Attempt: a.Token, CallerAgentID: c.AgentID,
 	})
@@ -170,7 +218,7 @@ func (s *Store) Fail(ctx context.Context, c Caller, a FailArgs) (Todo, error) {
 // (0 keeps its place in the queue). A stale token is FAILED_PRECONDITION, a todo
 // the caller cannot see NOT_FOUND.
 func (s *Store) Release(ctx context.Context, c Caller, l Lease, delay time.Duration) (Todo, error) {
-	r, err := s.q.TodoRelease(ctx, s.pool, dbsqlc.TodoReleaseParams{
+	r, err := s.q.TodoRelease(ctx, s.hot, dbsqlc.TodoReleaseParams{
 		DelaySeconds: delay.Seconds(), ID: l.ID, HumanID: c.HumanID, Attempt: l.Token, CallerAgentID: c.AgentID,
 	})
 	if err != nil {

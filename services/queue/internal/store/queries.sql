@@ -82,6 +82,9 @@ WHERE human_id = sqlc.arg(human_id)
 -- (never re-run as a join's inner side, claiming more than batch_size); SKIP LOCKED lets concurrent claimers take
 -- different rows instead of waiting on each other. The scan walks idx_todos_pending in ORDER BY order and stops
 -- after batch_size rows. lease_seconds 0 means queue.defaults.lease_seconds, clamped to 1..3600.
+-- The UPDATE finds the rows with id = ANY (ARRAY(...)), not by joining the CTE: its generic plan (the hot pool
+-- runs generic plans only) must not depend on batch_size, and a join's does (with batch_size unknown the planner
+-- expects thousands of rows and hashes the whole table), while this is a primary-key lookup at any size.
 WITH next AS MATERIALIZED (
     SELECT p.id
     FROM todos AS p
@@ -104,8 +107,7 @@ SET state            = 'running',
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
                            30)))),
     attempted_at     = now()
-FROM next
-WHERE t.id = next.id
+WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
 RETURNING t.*;
 
 -- name: TodoHeartbeatBatch :many
@@ -133,7 +135,9 @@ RETURNING t.id, t.attempt, t.lease_expires_at::timestamptz AS lease_expires_at;
 
 -- name: TodoCompleteBatch :many
 -- Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
--- '' means none. A completion ends the run of lease expiries.
+-- '' means none. A completion ends the run of lease expiries. RETURNING carries what an outcome and a lifecycle
+-- event need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
+-- fetches them for the single Complete, whose answer is the todo).
 UPDATE todos AS t
 SET state            = 'completed',
     lease_owner      = NULL,
@@ -152,7 +156,7 @@ WHERE t.id = u.id
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
-RETURNING t.*;
+RETURNING t.id, t.attempt, t.human_id, t.queue, t.agent_id, t.state;
 
 -- name: TodoFail :one
 -- Records a failed attempt (appended to errors, copied to last_error) and either schedules a retry after
@@ -223,6 +227,14 @@ RETURNING *;
 SELECT *
 FROM todos
 WHERE id = sqlc.arg(id)
+  AND human_id = sqlc.arg(human_id)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid);
+
+-- name: TodoGetMany :many
+-- The todos of ids the caller may see, in any order; missing ones are left out.
+SELECT *
+FROM todos
+WHERE id = ANY (sqlc.arg(ids)::bigint[])
   AND human_id = sqlc.arg(human_id)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid);
 

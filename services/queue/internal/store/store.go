@@ -51,12 +51,21 @@ const (
 // Store runs the queue queries over a pool.
 type Store struct {
 	pool *pgxpool.Pool
-	q    *dbsqlc.Queries
+	// hot runs the statements every worker repeats (claim, heartbeat,
+	// complete, and the outcome lookup after them). Its sessions should use
+	// generic plans (plan_cache_mode=force_generic_plan, see the node's
+	// pools); TestHotStatementsGenericPlans pins what those plans are.
+	hot *pgxpool.Pool
+	q   *dbsqlc.Queries
 }
 
-// New returns a store over pool.
-func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, q: dbsqlc.New()}
+// New returns a store over pool; hot, when not nil, runs the worker
+// statements.
+func New(pool, hot *pgxpool.Pool) *Store {
+	if hot == nil {
+		hot = pool
+	}
+	return &Store{pool: pool, hot: hot, q: dbsqlc.New()}
 }
 
 // PostgreSQL SQLSTATEs the store turns into domain errors.
@@ -135,7 +144,7 @@ func (s *Store) outcomes(ctx context.Context, c Caller, ids []int64, applied []b
 	if len(missing) == 0 {
 		return out, nil
 	}
-	visible, err := s.q.TodoVisibleIDs(ctx, s.pool, dbsqlc.TodoVisibleIDsParams{Ids: missing, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+	visible, err := s.q.TodoVisibleIDs(ctx, s.hot, dbsqlc.TodoVisibleIDsParams{Ids: missing, HumanID: c.HumanID, CallerAgentID: c.AgentID})
 	if err != nil {
 		return nil, fmt.Errorf("visible ids: %w", err)
 	}

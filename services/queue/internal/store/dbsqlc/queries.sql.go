@@ -165,8 +165,7 @@ SET state            = 'running',
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
                            30)))),
     attempted_at     = now()
-FROM next
-WHERE t.id = next.id
+WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
 RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result
 `
 
@@ -183,6 +182,9 @@ type TodoClaimParams struct {
 // (never re-run as a join's inner side, claiming more than batch_size); SKIP LOCKED lets concurrent claimers take
 // different rows instead of waiting on each other. The scan walks idx_todos_pending in ORDER BY order and stops
 // after batch_size rows. lease_seconds 0 means queue.defaults.lease_seconds, clamped to 1..3600.
+// The UPDATE finds the rows with id = ANY (ARRAY(...)), not by joining the CTE: its generic plan (the hot pool
+// runs generic plans only) must not depend on batch_size, and a join's does (with batch_size unknown the planner
+// expects thousands of rows and hashes the whole table), while this is a primary-key lookup at any size.
 func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) ([]Todo, error) {
 	rows, err := db.Query(ctx, todoClaim,
 		arg.Worker,
@@ -252,7 +254,7 @@ WHERE t.id = u.id
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($2::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = $2::uuid)
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result
+RETURNING t.id, t.attempt, t.human_id, t.queue, t.agent_id, t.state
 `
 
 type TodoCompleteBatchParams struct {
@@ -263,9 +265,20 @@ type TodoCompleteBatchParams struct {
 	Results       []string
 }
 
+type TodoCompleteBatchRow struct {
+	ID      int64
+	Attempt int32
+	HumanID uuid.UUID
+	Queue   string
+	AgentID *uuid.UUID
+	State   string
+}
+
 // Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
-// ” means none. A completion ends the run of lease expiries.
-func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoCompleteBatchParams) ([]Todo, error) {
+// ” means none. A completion ends the run of lease expiries. RETURNING carries what an outcome and a lifecycle
+// event need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
+// fetches them for the single Complete, whose answer is the todo).
+func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoCompleteBatchParams) ([]TodoCompleteBatchRow, error) {
 	rows, err := db.Query(ctx, todoCompleteBatch,
 		arg.HumanID,
 		arg.CallerAgentID,
@@ -277,32 +290,16 @@ func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoComple
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Todo{}
+	items := []TodoCompleteBatchRow{}
 	for rows.Next() {
-		var i Todo
+		var i TodoCompleteBatchRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.Attempt,
 			&i.HumanID,
 			&i.Queue,
 			&i.AgentID,
-			&i.EventID,
-			&i.Kind,
-			&i.Payload,
-			&i.Priority,
 			&i.State,
-			&i.Attempt,
-			&i.MaxAttempts,
-			&i.RunAt,
-			&i.LeaseOwner,
-			&i.LeaseExpiresAt,
-			&i.LastError,
-			&i.Errors,
-			&i.DedupeKey,
-			&i.CreatedAt,
-			&i.AttemptedAt,
-			&i.FinishedAt,
-			&i.LeaseExpiries,
-			&i.Result,
 		); err != nil {
 			return nil, err
 		}
@@ -452,6 +449,64 @@ type TodoGetByDedupeKeysParams struct {
 // The todos that already hold some dedupe keys of a queue: what Enqueue returns for duplicates.
 func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetByDedupeKeysParams) ([]Todo, error) {
 	rows, err := db.Query(ctx, todoGetByDedupeKeys, arg.HumanID, arg.Queue, arg.DedupeKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Todo{}
+	for rows.Next() {
+		var i Todo
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Queue,
+			&i.AgentID,
+			&i.EventID,
+			&i.Kind,
+			&i.Payload,
+			&i.Priority,
+			&i.State,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.RunAt,
+			&i.LeaseOwner,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.Errors,
+			&i.DedupeKey,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.LeaseExpiries,
+			&i.Result,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const todoGetMany = `-- name: TodoGetMany :many
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
+FROM todos
+WHERE id = ANY ($1::bigint[])
+  AND human_id = $2
+  AND ($3::uuid IS NULL OR agent_id IS NULL OR agent_id = $3::uuid)
+`
+
+type TodoGetManyParams struct {
+	Ids           []int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
+}
+
+// The todos of ids the caller may see, in any order; missing ones are left out.
+func (q *Queries) TodoGetMany(ctx context.Context, db DBTX, arg TodoGetManyParams) ([]Todo, error) {
+	rows, err := db.Query(ctx, todoGetMany, arg.Ids, arg.HumanID, arg.CallerAgentID)
 	if err != nil {
 		return nil, err
 	}

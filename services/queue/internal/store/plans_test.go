@@ -1,0 +1,118 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchboard/switchboard/pkg/pgtest"
+)
+
+// hotStatements are the statements Store runs on the hot pool.
+var hotStatements = []string{
+	"TodoClaim", "TodoHeartbeatBatch", "TodoCompleteBatch", "TodoGetMany", "TodoVisibleIDs", "TodoFail", "TodoRelease",
+}
+
+// TestHotStatementsGenericPlans pins the generic plans of the worker
+// statements, which the node's hot pool forces (plan_cache_mode =
+// force_generic_plan): on a table of realistic size every access to todos
+// goes through an index, and nothing hashes or merges whole relations. A
+// statement whose generic plan depends on a parameter's value (such as
+// joining a CTE whose LIMIT is a parameter) fails here.
+func TestHotStatementsGenericPlans(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	hot := pgtest.OpenPool(t, pgtest.NewDatabase(t), func(c *pgxpool.Config) {
+		c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+		c.MaxConns = 1 // one session, whose prepared statements are inspected below
+	})
+	s := New(hot, hot)
+
+	var human uuid.UUID
+	require.NoError(t, hot.QueryRow(ctx, `INSERT INTO humans (email) VALUES ('plans@example.test') RETURNING id`).Scan(&human))
+	_, err := hot.Exec(ctx, `INSERT INTO todos (human_id, queue) SELECT $1, 'q' FROM generate_series(1, 20000)`, human)
+	require.NoError(t, err)
+	_, err = hot.Exec(ctx, `ANALYZE todos`)
+	require.NoError(t, err)
+
+	// Run every hot statement once, so the session prepares it.
+	c := Caller{HumanID: human}
+	claimed, err := s.Claim(ctx, c, ClaimArgs{Queue: "q", Worker: "w", Max: 5})
+	require.NoError(t, err)
+	require.Len(t, claimed, 5)
+	lease := func(i int) Lease { return Lease{ID: claimed[i].ID, Token: claimed[i].Attempt} }
+	_, err = s.Heartbeat(ctx, c, []HeartbeatItem{{Lease: lease(0)}})
+	require.NoError(t, err)
+	res, err := s.Complete(ctx, c, []CompleteItem{{Lease: lease(1)}, {Lease: Lease{ID: claimed[1].ID, Token: 99}}})
+	require.NoError(t, err)
+	require.Equal(t, []Outcome{OK, Stale}, []Outcome{res[0].Outcome, res[1].Outcome}, "the stale item runs TodoVisibleIDs")
+	_, err = s.CompleteTodos(ctx, c, []CompleteItem{{Lease: lease(2)}})
+	require.NoError(t, err)
+	_, err = s.Fail(ctx, c, FailArgs{Lease: lease(3), Error: "boom", Backoff: time.Second})
+	require.NoError(t, err)
+	_, err = s.Release(ctx, c, lease(4), 0)
+	require.NoError(t, err)
+
+	rows, err := hot.Query(ctx, `SELECT name, statement, cardinality(parameter_types) FROM pg_prepared_statements`)
+	require.NoError(t, err)
+	type prepared struct {
+		name, query string
+		params      int
+	}
+	byQuery := map[string]prepared{}
+	queryName := regexp.MustCompile(`^-- name: (\w+)`)
+	for rows.Next() {
+		var p prepared
+		var text string
+		require.NoError(t, rows.Scan(&p.name, &text, &p.params))
+		if m := queryName.FindStringSubmatch(text); m != nil {
+			p.query = m[1]
+			byQuery[p.query] = p
+		}
+	}
+	require.NoError(t, rows.Err())
+
+	for _, q := range hotStatements {
+		p, ok := byQuery[q]
+		require.True(t, ok, "%s was not prepared on the hot pool", q)
+		// A generic plan does not depend on the values: NULLs will do.
+		args := strings.TrimSuffix(strings.Repeat("NULL, ", p.params), ", ")
+		var plan []struct{ Plan planNode }
+		var raw []byte
+		require.NoError(t, hot.QueryRow(ctx, fmt.Sprintf(`EXPLAIN (FORMAT JSON) EXECUTE %q (%s)`, p.name, args)).Scan(&raw))
+		require.NoError(t, json.Unmarshal(raw, &plan))
+		require.Len(t, plan, 1)
+		require.NoError(t, plan[0].Plan.check(), "%s's generic plan:\n%s", q, raw)
+	}
+}
+
+type planNode struct {
+	NodeType string     `json:"Node Type"`
+	Relation string     `json:"Relation Name"`
+	Plans    []planNode `json:"Plans"`
+}
+
+// check walks the plan: todos is only ever read through an index, and no
+// node joins by hashing or merging.
+func (n planNode) check() error {
+	switch {
+	case n.NodeType == "Hash Join" || n.NodeType == "Merge Join" || n.NodeType == "Hash":
+		return fmt.Errorf("%s node", n.NodeType)
+	case n.Relation == "todos" && n.NodeType != "Index Scan" && n.NodeType != "Index Only Scan" &&
+		n.NodeType != "Bitmap Heap Scan" && n.NodeType != "ModifyTable":
+		return fmt.Errorf("todos read by %s", n.NodeType)
+	}
+	for _, c := range n.Plans {
+		if err := c.check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
