@@ -16,10 +16,9 @@ import (
 // once; items queue up (and batches grow) while all are busy.
 const maxAckInFlight = 4
 
-// ackItem is one successful todo waiting for its CompleteBatch outcome.
+// ackItem is one successful todo waiting for its CompleteBatch.
 type ackItem struct {
 	todo *queuev1.Todo
-	done chan struct{} // closed once the outcome is counted
 }
 
 // acker coalesces the completions of one Run into CompleteBatch calls of up
@@ -46,13 +45,12 @@ func (w *Worker) startAcker(ctx, base context.Context) *acker {
 	return a
 }
 
-// complete queues todo, calls queued, and returns once the todo's outcome is
-// known and counted.
+// complete queues todo and calls queued. It does not wait for the outcome:
+// the send counts it, and stop waits for every send, so the handler's
+// goroutine is free for the next todo at once.
 func (a *acker) complete(todo *queuev1.Todo, queued func()) {
-	it := &ackItem{todo: todo, done: make(chan struct{})}
-	a.in <- it
+	a.in <- &ackItem{todo: todo}
 	queued()
-	<-it.done
 }
 
 // stop flushes what is queued and waits for every send. No complete may be
@@ -121,11 +119,6 @@ func (a *acker) collect() {
 // backoff within the lease, and counts each item's outcome.
 func (a *acker) send(batch []*ackItem) {
 	w := a.w
-	defer func() {
-		for _, it := range batch {
-			close(it.done)
-		}
-	}()
 	a.mu.Lock()
 	single := a.single
 	a.mu.Unlock()

@@ -241,8 +241,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		cancelHandlers(errShutdown)
 		<-done
 	}
-	// Every handler has returned and its completion was queued and
-	// answered; stop the helpers.
+	// Every handler has returned and its completion is queued; stop
+	// flushes and waits for the sends (so Stats are final on return), then
+	// the heartbeater stops.
 	r.acks.stop()
 	r.hb.stop()
 	return fatal
