@@ -2,7 +2,7 @@
 # bench-queue.sh runs `switchboard bench queue` end to end on this machine:
 # a scratch database, one `serve all` node, an administrator token, a tenant,
 # an agent and an agent credential (scopes agent,publisher), then the bench.
-# Arguments go to the bench (default: --todos 20000 --workers 200 --trickle 1000).
+# Arguments go to the bench (default: --todos 100000 --workers 200 --buffer 200 --trickle 1000).
 #
 #   make build && deploy/local/bench-queue.sh [--todos N --workers W ...]
 #
@@ -13,7 +13,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$repo/bin/switchboard
 grpc=127.0.0.1:${SWITCHBOARD_BENCH_GRPC:-19390}
 http=127.0.0.1:${SWITCHBOARD_BENCH_HTTP:-18390}
-[[ $# -gt 0 ]] || set -- --todos 20000 --workers 200 --trickle 1000
+[[ $# -gt 0 ]] || set -- --todos 100000 --workers 200 --buffer 200 --trickle 1000
 
 eval "$("$repo/deploy/local/postgres.sh")"
 db=benchq_$$

@@ -40,7 +40,7 @@ type acker struct {
 }
 
 func (w *Worker) startAcker(ctx, base context.Context) *acker {
-	a := &acker{w: w, base: base, hurry: ctx.Done(), in: make(chan *ackItem, w.opts.Concurrency), sem: make(chan struct{}, maxAckInFlight)}
+	a := &acker{w: w, base: base, hurry: ctx.Done(), in: make(chan *ackItem, w.opts.Concurrency+w.opts.Buffer), sem: make(chan struct{}, maxAckInFlight)}
 	a.wg.Go(a.collect)
 	return a
 }

@@ -39,7 +39,7 @@ func (w *Worker) claimLoop(ctx, base context.Context, r *run, wg *sync.WaitGroup
 	claimCtx, stopClaims := context.WithCancel(ctx)
 	defer stopClaims()
 
-	free, inFlight := w.opts.Concurrency, 0
+	free, inFlight := w.opts.Concurrency+w.opts.Buffer, 0
 	results := make(chan claimResult, maxClaimsInFlight)
 	lookedEmpty := true // long-poll first: the server answers at once when there is work
 	var (
@@ -152,25 +152,29 @@ func (w *Worker) claimLoop(ctx, base context.Context, r *run, wg *sync.WaitGroup
 	}
 }
 
-// dispatch hands todo to an idle handler goroutine, or starts one. Handler
-// goroutines live for the whole Run (at most Concurrency of them, since a
-// todo is only dispatched into a free slot): one goroutine per todo paid for
-// growing a fresh stack every time, a tenth of a busy worker's CPU.
+// dispatch starts the lease's renewal and hands todo to a handler
+// goroutine: a new one while fewer than Concurrency run, else through the
+// work queue (idle handlers and, with Options.Buffer, todos waiting for
+// one). Handler goroutines live for the whole Run: one goroutine per todo
+// paid for growing a fresh stack every time, a tenth of a busy worker's CPU.
+// Only claimLoop calls it.
 func (w *Worker) dispatch(base context.Context, r *run, wg *sync.WaitGroup, todo *queuev1.Todo) {
-	select {
-	case r.work <- todo:
-	default:
+	l := r.hb.add(todo)
+	if r.handlers < w.opts.Concurrency {
+		r.handlers++
 		wg.Go(func() {
-			for t, ok := todo, true; ok; t, ok = <-r.work {
-				w.handle(base, r, t)
+			for l, ok := l, true; ok; l, ok = <-r.work {
+				w.handle(base, r, l)
 			}
 		})
+		return
 	}
+	r.work <- l // never blocks: the claims ask for at most the free capacity
 }
 
 // handle processes one todo and gives its slot back exactly once: as soon
 // as process says the slot is free (a completion is queued), or at the end.
-func (w *Worker) handle(base context.Context, r *run, todo *queuev1.Todo) {
+func (w *Worker) handle(base context.Context, r *run, l *lease) {
 	freed := false
 	free := func() {
 		if !freed {
@@ -179,7 +183,7 @@ func (w *Worker) handle(base context.Context, r *run, todo *queuev1.Todo) {
 		}
 	}
 	defer free()
-	w.process(base, r, todo, free)
+	w.process(base, r, l, free)
 }
 
 func (w *Worker) claim(ctx context.Context, n int, wait time.Duration) ([]*queuev1.Todo, error) {

@@ -16,13 +16,39 @@ import (
 // maxHeartbeatBatch is HeartbeatBatchRequest's item limit.
 const maxHeartbeatBatch = 1000
 
-// lease is one todo being handled: its handler's cancel, whether the server
-// said the lease is gone, and the heartbeat calls that carry it.
+// lease is one claimed todo, from its claim (it may wait in the buffer for
+// a handler) to the end of its handling: whether the server said the lease
+// is gone, the handler's cancel once it runs, and the heartbeat calls that
+// carry it.
 type lease struct {
-	todo   *queuev1.Todo
-	cancel context.CancelCauseFunc
-	lost   atomic.Bool
-	beats  sync.WaitGroup // heartbeat calls in flight that include this lease
+	todo  *queuev1.Todo
+	lost  atomic.Bool
+	beats sync.WaitGroup // heartbeat calls in flight that include this lease
+
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc // set by start
+}
+
+// start records the running handler's cancel; false means the lease was
+// lost while the todo waited, and it must not run.
+func (l *lease) start(cancel context.CancelCauseFunc) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost.Load() {
+		return false
+	}
+	l.cancel = cancel
+	return true
+}
+
+// lose marks the lease gone and cancels its handler, if one runs.
+func (l *lease) lose() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lost.Store(true)
+	if l.cancel != nil {
+		l.cancel(ErrLeaseLost)
+	}
 }
 
 // heartbeater renews every lease of one Run with one HeartbeatBatch per
@@ -47,8 +73,8 @@ func (h *heartbeater) stop() {
 	<-h.done
 }
 
-func (h *heartbeater) add(todo *queuev1.Todo, cancel context.CancelCauseFunc) *lease {
-	l := &lease{todo: todo, cancel: cancel}
+func (h *heartbeater) add(todo *queuev1.Todo) *lease {
+	l := &lease{todo: todo}
 	h.mu.Lock()
 	h.leases[l] = struct{}{}
 	h.mu.Unlock()
@@ -153,8 +179,7 @@ func (h *heartbeater) settle(base context.Context, l *lease, err error) {
 	switch {
 	case err == nil:
 	case isLeaseGone(err):
-		l.lost.Store(true)
-		l.cancel(ErrLeaseLost)
+		l.lose()
 	case base.Err() == nil:
 		h.w.log.Warn("heartbeat failed", zap.Int64("todo_id", l.todo.GetId()), zap.Error(err))
 	}

@@ -24,17 +24,29 @@ const ackAttempts = 5
 const minHeartbeatTimeout = time.Second
 
 // process runs the handler over one claimed todo while the Run's
-// heartbeater renews its lease, then ends the lease: a success is queued to
-// the acker (CompleteBatch) and process returns once its outcome is known.
-// free gives the todo's handler slot back; it is called as soon as the
-// completion is queued, so the next todo can be claimed while the
-// CompleteBatch is on its way. base is cancelled when the shutdown grace runs
-// out.
-func (w *Worker) process(base context.Context, r *run, todo *queuev1.Todo, free func()) {
+// heartbeater renews its lease (it has since the claim), then ends the
+// lease: a success is queued to the acker (CompleteBatch). free gives the
+// todo's slot back; it is called as soon as the completion is queued, so the
+// next todo can be claimed while the CompleteBatch is on its way. A todo
+// that has not started when Run begins shutting down is released instead,
+// and one whose lease was lost while it waited is dropped. base is cancelled
+// when the shutdown grace runs out.
+func (w *Worker) process(base context.Context, r *run, l *lease, free func()) {
+	todo := l.todo
+	if closedChan(r.stopping) {
+		r.hb.remove(l)
+		w.release(base, todo)
+		return
+	}
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
-
-	l := r.hb.add(todo, cancel)
+	if !l.start(cancel) {
+		r.hb.remove(l)
+		w.stats.leaseLost.Add(1)
+		w.log.Warn("lease lost while the todo waited for a handler; not run", zap.Int64("todo_id", todo.GetId()),
+			zap.Int32("lease_token", todo.GetAttempt()))
+		return
+	}
 	err := w.runHandler(ctx, todo)
 	// A heartbeat in flight is let finish, so that none reaches the server
 	// after the Complete or Fail below.

@@ -31,9 +31,18 @@ type Options struct {
 	// CompleteBatch (at most Concurrency more, plus the batches in flight)
 	// do not count: their slot is claimed again at once.
 	Concurrency int
+	// Buffer is how many claimed todos may wait for a free handler, 0–1000.
+	// Default 0. With a buffer a handler that frees up starts its next todo
+	// at once instead of after a Claim round trip, which pays off for short
+	// handlers at high rates (`bench queue`: +45% at Concurrency 200 with
+	// Buffer 200). It costs fairness for long ones: a buffered todo waits
+	// here while another worker might be idle. Buffered todos' leases are
+	// renewed like running ones, and those not started when Run shuts down
+	// are released.
+	Buffer int
 	// Prefetch is the most todos asked for in one Claim, 1–1000; the worker
-	// never asks for more than its free capacity. Default Concurrency (capped
-	// at 1000).
+	// never asks for more than its free capacity (Concurrency + Buffer).
+	// Default that capacity (capped at 1000).
 	Prefetch int
 	// LeaseSeconds is the lease asked for on Claim and on every Heartbeat,
 	// 1–3600. Default 30.
@@ -79,6 +88,7 @@ const (
 	defaultAckBatch = 500
 	defaultAckDelay = 2 * time.Millisecond
 	maxPrefetch     = 1000
+	maxBuffer       = 1000
 	maxLeaseSeconds = 3600
 	maxWait         = 60 * time.Second
 	maxErrorLen     = 4096
@@ -132,10 +142,10 @@ func withDefaults(o Options) Options {
 		o.Concurrency = 10
 	}
 	if o.Prefetch == 0 {
-		o.Prefetch = min(o.Concurrency, maxPrefetch)
+		o.Prefetch = min(o.Concurrency+max(o.Buffer, 0), maxPrefetch)
 	}
-	if o.Prefetch > o.Concurrency && o.Concurrency > 0 {
-		o.Prefetch = o.Concurrency
+	if capacity := o.Concurrency + max(o.Buffer, 0); o.Prefetch > capacity && o.Concurrency > 0 {
+		o.Prefetch = capacity
 	}
 	if o.LeaseSeconds == 0 {
 		o.LeaseSeconds = 30
@@ -183,6 +193,8 @@ func (w *Worker) validate() error {
 		return errors.New("worker: WorkerID longer than 255 characters")
 	case o.Concurrency < 0:
 		return fmt.Errorf("worker: Concurrency %d is negative", o.Concurrency)
+	case o.Buffer < 0 || o.Buffer > maxBuffer:
+		return fmt.Errorf("worker: Buffer %d is outside 0–%d", o.Buffer, maxBuffer)
 	case o.Prefetch < 0 || o.Prefetch > maxPrefetch:
 		return fmt.Errorf("worker: Prefetch %d is outside 1–%d", o.Prefetch, maxPrefetch)
 	case o.LeaseSeconds < 0 || o.LeaseSeconds > maxLeaseSeconds:
@@ -222,10 +234,11 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	r := &run{
-		hb:    w.startHeartbeater(base),
-		acks:  w.startAcker(ctx, base),
-		freed: make(chan struct{}, w.opts.Concurrency),
-		work:  make(chan *queuev1.Todo),
+		hb:       w.startHeartbeater(base),
+		acks:     w.startAcker(ctx, base),
+		freed:    make(chan struct{}, w.opts.Concurrency+w.opts.Buffer),
+		work:     make(chan *lease, w.opts.Concurrency+w.opts.Buffer),
+		stopping: ctx.Done(),
 	}
 	fatal := w.claimLoop(ctx, base, r, &wg)
 	close(r.work) // nothing is dispatched any more: idle handler goroutines exit
@@ -254,7 +267,12 @@ type run struct {
 	hb    *heartbeater
 	acks  *acker
 	freed chan struct{} // one token per handler slot given back
-	// work hands a todo to an idle handler goroutine (unbuffered: a send
-	// succeeds only when one is waiting; see dispatch).
-	work chan *queuev1.Todo
+	// work queues todos for the handler goroutines once Concurrency of
+	// them run (see dispatch).
+	work chan *lease
+	// handlers is the number of handler goroutines; only claimLoop uses it.
+	handlers int
+	// stopping is closed when Run's context ends: todos not yet started are
+	// released instead of run.
+	stopping <-chan struct{}
 }

@@ -317,6 +317,8 @@ func TestInvalidOptions(t *testing.T) {
 		"ack batch":    worker.New(conn, "q", h, worker.Options{AckBatch: 1001}),
 		"neg batch":    worker.New(conn, "q", h, worker.Options{AckBatch: -1}),
 		"ack delay":    worker.New(conn, "q", h, worker.Options{AckDelay: 2 * time.Second}),
+		"neg buffer":   worker.New(conn, "q", h, worker.Options{Buffer: -1}),
+		"buffer":       worker.New(conn, "q", h, worker.Options{Buffer: 1001}),
 	} {
 		require.Error(t, w.Run(t.Context()), name)
 	}

@@ -34,7 +34,7 @@ import (
 // that the queue is empty.
 const EnvToken = "SWITCHBOARD_TOKEN"
 
-const benchUsage = `switchboard bench queue --todos N --workers W [--addr 127.0.0.1:9090] [--queue bench] [--batch 100] [--trickle 1000]`
+const benchUsage = `switchboard bench queue --todos N --workers W [--buffer B] [--addr 127.0.0.1:9090] [--queue bench] [--batch 100] [--trickle 1000]`
 
 // benchConfig is the parsed command line of `bench queue`.
 type benchConfig struct {
@@ -43,6 +43,7 @@ type benchConfig struct {
 	token   string
 	todos   int // phase 1: todos enqueued and drained
 	workers int // total handler concurrency across the SDK workers
+	buffer  int // worker.Options.Buffer of each SDK worker
 	batch   int // EnqueueBatch size
 	trickle int // phase 2: todos enqueued one at a time
 }
@@ -61,6 +62,7 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 	fs.StringVar(&cfg.queue, "queue", "bench", "queue to use; should be empty")
 	fs.IntVar(&cfg.todos, "todos", 0, "todos to enqueue and drain (throughput phase)")
 	fs.IntVar(&cfg.workers, "workers", 0, "concurrent handlers across the SDK workers")
+	fs.IntVar(&cfg.buffer, "buffer", 0, "claimed todos each SDK worker may hold for a free handler (worker.Options.Buffer), 0–1000")
 	fs.IntVar(&cfg.batch, "batch", 100, "EnqueueBatch size, 1–1000")
 	fs.IntVar(&cfg.trickle, "trickle", 1000, "todos enqueued one at a time (latency phase)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -73,6 +75,8 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 		return benchConfig{}, usageErr("bench queue: --todos must be at least 1")
 	case cfg.workers < 1:
 		return benchConfig{}, usageErr("bench queue: --workers must be at least 1")
+	case cfg.buffer < 0 || cfg.buffer > 1000:
+		return benchConfig{}, usageErr("bench queue: --buffer must be 0–1000, got %d", cfg.buffer)
 	case cfg.batch < 1 || cfg.batch > 1000:
 		return benchConfig{}, usageErr("bench queue: --batch must be 1–1000, got %d", cfg.batch)
 	case cfg.trickle < 1:
@@ -217,6 +221,7 @@ func runBench(ctx context.Context, cfg benchConfig, stderr io.Writer) (benchResu
 		w := worker.New(b.conns[i%len(b.conns)], cfg.queue, b.handle, worker.Options{
 			WorkerID:    fmt.Sprintf("bench-%s-%d-%s-%d", host, os.Getpid(), b.runID, i),
 			Concurrency: conc,
+			Buffer:      cfg.buffer,
 			Wait:        10 * time.Second,
 			Logger:      log,
 		})
@@ -235,8 +240,8 @@ func runBench(ctx context.Context, cfg benchConfig, stderr io.Writer) (benchResu
 		return benchResult{}, err
 	}
 	res := benchResult{jobsPerSec: float64(cfg.todos) / drain.Seconds()}
-	fmt.Fprintf(stderr, "bench: drained %d todos with %d handlers (%d SDK workers, %d connections) in %s: %.0f jobs/s\n",
-		cfg.todos, cfg.workers, nWorkers, len(b.conns), drain.Round(time.Millisecond), res.jobsPerSec)
+	fmt.Fprintf(stderr, "bench: drained %d todos with %d handlers and a buffer of %d (%d SDK workers, %d connections) in %s: %.0f jobs/s\n",
+		cfg.todos, cfg.workers, cfg.buffer, nWorkers, len(b.conns), drain.Round(time.Millisecond), res.jobsPerSec)
 
 	// Phase 2: trickle, one enqueue at a time while the workers wait.
 	lat, fromSend, err := b.trickle(ctx, werr)

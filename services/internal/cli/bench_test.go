@@ -39,11 +39,11 @@ func TestParseBench(t *testing.T) {
 	}, cfg)
 
 	cfg, err = parseBench([]string{"queue", "--todos=5", "--workers=2", "--addr", "10.0.0.1:1",
-		"--queue", "b.2", "--batch", "1000", "--trickle", "7"}, lookup)
+		"--queue", "b.2", "--batch", "1000", "--trickle", "7", "--buffer", "9"}, lookup)
 	require.NoError(t, err)
 	require.Equal(t, benchConfig{
 		addr: "10.0.0.1:1", queue: "b.2", token: "sb_tok",
-		todos: 5, workers: 2, batch: 1000, trickle: 7,
+		todos: 5, workers: 2, buffer: 9, batch: 1000, trickle: 7,
 	}, cfg)
 
 	for name, args := range map[string][]string{
@@ -54,6 +54,8 @@ func TestParseBench(t *testing.T) {
 		"zero workers":   {"queue", "--todos", "1", "--workers", "0"},
 		"batch too big":  {"queue", "--todos", "1", "--workers", "1", "--batch", "1001"},
 		"batch zero":     {"queue", "--todos", "1", "--workers", "1", "--batch", "0"},
+		"buffer too big": {"queue", "--todos", "1", "--workers", "1", "--buffer", "1001"},
+		"buffer neg":     {"queue", "--todos", "1", "--workers", "1", "--buffer", "-1"},
 		"trickle zero":   {"queue", "--todos", "1", "--workers", "1", "--trickle", "0"},
 		"bad queue":      {"queue", "--todos", "1", "--workers", "1", "--queue", "Bad Queue"},
 		"empty addr":     {"queue", "--todos", "1", "--workers", "1", "--addr", ""},
