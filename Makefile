@@ -80,8 +80,9 @@ db: ## Make sure Postgres is reachable; print its URLs
 	@deploy/local/postgres.sh
 
 .PHONY: unit
-unit: ## Run the Go tests (-race) against Postgres (and headless Chromium for the dashboard)
+unit: ## Run the Go tests (-race) against Postgres and Redis (and headless Chromium for the dashboard)
 	@deploy/local/chromium.sh >/dev/null
+	@deploy/local/redis.sh
 	@$(PG); go test -race -count=1 -timeout 15m work
 
 .PHONY: test
