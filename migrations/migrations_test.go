@@ -289,6 +289,8 @@ func TestSettingsSeeded(t *testing.T) {
 		"retention.todos":           `{"max_age_seconds": 604800, "max_rows": 1000000}`,
 		"retention.realtime_events": `{"max_age_seconds": 86400, "max_rows": 100000}`,
 		"queue.defaults":            `{"max_attempts": 25, "lease_seconds": 30}`,
+		"ingest.dedup":              `{"window_seconds": 259200}`,
+		"ingest.limits":             `{"tenant_requests_per_second": 1000}`,
 	}
 	require.Len(t, got, len(want))
 	for key, value := range want {

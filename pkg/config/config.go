@@ -30,6 +30,7 @@ type Config struct {
 	Shutdown Shutdown
 	Gateway  Gateway
 	Auth     Auth
+	Ingest   Ingest
 }
 
 // Auth configures credentials.
@@ -138,6 +139,7 @@ func Default() Config {
 			SecretKey: devSecretKey, DevSecretKey: true,
 			CacheTTL: 10 * time.Second, BootstrapEmail: "admin@localhost",
 		},
+		Ingest: defaultIngest(),
 	}
 }
 
@@ -166,6 +168,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.duration(EnvAuthCacheTTL, &c.Auth.CacheTTL)
 	p.str(EnvBootstrapToken, &c.Auth.BootstrapToken)
 	p.str(EnvBootstrapEmail, &c.Auth.BootstrapEmail)
+	p.sealingKeys(EnvSealingKeys, &c.Ingest)
 	if p.err != nil {
 		return Config{}, p.err
 	}

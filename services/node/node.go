@@ -78,6 +78,10 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		log.Warn("SWITCHBOARD_SECRET_KEY is not set: using the public development key; set one in production " +
 			"(tokens minted under one key do not verify under another)")
 	}
+	if cfg.Ingest.DevSealingKeys {
+		log.Warn(config.EnvSealingKeys + " is not set: webhook secrets are sealed with the public development keyring; " +
+			"set one in production (secrets sealed under one keyring do not open under another)")
+	}
 	hasher := auth.NewHasher(cfg.Auth.SecretKey)
 	authStore := auth.NewStore(pool)
 	authn := auth.NewAuthenticator(log, authStore, hasher, cfg.Auth.CacheTTL)

@@ -6,6 +6,7 @@ package dbsqlc
 
 import (
 	"encoding/json"
+	"net/netip"
 	"time"
 
 	"github.com/google/uuid"
@@ -54,38 +55,56 @@ type Credential struct {
 }
 
 type Endpoint struct {
-	ID               uuid.UUID
-	HumanID          uuid.UUID
-	Slug             string
-	Name             string
-	AgentID          *uuid.UUID
-	Queue            string
-	Verification     string
-	SecretCiphertext []byte
-	SecretKeyID      *string
-	SignatureHeader  *string
-	DeliveryIDHeader *string
-	MaxBodyBytes     int32
-	Enabled          bool
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	ID                 uuid.UUID
+	HumanID            uuid.UUID
+	Slug               string
+	Name               string
+	AgentID            *uuid.UUID
+	Queue              string
+	Verification       string
+	SignatureHeader    *string
+	DeliveryIDHeader   *string
+	MaxBodyBytes       int32
+	Enabled            bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	HmacAlgorithm      string
+	HmacEncoding       string
+	SignaturePrefix    string
+	ToleranceSeconds   int32
+	RateLimitPerSecond int32
+}
+
+type EndpointSecret struct {
+	ID         uuid.UUID
+	EndpointID uuid.UUID
+	Kind       string
+	KeyID      *string
+	Sealed     []byte
+	Hash       []byte
+	Hint       string
+	CreatedAt  time.Time
+	ExpiresAt  *time.Time
 }
 
 type Event struct {
-	ID          int64
-	HumanID     uuid.UUID
-	Source      string
-	EndpointID  *uuid.UUID
-	AdapterID   *uuid.UUID
-	PublishedBy *uuid.UUID
-	Topic       string
-	DeliveryID  *string
-	ReceivedAt  time.Time
-	Headers     json.RawMessage
-	ContentType string
-	Payload     []byte
-	SizeBytes   *int32
-	CreatedAt   time.Time
+	ID             int64
+	HumanID        uuid.UUID
+	Source         string
+	EndpointID     *uuid.UUID
+	AdapterID      *uuid.UUID
+	PublishedBy    *uuid.UUID
+	Topic          string
+	DeliveryID     *string
+	ReceivedAt     time.Time
+	Headers        json.RawMessage
+	ContentType    string
+	Payload        []byte
+	SizeBytes      *int32
+	CreatedAt      time.Time
+	BodySha256     []byte
+	VerifiedScheme string
+	SourceIp       *netip.Addr
 }
 
 type Human struct {
