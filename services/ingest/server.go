@@ -1,33 +1,74 @@
 // Package ingest stores inbound events durably and deduped (published events,
 // verified webhooks, pull adapters) and turns them into todos.
 //
-// Until its issue lands, every RPC answers UNIMPLEMENTED (the generated
-// Unimplemented server), never a fake success.
+// The webhook edge (HookHandler, POST /hooks/{slug}) verifies each request
+// against its endpoint's secrets, then stores the event and its todo in one
+// transaction and answers 2xx only after the commit. The gRPC RPCs
+// (PublishEvent, GetEvent, ListEvents) answer UNIMPLEMENTED until they are
+// built, never a fake success.
 package ingest
 
 import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
+	"github.com/switchboard/switchboard/pkg/secretbox"
+	"github.com/switchboard/switchboard/services/ingest/internal/store"
 )
 
 // Name is the service's name in `switchboard serve` and in logs.
 const Name = "ingest"
 
-// Server implements ingestv1.IngestServiceServer.
+// Options wires the service to the rest of the node.
+type Options struct {
+	// SealingKeys opens the endpoint secrets (config.Ingest.SealingKeys).
+	SealingKeys *secretbox.Keyring
+	// Enqueued, when set, is told of each todo an event created, after the
+	// commit (the node's queue service wakes its long-poll claims and
+	// notifies other nodes). Without it the service sends the queue's
+	// pg_notify itself.
+	Enqueued func(human uuid.UUID, queue string, n int)
+}
+
+// Server implements ingestv1.IngestServiceServer and the webhook edge.
 type Server struct {
 	ingestv1.UnimplementedIngestServiceServer
 
-	log  *zap.Logger
-	pool *pgxpool.Pool
+	log       *zap.Logger
+	store     *store.Store
+	opts      Options
+	endpoints *endpoints
+	limits    *limiters
 }
 
 // New returns the ingest service over pool.
-func New(log *zap.Logger, pool *pgxpool.Pool) *Server {
-	return &Server{log: log, pool: pool}
+func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
+	st := store.New(pool)
+	return &Server{log: log, store: st, opts: opts, endpoints: newEndpoints(st, opts.SealingKeys), limits: newLimiters()}
 }
 
 // Desc is the gRPC service descriptor Server implements.
 func (s *Server) Desc() *grpc.ServiceDesc { return &ingestv1.IngestService_ServiceDesc }
+
+// notifyTimeout bounds the best-effort wake-up after a commit.
+const notifyTimeout = 2 * time.Second
+
+// enqueued reports a new todo in queue (after its commit).
+func (s *Server) enqueued(ctx context.Context, human uuid.UUID, queue string) {
+	if s.opts.Enqueued != nil {
+		s.opts.Enqueued(human, queue, 1)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+	defer cancel()
+	if err := s.store.Notify(ctx, human, queue); err != nil {
+		// Claims poll as well: a lost wake-up costs latency, not the todo.
+		s.log.Warn("could not notify the queue of a new todo", zap.Error(err))
+	}
+}

@@ -109,7 +109,8 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		Stats:          func() map[string]any { return map[string]any{"open_streams": gs.OpenStreams()} },
 		OnChange:       h.update,
 	})
-	background := registerServices(gs, log, pools{main: pool, hot: hot}, cfg, services, h, hasher)
+	reg := registerServices(gs, log, pools{main: pool, hot: hot}, cfg, services, h, hasher)
+	background := reg.background
 
 	mux := http.NewServeMux()
 	var onClosed []func() error
@@ -130,6 +131,9 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		dash := dashboard.Handler()
 		mux.Handle("/{$}", dash)
 		mux.Handle(dashboard.AssetPrefix, dash)
+	}
+	if reg.hooks != nil {
+		mux.Handle(ingest.HookPattern, reg.hooks)
 	}
 	hs, err := httpserver.New(ctx, log, cfg.HTTP.Addr, mux, onClosed...)
 	if err != nil {
@@ -234,9 +238,21 @@ func newPool(ctx context.Context, cfg config.Config, hot bool) (*pgxpool.Pool, e
 // the queue.
 type pools struct{ main, hot *pgxpool.Pool }
 
+// registered is what registerServices leaves for the node to run and mount.
+type registered struct {
+	background []lifecycle.Component
+	// hooks serves ingest.HookPattern; nil unless the node serves ingest.
+	hooks http.Handler
+}
+
 func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg config.Config,
 	services []string, h *health, hasher *auth.Hasher,
-) (background []lifecycle.Component) {
+) (out registered) {
+	// The queue first: ingest tells it of the todos its events create.
+	var q *queue.Server
+	if slices.Contains(services, queue.Name) {
+		q = queue.New(log.With(sblog.Service(queue.Name)), p.main, queue.Options{HotPool: p.hot})
+	}
 	for _, name := range services {
 		l := log.With(sblog.Service(name))
 		switch name {
@@ -249,12 +265,16 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			})
 			gs.Register(s.Desc(), s)
 		case queue.Name:
-			s := queue.New(l, p.main, queue.Options{HotPool: p.hot})
-			gs.Register(s.Desc(), s)
-			background = append(background, s.Components()...)
+			gs.Register(q.Desc(), q)
+			out.background = append(out.background, q.Components()...)
 		case ingest.Name:
-			s := ingest.New(l, p.main)
+			o := ingest.Options{SealingKeys: cfg.Ingest.SealingKeys}
+			if q != nil {
+				o.Enqueued = q.Announce
+			}
+			s := ingest.New(l, p.main, o)
 			gs.Register(s.Desc(), s)
+			out.hooks = s.HookHandler()
 		case realtime.Name:
 			s := realtime.New(l, p.main)
 			gs.Register(s.Desc(), s)
@@ -263,5 +283,5 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			gs.Register(s.Desc(), s)
 		}
 	}
-	return background
+	return out
 }

@@ -139,3 +139,9 @@ func (w *waiters) count() int {
 // Waiting is the number of long-poll Claims waiting for work on this node
 // right now (a gauge for metrics, and a condition tests can poll).
 func (s *Server) Waiting() int { return s.waiters.count() }
+
+// Announce tells the queue that n todos were committed into (human, queue)
+// by another service of this process (ingest stores an event's todo in its
+// own transaction): waiting claims here are woken at once and other nodes
+// through the coalesced pg_notify, exactly as after Enqueue.
+func (s *Server) Announce(human uuid.UUID, queue string, n int) { s.announce(human, queue, n) }

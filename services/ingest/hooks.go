@@ -1,0 +1,186 @@
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/services/ingest/internal/store"
+	"github.com/switchboard/switchboard/services/ingest/internal/verify"
+)
+
+// HookPattern is the webhook route on the HTTP edge.
+const HookPattern = "POST /hooks/{slug}"
+
+// hookReadTimeout bounds reading one webhook body, so a slow sender cannot
+// hold a connection (the server has no global ReadTimeout: streaming routes
+// share it).
+const hookReadTimeout = 30 * time.Second
+
+// storeTimeout bounds the transaction after the body is in.
+const storeTimeout = 10 * time.Second
+
+var slugPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
+
+// keptHeaders are the request headers stored with an event: what a
+// consumer needs to interpret it (provider event type, delivery, content),
+// never credentials.
+var droppedHeaders = map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true}
+
+// HookHandler serves POST /hooks/{slug}: limits, verification, then the
+// event and its todo in one transaction, and 2xx only after the commit.
+// Answers: 200 stored or duplicate; 404 unknown or disabled endpoint; 413
+// body over the endpoint's cap; 401 not verified (no detail); 429 with
+// Retry-After over the endpoint's or tenant's rate; 503 when the database
+// cannot take it (the sender retries).
+func (s *Server) HookHandler() http.Handler {
+	return http.HandlerFunc(s.serveHook)
+}
+
+func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
+	slug := r.PathValue("slug")
+	if !slugPattern.MatchString(slug) {
+		hookError(w, http.StatusNotFound, "not found")
+		return
+	}
+	ep, err := s.endpoints.get(r.Context(), slug)
+	switch {
+	case errors.Is(err, errNoEndpoint):
+		hookError(w, http.StatusNotFound, "not found")
+		return
+	case errors.Is(err, errMisconfigured):
+		s.log.Error("endpoint cannot verify; refusing its requests", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
+		hookError(w, http.StatusUnauthorized, "unauthorized")
+		return
+	case err != nil:
+		s.log.Warn("webhook: endpoint lookup failed", zap.Error(err))
+		unavailable(w)
+		return
+	case !ep.Enabled:
+		hookError(w, http.StatusNotFound, "not found")
+		return
+	}
+	now := time.Now()
+	if ok, wait := s.limits.allow(ep.ID, ep.RatePerSecond, now); !ok {
+		tooMany(w, wait)
+		return
+	}
+	if ok, wait := s.limits.allow(ep.HumanID, ep.TenantRatePerSecond, now); !ok {
+		tooMany(w, wait)
+		return
+	}
+	body, status := readBody(w, r, ep.MaxBodyBytes)
+	if status != 0 {
+		hookError(w, status, http.StatusText(status))
+		return
+	}
+	res, err := ep.Verifier.Verify(verify.Request{Body: body, Header: r.Header, Now: now})
+	if err != nil {
+		s.log.Info("webhook not verified", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
+		hookError(w, http.StatusUnauthorized, "unauthorized")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), storeTimeout)
+	defer cancel()
+	stored, err := s.store.Ingest(ctx, s.hookEvent(r, ep, res, body), store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: "webhook"})
+	if err != nil {
+		s.log.Warn("webhook: store failed; answering 503", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
+		unavailable(w)
+		return
+	}
+	if !stored.Duplicate {
+		s.enqueued(ctx, ep.HumanID, ep.Queue)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if stored.Duplicate {
+		_, _ = io.WriteString(w, `{"status":"duplicate"}`+"\n")
+		return
+	}
+	_, _ = io.WriteString(w, `{"status":"accepted","event_id":"`+strconv.FormatInt(stored.EventID, 10)+`"}`+"\n")
+}
+
+// hookEvent is the event to store for a verified request. Its dedup: the
+// delivery id the scheme reports (or the endpoint's delivery-id header);
+// where that id is missing or not covered by the signature, the body's
+// SHA-256 too, so a captured body replayed under a fresh id is caught.
+func (s *Server) hookEvent(r *http.Request, ep *hookEndpoint, res verify.Result, body []byte) store.Event {
+	e := store.Event{
+		HumanID: ep.HumanID, Source: "endpoint:" + ep.ID.String(), EndpointID: &ep.ID,
+		DeliveryID: res.DeliveryID, ContentType: r.Header.Get("Content-Type"), Payload: body,
+		VerifiedScheme: string(res.Scheme), Headers: map[string]string{},
+	}
+	if e.DeliveryID == "" && ep.DeliveryIDHeader != "" {
+		e.DeliveryID = r.Header.Get(ep.DeliveryIDHeader)
+	}
+	if len(e.DeliveryID) > 255 {
+		e.DeliveryID = e.DeliveryID[:255]
+	}
+	if e.DeliveryID == "" || !res.DeliveryIDSigned {
+		sum := sha256.Sum256(body)
+		e.BodySHA256 = sum[:]
+	}
+	for k, v := range r.Header {
+		if !droppedHeaders[k] && len(v) > 0 {
+			e.Headers[k] = strings.Join(v, ", ")
+		}
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if ip, err := netip.ParseAddr(host); err == nil {
+			ip = ip.Unmap()
+			e.SourceIP = &ip
+		}
+	}
+	return e
+}
+
+// readBody reads at most limit bytes within hookReadTimeout; status is 413
+// past the limit, 408 when the sender is too slow, 400 on a broken body.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, int) {
+	if r.ContentLength > limit {
+		return nil, http.StatusRequestEntityTooLarge
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(hookReadTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, http.StatusRequestEntityTooLarge
+	case isTimeout(err):
+		return nil, http.StatusRequestTimeout
+	case err != nil:
+		return nil, http.StatusBadRequest
+	}
+	return body, 0
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func hookError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, `{"error":"`+msg+`"}`+"\n")
+}
+
+func unavailable(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "5")
+	hookError(w, http.StatusServiceUnavailable, "unavailable, retry later")
+}
+
+func tooMany(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(max(wait, time.Second).Seconds()))))
+	hookError(w, http.StatusTooManyRequests, "too many requests")
+}

@@ -1,0 +1,66 @@
+-- The ingest write path's SQL. Every event is stored with its todo in one transaction (Store.Ingest); the edge
+-- answers 2xx only after that commit.
+
+-- name: EndpointBySlug :one
+-- The endpoint a POST /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
+-- its tenant's request limit (ingest.limits, seeded default when missing).
+SELECT sqlc.embed(e),
+       coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),
+                1000)::integer AS tenant_requests_per_second
+FROM endpoints AS e
+WHERE e.slug = sqlc.arg(slug);
+
+-- name: EndpointActiveSecrets :many
+-- The secrets that verify right now: those not yet expired (a replaced secret keeps verifying until its
+-- expires_at, so senders can switch over).
+SELECT s.id, s.kind, s.key_id, s.sealed, s.hash
+FROM endpoint_secrets AS s
+WHERE s.endpoint_id = sqlc.arg(endpoint_id)
+  AND (s.expires_at IS NULL OR s.expires_at > now())
+ORDER BY s.created_at;
+
+-- name: DedupWindowSeconds :one
+-- ingest.dedup.window_seconds, with the seeded default when the row or field is missing.
+SELECT coalesce(
+    (SELECT (s.value ->> 'window_seconds')::bigint FROM settings AS s WHERE s.key = 'ingest.dedup'),
+    259200)::bigint AS window_seconds;
+
+-- name: LockBodyHash :exec
+-- Serialises concurrent deliveries of one body to one source for the rest of the transaction, so two replays
+-- cannot both pass EventRecentByBody before either inserts.
+SELECT pg_advisory_xact_lock(hashtextextended(sqlc.arg(source)::text || ':' || encode(sqlc.arg(body_sha256)::bytea, 'hex'), 0));
+
+-- name: EventRecentByBody :one
+-- An event of this tenant and source with the same body received within the dedup window: a replay of a body
+-- whose delivery id is not signed.
+SELECT e.id
+FROM events AS e
+WHERE e.human_id = sqlc.arg(human_id)
+  AND e.source = sqlc.arg(source)
+  AND e.body_sha256 = sqlc.arg(body_sha256)::bytea
+  AND e.received_at > now() - make_interval(secs => sqlc.arg(window_seconds)::double precision)
+LIMIT 1;
+
+-- name: EventInsert :one
+-- Stores one event; a delivery id already stored for this tenant and source conflicts with events_dedup and
+-- returns no row (pgx.ErrNoRows): a duplicate, which writes nothing.
+INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
+                    content_type, payload, body_sha256, verified_scheme, source_ip)
+VALUES (sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), sqlc.narg(published_by),
+        sqlc.arg(topic), sqlc.narg(delivery_id), sqlc.arg(headers), sqlc.arg(content_type), sqlc.arg(payload),
+        sqlc.narg(body_sha256), sqlc.arg(verified_scheme), sqlc.narg(source_ip)::inet)
+ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
+RETURNING id, received_at;
+
+-- name: TodoInsertForEvent :one
+-- The event's todo, in the same transaction. Defaults (max_attempts) come from queue.defaults like the queue's
+-- own enqueue; the payload is the event reference, the body stays in events.
+INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
+VALUES (sqlc.arg(human_id), sqlc.arg(queue), sqlc.narg(agent_id), sqlc.arg(event_id), sqlc.arg(kind), sqlc.arg(payload),
+        coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25))
+RETURNING id;
+
+-- name: QueueNotify :exec
+-- Wakes other nodes' long-poll claims for the todo's queue (the queue service's channel and payload format),
+-- sent after the commit.
+SELECT pg_notify('switchboard_queue', sqlc.arg(payload)::text);
