@@ -108,6 +108,10 @@ var Policy = map[string]Rule{
 	"/switchboard.admin.v1.AdminService/MintCredential":   tenantAdmin,
 	"/switchboard.admin.v1.AdminService/ListCredentials":  tenantAdmin,
 	"/switchboard.admin.v1.AdminService/RevokeCredential": tenantAdmin,
+
+	// Endpoint secret rotation, like the other endpoint RPCs.
+	"/switchboard.admin.v1.AdminService/AddEndpointSecret":    tenantAdmin,
+	"/switchboard.admin.v1.AdminService/RemoveEndpointSecret": tenantAdmin,
 }
 
 // RuleFor returns the rule for a full method name ("/pkg.Service/Method").

@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/pkg/secretbox"
 	"github.com/switchboard/switchboard/services/admin"
 	"github.com/switchboard/switchboard/services/admin/internal/store"
 )
@@ -29,6 +31,8 @@ type env struct {
 	srv    *admin.Server
 	pool   *pgxpool.Pool
 	hasher *auth.Hasher
+	// keys seals endpoint secrets; tests open stored rows with it.
+	keys *secretbox.Keyring
 	// root is a bootstrap administrator, seeded through the store because
 	// no RPC can create the first human.
 	root uuid.UUID
@@ -40,7 +44,11 @@ func newEnv(t *testing.T) *env {
 	hasher := auth.NewHasher([]byte("admin-test-key"))
 	root, err := store.New(pool).CreateHuman(t.Context(), store.NewHuman{Email: "root@example.test", IsAdmin: true})
 	require.NoError(t, err)
-	return &env{srv: admin.New(zap.NewNop(), pool, hasher), pool: pool, hasher: hasher, root: root.ID}
+	keys, err := secretbox.NewKeyring("k2", map[string][]byte{
+		"k1": bytes.Repeat([]byte{1}, secretbox.KeySize), "k2": bytes.Repeat([]byte{2}, secretbox.KeySize),
+	})
+	require.NoError(t, err)
+	return &env{srv: admin.New(zap.NewNop(), pool, hasher, keys), pool: pool, hasher: hasher, keys: keys, root: root.ID}
 }
 
 // asAdministrator is the context of an administrator's admin credential.
@@ -139,6 +147,7 @@ func snapshot(ctx context.Context, t *testing.T, pool *pgxpool.Pool) string {
 		"SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]')::text FROM credentials x",
 		"SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.key), '[]')::text FROM settings x",
 		"SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]')::text FROM endpoints x",
+		"SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]')::text FROM endpoint_secrets x",
 		"SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]')::text FROM todos x",
 	} {
 		var s string

@@ -1,7 +1,7 @@
 // Package admin manages tenants and their configuration: humans, agents,
-// settings and minted credentials (endpoints and adapters still answer
-// UNIMPLEMENTED through the embedded generated server: the ingest issue
-// builds them).
+// webhook endpoints and their secrets, settings and minted credentials
+// (adapters still answer UNIMPLEMENTED through the embedded generated
+// server: the ingest issue builds them).
 //
 // Authorization has two layers. The auth interceptor has already checked
 // that the credential is valid and holds the scope each RPC needs. This
@@ -31,6 +31,7 @@ import (
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/secretbox"
 	"github.com/switchboard/switchboard/services/admin/internal/store"
 )
 
@@ -44,13 +45,16 @@ type Server struct {
 	log    *zap.Logger
 	store  *store.Store
 	hasher *auth.Hasher
+	keys   *secretbox.Keyring
 }
 
 // New returns the admin service over pool. hasher turns minted tokens into
 // the value stored in credentials.token_hash; it must be the one the auth
-// interceptor verifies with.
-func New(log *zap.Logger, pool *pgxpool.Pool, hasher *auth.Hasher) *Server {
-	return &Server{log: log, store: store.New(pool), hasher: hasher}
+// interceptor verifies with. keys seals the endpoint secrets that
+// verification needs back (SWITCHBOARD_SEALING_KEYS); every node that
+// verifies webhooks must hold the key ids it seals with.
+func New(log *zap.Logger, pool *pgxpool.Pool, hasher *auth.Hasher, keys *secretbox.Keyring) *Server {
+	return &Server{log: log, store: store.New(pool), hasher: hasher, keys: keys}
 }
 
 // Desc is the gRPC service descriptor Server implements.

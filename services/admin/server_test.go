@@ -43,14 +43,12 @@ func TestCallerMustHoldTheAdminScopeAsAHuman(t *testing.T) {
 	}
 }
 
-// Endpoints and adapters belong to the ingest issue: they answer
-// UNIMPLEMENTED, never a fake success.
-func TestEndpointsAndAdaptersAreUnimplemented(t *testing.T) {
+// Adapters belong to the ingest issue: they answer UNIMPLEMENTED, never a
+// fake success.
+func TestAdaptersAreUnimplemented(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := e.rootCtx(t)
-	_, err := e.srv.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{})
-	require.Equal(t, codes.Unimplemented, code(err))
-	_, err = e.srv.ListAdapters(ctx, &adminv1.ListAdaptersRequest{})
+	_, err := e.srv.ListAdapters(ctx, &adminv1.ListAdaptersRequest{})
 	require.Equal(t, codes.Unimplemented, code(err))
 }

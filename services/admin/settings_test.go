@@ -24,7 +24,7 @@ func TestReadSettings(t *testing.T) {
 	for _, s := range list.GetSettings() {
 		keys = append(keys, s.GetKey())
 	}
-	require.Equal(t, []string{"queue.defaults", "retention.events", "retention.realtime_events", "retention.todos"}, keys)
+	require.Equal(t, []string{"ingest.dedup", "ingest.limits", "queue.defaults", "retention.events", "retention.realtime_events", "retention.todos"}, keys)
 
 	got, err := e.srv.GetSetting(ctx, &adminv1.GetSettingRequest{Key: "queue.defaults"})
 	require.NoError(t, err)

@@ -103,6 +103,10 @@ var accessMatrix = map[string][]string{
 	"/switchboard.admin.v1.AdminService/MintCredential":   tenantAdmins,
 	"/switchboard.admin.v1.AdminService/ListCredentials":  tenantAdmins,
 	"/switchboard.admin.v1.AdminService/RevokeCredential": tenantAdmins,
+
+	// Endpoint secret rotation, like the other endpoint RPCs.
+	"/switchboard.admin.v1.AdminService/AddEndpointSecret":    tenantAdmins,
+	"/switchboard.admin.v1.AdminService/RemoveEndpointSecret": tenantAdmins,
 }
 
 // serviceFiles are the contracts whose every method the matrix must cover.

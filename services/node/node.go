@@ -279,7 +279,7 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			s := realtime.New(l, p.main)
 			gs.Register(s.Desc(), s)
 		case admin.Name:
-			s := admin.New(l, p.main, hasher)
+			s := admin.New(l, p.main, hasher, cfg.Ingest.SealingKeys)
 			gs.Register(s.Desc(), s)
 		}
 	}

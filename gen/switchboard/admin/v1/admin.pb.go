@@ -35,8 +35,12 @@ const (
 	// No verification: anyone who knows the URL can post. The unguessable
 	// slug is the only protection.
 	VerificationScheme_VERIFICATION_SCHEME_NONE VerificationScheme = 1
-	// Hex HMAC-SHA256 of the raw body with the endpoint secret, in
-	// signature_header (optionally prefixed "sha256=").
+	// Generic HMAC of the raw body with the endpoint secret, in
+	// signature_header (endpoints.verification 'hmac'). Despite the name, the
+	// digest (Endpoint.hmac_algorithm: sha256 or sha512), the signature's
+	// encoding (Endpoint.hmac_encoding: hex or base64) and a prefix before it
+	// (Endpoint.signature_prefix, e.g. "sha256=") are configurable; the
+	// defaults are hex HMAC-SHA256 without a prefix.
 	VerificationScheme_VERIFICATION_SCHEME_HMAC_SHA256 VerificationScheme = 2
 	// GitHub webhooks: X-Hub-Signature-256, delivery id X-GitHub-Delivery.
 	VerificationScheme_VERIFICATION_SCHEME_GITHUB VerificationScheme = 3
@@ -47,10 +51,19 @@ const (
 	// secret is issued by Slack.
 	VerificationScheme_VERIFICATION_SCHEME_SLACK VerificationScheme = 5
 	// Standard Webhooks (standardwebhooks.com): webhook-id,
-	// webhook-timestamp and webhook-signature headers.
+	// webhook-timestamp and webhook-signature headers. The secret is either a
+	// symmetric "whsec_<base64>" secret (v1 signatures) or the sender's
+	// ed25519 public key "whpk_<base64 of 32 bytes>" (v1a signatures).
 	VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS VerificationScheme = 6
 	// A static bearer token in the Authorization header equals the secret.
+	// Stored only as a SHA-256 digest.
 	VerificationScheme_VERIFICATION_SCHEME_BEARER VerificationScheme = 7
+	// Shopify: X-Shopify-Hmac-Sha256 (base64 HMAC-SHA256 of the raw body with
+	// the app's client secret), delivery id X-Shopify-Webhook-Id.
+	VerificationScheme_VERIFICATION_SCHEME_SHOPIFY VerificationScheme = 8
+	// HTTP Basic authentication: the Authorization header carries the secret
+	// "user:password". Stored only as a SHA-256 digest.
+	VerificationScheme_VERIFICATION_SCHEME_BASIC VerificationScheme = 9
 )
 
 // Enum value maps for VerificationScheme.
@@ -64,6 +77,8 @@ var (
 		5: "VERIFICATION_SCHEME_SLACK",
 		6: "VERIFICATION_SCHEME_STANDARD_WEBHOOKS",
 		7: "VERIFICATION_SCHEME_BEARER",
+		8: "VERIFICATION_SCHEME_SHOPIFY",
+		9: "VERIFICATION_SCHEME_BASIC",
 	}
 	VerificationScheme_value = map[string]int32{
 		"VERIFICATION_SCHEME_UNSPECIFIED":       0,
@@ -74,6 +89,8 @@ var (
 		"VERIFICATION_SCHEME_SLACK":             5,
 		"VERIFICATION_SCHEME_STANDARD_WEBHOOKS": 6,
 		"VERIFICATION_SCHEME_BEARER":            7,
+		"VERIFICATION_SCHEME_SHOPIFY":           8,
+		"VERIFICATION_SCHEME_BASIC":             9,
 	}
 )
 
@@ -518,6 +535,98 @@ func (x *Credential) GetRevokedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// EndpointSecret describes one of an endpoint's stored secrets (table
+// endpoint_secrets), never the secret itself. An endpoint accepts a request
+// signed with any of its unexpired secrets, so a secret can be rotated
+// without downtime (AddEndpointSecret, RemoveEndpointSecret). Every field is
+// output only.
+type EndpointSecret struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Secret id, a uuid (RemoveEndpointSecretRequest.secret_id).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// A few characters to tell secrets apart, such as "whsec_…Q2xw": a known
+	// prefix and the last four characters, never enough to guess the rest.
+	// For BASIC only the user name ("user:…").
+	Hint string `protobuf:"bytes,2,opt,name=hint,proto3" json:"hint,omitempty"`
+	// Id of the master key that encrypts the secret (AES-256-GCM), for key
+	// rotation; empty for BEARER and BASIC, whose secrets are stored as
+	// SHA-256 digests.
+	KeyId string `protobuf:"bytes,3,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	// When the secret was added (database clock).
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When the secret stops verifying (set when a newer secret replaced it
+	// with a grace period, AddEndpointSecretRequest.previous_valid_for); unset
+	// means until it is removed.
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndpointSecret) Reset() {
+	*x = EndpointSecret{}
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndpointSecret) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndpointSecret) ProtoMessage() {}
+
+func (x *EndpointSecret) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndpointSecret.ProtoReflect.Descriptor instead.
+func (*EndpointSecret) Descriptor() ([]byte, []int) {
+	return file_switchboard_admin_v1_admin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *EndpointSecret) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *EndpointSecret) GetHint() string {
+	if x != nil {
+		return x.Hint
+	}
+	return ""
+}
+
+func (x *EndpointSecret) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *EndpointSecret) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *EndpointSecret) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
 // Endpoint is a vended inbound webhook URL, POST /hooks/{slug} on the HTTP
 // edge (table endpoints). Each verified request is stored as an event and
 // enqueued as a todo in queue.
@@ -547,11 +656,13 @@ type Endpoint struct {
 	// How inbound requests are verified, a defined VerificationScheme.
 	// Required (not UNSPECIFIED) on create (a rule on CreateEndpointRequest).
 	Verification VerificationScheme `protobuf:"varint,8,opt,name=verification,proto3,enum=switchboard.admin.v1.VerificationScheme" json:"verification,omitempty"`
-	// Whether a secret is stored (always true unless verification is NONE).
-	// Output only: the secret itself is returned once, by CreateEndpoint.
+	// Whether an unexpired secret is stored (always true unless verification
+	// is NONE). Output only: a secret itself is returned once, by
+	// CreateEndpoint or AddEndpointSecret.
 	HasSecret bool `protobuf:"varint,9,opt,name=has_secret,json=hasSecret,proto3" json:"has_secret,omitempty"`
-	// Id of the master key that encrypts the stored secret (AES-256-GCM), for
-	// key rotation; empty when there is no secret. Output only.
+	// Id of the master key that encrypts the newest encrypted secret
+	// (AES-256-GCM), for key rotation; empty when there is none (NONE, BEARER,
+	// BASIC). Output only; secrets[].key_id has every secret's.
 	SecretKeyId string `protobuf:"bytes,10,opt,name=secret_key_id,json=secretKeyId,proto3" json:"secret_key_id,omitempty"`
 	// Header carrying the signature; at most 128 characters. Empty means the
 	// scheme's standard header; required for HMAC_SHA256 (a rule on
@@ -573,14 +684,36 @@ type Endpoint struct {
 	// When the endpoint was created (database clock). Output only.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When the endpoint was last changed (database clock). Output only.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// HMAC_SHA256 only: the digest, "sha256" or "sha512". Empty on create
+	// means "sha256"; always set on read. Ignored by the other schemes.
+	HmacAlgorithm string `protobuf:"bytes,17,opt,name=hmac_algorithm,json=hmacAlgorithm,proto3" json:"hmac_algorithm,omitempty"`
+	// HMAC_SHA256 only: how the signature is encoded, "hex" or "base64".
+	// Empty on create means "hex"; always set on read. Ignored by the other
+	// schemes.
+	HmacEncoding string `protobuf:"bytes,18,opt,name=hmac_encoding,json=hmacEncoding,proto3" json:"hmac_encoding,omitempty"`
+	// HMAC_SHA256 only: text the sender puts before the signature (such as
+	// "sha256="), stripped before decoding; at most 32 characters; may be
+	// empty. Ignored by the other schemes.
+	SignaturePrefix string `protobuf:"bytes,19,opt,name=signature_prefix,json=signaturePrefix,proto3" json:"signature_prefix,omitempty"`
+	// Accepted clock skew of signed timestamps, in seconds, both directions,
+	// 1–86400; 0 on create means 300, and 0 on update leaves it unchanged.
+	// Used by the schemes that sign a timestamp (STANDARD_WEBHOOKS, STRIPE,
+	// SLACK).
+	ToleranceSeconds int32 `protobuf:"varint,20,opt,name=tolerance_seconds,json=toleranceSeconds,proto3" json:"tolerance_seconds,omitempty"`
+	// Requests per second the endpoint accepts (HTTP 429 beyond), 0–1000000;
+	// 0 means only the tenant's limit applies.
+	RateLimitPerSecond int32 `protobuf:"varint,21,opt,name=rate_limit_per_second,json=rateLimitPerSecond,proto3" json:"rate_limit_per_second,omitempty"`
+	// The stored secrets, oldest first, without their material. Output only:
+	// change them with AddEndpointSecret and RemoveEndpointSecret.
+	Secrets       []*EndpointSecret `protobuf:"bytes,22,rep,name=secrets,proto3" json:"secrets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Endpoint) Reset() {
 	*x = Endpoint{}
-	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[3]
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +725,7 @@ func (x *Endpoint) String() string {
 func (*Endpoint) ProtoMessage() {}
 
 func (x *Endpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[3]
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +738,7 @@ func (x *Endpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Endpoint.ProtoReflect.Descriptor instead.
 func (*Endpoint) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_proto_rawDescGZIP(), []int{3}
+	return file_switchboard_admin_v1_admin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Endpoint) GetId() string {
@@ -720,6 +853,48 @@ func (x *Endpoint) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Endpoint) GetHmacAlgorithm() string {
+	if x != nil {
+		return x.HmacAlgorithm
+	}
+	return ""
+}
+
+func (x *Endpoint) GetHmacEncoding() string {
+	if x != nil {
+		return x.HmacEncoding
+	}
+	return ""
+}
+
+func (x *Endpoint) GetSignaturePrefix() string {
+	if x != nil {
+		return x.SignaturePrefix
+	}
+	return ""
+}
+
+func (x *Endpoint) GetToleranceSeconds() int32 {
+	if x != nil {
+		return x.ToleranceSeconds
+	}
+	return 0
+}
+
+func (x *Endpoint) GetRateLimitPerSecond() int32 {
+	if x != nil {
+		return x.RateLimitPerSecond
+	}
+	return 0
+}
+
+func (x *Endpoint) GetSecrets() []*EndpointSecret {
+	if x != nil {
+		return x.Secrets
+	}
+	return nil
+}
+
 // Adapter is a push webhook or pull source configuration (table adapters)
 // that turns external events into todos.
 type Adapter struct {
@@ -778,7 +953,7 @@ type Adapter struct {
 
 func (x *Adapter) Reset() {
 	*x = Adapter{}
-	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[4]
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -790,7 +965,7 @@ func (x *Adapter) String() string {
 func (*Adapter) ProtoMessage() {}
 
 func (x *Adapter) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[4]
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -803,7 +978,7 @@ func (x *Adapter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Adapter.ProtoReflect.Descriptor instead.
 func (*Adapter) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_proto_rawDescGZIP(), []int{4}
+	return file_switchboard_admin_v1_admin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Adapter) GetId() string {
@@ -932,7 +1107,7 @@ type Setting struct {
 
 func (x *Setting) Reset() {
 	*x = Setting{}
-	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[5]
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -944,7 +1119,7 @@ func (x *Setting) String() string {
 func (*Setting) ProtoMessage() {}
 
 func (x *Setting) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[5]
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -957,7 +1132,7 @@ func (x *Setting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Setting.ProtoReflect.Descriptor instead.
 func (*Setting) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_proto_rawDescGZIP(), []int{5}
+	return file_switchboard_admin_v1_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Setting) GetKey() string {
@@ -1032,7 +1207,15 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"lastUsedAt\x129\n" +
 	"\n" +
 	"revoked_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\xd4\x05\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\xc1\x01\n" +
+	"\x0eEndpointSecret\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04hint\x18\x02 \x01(\tR\x04hint\x12\x15\n" +
+	"\x06key_id\x18\x03 \x01(\tR\x05keyId\x129\n" +
+	"\n" +
+	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xc2\b\n" +
 	"\bEndpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12\x12\n" +
@@ -1053,7 +1236,13 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAtB\n" +
+	"updated_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12?\n" +
+	"\x0ehmac_algorithm\x18\x11 \x01(\tB\x18\xbaH\x15\xd8\x01\x01r\x10R\x06sha256R\x06sha512R\rhmacAlgorithm\x12:\n" +
+	"\rhmac_encoding\x18\x12 \x01(\tB\x15\xbaH\x12\xd8\x01\x01r\rR\x03hexR\x06base64R\fhmacEncoding\x122\n" +
+	"\x10signature_prefix\x18\x13 \x01(\tB\a\xbaH\x04r\x02\x18 R\x0fsignaturePrefix\x12;\n" +
+	"\x11tolerance_seconds\x18\x14 \x01(\x05B\x0e\xbaH\v\xd8\x01\x01\x1a\x06\x18\x80\xa3\x05(\x01R\x10toleranceSeconds\x12>\n" +
+	"\x15rate_limit_per_second\x18\x15 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\x12rateLimitPerSecond\x12>\n" +
+	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecretsB\n" +
 	"\n" +
 	"\b_enabled\"\xa5\x05\n" +
 	"\aAdapter\x12\x0e\n" +
@@ -1083,7 +1272,7 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\x12*\n" +
 	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\vdescription\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\xa6\x02\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\xe6\x02\n" +
 	"\x12VerificationScheme\x12#\n" +
 	"\x1fVERIFICATION_SCHEME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18VERIFICATION_SCHEME_NONE\x10\x01\x12#\n" +
@@ -1092,7 +1281,9 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x1aVERIFICATION_SCHEME_STRIPE\x10\x04\x12\x1d\n" +
 	"\x19VERIFICATION_SCHEME_SLACK\x10\x05\x12)\n" +
 	"%VERIFICATION_SCHEME_STANDARD_WEBHOOKS\x10\x06\x12\x1e\n" +
-	"\x1aVERIFICATION_SCHEME_BEARER\x10\a*d\n" +
+	"\x1aVERIFICATION_SCHEME_BEARER\x10\a\x12\x1f\n" +
+	"\x1bVERIFICATION_SCHEME_SHOPIFY\x10\b\x12\x1d\n" +
+	"\x19VERIFICATION_SCHEME_BASIC\x10\t*d\n" +
 	"\vAdapterKind\x12\x1c\n" +
 	"\x18ADAPTER_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ADAPTER_KIND_WEBHOOK\x10\x01\x12\x1d\n" +
@@ -1111,47 +1302,51 @@ func file_switchboard_admin_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_admin_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_switchboard_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_switchboard_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_switchboard_admin_v1_admin_proto_goTypes = []any{
 	(VerificationScheme)(0),       // 0: switchboard.admin.v1.VerificationScheme
 	(AdapterKind)(0),              // 1: switchboard.admin.v1.AdapterKind
 	(*Human)(nil),                 // 2: switchboard.admin.v1.Human
 	(*Agent)(nil),                 // 3: switchboard.admin.v1.Agent
 	(*Credential)(nil),            // 4: switchboard.admin.v1.Credential
-	(*Endpoint)(nil),              // 5: switchboard.admin.v1.Endpoint
-	(*Adapter)(nil),               // 6: switchboard.admin.v1.Adapter
-	(*Setting)(nil),               // 7: switchboard.admin.v1.Setting
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 9: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 10: google.protobuf.Value
+	(*EndpointSecret)(nil),        // 5: switchboard.admin.v1.EndpointSecret
+	(*Endpoint)(nil),              // 6: switchboard.admin.v1.Endpoint
+	(*Adapter)(nil),               // 7: switchboard.admin.v1.Adapter
+	(*Setting)(nil),               // 8: switchboard.admin.v1.Setting
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 11: google.protobuf.Value
 }
 var file_switchboard_admin_v1_admin_proto_depIdxs = []int32{
-	8,  // 0: switchboard.admin.v1.Human.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 1: switchboard.admin.v1.Human.updated_at:type_name -> google.protobuf.Timestamp
-	8,  // 2: switchboard.admin.v1.Human.disabled_at:type_name -> google.protobuf.Timestamp
-	9,  // 3: switchboard.admin.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	8,  // 4: switchboard.admin.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 5: switchboard.admin.v1.Agent.updated_at:type_name -> google.protobuf.Timestamp
-	8,  // 6: switchboard.admin.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
-	8,  // 7: switchboard.admin.v1.Credential.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 8: switchboard.admin.v1.Credential.expires_at:type_name -> google.protobuf.Timestamp
-	8,  // 9: switchboard.admin.v1.Credential.last_used_at:type_name -> google.protobuf.Timestamp
-	8,  // 10: switchboard.admin.v1.Credential.revoked_at:type_name -> google.protobuf.Timestamp
-	0,  // 11: switchboard.admin.v1.Endpoint.verification:type_name -> switchboard.admin.v1.VerificationScheme
-	8,  // 12: switchboard.admin.v1.Endpoint.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 13: switchboard.admin.v1.Endpoint.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 14: switchboard.admin.v1.Adapter.kind:type_name -> switchboard.admin.v1.AdapterKind
-	9,  // 15: switchboard.admin.v1.Adapter.config:type_name -> google.protobuf.Struct
-	8,  // 16: switchboard.admin.v1.Adapter.last_polled_at:type_name -> google.protobuf.Timestamp
-	8,  // 17: switchboard.admin.v1.Adapter.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 18: switchboard.admin.v1.Adapter.updated_at:type_name -> google.protobuf.Timestamp
-	10, // 19: switchboard.admin.v1.Setting.value:type_name -> google.protobuf.Value
-	8,  // 20: switchboard.admin.v1.Setting.updated_at:type_name -> google.protobuf.Timestamp
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	9,  // 0: switchboard.admin.v1.Human.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 1: switchboard.admin.v1.Human.updated_at:type_name -> google.protobuf.Timestamp
+	9,  // 2: switchboard.admin.v1.Human.disabled_at:type_name -> google.protobuf.Timestamp
+	10, // 3: switchboard.admin.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	9,  // 4: switchboard.admin.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 5: switchboard.admin.v1.Agent.updated_at:type_name -> google.protobuf.Timestamp
+	9,  // 6: switchboard.admin.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
+	9,  // 7: switchboard.admin.v1.Credential.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 8: switchboard.admin.v1.Credential.expires_at:type_name -> google.protobuf.Timestamp
+	9,  // 9: switchboard.admin.v1.Credential.last_used_at:type_name -> google.protobuf.Timestamp
+	9,  // 10: switchboard.admin.v1.Credential.revoked_at:type_name -> google.protobuf.Timestamp
+	9,  // 11: switchboard.admin.v1.EndpointSecret.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 12: switchboard.admin.v1.EndpointSecret.expires_at:type_name -> google.protobuf.Timestamp
+	0,  // 13: switchboard.admin.v1.Endpoint.verification:type_name -> switchboard.admin.v1.VerificationScheme
+	9,  // 14: switchboard.admin.v1.Endpoint.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 15: switchboard.admin.v1.Endpoint.updated_at:type_name -> google.protobuf.Timestamp
+	5,  // 16: switchboard.admin.v1.Endpoint.secrets:type_name -> switchboard.admin.v1.EndpointSecret
+	1,  // 17: switchboard.admin.v1.Adapter.kind:type_name -> switchboard.admin.v1.AdapterKind
+	10, // 18: switchboard.admin.v1.Adapter.config:type_name -> google.protobuf.Struct
+	9,  // 19: switchboard.admin.v1.Adapter.last_polled_at:type_name -> google.protobuf.Timestamp
+	9,  // 20: switchboard.admin.v1.Adapter.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 21: switchboard.admin.v1.Adapter.updated_at:type_name -> google.protobuf.Timestamp
+	11, // 22: switchboard.admin.v1.Setting.value:type_name -> google.protobuf.Value
+	9,  // 23: switchboard.admin.v1.Setting.updated_at:type_name -> google.protobuf.Timestamp
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_admin_v1_admin_proto_init() }
@@ -1159,15 +1354,15 @@ func file_switchboard_admin_v1_admin_proto_init() {
 	if File_switchboard_admin_v1_admin_proto != nil {
 		return
 	}
-	file_switchboard_admin_v1_admin_proto_msgTypes[3].OneofWrappers = []any{}
 	file_switchboard_admin_v1_admin_proto_msgTypes[4].OneofWrappers = []any{}
+	file_switchboard_admin_v1_admin_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_admin_v1_admin_proto_rawDesc), len(file_switchboard_admin_v1_admin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

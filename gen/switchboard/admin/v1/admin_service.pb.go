@@ -11,6 +11,7 @@ import (
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	fieldmaskpb "google.golang.org/protobuf/types/known/fieldmaskpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
@@ -1014,11 +1015,15 @@ type CreateEndpointRequest struct {
 	// ignored.
 	Endpoint *Endpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
 	// Verification secret, 16–1024 characters. Must be empty for NONE.
-	// Required for STRIPE and SLACK, whose providers issue the secret (both
-	// are message rules above). For HMAC_SHA256, GITHUB, STANDARD_WEBHOOKS and
-	// BEARER, empty means the server generates a random 32-byte secret (for
-	// STANDARD_WEBHOOKS in the "whsec_<base64>" form). Stored encrypted
-	// (AES-256-GCM).
+	// Required for STRIPE and SLACK, whose providers issue the secret, and
+	// for BASIC ("user:password", the user not empty) (message rules above).
+	// Empty means the server generates one: for HMAC_SHA256, GITHUB and
+	// SHOPIFY 32 random bytes as 64 hex characters, for STANDARD_WEBHOOKS
+	// "whsec_" + base64 of 32 random bytes, for BEARER "sbw_" + 43 base64url
+	// characters. STANDARD_WEBHOOKS also takes the sender's ed25519 public
+	// key "whpk_<base64>"; a "whsec_" secret must be valid base64. A BEARER
+	// token may not contain whitespace or control characters. Stored
+	// encrypted (AES-256-GCM), except BEARER and BASIC: only their SHA-256.
 	Secret        string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1348,14 +1353,22 @@ type UpdateEndpointRequest struct {
 	Endpoint *Endpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
 	// Fields to change, by proto field name; allowed: name, agent_id, queue,
 	// verification, signature_header, delivery_id_header, max_body_bytes,
-	// enabled.
+	// enabled, hmac_algorithm, hmac_encoding, signature_prefix,
+	// tolerance_seconds, rate_limit_per_second. Named but empty/0,
+	// hmac_algorithm, hmac_encoding and tolerance_seconds reset to their
+	// defaults.
 	// Unset means every field that is set to a non-default value in endpoint.
 	// Over REST PATCH the gateway derives it from the keys of the JSON body.
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
-	// New verification secret, 16–1024 characters; empty keeps the stored one.
-	// Required when verification changes to a scheme that needs a secret;
-	// cleared automatically when verification changes to NONE (both checked
-	// by the server against the stored endpoint). Never returned.
+	// Secret for a verification change, 16–1024 characters, in the form
+	// CreateEndpointRequest.secret describes (but never generated: nothing
+	// here returns it). Only with a verification change: it then replaces
+	// every stored secret. Required when verification changes from NONE, to
+	// STRIPE, SLACK or BASIC, or between an encrypted scheme and BEARER or
+	// BASIC (whose stored digests no other scheme can use); empty otherwise
+	// keeps the stored secrets. The secrets are removed when verification
+	// changes to NONE (secret must then be empty). Rotate secrets without a
+	// scheme change with AddEndpointSecret. Never returned.
 	Secret        string `protobuf:"bytes,3,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1541,6 +1554,244 @@ func (*DeleteEndpointResponse) Descriptor() ([]byte, []int) {
 	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{29}
 }
 
+// AddEndpointSecretRequest names the endpoint and the secret to add.
+type AddEndpointSecretRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Endpoint id, a uuid. Required.
+	EndpointId string `protobuf:"bytes,1,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
+	// The new secret, 16–1024 characters, in the form
+	// CreateEndpointRequest.secret describes for the endpoint's scheme. Empty
+	// means the server generates one as CreateEndpoint does; required for
+	// STRIPE, SLACK and BASIC (checked by the server against the stored
+	// endpoint).
+	Secret string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	// How long the endpoint's other unexpired secrets keep verifying, 0 to 7
+	// days: their expires_at becomes now() plus this (never later than it
+	// already was). Unset or 0 leaves them unchanged (remove them with
+	// RemoveEndpointSecret).
+	PreviousValidFor *durationpb.Duration `protobuf:"bytes,3,opt,name=previous_valid_for,json=previousValidFor,proto3" json:"previous_valid_for,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *AddEndpointSecretRequest) Reset() {
+	*x = AddEndpointSecretRequest{}
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddEndpointSecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddEndpointSecretRequest) ProtoMessage() {}
+
+func (x *AddEndpointSecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddEndpointSecretRequest.ProtoReflect.Descriptor instead.
+func (*AddEndpointSecretRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *AddEndpointSecretRequest) GetEndpointId() string {
+	if x != nil {
+		return x.EndpointId
+	}
+	return ""
+}
+
+func (x *AddEndpointSecretRequest) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+func (x *AddEndpointSecretRequest) GetPreviousValidFor() *durationpb.Duration {
+	if x != nil {
+		return x.PreviousValidFor
+	}
+	return nil
+}
+
+// AddEndpointSecretResponse is the endpoint with the new secret, and the
+// secret itself, once.
+type AddEndpointSecretResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The endpoint after the change; secrets includes the new one.
+	Endpoint *Endpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	// The new secret (generated, or the one supplied), to configure at the
+	// sender. Returned only here: no other call ever returns it.
+	Secret string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	// Id of the new secret (an id in endpoint.secrets).
+	SecretId      string `protobuf:"bytes,3,opt,name=secret_id,json=secretId,proto3" json:"secret_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddEndpointSecretResponse) Reset() {
+	*x = AddEndpointSecretResponse{}
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddEndpointSecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddEndpointSecretResponse) ProtoMessage() {}
+
+func (x *AddEndpointSecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddEndpointSecretResponse.ProtoReflect.Descriptor instead.
+func (*AddEndpointSecretResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *AddEndpointSecretResponse) GetEndpoint() *Endpoint {
+	if x != nil {
+		return x.Endpoint
+	}
+	return nil
+}
+
+func (x *AddEndpointSecretResponse) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+func (x *AddEndpointSecretResponse) GetSecretId() string {
+	if x != nil {
+		return x.SecretId
+	}
+	return ""
+}
+
+// RemoveEndpointSecretRequest names the secret to remove.
+type RemoveEndpointSecretRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Endpoint id, a uuid. Required.
+	EndpointId string `protobuf:"bytes,1,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
+	// Id of the secret (EndpointSecret.id), a uuid. Required.
+	SecretId      string `protobuf:"bytes,2,opt,name=secret_id,json=secretId,proto3" json:"secret_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveEndpointSecretRequest) Reset() {
+	*x = RemoveEndpointSecretRequest{}
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveEndpointSecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveEndpointSecretRequest) ProtoMessage() {}
+
+func (x *RemoveEndpointSecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveEndpointSecretRequest.ProtoReflect.Descriptor instead.
+func (*RemoveEndpointSecretRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *RemoveEndpointSecretRequest) GetEndpointId() string {
+	if x != nil {
+		return x.EndpointId
+	}
+	return ""
+}
+
+func (x *RemoveEndpointSecretRequest) GetSecretId() string {
+	if x != nil {
+		return x.SecretId
+	}
+	return ""
+}
+
+// RemoveEndpointSecretResponse is the endpoint without the secret.
+type RemoveEndpointSecretResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The endpoint after the change.
+	Endpoint      *Endpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveEndpointSecretResponse) Reset() {
+	*x = RemoveEndpointSecretResponse{}
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveEndpointSecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveEndpointSecretResponse) ProtoMessage() {}
+
+func (x *RemoveEndpointSecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveEndpointSecretResponse.ProtoReflect.Descriptor instead.
+func (*RemoveEndpointSecretResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *RemoveEndpointSecretResponse) GetEndpoint() *Endpoint {
+	if x != nil {
+		return x.Endpoint
+	}
+	return nil
+}
+
 // CreateAdapterRequest describes the adapter to create.
 type CreateAdapterRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1554,7 +1805,7 @@ type CreateAdapterRequest struct {
 
 func (x *CreateAdapterRequest) Reset() {
 	*x = CreateAdapterRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[30]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1817,7 @@ func (x *CreateAdapterRequest) String() string {
 func (*CreateAdapterRequest) ProtoMessage() {}
 
 func (x *CreateAdapterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[30]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1830,7 @@ func (x *CreateAdapterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAdapterRequest.ProtoReflect.Descriptor instead.
 func (*CreateAdapterRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{30}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CreateAdapterRequest) GetAdapter() *Adapter {
@@ -1600,7 +1851,7 @@ type CreateAdapterResponse struct {
 
 func (x *CreateAdapterResponse) Reset() {
 	*x = CreateAdapterResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[31]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1863,7 @@ func (x *CreateAdapterResponse) String() string {
 func (*CreateAdapterResponse) ProtoMessage() {}
 
 func (x *CreateAdapterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[31]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1876,7 @@ func (x *CreateAdapterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAdapterResponse.ProtoReflect.Descriptor instead.
 func (*CreateAdapterResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{31}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CreateAdapterResponse) GetAdapter() *Adapter {
@@ -1646,7 +1897,7 @@ type GetAdapterRequest struct {
 
 func (x *GetAdapterRequest) Reset() {
 	*x = GetAdapterRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[32]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1909,7 @@ func (x *GetAdapterRequest) String() string {
 func (*GetAdapterRequest) ProtoMessage() {}
 
 func (x *GetAdapterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[32]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1922,7 @@ func (x *GetAdapterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdapterRequest.ProtoReflect.Descriptor instead.
 func (*GetAdapterRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{32}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetAdapterRequest) GetId() string {
@@ -1692,7 +1943,7 @@ type GetAdapterResponse struct {
 
 func (x *GetAdapterResponse) Reset() {
 	*x = GetAdapterResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[33]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1704,7 +1955,7 @@ func (x *GetAdapterResponse) String() string {
 func (*GetAdapterResponse) ProtoMessage() {}
 
 func (x *GetAdapterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[33]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1717,7 +1968,7 @@ func (x *GetAdapterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdapterResponse.ProtoReflect.Descriptor instead.
 func (*GetAdapterResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{33}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetAdapterResponse) GetAdapter() *Adapter {
@@ -1746,7 +1997,7 @@ type ListAdaptersRequest struct {
 
 func (x *ListAdaptersRequest) Reset() {
 	*x = ListAdaptersRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[34]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +2009,7 @@ func (x *ListAdaptersRequest) String() string {
 func (*ListAdaptersRequest) ProtoMessage() {}
 
 func (x *ListAdaptersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[34]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +2022,7 @@ func (x *ListAdaptersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAdaptersRequest.ProtoReflect.Descriptor instead.
 func (*ListAdaptersRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{34}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListAdaptersRequest) GetHumanId() string {
@@ -1808,7 +2059,7 @@ type ListAdaptersResponse struct {
 
 func (x *ListAdaptersResponse) Reset() {
 	*x = ListAdaptersResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[35]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +2071,7 @@ func (x *ListAdaptersResponse) String() string {
 func (*ListAdaptersResponse) ProtoMessage() {}
 
 func (x *ListAdaptersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[35]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +2084,7 @@ func (x *ListAdaptersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAdaptersResponse.ProtoReflect.Descriptor instead.
 func (*ListAdaptersResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{35}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListAdaptersResponse) GetAdapters() []*Adapter {
@@ -1869,7 +2120,7 @@ type UpdateAdapterRequest struct {
 
 func (x *UpdateAdapterRequest) Reset() {
 	*x = UpdateAdapterRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[36]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1881,7 +2132,7 @@ func (x *UpdateAdapterRequest) String() string {
 func (*UpdateAdapterRequest) ProtoMessage() {}
 
 func (x *UpdateAdapterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[36]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1894,7 +2145,7 @@ func (x *UpdateAdapterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAdapterRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAdapterRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{36}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *UpdateAdapterRequest) GetAdapter() *Adapter {
@@ -1922,7 +2173,7 @@ type UpdateAdapterResponse struct {
 
 func (x *UpdateAdapterResponse) Reset() {
 	*x = UpdateAdapterResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[37]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1934,7 +2185,7 @@ func (x *UpdateAdapterResponse) String() string {
 func (*UpdateAdapterResponse) ProtoMessage() {}
 
 func (x *UpdateAdapterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[37]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1947,7 +2198,7 @@ func (x *UpdateAdapterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAdapterResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAdapterResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{37}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *UpdateAdapterResponse) GetAdapter() *Adapter {
@@ -1968,7 +2219,7 @@ type DeleteAdapterRequest struct {
 
 func (x *DeleteAdapterRequest) Reset() {
 	*x = DeleteAdapterRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[38]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1980,7 +2231,7 @@ func (x *DeleteAdapterRequest) String() string {
 func (*DeleteAdapterRequest) ProtoMessage() {}
 
 func (x *DeleteAdapterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[38]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1993,7 +2244,7 @@ func (x *DeleteAdapterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAdapterRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAdapterRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{38}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DeleteAdapterRequest) GetId() string {
@@ -2012,7 +2263,7 @@ type DeleteAdapterResponse struct {
 
 func (x *DeleteAdapterResponse) Reset() {
 	*x = DeleteAdapterResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[39]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2024,7 +2275,7 @@ func (x *DeleteAdapterResponse) String() string {
 func (*DeleteAdapterResponse) ProtoMessage() {}
 
 func (x *DeleteAdapterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[39]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2037,7 +2288,7 @@ func (x *DeleteAdapterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAdapterResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAdapterResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{39}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{43}
 }
 
 // GetSettingRequest names one setting.
@@ -2052,7 +2303,7 @@ type GetSettingRequest struct {
 
 func (x *GetSettingRequest) Reset() {
 	*x = GetSettingRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[40]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2064,7 +2315,7 @@ func (x *GetSettingRequest) String() string {
 func (*GetSettingRequest) ProtoMessage() {}
 
 func (x *GetSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[40]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2077,7 +2328,7 @@ func (x *GetSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSettingRequest.ProtoReflect.Descriptor instead.
 func (*GetSettingRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{40}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetSettingRequest) GetKey() string {
@@ -2098,7 +2349,7 @@ type GetSettingResponse struct {
 
 func (x *GetSettingResponse) Reset() {
 	*x = GetSettingResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[41]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2110,7 +2361,7 @@ func (x *GetSettingResponse) String() string {
 func (*GetSettingResponse) ProtoMessage() {}
 
 func (x *GetSettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[41]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2123,7 +2374,7 @@ func (x *GetSettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSettingResponse.ProtoReflect.Descriptor instead.
 func (*GetSettingResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{41}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetSettingResponse) GetSetting() *Setting {
@@ -2142,7 +2393,7 @@ type ListSettingsRequest struct {
 
 func (x *ListSettingsRequest) Reset() {
 	*x = ListSettingsRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[42]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2154,7 +2405,7 @@ func (x *ListSettingsRequest) String() string {
 func (*ListSettingsRequest) ProtoMessage() {}
 
 func (x *ListSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[42]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2167,7 +2418,7 @@ func (x *ListSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSettingsRequest.ProtoReflect.Descriptor instead.
 func (*ListSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{42}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{46}
 }
 
 // ListSettingsResponse is every setting.
@@ -2181,7 +2432,7 @@ type ListSettingsResponse struct {
 
 func (x *ListSettingsResponse) Reset() {
 	*x = ListSettingsResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[43]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2193,7 +2444,7 @@ func (x *ListSettingsResponse) String() string {
 func (*ListSettingsResponse) ProtoMessage() {}
 
 func (x *ListSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[43]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2206,7 +2457,7 @@ func (x *ListSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSettingsResponse.ProtoReflect.Descriptor instead.
 func (*ListSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{43}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListSettingsResponse) GetSettings() []*Setting {
@@ -2234,7 +2485,7 @@ type UpdateSettingRequest struct {
 
 func (x *UpdateSettingRequest) Reset() {
 	*x = UpdateSettingRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[44]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2246,7 +2497,7 @@ func (x *UpdateSettingRequest) String() string {
 func (*UpdateSettingRequest) ProtoMessage() {}
 
 func (x *UpdateSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[44]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2259,7 +2510,7 @@ func (x *UpdateSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSettingRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSettingRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{44}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *UpdateSettingRequest) GetSetting() *Setting {
@@ -2287,7 +2538,7 @@ type UpdateSettingResponse struct {
 
 func (x *UpdateSettingResponse) Reset() {
 	*x = UpdateSettingResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[45]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2299,7 +2550,7 @@ func (x *UpdateSettingResponse) String() string {
 func (*UpdateSettingResponse) ProtoMessage() {}
 
 func (x *UpdateSettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[45]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2312,7 +2563,7 @@ func (x *UpdateSettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSettingResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSettingResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{45}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *UpdateSettingResponse) GetSetting() *Setting {
@@ -2348,7 +2599,7 @@ type MintCredentialRequest struct {
 
 func (x *MintCredentialRequest) Reset() {
 	*x = MintCredentialRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[46]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2611,7 @@ func (x *MintCredentialRequest) String() string {
 func (*MintCredentialRequest) ProtoMessage() {}
 
 func (x *MintCredentialRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[46]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2624,7 @@ func (x *MintCredentialRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MintCredentialRequest.ProtoReflect.Descriptor instead.
 func (*MintCredentialRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{46}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *MintCredentialRequest) GetHumanId() string {
@@ -2426,7 +2677,7 @@ type MintCredentialResponse struct {
 
 func (x *MintCredentialResponse) Reset() {
 	*x = MintCredentialResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[47]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2689,7 @@ func (x *MintCredentialResponse) String() string {
 func (*MintCredentialResponse) ProtoMessage() {}
 
 func (x *MintCredentialResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[47]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2702,7 @@ func (x *MintCredentialResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MintCredentialResponse.ProtoReflect.Descriptor instead.
 func (*MintCredentialResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{47}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *MintCredentialResponse) GetCredential() *Credential {
@@ -2493,7 +2744,7 @@ type ListCredentialsRequest struct {
 
 func (x *ListCredentialsRequest) Reset() {
 	*x = ListCredentialsRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[48]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2505,7 +2756,7 @@ func (x *ListCredentialsRequest) String() string {
 func (*ListCredentialsRequest) ProtoMessage() {}
 
 func (x *ListCredentialsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[48]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2518,7 +2769,7 @@ func (x *ListCredentialsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCredentialsRequest.ProtoReflect.Descriptor instead.
 func (*ListCredentialsRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{48}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListCredentialsRequest) GetHumanId() string {
@@ -2569,7 +2820,7 @@ type ListCredentialsResponse struct {
 
 func (x *ListCredentialsResponse) Reset() {
 	*x = ListCredentialsResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[49]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2581,7 +2832,7 @@ func (x *ListCredentialsResponse) String() string {
 func (*ListCredentialsResponse) ProtoMessage() {}
 
 func (x *ListCredentialsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[49]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2594,7 +2845,7 @@ func (x *ListCredentialsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCredentialsResponse.ProtoReflect.Descriptor instead.
 func (*ListCredentialsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{49}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListCredentialsResponse) GetCredentials() []*Credential {
@@ -2622,7 +2873,7 @@ type RevokeCredentialRequest struct {
 
 func (x *RevokeCredentialRequest) Reset() {
 	*x = RevokeCredentialRequest{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[50]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2634,7 +2885,7 @@ func (x *RevokeCredentialRequest) String() string {
 func (*RevokeCredentialRequest) ProtoMessage() {}
 
 func (x *RevokeCredentialRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[50]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2647,7 +2898,7 @@ func (x *RevokeCredentialRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeCredentialRequest.ProtoReflect.Descriptor instead.
 func (*RevokeCredentialRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{50}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *RevokeCredentialRequest) GetId() string {
@@ -2668,7 +2919,7 @@ type RevokeCredentialResponse struct {
 
 func (x *RevokeCredentialResponse) Reset() {
 	*x = RevokeCredentialResponse{}
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[51]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2680,7 +2931,7 @@ func (x *RevokeCredentialResponse) String() string {
 func (*RevokeCredentialResponse) ProtoMessage() {}
 
 func (x *RevokeCredentialResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[51]
+	mi := &file_switchboard_admin_v1_admin_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2693,7 +2944,7 @@ func (x *RevokeCredentialResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeCredentialResponse.ProtoReflect.Descriptor instead.
 func (*RevokeCredentialResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{51}
+	return file_switchboard_admin_v1_admin_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *RevokeCredentialResponse) GetCredential() *Credential {
@@ -2707,7 +2958,7 @@ var File_switchboard_admin_v1_admin_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\n" +
-	"(switchboard/admin/v1/admin_service.proto\x12\x14switchboard.admin.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/admin/v1/admin.proto\"\x8d\x01\n" +
+	"(switchboard/admin/v1/admin_service.proto\x12\x14switchboard.admin.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/admin/v1/admin.proto\"\x8d\x01\n" +
 	"\x12CreateHumanRequest\x12w\n" +
 	"\x05human\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.HumanBD\xbaHA\xba\x01;\n" +
 	"\x14human.email_required\x12\x11email is required\x1a\x10this.email != ''\xc8\x01\x01R\x05human\"H\n" +
@@ -2762,16 +3013,18 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"1\n" +
 	"\x12DeleteAgentRequest\x12\x1b\n" +
 	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x15\n" +
-	"\x13DeleteAgentResponse\"\xde\b\n" +
+	"\x13DeleteAgentResponse\"\xc2\n" +
+	"\n" +
 	"\x15CreateEndpointRequest\x12\x88\x04\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\xcb\x03\xbaH\xc7\x03\xba\x01>\n" +
 	"\x17endpoint.queue_required\x12\x11queue is required\x1a\x10this.queue != ''\xba\x01\x98\x01\n" +
 	"\x1eendpoint.verification_required\x12\x18verification is required\x1a\\this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_UNSPECIFIED\xba\x01\xe3\x01\n" +
 	"\"endpoint.signature_header_required\x12@signature_header is required for VERIFICATION_SCHEME_HMAC_SHA256\x1a{this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_HMAC_SHA256 || this.signature_header != ''\xc8\x01\x01R\bendpoint\x12%\n" +
 	"\x06secret\x18\x02 \x01(\tB\r\xbaH\n" +
-	"\xd8\x01\x01r\x05\x10\x10\x18\x80\bR\x06secret:\x92\x04\xbaH\x8e\x04\x1a\xd6\x01\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\bR\x06secret:\xf6\x05\xbaH\xf2\x05\x1a\xd6\x01\n" +
 	"\x1bcreate_endpoint.secret_none\x12Bsecret must be empty when verification is VERIFICATION_SCHEME_NONE\x1asthis.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_NONE || this.secret == ''\x1a\xb2\x02\n" +
-	"\x1fcreate_endpoint.secret_required\x12Osecret is required for VERIFICATION_SCHEME_STRIPE and VERIFICATION_SCHEME_SLACK\x1a\xbd\x01!(this.endpoint.verification in [switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_STRIPE, switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_SLACK]) || this.secret != ''\"l\n" +
+	"\x1fcreate_endpoint.secret_required\x12Osecret is required for VERIFICATION_SCHEME_STRIPE and VERIFICATION_SCHEME_SLACK\x1a\xbd\x01!(this.endpoint.verification in [switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_STRIPE, switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_SLACK]) || this.secret != ''\x1a\xe1\x01\n" +
+	"%create_endpoint.secret_required_basic\x12Bsecret (\"user:password\") is required for VERIFICATION_SCHEME_BASIC\x1atthis.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_BASIC || this.secret != ''\"l\n" +
 	"\x16CreateEndpointResponse\x12:\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"1\n" +
@@ -2787,11 +3040,11 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"}\n" +
 	"\x15ListEndpointsResponse\x12<\n" +
 	"\tendpoints\x18\x01 \x03(\v2\x1e.switchboard.admin.v1.EndpointR\tendpoints\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc0\x03\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9e\x04\n" +
 	"\x15UpdateEndpointRequest\x12\xd5\x01\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\x98\x01\xbaH\x94\x01\xba\x01\x8d\x01\n" +
-	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\xa7\x01\n" +
-	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskBj\xbaHg\xe2\x01d\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabledR\n" +
+	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\x85\x02\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB\xc7\x01\xbaH\xc3\x01\xe2\x01\xbf\x01\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabled\x12\x0ehmac_algorithm\x12\rhmac_encoding\x12\x10signature_prefix\x12\x11tolerance_seconds\x12\x15rate_limit_per_secondR\n" +
 	"updateMask\x12%\n" +
 	"\x06secret\x18\x03 \x01(\tB\r\xbaH\n" +
 	"\xd8\x01\x01r\x05\x10\x10\x18\x80\bR\x06secret\"T\n" +
@@ -2799,7 +3052,23 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\"4\n" +
 	"\x15DeleteEndpointRequest\x12\x1b\n" +
 	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x18\n" +
-	"\x16DeleteEndpointResponse\"\xbe\x05\n" +
+	"\x16DeleteEndpointResponse\"\xc8\x01\n" +
+	"\x18AddEndpointSecretRequest\x12,\n" +
+	"\vendpoint_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\n" +
+	"endpointId\x12%\n" +
+	"\x06secret\x18\x02 \x01(\tB\r\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\bR\x06secret\x12W\n" +
+	"\x12previous_valid_for\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xf5$2\x00R\x10previousValidFor\"\x8c\x01\n" +
+	"\x19AddEndpointSecretResponse\x12:\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\x12\x1b\n" +
+	"\tsecret_id\x18\x03 \x01(\tR\bsecretId\"u\n" +
+	"\x1bRemoveEndpointSecretRequest\x12,\n" +
+	"\vendpoint_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\n" +
+	"endpointId\x12(\n" +
+	"\tsecret_id\x18\x02 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\bsecretId\"Z\n" +
+	"\x1cRemoveEndpointSecretResponse\x12:\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\"\xbe\x05\n" +
 	"\x14CreateAdapterRequest\x12\xa5\x05\n" +
 	"\aadapter\x18\x01 \x01(\v2\x1d.switchboard.admin.v1.AdapterB\xeb\x04\xbaH\xe7\x04\xba\x01:\n" +
 	"\x15adapter.name_required\x12\x10name is required\x1a\x0fthis.name != ''\xba\x01q\n" +
@@ -2873,7 +3142,7 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\x18RevokeCredentialResponse\x12@\n" +
 	"\n" +
 	"credential\x18\x01 \x01(\v2 .switchboard.admin.v1.CredentialR\n" +
-	"credential2\xc7\x1c\n" +
+	"credential2\xb5\x1f\n" +
 	"\fAdminService\x12\x84\x01\n" +
 	"\vCreateHuman\x12(.switchboard.admin.v1.CreateHumanRequest\x1a).switchboard.admin.v1.CreateHumanResponse\" \x82\xd3\xe4\x93\x02\x1a:\x05human\"\x11/api/admin/humans\x12y\n" +
 	"\bGetHuman\x12%.switchboard.admin.v1.GetHumanRequest\x1a&.switchboard.admin.v1.GetHumanResponse\"\x1e\x82\xd3\xe4\x93\x02\x18\x12\x16/api/admin/humans/{id}\x12z\n" +
@@ -2891,7 +3160,9 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\vGetEndpoint\x12(.switchboard.admin.v1.GetEndpointRequest\x1a).switchboard.admin.v1.GetEndpointResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/api/admin/endpoints/{id}\x12\x86\x01\n" +
 	"\rListEndpoints\x12*.switchboard.admin.v1.ListEndpointsRequest\x1a+.switchboard.admin.v1.ListEndpointsResponse\"\x1c\x82\xd3\xe4\x93\x02\x16\x12\x14/api/admin/endpoints\x12\xa1\x01\n" +
 	"\x0eUpdateEndpoint\x12+.switchboard.admin.v1.UpdateEndpointRequest\x1a,.switchboard.admin.v1.UpdateEndpointResponse\"4\x82\xd3\xe4\x93\x02.:\bendpoint2\"/api/admin/endpoints/{endpoint.id}\x12\x8e\x01\n" +
-	"\x0eDeleteEndpoint\x12+.switchboard.admin.v1.DeleteEndpointRequest\x1a,.switchboard.admin.v1.DeleteEndpointResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/api/admin/endpoints/{id}\x12\x8e\x01\n" +
+	"\x0eDeleteEndpoint\x12+.switchboard.admin.v1.DeleteEndpointRequest\x1a,.switchboard.admin.v1.DeleteEndpointResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/api/admin/endpoints/{id}\x12\xab\x01\n" +
+	"\x11AddEndpointSecret\x12..switchboard.admin.v1.AddEndpointSecretRequest\x1a/.switchboard.admin.v1.AddEndpointSecretResponse\"5\x82\xd3\xe4\x93\x02/:\x01*\"*/api/admin/endpoints/{endpoint_id}/secrets\x12\xbd\x01\n" +
+	"\x14RemoveEndpointSecret\x121.switchboard.admin.v1.RemoveEndpointSecretRequest\x1a2.switchboard.admin.v1.RemoveEndpointSecretResponse\">\x82\xd3\xe4\x93\x028*6/api/admin/endpoints/{endpoint_id}/secrets/{secret_id}\x12\x8e\x01\n" +
 	"\rCreateAdapter\x12*.switchboard.admin.v1.CreateAdapterRequest\x1a+.switchboard.admin.v1.CreateAdapterResponse\"$\x82\xd3\xe4\x93\x02\x1e:\aadapter\"\x13/api/admin/adapters\x12\x81\x01\n" +
 	"\n" +
 	"GetAdapter\x12'.switchboard.admin.v1.GetAdapterRequest\x1a(.switchboard.admin.v1.GetAdapterResponse\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/api/admin/adapters/{id}\x12\x82\x01\n" +
@@ -2918,164 +3189,176 @@ func file_switchboard_admin_v1_admin_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_admin_v1_admin_service_proto_rawDescData
 }
 
-var file_switchboard_admin_v1_admin_service_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_switchboard_admin_v1_admin_service_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_switchboard_admin_v1_admin_service_proto_goTypes = []any{
-	(*CreateHumanRequest)(nil),       // 0: switchboard.admin.v1.CreateHumanRequest
-	(*CreateHumanResponse)(nil),      // 1: switchboard.admin.v1.CreateHumanResponse
-	(*GetHumanRequest)(nil),          // 2: switchboard.admin.v1.GetHumanRequest
-	(*GetHumanResponse)(nil),         // 3: switchboard.admin.v1.GetHumanResponse
-	(*ListHumansRequest)(nil),        // 4: switchboard.admin.v1.ListHumansRequest
-	(*ListHumansResponse)(nil),       // 5: switchboard.admin.v1.ListHumansResponse
-	(*UpdateHumanRequest)(nil),       // 6: switchboard.admin.v1.UpdateHumanRequest
-	(*UpdateHumanResponse)(nil),      // 7: switchboard.admin.v1.UpdateHumanResponse
-	(*DeleteHumanRequest)(nil),       // 8: switchboard.admin.v1.DeleteHumanRequest
-	(*DeleteHumanResponse)(nil),      // 9: switchboard.admin.v1.DeleteHumanResponse
-	(*CreateAgentRequest)(nil),       // 10: switchboard.admin.v1.CreateAgentRequest
-	(*CreateAgentResponse)(nil),      // 11: switchboard.admin.v1.CreateAgentResponse
-	(*GetAgentRequest)(nil),          // 12: switchboard.admin.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),         // 13: switchboard.admin.v1.GetAgentResponse
-	(*ListAgentsRequest)(nil),        // 14: switchboard.admin.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),       // 15: switchboard.admin.v1.ListAgentsResponse
-	(*UpdateAgentRequest)(nil),       // 16: switchboard.admin.v1.UpdateAgentRequest
-	(*UpdateAgentResponse)(nil),      // 17: switchboard.admin.v1.UpdateAgentResponse
-	(*DeleteAgentRequest)(nil),       // 18: switchboard.admin.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),      // 19: switchboard.admin.v1.DeleteAgentResponse
-	(*CreateEndpointRequest)(nil),    // 20: switchboard.admin.v1.CreateEndpointRequest
-	(*CreateEndpointResponse)(nil),   // 21: switchboard.admin.v1.CreateEndpointResponse
-	(*GetEndpointRequest)(nil),       // 22: switchboard.admin.v1.GetEndpointRequest
-	(*GetEndpointResponse)(nil),      // 23: switchboard.admin.v1.GetEndpointResponse
-	(*ListEndpointsRequest)(nil),     // 24: switchboard.admin.v1.ListEndpointsRequest
-	(*ListEndpointsResponse)(nil),    // 25: switchboard.admin.v1.ListEndpointsResponse
-	(*UpdateEndpointRequest)(nil),    // 26: switchboard.admin.v1.UpdateEndpointRequest
-	(*UpdateEndpointResponse)(nil),   // 27: switchboard.admin.v1.UpdateEndpointResponse
-	(*DeleteEndpointRequest)(nil),    // 28: switchboard.admin.v1.DeleteEndpointRequest
-	(*DeleteEndpointResponse)(nil),   // 29: switchboard.admin.v1.DeleteEndpointResponse
-	(*CreateAdapterRequest)(nil),     // 30: switchboard.admin.v1.CreateAdapterRequest
-	(*CreateAdapterResponse)(nil),    // 31: switchboard.admin.v1.CreateAdapterResponse
-	(*GetAdapterRequest)(nil),        // 32: switchboard.admin.v1.GetAdapterRequest
-	(*GetAdapterResponse)(nil),       // 33: switchboard.admin.v1.GetAdapterResponse
-	(*ListAdaptersRequest)(nil),      // 34: switchboard.admin.v1.ListAdaptersRequest
-	(*ListAdaptersResponse)(nil),     // 35: switchboard.admin.v1.ListAdaptersResponse
-	(*UpdateAdapterRequest)(nil),     // 36: switchboard.admin.v1.UpdateAdapterRequest
-	(*UpdateAdapterResponse)(nil),    // 37: switchboard.admin.v1.UpdateAdapterResponse
-	(*DeleteAdapterRequest)(nil),     // 38: switchboard.admin.v1.DeleteAdapterRequest
-	(*DeleteAdapterResponse)(nil),    // 39: switchboard.admin.v1.DeleteAdapterResponse
-	(*GetSettingRequest)(nil),        // 40: switchboard.admin.v1.GetSettingRequest
-	(*GetSettingResponse)(nil),       // 41: switchboard.admin.v1.GetSettingResponse
-	(*ListSettingsRequest)(nil),      // 42: switchboard.admin.v1.ListSettingsRequest
-	(*ListSettingsResponse)(nil),     // 43: switchboard.admin.v1.ListSettingsResponse
-	(*UpdateSettingRequest)(nil),     // 44: switchboard.admin.v1.UpdateSettingRequest
-	(*UpdateSettingResponse)(nil),    // 45: switchboard.admin.v1.UpdateSettingResponse
-	(*MintCredentialRequest)(nil),    // 46: switchboard.admin.v1.MintCredentialRequest
-	(*MintCredentialResponse)(nil),   // 47: switchboard.admin.v1.MintCredentialResponse
-	(*ListCredentialsRequest)(nil),   // 48: switchboard.admin.v1.ListCredentialsRequest
-	(*ListCredentialsResponse)(nil),  // 49: switchboard.admin.v1.ListCredentialsResponse
-	(*RevokeCredentialRequest)(nil),  // 50: switchboard.admin.v1.RevokeCredentialRequest
-	(*RevokeCredentialResponse)(nil), // 51: switchboard.admin.v1.RevokeCredentialResponse
-	(*Human)(nil),                    // 52: switchboard.admin.v1.Human
-	(*fieldmaskpb.FieldMask)(nil),    // 53: google.protobuf.FieldMask
-	(*Agent)(nil),                    // 54: switchboard.admin.v1.Agent
-	(*Endpoint)(nil),                 // 55: switchboard.admin.v1.Endpoint
-	(*Adapter)(nil),                  // 56: switchboard.admin.v1.Adapter
-	(*Setting)(nil),                  // 57: switchboard.admin.v1.Setting
-	(*timestamppb.Timestamp)(nil),    // 58: google.protobuf.Timestamp
-	(*Credential)(nil),               // 59: switchboard.admin.v1.Credential
+	(*CreateHumanRequest)(nil),           // 0: switchboard.admin.v1.CreateHumanRequest
+	(*CreateHumanResponse)(nil),          // 1: switchboard.admin.v1.CreateHumanResponse
+	(*GetHumanRequest)(nil),              // 2: switchboard.admin.v1.GetHumanRequest
+	(*GetHumanResponse)(nil),             // 3: switchboard.admin.v1.GetHumanResponse
+	(*ListHumansRequest)(nil),            // 4: switchboard.admin.v1.ListHumansRequest
+	(*ListHumansResponse)(nil),           // 5: switchboard.admin.v1.ListHumansResponse
+	(*UpdateHumanRequest)(nil),           // 6: switchboard.admin.v1.UpdateHumanRequest
+	(*UpdateHumanResponse)(nil),          // 7: switchboard.admin.v1.UpdateHumanResponse
+	(*DeleteHumanRequest)(nil),           // 8: switchboard.admin.v1.DeleteHumanRequest
+	(*DeleteHumanResponse)(nil),          // 9: switchboard.admin.v1.DeleteHumanResponse
+	(*CreateAgentRequest)(nil),           // 10: switchboard.admin.v1.CreateAgentRequest
+	(*CreateAgentResponse)(nil),          // 11: switchboard.admin.v1.CreateAgentResponse
+	(*GetAgentRequest)(nil),              // 12: switchboard.admin.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),             // 13: switchboard.admin.v1.GetAgentResponse
+	(*ListAgentsRequest)(nil),            // 14: switchboard.admin.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),           // 15: switchboard.admin.v1.ListAgentsResponse
+	(*UpdateAgentRequest)(nil),           // 16: switchboard.admin.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),          // 17: switchboard.admin.v1.UpdateAgentResponse
+	(*DeleteAgentRequest)(nil),           // 18: switchboard.admin.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),          // 19: switchboard.admin.v1.DeleteAgentResponse
+	(*CreateEndpointRequest)(nil),        // 20: switchboard.admin.v1.CreateEndpointRequest
+	(*CreateEndpointResponse)(nil),       // 21: switchboard.admin.v1.CreateEndpointResponse
+	(*GetEndpointRequest)(nil),           // 22: switchboard.admin.v1.GetEndpointRequest
+	(*GetEndpointResponse)(nil),          // 23: switchboard.admin.v1.GetEndpointResponse
+	(*ListEndpointsRequest)(nil),         // 24: switchboard.admin.v1.ListEndpointsRequest
+	(*ListEndpointsResponse)(nil),        // 25: switchboard.admin.v1.ListEndpointsResponse
+	(*UpdateEndpointRequest)(nil),        // 26: switchboard.admin.v1.UpdateEndpointRequest
+	(*UpdateEndpointResponse)(nil),       // 27: switchboard.admin.v1.UpdateEndpointResponse
+	(*DeleteEndpointRequest)(nil),        // 28: switchboard.admin.v1.DeleteEndpointRequest
+	(*DeleteEndpointResponse)(nil),       // 29: switchboard.admin.v1.DeleteEndpointResponse
+	(*AddEndpointSecretRequest)(nil),     // 30: switchboard.admin.v1.AddEndpointSecretRequest
+	(*AddEndpointSecretResponse)(nil),    // 31: switchboard.admin.v1.AddEndpointSecretResponse
+	(*RemoveEndpointSecretRequest)(nil),  // 32: switchboard.admin.v1.RemoveEndpointSecretRequest
+	(*RemoveEndpointSecretResponse)(nil), // 33: switchboard.admin.v1.RemoveEndpointSecretResponse
+	(*CreateAdapterRequest)(nil),         // 34: switchboard.admin.v1.CreateAdapterRequest
+	(*CreateAdapterResponse)(nil),        // 35: switchboard.admin.v1.CreateAdapterResponse
+	(*GetAdapterRequest)(nil),            // 36: switchboard.admin.v1.GetAdapterRequest
+	(*GetAdapterResponse)(nil),           // 37: switchboard.admin.v1.GetAdapterResponse
+	(*ListAdaptersRequest)(nil),          // 38: switchboard.admin.v1.ListAdaptersRequest
+	(*ListAdaptersResponse)(nil),         // 39: switchboard.admin.v1.ListAdaptersResponse
+	(*UpdateAdapterRequest)(nil),         // 40: switchboard.admin.v1.UpdateAdapterRequest
+	(*UpdateAdapterResponse)(nil),        // 41: switchboard.admin.v1.UpdateAdapterResponse
+	(*DeleteAdapterRequest)(nil),         // 42: switchboard.admin.v1.DeleteAdapterRequest
+	(*DeleteAdapterResponse)(nil),        // 43: switchboard.admin.v1.DeleteAdapterResponse
+	(*GetSettingRequest)(nil),            // 44: switchboard.admin.v1.GetSettingRequest
+	(*GetSettingResponse)(nil),           // 45: switchboard.admin.v1.GetSettingResponse
+	(*ListSettingsRequest)(nil),          // 46: switchboard.admin.v1.ListSettingsRequest
+	(*ListSettingsResponse)(nil),         // 47: switchboard.admin.v1.ListSettingsResponse
+	(*UpdateSettingRequest)(nil),         // 48: switchboard.admin.v1.UpdateSettingRequest
+	(*UpdateSettingResponse)(nil),        // 49: switchboard.admin.v1.UpdateSettingResponse
+	(*MintCredentialRequest)(nil),        // 50: switchboard.admin.v1.MintCredentialRequest
+	(*MintCredentialResponse)(nil),       // 51: switchboard.admin.v1.MintCredentialResponse
+	(*ListCredentialsRequest)(nil),       // 52: switchboard.admin.v1.ListCredentialsRequest
+	(*ListCredentialsResponse)(nil),      // 53: switchboard.admin.v1.ListCredentialsResponse
+	(*RevokeCredentialRequest)(nil),      // 54: switchboard.admin.v1.RevokeCredentialRequest
+	(*RevokeCredentialResponse)(nil),     // 55: switchboard.admin.v1.RevokeCredentialResponse
+	(*Human)(nil),                        // 56: switchboard.admin.v1.Human
+	(*fieldmaskpb.FieldMask)(nil),        // 57: google.protobuf.FieldMask
+	(*Agent)(nil),                        // 58: switchboard.admin.v1.Agent
+	(*Endpoint)(nil),                     // 59: switchboard.admin.v1.Endpoint
+	(*durationpb.Duration)(nil),          // 60: google.protobuf.Duration
+	(*Adapter)(nil),                      // 61: switchboard.admin.v1.Adapter
+	(*Setting)(nil),                      // 62: switchboard.admin.v1.Setting
+	(*timestamppb.Timestamp)(nil),        // 63: google.protobuf.Timestamp
+	(*Credential)(nil),                   // 64: switchboard.admin.v1.Credential
 }
 var file_switchboard_admin_v1_admin_service_proto_depIdxs = []int32{
-	52, // 0: switchboard.admin.v1.CreateHumanRequest.human:type_name -> switchboard.admin.v1.Human
-	52, // 1: switchboard.admin.v1.CreateHumanResponse.human:type_name -> switchboard.admin.v1.Human
-	52, // 2: switchboard.admin.v1.GetHumanResponse.human:type_name -> switchboard.admin.v1.Human
-	52, // 3: switchboard.admin.v1.ListHumansResponse.humans:type_name -> switchboard.admin.v1.Human
-	52, // 4: switchboard.admin.v1.UpdateHumanRequest.human:type_name -> switchboard.admin.v1.Human
-	53, // 5: switchboard.admin.v1.UpdateHumanRequest.update_mask:type_name -> google.protobuf.FieldMask
-	52, // 6: switchboard.admin.v1.UpdateHumanResponse.human:type_name -> switchboard.admin.v1.Human
-	54, // 7: switchboard.admin.v1.CreateAgentRequest.agent:type_name -> switchboard.admin.v1.Agent
-	54, // 8: switchboard.admin.v1.CreateAgentResponse.agent:type_name -> switchboard.admin.v1.Agent
-	54, // 9: switchboard.admin.v1.GetAgentResponse.agent:type_name -> switchboard.admin.v1.Agent
-	54, // 10: switchboard.admin.v1.ListAgentsResponse.agents:type_name -> switchboard.admin.v1.Agent
-	54, // 11: switchboard.admin.v1.UpdateAgentRequest.agent:type_name -> switchboard.admin.v1.Agent
-	53, // 12: switchboard.admin.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
-	54, // 13: switchboard.admin.v1.UpdateAgentResponse.agent:type_name -> switchboard.admin.v1.Agent
-	55, // 14: switchboard.admin.v1.CreateEndpointRequest.endpoint:type_name -> switchboard.admin.v1.Endpoint
-	55, // 15: switchboard.admin.v1.CreateEndpointResponse.endpoint:type_name -> switchboard.admin.v1.Endpoint
-	55, // 16: switchboard.admin.v1.GetEndpointResponse.endpoint:type_name -> switchboard.admin.v1.Endpoint
-	55, // 17: switchboard.admin.v1.ListEndpointsResponse.endpoints:type_name -> switchboard.admin.v1.Endpoint
-	55, // 18: switchboard.admin.v1.UpdateEndpointRequest.endpoint:type_name -> switchboard.admin.v1.Endpoint
-	53, // 19: switchboard.admin.v1.UpdateEndpointRequest.update_mask:type_name -> google.protobuf.FieldMask
-	55, // 20: switchboard.admin.v1.UpdateEndpointResponse.endpoint:type_name -> switchboard.admin.v1.Endpoint
-	56, // 21: switchboard.admin.v1.CreateAdapterRequest.adapter:type_name -> switchboard.admin.v1.Adapter
-	56, // 22: switchboard.admin.v1.CreateAdapterResponse.adapter:type_name -> switchboard.admin.v1.Adapter
-	56, // 23: switchboard.admin.v1.GetAdapterResponse.adapter:type_name -> switchboard.admin.v1.Adapter
-	56, // 24: switchboard.admin.v1.ListAdaptersResponse.adapters:type_name -> switchboard.admin.v1.Adapter
-	56, // 25: switchboard.admin.v1.UpdateAdapterRequest.adapter:type_name -> switchboard.admin.v1.Adapter
-	53, // 26: switchboard.admin.v1.UpdateAdapterRequest.update_mask:type_name -> google.protobuf.FieldMask
-	56, // 27: switchboard.admin.v1.UpdateAdapterResponse.adapter:type_name -> switchboard.admin.v1.Adapter
-	57, // 28: switchboard.admin.v1.GetSettingResponse.setting:type_name -> switchboard.admin.v1.Setting
-	57, // 29: switchboard.admin.v1.ListSettingsResponse.settings:type_name -> switchboard.admin.v1.Setting
-	57, // 30: switchboard.admin.v1.UpdateSettingRequest.setting:type_name -> switchboard.admin.v1.Setting
-	53, // 31: switchboard.admin.v1.UpdateSettingRequest.update_mask:type_name -> google.protobuf.FieldMask
-	57, // 32: switchboard.admin.v1.UpdateSettingResponse.setting:type_name -> switchboard.admin.v1.Setting
-	58, // 33: switchboard.admin.v1.MintCredentialRequest.expires_at:type_name -> google.protobuf.Timestamp
-	59, // 34: switchboard.admin.v1.MintCredentialResponse.credential:type_name -> switchboard.admin.v1.Credential
-	59, // 35: switchboard.admin.v1.ListCredentialsResponse.credentials:type_name -> switchboard.admin.v1.Credential
-	59, // 36: switchboard.admin.v1.RevokeCredentialResponse.credential:type_name -> switchboard.admin.v1.Credential
-	0,  // 37: switchboard.admin.v1.AdminService.CreateHuman:input_type -> switchboard.admin.v1.CreateHumanRequest
-	2,  // 38: switchboard.admin.v1.AdminService.GetHuman:input_type -> switchboard.admin.v1.GetHumanRequest
-	4,  // 39: switchboard.admin.v1.AdminService.ListHumans:input_type -> switchboard.admin.v1.ListHumansRequest
-	6,  // 40: switchboard.admin.v1.AdminService.UpdateHuman:input_type -> switchboard.admin.v1.UpdateHumanRequest
-	8,  // 41: switchboard.admin.v1.AdminService.DeleteHuman:input_type -> switchboard.admin.v1.DeleteHumanRequest
-	10, // 42: switchboard.admin.v1.AdminService.CreateAgent:input_type -> switchboard.admin.v1.CreateAgentRequest
-	12, // 43: switchboard.admin.v1.AdminService.GetAgent:input_type -> switchboard.admin.v1.GetAgentRequest
-	14, // 44: switchboard.admin.v1.AdminService.ListAgents:input_type -> switchboard.admin.v1.ListAgentsRequest
-	16, // 45: switchboard.admin.v1.AdminService.UpdateAgent:input_type -> switchboard.admin.v1.UpdateAgentRequest
-	18, // 46: switchboard.admin.v1.AdminService.DeleteAgent:input_type -> switchboard.admin.v1.DeleteAgentRequest
-	20, // 47: switchboard.admin.v1.AdminService.CreateEndpoint:input_type -> switchboard.admin.v1.CreateEndpointRequest
-	22, // 48: switchboard.admin.v1.AdminService.GetEndpoint:input_type -> switchboard.admin.v1.GetEndpointRequest
-	24, // 49: switchboard.admin.v1.AdminService.ListEndpoints:input_type -> switchboard.admin.v1.ListEndpointsRequest
-	26, // 50: switchboard.admin.v1.AdminService.UpdateEndpoint:input_type -> switchboard.admin.v1.UpdateEndpointRequest
-	28, // 51: switchboard.admin.v1.AdminService.DeleteEndpoint:input_type -> switchboard.admin.v1.DeleteEndpointRequest
-	30, // 52: switchboard.admin.v1.AdminService.CreateAdapter:input_type -> switchboard.admin.v1.CreateAdapterRequest
-	32, // 53: switchboard.admin.v1.AdminService.GetAdapter:input_type -> switchboard.admin.v1.GetAdapterRequest
-	34, // 54: switchboard.admin.v1.AdminService.ListAdapters:input_type -> switchboard.admin.v1.ListAdaptersRequest
-	36, // 55: switchboard.admin.v1.AdminService.UpdateAdapter:input_type -> switchboard.admin.v1.UpdateAdapterRequest
-	38, // 56: switchboard.admin.v1.AdminService.DeleteAdapter:input_type -> switchboard.admin.v1.DeleteAdapterRequest
-	40, // 57: switchboard.admin.v1.AdminService.GetSetting:input_type -> switchboard.admin.v1.GetSettingRequest
-	42, // 58: switchboard.admin.v1.AdminService.ListSettings:input_type -> switchboard.admin.v1.ListSettingsRequest
-	44, // 59: switchboard.admin.v1.AdminService.UpdateSetting:input_type -> switchboard.admin.v1.UpdateSettingRequest
-	46, // 60: switchboard.admin.v1.AdminService.MintCredential:input_type -> switchboard.admin.v1.MintCredentialRequest
-	48, // 61: switchboard.admin.v1.AdminService.ListCredentials:input_type -> switchboard.admin.v1.ListCredentialsRequest
-	50, // 62: switchboard.admin.v1.AdminService.RevokeCredential:input_type -> switchboard.admin.v1.RevokeCredentialRequest
-	1,  // 63: switchboard.admin.v1.AdminService.CreateHuman:output_type -> switchboard.admin.v1.CreateHumanResponse
-	3,  // 64: switchboard.admin.v1.AdminService.GetHuman:output_type -> switchboard.admin.v1.GetHumanResponse
-	5,  // 65: switchboard.admin.v1.AdminService.ListHumans:output_type -> switchboard.admin.v1.ListHumansResponse
-	7,  // 66: switchboard.admin.v1.AdminService.UpdateHuman:output_type -> switchboard.admin.v1.UpdateHumanResponse
-	9,  // 67: switchboard.admin.v1.AdminService.DeleteHuman:output_type -> switchboard.admin.v1.DeleteHumanResponse
-	11, // 68: switchboard.admin.v1.AdminService.CreateAgent:output_type -> switchboard.admin.v1.CreateAgentResponse
-	13, // 69: switchboard.admin.v1.AdminService.GetAgent:output_type -> switchboard.admin.v1.GetAgentResponse
-	15, // 70: switchboard.admin.v1.AdminService.ListAgents:output_type -> switchboard.admin.v1.ListAgentsResponse
-	17, // 71: switchboard.admin.v1.AdminService.UpdateAgent:output_type -> switchboard.admin.v1.UpdateAgentResponse
-	19, // 72: switchboard.admin.v1.AdminService.DeleteAgent:output_type -> switchboard.admin.v1.DeleteAgentResponse
-	21, // 73: switchboard.admin.v1.AdminService.CreateEndpoint:output_type -> switchboard.admin.v1.CreateEndpointResponse
-	23, // 74: switchboard.admin.v1.AdminService.GetEndpoint:output_type -> switchboard.admin.v1.GetEndpointResponse
-	25, // 75: switchboard.admin.v1.AdminService.ListEndpoints:output_type -> switchboard.admin.v1.ListEndpointsResponse
-	27, // 76: switchboard.admin.v1.AdminService.UpdateEndpoint:output_type -> switchboard.admin.v1.UpdateEndpointResponse
-	29, // 77: switchboard.admin.v1.AdminService.DeleteEndpoint:output_type -> switchboard.admin.v1.DeleteEndpointResponse
-	31, // 78: switchboard.admin.v1.AdminService.CreateAdapter:output_type -> switchboard.admin.v1.CreateAdapterResponse
-	33, // 79: switchboard.admin.v1.AdminService.GetAdapter:output_type -> switchboard.admin.v1.GetAdapterResponse
-	35, // 80: switchboard.admin.v1.AdminService.ListAdapters:output_type -> switchboard.admin.v1.ListAdaptersResponse
-	37, // 81: switchboard.admin.v1.AdminService.UpdateAdapter:output_type -> switchboard.admin.v1.UpdateAdapterResponse
-	39, // 82: switchboard.admin.v1.AdminService.DeleteAdapter:output_type -> switchboard.admin.v1.DeleteAdapterResponse
-	41, // 83: switchboard.admin.v1.AdminService.GetSetting:output_type -> switchboard.admin.v1.GetSettingResponse
-	43, // 84: switchboard.admin.v1.AdminService.ListSettings:output_type -> switchboard.admin.v1.ListSettingsResponse
-	45, // 85: switchboard.admin.v1.AdminService.UpdateSetting:output_type -> switchboard.admin.v1.UpdateSettingResponse
-	47, // 86: switchboard.admin.v1.AdminService.MintCredential:output_type -> switchboard.admin.v1.MintCredentialResponse
-	49, // 87: switchboard.admin.v1.AdminService.ListCredentials:output_type -> switchboard.admin.v1.ListCredentialsResponse
-	51, // 88: switchboard.admin.v1.AdminService.RevokeCredential:output_type -> switchboard.admin.v1.RevokeCredentialResponse
-	63, // [63:89] is the sub-list for method output_type
-	37, // [37:63] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	56, // 0: switchboard.admin.v1.CreateHumanRequest.human:type_name -> switchboard.admin.v1.Human
+	56, // 1: switchboard.admin.v1.CreateHumanResponse.human:type_name -> switchboard.admin.v1.Human
+	56, // 2: switchboard.admin.v1.GetHumanResponse.human:type_name -> switchboard.admin.v1.Human
+	56, // 3: switchboard.admin.v1.ListHumansResponse.humans:type_name -> switchboard.admin.v1.Human
+	56, // 4: switchboard.admin.v1.UpdateHumanRequest.human:type_name -> switchboard.admin.v1.Human
+	57, // 5: switchboard.admin.v1.UpdateHumanRequest.update_mask:type_name -> google.protobuf.FieldMask
+	56, // 6: switchboard.admin.v1.UpdateHumanResponse.human:type_name -> switchboard.admin.v1.Human
+	58, // 7: switchboard.admin.v1.CreateAgentRequest.agent:type_name -> switchboard.admin.v1.Agent
+	58, // 8: switchboard.admin.v1.CreateAgentResponse.agent:type_name -> switchboard.admin.v1.Agent
+	58, // 9: switchboard.admin.v1.GetAgentResponse.agent:type_name -> switchboard.admin.v1.Agent
+	58, // 10: switchboard.admin.v1.ListAgentsResponse.agents:type_name -> switchboard.admin.v1.Agent
+	58, // 11: switchboard.admin.v1.UpdateAgentRequest.agent:type_name -> switchboard.admin.v1.Agent
+	57, // 12: switchboard.admin.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
+	58, // 13: switchboard.admin.v1.UpdateAgentResponse.agent:type_name -> switchboard.admin.v1.Agent
+	59, // 14: switchboard.admin.v1.CreateEndpointRequest.endpoint:type_name -> switchboard.admin.v1.Endpoint
+	59, // 15: switchboard.admin.v1.CreateEndpointResponse.endpoint:type_name -> switchboard.admin.v1.Endpoint
+	59, // 16: switchboard.admin.v1.GetEndpointResponse.endpoint:type_name -> switchboard.admin.v1.Endpoint
+	59, // 17: switchboard.admin.v1.ListEndpointsResponse.endpoints:type_name -> switchboard.admin.v1.Endpoint
+	59, // 18: switchboard.admin.v1.UpdateEndpointRequest.endpoint:type_name -> switchboard.admin.v1.Endpoint
+	57, // 19: switchboard.admin.v1.UpdateEndpointRequest.update_mask:type_name -> google.protobuf.FieldMask
+	59, // 20: switchboard.admin.v1.UpdateEndpointResponse.endpoint:type_name -> switchboard.admin.v1.Endpoint
+	60, // 21: switchboard.admin.v1.AddEndpointSecretRequest.previous_valid_for:type_name -> google.protobuf.Duration
+	59, // 22: switchboard.admin.v1.AddEndpointSecretResponse.endpoint:type_name -> switchboard.admin.v1.Endpoint
+	59, // 23: switchboard.admin.v1.RemoveEndpointSecretResponse.endpoint:type_name -> switchboard.admin.v1.Endpoint
+	61, // 24: switchboard.admin.v1.CreateAdapterRequest.adapter:type_name -> switchboard.admin.v1.Adapter
+	61, // 25: switchboard.admin.v1.CreateAdapterResponse.adapter:type_name -> switchboard.admin.v1.Adapter
+	61, // 26: switchboard.admin.v1.GetAdapterResponse.adapter:type_name -> switchboard.admin.v1.Adapter
+	61, // 27: switchboard.admin.v1.ListAdaptersResponse.adapters:type_name -> switchboard.admin.v1.Adapter
+	61, // 28: switchboard.admin.v1.UpdateAdapterRequest.adapter:type_name -> switchboard.admin.v1.Adapter
+	57, // 29: switchboard.admin.v1.UpdateAdapterRequest.update_mask:type_name -> google.protobuf.FieldMask
+	61, // 30: switchboard.admin.v1.UpdateAdapterResponse.adapter:type_name -> switchboard.admin.v1.Adapter
+	62, // 31: switchboard.admin.v1.GetSettingResponse.setting:type_name -> switchboard.admin.v1.Setting
+	62, // 32: switchboard.admin.v1.ListSettingsResponse.settings:type_name -> switchboard.admin.v1.Setting
+	62, // 33: switchboard.admin.v1.UpdateSettingRequest.setting:type_name -> switchboard.admin.v1.Setting
+	57, // 34: switchboard.admin.v1.UpdateSettingRequest.update_mask:type_name -> google.protobuf.FieldMask
+	62, // 35: switchboard.admin.v1.UpdateSettingResponse.setting:type_name -> switchboard.admin.v1.Setting
+	63, // 36: switchboard.admin.v1.MintCredentialRequest.expires_at:type_name -> google.protobuf.Timestamp
+	64, // 37: switchboard.admin.v1.MintCredentialResponse.credential:type_name -> switchboard.admin.v1.Credential
+	64, // 38: switchboard.admin.v1.ListCredentialsResponse.credentials:type_name -> switchboard.admin.v1.Credential
+	64, // 39: switchboard.admin.v1.RevokeCredentialResponse.credential:type_name -> switchboard.admin.v1.Credential
+	0,  // 40: switchboard.admin.v1.AdminService.CreateHuman:input_type -> switchboard.admin.v1.CreateHumanRequest
+	2,  // 41: switchboard.admin.v1.AdminService.GetHuman:input_type -> switchboard.admin.v1.GetHumanRequest
+	4,  // 42: switchboard.admin.v1.AdminService.ListHumans:input_type -> switchboard.admin.v1.ListHumansRequest
+	6,  // 43: switchboard.admin.v1.AdminService.UpdateHuman:input_type -> switchboard.admin.v1.UpdateHumanRequest
+	8,  // 44: switchboard.admin.v1.AdminService.DeleteHuman:input_type -> switchboard.admin.v1.DeleteHumanRequest
+	10, // 45: switchboard.admin.v1.AdminService.CreateAgent:input_type -> switchboard.admin.v1.CreateAgentRequest
+	12, // 46: switchboard.admin.v1.AdminService.GetAgent:input_type -> switchboard.admin.v1.GetAgentRequest
+	14, // 47: switchboard.admin.v1.AdminService.ListAgents:input_type -> switchboard.admin.v1.ListAgentsRequest
+	16, // 48: switchboard.admin.v1.AdminService.UpdateAgent:input_type -> switchboard.admin.v1.UpdateAgentRequest
+	18, // 49: switchboard.admin.v1.AdminService.DeleteAgent:input_type -> switchboard.admin.v1.DeleteAgentRequest
+	20, // 50: switchboard.admin.v1.AdminService.CreateEndpoint:input_type -> switchboard.admin.v1.CreateEndpointRequest
+	22, // 51: switchboard.admin.v1.AdminService.GetEndpoint:input_type -> switchboard.admin.v1.GetEndpointRequest
+	24, // 52: switchboard.admin.v1.AdminService.ListEndpoints:input_type -> switchboard.admin.v1.ListEndpointsRequest
+	26, // 53: switchboard.admin.v1.AdminService.UpdateEndpoint:input_type -> switchboard.admin.v1.UpdateEndpointRequest
+	28, // 54: switchboard.admin.v1.AdminService.DeleteEndpoint:input_type -> switchboard.admin.v1.DeleteEndpointRequest
+	30, // 55: switchboard.admin.v1.AdminService.AddEndpointSecret:input_type -> switchboard.admin.v1.AddEndpointSecretRequest
+	32, // 56: switchboard.admin.v1.AdminService.RemoveEndpointSecret:input_type -> switchboard.admin.v1.RemoveEndpointSecretRequest
+	34, // 57: switchboard.admin.v1.AdminService.CreateAdapter:input_type -> switchboard.admin.v1.CreateAdapterRequest
+	36, // 58: switchboard.admin.v1.AdminService.GetAdapter:input_type -> switchboard.admin.v1.GetAdapterRequest
+	38, // 59: switchboard.admin.v1.AdminService.ListAdapters:input_type -> switchboard.admin.v1.ListAdaptersRequest
+	40, // 60: switchboard.admin.v1.AdminService.UpdateAdapter:input_type -> switchboard.admin.v1.UpdateAdapterRequest
+	42, // 61: switchboard.admin.v1.AdminService.DeleteAdapter:input_type -> switchboard.admin.v1.DeleteAdapterRequest
+	44, // 62: switchboard.admin.v1.AdminService.GetSetting:input_type -> switchboard.admin.v1.GetSettingRequest
+	46, // 63: switchboard.admin.v1.AdminService.ListSettings:input_type -> switchboard.admin.v1.ListSettingsRequest
+	48, // 64: switchboard.admin.v1.AdminService.UpdateSetting:input_type -> switchboard.admin.v1.UpdateSettingRequest
+	50, // 65: switchboard.admin.v1.AdminService.MintCredential:input_type -> switchboard.admin.v1.MintCredentialRequest
+	52, // 66: switchboard.admin.v1.AdminService.ListCredentials:input_type -> switchboard.admin.v1.ListCredentialsRequest
+	54, // 67: switchboard.admin.v1.AdminService.RevokeCredential:input_type -> switchboard.admin.v1.RevokeCredentialRequest
+	1,  // 68: switchboard.admin.v1.AdminService.CreateHuman:output_type -> switchboard.admin.v1.CreateHumanResponse
+	3,  // 69: switchboard.admin.v1.AdminService.GetHuman:output_type -> switchboard.admin.v1.GetHumanResponse
+	5,  // 70: switchboard.admin.v1.AdminService.ListHumans:output_type -> switchboard.admin.v1.ListHumansResponse
+	7,  // 71: switchboard.admin.v1.AdminService.UpdateHuman:output_type -> switchboard.admin.v1.UpdateHumanResponse
+	9,  // 72: switchboard.admin.v1.AdminService.DeleteHuman:output_type -> switchboard.admin.v1.DeleteHumanResponse
+	11, // 73: switchboard.admin.v1.AdminService.CreateAgent:output_type -> switchboard.admin.v1.CreateAgentResponse
+	13, // 74: switchboard.admin.v1.AdminService.GetAgent:output_type -> switchboard.admin.v1.GetAgentResponse
+	15, // 75: switchboard.admin.v1.AdminService.ListAgents:output_type -> switchboard.admin.v1.ListAgentsResponse
+	17, // 76: switchboard.admin.v1.AdminService.UpdateAgent:output_type -> switchboard.admin.v1.UpdateAgentResponse
+	19, // 77: switchboard.admin.v1.AdminService.DeleteAgent:output_type -> switchboard.admin.v1.DeleteAgentResponse
+	21, // 78: switchboard.admin.v1.AdminService.CreateEndpoint:output_type -> switchboard.admin.v1.CreateEndpointResponse
+	23, // 79: switchboard.admin.v1.AdminService.GetEndpoint:output_type -> switchboard.admin.v1.GetEndpointResponse
+	25, // 80: switchboard.admin.v1.AdminService.ListEndpoints:output_type -> switchboard.admin.v1.ListEndpointsResponse
+	27, // 81: switchboard.admin.v1.AdminService.UpdateEndpoint:output_type -> switchboard.admin.v1.UpdateEndpointResponse
+	29, // 82: switchboard.admin.v1.AdminService.DeleteEndpoint:output_type -> switchboard.admin.v1.DeleteEndpointResponse
+	31, // 83: switchboard.admin.v1.AdminService.AddEndpointSecret:output_type -> switchboard.admin.v1.AddEndpointSecretResponse
+	33, // 84: switchboard.admin.v1.AdminService.RemoveEndpointSecret:output_type -> switchboard.admin.v1.RemoveEndpointSecretResponse
+	35, // 85: switchboard.admin.v1.AdminService.CreateAdapter:output_type -> switchboard.admin.v1.CreateAdapterResponse
+	37, // 86: switchboard.admin.v1.AdminService.GetAdapter:output_type -> switchboard.admin.v1.GetAdapterResponse
+	39, // 87: switchboard.admin.v1.AdminService.ListAdapters:output_type -> switchboard.admin.v1.ListAdaptersResponse
+	41, // 88: switchboard.admin.v1.AdminService.UpdateAdapter:output_type -> switchboard.admin.v1.UpdateAdapterResponse
+	43, // 89: switchboard.admin.v1.AdminService.DeleteAdapter:output_type -> switchboard.admin.v1.DeleteAdapterResponse
+	45, // 90: switchboard.admin.v1.AdminService.GetSetting:output_type -> switchboard.admin.v1.GetSettingResponse
+	47, // 91: switchboard.admin.v1.AdminService.ListSettings:output_type -> switchboard.admin.v1.ListSettingsResponse
+	49, // 92: switchboard.admin.v1.AdminService.UpdateSetting:output_type -> switchboard.admin.v1.UpdateSettingResponse
+	51, // 93: switchboard.admin.v1.AdminService.MintCredential:output_type -> switchboard.admin.v1.MintCredentialResponse
+	53, // 94: switchboard.admin.v1.AdminService.ListCredentials:output_type -> switchboard.admin.v1.ListCredentialsResponse
+	55, // 95: switchboard.admin.v1.AdminService.RevokeCredential:output_type -> switchboard.admin.v1.RevokeCredentialResponse
+	68, // [68:96] is the sub-list for method output_type
+	40, // [40:68] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_admin_v1_admin_service_proto_init() }
@@ -3090,7 +3373,7 @@ func file_switchboard_admin_v1_admin_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_admin_v1_admin_service_proto_rawDesc), len(file_switchboard_admin_v1_admin_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   52,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

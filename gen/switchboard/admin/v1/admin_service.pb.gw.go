@@ -712,6 +712,106 @@ func local_request_AdminService_DeleteEndpoint_0(ctx context.Context, marshaler 
 	return msg, metadata, err
 }
 
+func request_AdminService_AddEndpointSecret_0(ctx context.Context, marshaler runtime.Marshaler, client AdminServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq AddEndpointSecretRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["endpoint_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "endpoint_id")
+	}
+	protoReq.EndpointId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "endpoint_id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.AddEndpointSecret(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_AdminService_AddEndpointSecret_0(ctx context.Context, marshaler runtime.Marshaler, server AdminServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq AddEndpointSecretRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["endpoint_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "endpoint_id")
+	}
+	protoReq.EndpointId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "endpoint_id", err)
+	}
+	msg, err := server.AddEndpointSecret(ctx, &protoReq)
+	return msg, metadata, err
+}
+
+func request_AdminService_RemoveEndpointSecret_0(ctx context.Context, marshaler runtime.Marshaler, client AdminServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq RemoveEndpointSecretRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["endpoint_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "endpoint_id")
+	}
+	protoReq.EndpointId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "endpoint_id", err)
+	}
+	val, ok = pathParams["secret_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "secret_id")
+	}
+	protoReq.SecretId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "secret_id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.RemoveEndpointSecret(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_AdminService_RemoveEndpointSecret_0(ctx context.Context, marshaler runtime.Marshaler, server AdminServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq RemoveEndpointSecretRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["endpoint_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "endpoint_id")
+	}
+	protoReq.EndpointId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "endpoint_id", err)
+	}
+	val, ok = pathParams["secret_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "secret_id")
+	}
+	protoReq.SecretId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "secret_id", err)
+	}
+	msg, err := server.RemoveEndpointSecret(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_AdminService_CreateAdapter_0(ctx context.Context, marshaler runtime.Marshaler, client AdminServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq CreateAdapterRequest
@@ -1487,6 +1587,46 @@ func RegisterAdminServiceHandlerServer(ctx context.Context, mux *runtime.ServeMu
 		}
 		forward_AdminService_DeleteEndpoint_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_AdminService_AddEndpointSecret_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/switchboard.admin.v1.AdminService/AddEndpointSecret", runtime.WithHTTPPathPattern("/api/admin/endpoints/{endpoint_id}/secrets"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_AdminService_AddEndpointSecret_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AdminService_AddEndpointSecret_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodDelete, pattern_AdminService_RemoveEndpointSecret_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/switchboard.admin.v1.AdminService/RemoveEndpointSecret", runtime.WithHTTPPathPattern("/api/admin/endpoints/{endpoint_id}/secrets/{secret_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_AdminService_RemoveEndpointSecret_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AdminService_RemoveEndpointSecret_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPost, pattern_AdminService_CreateAdapter_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -2002,6 +2142,40 @@ func RegisterAdminServiceHandlerClient(ctx context.Context, mux *runtime.ServeMu
 		}
 		forward_AdminService_DeleteEndpoint_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_AdminService_AddEndpointSecret_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/switchboard.admin.v1.AdminService/AddEndpointSecret", runtime.WithHTTPPathPattern("/api/admin/endpoints/{endpoint_id}/secrets"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_AdminService_AddEndpointSecret_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AdminService_AddEndpointSecret_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodDelete, pattern_AdminService_RemoveEndpointSecret_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/switchboard.admin.v1.AdminService/RemoveEndpointSecret", runtime.WithHTTPPathPattern("/api/admin/endpoints/{endpoint_id}/secrets/{secret_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_AdminService_RemoveEndpointSecret_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AdminService_RemoveEndpointSecret_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPost, pattern_AdminService_CreateAdapter_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -2193,59 +2367,63 @@ func RegisterAdminServiceHandlerClient(ctx context.Context, mux *runtime.ServeMu
 }
 
 var (
-	pattern_AdminService_CreateHuman_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "humans"}, ""))
-	pattern_AdminService_GetHuman_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "humans", "id"}, ""))
-	pattern_AdminService_ListHumans_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "humans"}, ""))
-	pattern_AdminService_UpdateHuman_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "humans", "human.id"}, ""))
-	pattern_AdminService_DeleteHuman_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "humans", "id"}, ""))
-	pattern_AdminService_CreateAgent_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "agents"}, ""))
-	pattern_AdminService_GetAgent_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "agents", "id"}, ""))
-	pattern_AdminService_ListAgents_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "agents"}, ""))
-	pattern_AdminService_UpdateAgent_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "agents", "agent.id"}, ""))
-	pattern_AdminService_DeleteAgent_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "agents", "id"}, ""))
-	pattern_AdminService_CreateEndpoint_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "endpoints"}, ""))
-	pattern_AdminService_GetEndpoint_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "endpoints", "id"}, ""))
-	pattern_AdminService_ListEndpoints_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "endpoints"}, ""))
-	pattern_AdminService_UpdateEndpoint_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "endpoints", "endpoint.id"}, ""))
-	pattern_AdminService_DeleteEndpoint_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "endpoints", "id"}, ""))
-	pattern_AdminService_CreateAdapter_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "adapters"}, ""))
-	pattern_AdminService_GetAdapter_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "adapters", "id"}, ""))
-	pattern_AdminService_ListAdapters_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "adapters"}, ""))
-	pattern_AdminService_UpdateAdapter_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "adapters", "adapter.id"}, ""))
-	pattern_AdminService_DeleteAdapter_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "adapters", "id"}, ""))
-	pattern_AdminService_GetSetting_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "settings", "key"}, ""))
-	pattern_AdminService_ListSettings_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "settings"}, ""))
-	pattern_AdminService_UpdateSetting_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "settings", "setting.key"}, ""))
-	pattern_AdminService_MintCredential_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "credentials"}, ""))
-	pattern_AdminService_ListCredentials_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "credentials"}, ""))
-	pattern_AdminService_RevokeCredential_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "credentials", "id"}, "revoke"))
+	pattern_AdminService_CreateHuman_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "humans"}, ""))
+	pattern_AdminService_GetHuman_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "humans", "id"}, ""))
+	pattern_AdminService_ListHumans_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "humans"}, ""))
+	pattern_AdminService_UpdateHuman_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "humans", "human.id"}, ""))
+	pattern_AdminService_DeleteHuman_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "humans", "id"}, ""))
+	pattern_AdminService_CreateAgent_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "agents"}, ""))
+	pattern_AdminService_GetAgent_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "agents", "id"}, ""))
+	pattern_AdminService_ListAgents_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "agents"}, ""))
+	pattern_AdminService_UpdateAgent_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "agents", "agent.id"}, ""))
+	pattern_AdminService_DeleteAgent_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "agents", "id"}, ""))
+	pattern_AdminService_CreateEndpoint_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "endpoints"}, ""))
+	pattern_AdminService_GetEndpoint_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "endpoints", "id"}, ""))
+	pattern_AdminService_ListEndpoints_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "endpoints"}, ""))
+	pattern_AdminService_UpdateEndpoint_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "endpoints", "endpoint.id"}, ""))
+	pattern_AdminService_DeleteEndpoint_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "endpoints", "id"}, ""))
+	pattern_AdminService_AddEndpointSecret_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"api", "admin", "endpoints", "endpoint_id", "secrets"}, ""))
+	pattern_AdminService_RemoveEndpointSecret_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4, 1, 0, 4, 1, 5, 5}, []string{"api", "admin", "endpoints", "endpoint_id", "secrets", "secret_id"}, ""))
+	pattern_AdminService_CreateAdapter_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "adapters"}, ""))
+	pattern_AdminService_GetAdapter_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "adapters", "id"}, ""))
+	pattern_AdminService_ListAdapters_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "adapters"}, ""))
+	pattern_AdminService_UpdateAdapter_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "adapters", "adapter.id"}, ""))
+	pattern_AdminService_DeleteAdapter_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "adapters", "id"}, ""))
+	pattern_AdminService_GetSetting_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "settings", "key"}, ""))
+	pattern_AdminService_ListSettings_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "settings"}, ""))
+	pattern_AdminService_UpdateSetting_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "settings", "setting.key"}, ""))
+	pattern_AdminService_MintCredential_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "credentials"}, ""))
+	pattern_AdminService_ListCredentials_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "admin", "credentials"}, ""))
+	pattern_AdminService_RevokeCredential_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "admin", "credentials", "id"}, "revoke"))
 )
 
 var (
-	forward_AdminService_CreateHuman_0      = runtime.ForwardResponseMessage
-	forward_AdminService_GetHuman_0         = runtime.ForwardResponseMessage
-	forward_AdminService_ListHumans_0       = runtime.ForwardResponseMessage
-	forward_AdminService_UpdateHuman_0      = runtime.ForwardResponseMessage
-	forward_AdminService_DeleteHuman_0      = runtime.ForwardResponseMessage
-	forward_AdminService_CreateAgent_0      = runtime.ForwardResponseMessage
-	forward_AdminService_GetAgent_0         = runtime.ForwardResponseMessage
-	forward_AdminService_ListAgents_0       = runtime.ForwardResponseMessage
-	forward_AdminService_UpdateAgent_0      = runtime.ForwardResponseMessage
-	forward_AdminService_DeleteAgent_0      = runtime.ForwardResponseMessage
-	forward_AdminService_CreateEndpoint_0   = runtime.ForwardResponseMessage
-	forward_AdminService_GetEndpoint_0      = runtime.ForwardResponseMessage
-	forward_AdminService_ListEndpoints_0    = runtime.ForwardResponseMessage
-	forward_AdminService_UpdateEndpoint_0   = runtime.ForwardResponseMessage
-	forward_AdminService_DeleteEndpoint_0   = runtime.ForwardResponseMessage
-	forward_AdminService_CreateAdapter_0    = runtime.ForwardResponseMessage
-	forward_AdminService_GetAdapter_0       = runtime.ForwardResponseMessage
-	forward_AdminService_ListAdapters_0     = runtime.ForwardResponseMessage
-	forward_AdminService_UpdateAdapter_0    = runtime.ForwardResponseMessage
-	forward_AdminService_DeleteAdapter_0    = runtime.ForwardResponseMessage
-	forward_AdminService_GetSetting_0       = runtime.ForwardResponseMessage
-	forward_AdminService_ListSettings_0     = runtime.ForwardResponseMessage
-	forward_AdminService_UpdateSetting_0    = runtime.ForwardResponseMessage
-	forward_AdminService_MintCredential_0   = runtime.ForwardResponseMessage
-	forward_AdminService_ListCredentials_0  = runtime.ForwardResponseMessage
-	forward_AdminService_RevokeCredential_0 = runtime.ForwardResponseMessage
+	forward_AdminService_CreateHuman_0          = runtime.ForwardResponseMessage
+	forward_AdminService_GetHuman_0             = runtime.ForwardResponseMessage
+	forward_AdminService_ListHumans_0           = runtime.ForwardResponseMessage
+	forward_AdminService_UpdateHuman_0          = runtime.ForwardResponseMessage
+	forward_AdminService_DeleteHuman_0          = runtime.ForwardResponseMessage
+	forward_AdminService_CreateAgent_0          = runtime.ForwardResponseMessage
+	forward_AdminService_GetAgent_0             = runtime.ForwardResponseMessage
+	forward_AdminService_ListAgents_0           = runtime.ForwardResponseMessage
+	forward_AdminService_UpdateAgent_0          = runtime.ForwardResponseMessage
+	forward_AdminService_DeleteAgent_0          = runtime.ForwardResponseMessage
+	forward_AdminService_CreateEndpoint_0       = runtime.ForwardResponseMessage
+	forward_AdminService_GetEndpoint_0          = runtime.ForwardResponseMessage
+	forward_AdminService_ListEndpoints_0        = runtime.ForwardResponseMessage
+	forward_AdminService_UpdateEndpoint_0       = runtime.ForwardResponseMessage
+	forward_AdminService_DeleteEndpoint_0       = runtime.ForwardResponseMessage
+	forward_AdminService_AddEndpointSecret_0    = runtime.ForwardResponseMessage
+	forward_AdminService_RemoveEndpointSecret_0 = runtime.ForwardResponseMessage
+	forward_AdminService_CreateAdapter_0        = runtime.ForwardResponseMessage
+	forward_AdminService_GetAdapter_0           = runtime.ForwardResponseMessage
+	forward_AdminService_ListAdapters_0         = runtime.ForwardResponseMessage
+	forward_AdminService_UpdateAdapter_0        = runtime.ForwardResponseMessage
+	forward_AdminService_DeleteAdapter_0        = runtime.ForwardResponseMessage
+	forward_AdminService_GetSetting_0           = runtime.ForwardResponseMessage
+	forward_AdminService_ListSettings_0         = runtime.ForwardResponseMessage
+	forward_AdminService_UpdateSetting_0        = runtime.ForwardResponseMessage
+	forward_AdminService_MintCredential_0       = runtime.ForwardResponseMessage
+	forward_AdminService_ListCredentials_0      = runtime.ForwardResponseMessage
+	forward_AdminService_RevokeCredential_0     = runtime.ForwardResponseMessage
 )

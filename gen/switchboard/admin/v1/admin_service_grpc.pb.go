@@ -19,32 +19,34 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_CreateHuman_FullMethodName      = "/switchboard.admin.v1.AdminService/CreateHuman"
-	AdminService_GetHuman_FullMethodName         = "/switchboard.admin.v1.AdminService/GetHuman"
-	AdminService_ListHumans_FullMethodName       = "/switchboard.admin.v1.AdminService/ListHumans"
-	AdminService_UpdateHuman_FullMethodName      = "/switchboard.admin.v1.AdminService/UpdateHuman"
-	AdminService_DeleteHuman_FullMethodName      = "/switchboard.admin.v1.AdminService/DeleteHuman"
-	AdminService_CreateAgent_FullMethodName      = "/switchboard.admin.v1.AdminService/CreateAgent"
-	AdminService_GetAgent_FullMethodName         = "/switchboard.admin.v1.AdminService/GetAgent"
-	AdminService_ListAgents_FullMethodName       = "/switchboard.admin.v1.AdminService/ListAgents"
-	AdminService_UpdateAgent_FullMethodName      = "/switchboard.admin.v1.AdminService/UpdateAgent"
-	AdminService_DeleteAgent_FullMethodName      = "/switchboard.admin.v1.AdminService/DeleteAgent"
-	AdminService_CreateEndpoint_FullMethodName   = "/switchboard.admin.v1.AdminService/CreateEndpoint"
-	AdminService_GetEndpoint_FullMethodName      = "/switchboard.admin.v1.AdminService/GetEndpoint"
-	AdminService_ListEndpoints_FullMethodName    = "/switchboard.admin.v1.AdminService/ListEndpoints"
-	AdminService_UpdateEndpoint_FullMethodName   = "/switchboard.admin.v1.AdminService/UpdateEndpoint"
-	AdminService_DeleteEndpoint_FullMethodName   = "/switchboard.admin.v1.AdminService/DeleteEndpoint"
-	AdminService_CreateAdapter_FullMethodName    = "/switchboard.admin.v1.AdminService/CreateAdapter"
-	AdminService_GetAdapter_FullMethodName       = "/switchboard.admin.v1.AdminService/GetAdapter"
-	AdminService_ListAdapters_FullMethodName     = "/switchboard.admin.v1.AdminService/ListAdapters"
-	AdminService_UpdateAdapter_FullMethodName    = "/switchboard.admin.v1.AdminService/UpdateAdapter"
-	AdminService_DeleteAdapter_FullMethodName    = "/switchboard.admin.v1.AdminService/DeleteAdapter"
-	AdminService_GetSetting_FullMethodName       = "/switchboard.admin.v1.AdminService/GetSetting"
-	AdminService_ListSettings_FullMethodName     = "/switchboard.admin.v1.AdminService/ListSettings"
-	AdminService_UpdateSetting_FullMethodName    = "/switchboard.admin.v1.AdminService/UpdateSetting"
-	AdminService_MintCredential_FullMethodName   = "/switchboard.admin.v1.AdminService/MintCredential"
-	AdminService_ListCredentials_FullMethodName  = "/switchboard.admin.v1.AdminService/ListCredentials"
-	AdminService_RevokeCredential_FullMethodName = "/switchboard.admin.v1.AdminService/RevokeCredential"
+	AdminService_CreateHuman_FullMethodName          = "/switchboard.admin.v1.AdminService/CreateHuman"
+	AdminService_GetHuman_FullMethodName             = "/switchboard.admin.v1.AdminService/GetHuman"
+	AdminService_ListHumans_FullMethodName           = "/switchboard.admin.v1.AdminService/ListHumans"
+	AdminService_UpdateHuman_FullMethodName          = "/switchboard.admin.v1.AdminService/UpdateHuman"
+	AdminService_DeleteHuman_FullMethodName          = "/switchboard.admin.v1.AdminService/DeleteHuman"
+	AdminService_CreateAgent_FullMethodName          = "/switchboard.admin.v1.AdminService/CreateAgent"
+	AdminService_GetAgent_FullMethodName             = "/switchboard.admin.v1.AdminService/GetAgent"
+	AdminService_ListAgents_FullMethodName           = "/switchboard.admin.v1.AdminService/ListAgents"
+	AdminService_UpdateAgent_FullMethodName          = "/switchboard.admin.v1.AdminService/UpdateAgent"
+	AdminService_DeleteAgent_FullMethodName          = "/switchboard.admin.v1.AdminService/DeleteAgent"
+	AdminService_CreateEndpoint_FullMethodName       = "/switchboard.admin.v1.AdminService/CreateEndpoint"
+	AdminService_GetEndpoint_FullMethodName          = "/switchboard.admin.v1.AdminService/GetEndpoint"
+	AdminService_ListEndpoints_FullMethodName        = "/switchboard.admin.v1.AdminService/ListEndpoints"
+	AdminService_UpdateEndpoint_FullMethodName       = "/switchboard.admin.v1.AdminService/UpdateEndpoint"
+	AdminService_DeleteEndpoint_FullMethodName       = "/switchboard.admin.v1.AdminService/DeleteEndpoint"
+	AdminService_AddEndpointSecret_FullMethodName    = "/switchboard.admin.v1.AdminService/AddEndpointSecret"
+	AdminService_RemoveEndpointSecret_FullMethodName = "/switchboard.admin.v1.AdminService/RemoveEndpointSecret"
+	AdminService_CreateAdapter_FullMethodName        = "/switchboard.admin.v1.AdminService/CreateAdapter"
+	AdminService_GetAdapter_FullMethodName           = "/switchboard.admin.v1.AdminService/GetAdapter"
+	AdminService_ListAdapters_FullMethodName         = "/switchboard.admin.v1.AdminService/ListAdapters"
+	AdminService_UpdateAdapter_FullMethodName        = "/switchboard.admin.v1.AdminService/UpdateAdapter"
+	AdminService_DeleteAdapter_FullMethodName        = "/switchboard.admin.v1.AdminService/DeleteAdapter"
+	AdminService_GetSetting_FullMethodName           = "/switchboard.admin.v1.AdminService/GetSetting"
+	AdminService_ListSettings_FullMethodName         = "/switchboard.admin.v1.AdminService/ListSettings"
+	AdminService_UpdateSetting_FullMethodName        = "/switchboard.admin.v1.AdminService/UpdateSetting"
+	AdminService_MintCredential_FullMethodName       = "/switchboard.admin.v1.AdminService/MintCredential"
+	AdminService_ListCredentials_FullMethodName      = "/switchboard.admin.v1.AdminService/ListCredentials"
+	AdminService_RevokeCredential_FullMethodName     = "/switchboard.admin.v1.AdminService/RevokeCredential"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -113,17 +115,34 @@ type AdminServiceClient interface {
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListEndpoints(ctx context.Context, in *ListEndpointsRequest, opts ...grpc.CallOption) (*ListEndpointsResponse, error)
 	// UpdateEndpoint changes name, agent_id, queue, verification,
-	// signature_header, delivery_id_header, max_body_bytes or enabled, and can
-	// replace the secret. The slug never changes.
-	// Errors: NOT_FOUND for an unknown id, INVALID_ARGUMENT for a bad field or
-	// update_mask path (including a verification change that needs a secret
-	// without one).
+	// signature_header, delivery_id_header, max_body_bytes, enabled and the
+	// verification options, and can replace the secrets when verification
+	// changes. The slug never changes; rotate secrets with AddEndpointSecret.
+	// Errors: NOT_FOUND for an unknown id or agent_id, INVALID_ARGUMENT for a
+	// bad field or update_mask path (including a verification change that
+	// needs a secret without one).
 	UpdateEndpoint(ctx context.Context, in *UpdateEndpointRequest, opts ...grpc.CallOption) (*UpdateEndpointResponse, error)
 	// DeleteEndpoint deletes an endpoint (its URL answers 404 from then on)
 	// and the WEBHOOK adapters attached to it. Stored events keep existing
 	// without an endpoint.
 	// Errors: NOT_FOUND for an unknown id.
 	DeleteEndpoint(ctx context.Context, in *DeleteEndpointRequest, opts ...grpc.CallOption) (*DeleteEndpointResponse, error)
+	// AddEndpointSecret adds a secret to an endpoint, to rotate it without
+	// downtime: the endpoint accepts every unexpired secret, so the sender can
+	// switch over while the old one still verifies (previous_valid_for), and
+	// RemoveEndpointSecret drops the old one afterwards. The response carries
+	// the new secret: the only time it is ever returned.
+	// Errors: NOT_FOUND for an unknown endpoint_id, INVALID_ARGUMENT for a bad
+	// field (including a secret the scheme requires but is missing),
+	// FAILED_PRECONDITION for a NONE endpoint (it has no secrets) or one that
+	// already has 10 unexpired secrets.
+	AddEndpointSecret(ctx context.Context, in *AddEndpointSecretRequest, opts ...grpc.CallOption) (*AddEndpointSecretResponse, error)
+	// RemoveEndpointSecret deletes one of an endpoint's secrets; requests
+	// signed with it fail from then on.
+	// Errors: NOT_FOUND for an unknown endpoint_id or secret_id,
+	// FAILED_PRECONDITION when it is the endpoint's last unexpired secret
+	// (add the replacement first).
+	RemoveEndpointSecret(ctx context.Context, in *RemoveEndpointSecretRequest, opts ...grpc.CallOption) (*RemoveEndpointSecretResponse, error)
 	// CreateAdapter adds a push or pull adapter.
 	// Errors: ALREADY_EXISTS for a name already used by that human,
 	// INVALID_ARGUMENT for a bad field or config, NOT_FOUND for an unknown
@@ -331,6 +350,26 @@ func (c *adminServiceClient) DeleteEndpoint(ctx context.Context, in *DeleteEndpo
 	return out, nil
 }
 
+func (c *adminServiceClient) AddEndpointSecret(ctx context.Context, in *AddEndpointSecretRequest, opts ...grpc.CallOption) (*AddEndpointSecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddEndpointSecretResponse)
+	err := c.cc.Invoke(ctx, AdminService_AddEndpointSecret_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) RemoveEndpointSecret(ctx context.Context, in *RemoveEndpointSecretRequest, opts ...grpc.CallOption) (*RemoveEndpointSecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveEndpointSecretResponse)
+	err := c.cc.Invoke(ctx, AdminService_RemoveEndpointSecret_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *adminServiceClient) CreateAdapter(ctx context.Context, in *CreateAdapterRequest, opts ...grpc.CallOption) (*CreateAdapterResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateAdapterResponse)
@@ -507,17 +546,34 @@ type AdminServiceServer interface {
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListEndpoints(context.Context, *ListEndpointsRequest) (*ListEndpointsResponse, error)
 	// UpdateEndpoint changes name, agent_id, queue, verification,
-	// signature_header, delivery_id_header, max_body_bytes or enabled, and can
-	// replace the secret. The slug never changes.
-	// Errors: NOT_FOUND for an unknown id, INVALID_ARGUMENT for a bad field or
-	// update_mask path (including a verification change that needs a secret
-	// without one).
+	// signature_header, delivery_id_header, max_body_bytes, enabled and the
+	// verification options, and can replace the secrets when verification
+	// changes. The slug never changes; rotate secrets with AddEndpointSecret.
+	// Errors: NOT_FOUND for an unknown id or agent_id, INVALID_ARGUMENT for a
+	// bad field or update_mask path (including a verification change that
+	// needs a secret without one).
 	UpdateEndpoint(context.Context, *UpdateEndpointRequest) (*UpdateEndpointResponse, error)
 	// DeleteEndpoint deletes an endpoint (its URL answers 404 from then on)
 	// and the WEBHOOK adapters attached to it. Stored events keep existing
 	// without an endpoint.
 	// Errors: NOT_FOUND for an unknown id.
 	DeleteEndpoint(context.Context, *DeleteEndpointRequest) (*DeleteEndpointResponse, error)
+	// AddEndpointSecret adds a secret to an endpoint, to rotate it without
+	// downtime: the endpoint accepts every unexpired secret, so the sender can
+	// switch over while the old one still verifies (previous_valid_for), and
+	// RemoveEndpointSecret drops the old one afterwards. The response carries
+	// the new secret: the only time it is ever returned.
+	// Errors: NOT_FOUND for an unknown endpoint_id, INVALID_ARGUMENT for a bad
+	// field (including a secret the scheme requires but is missing),
+	// FAILED_PRECONDITION for a NONE endpoint (it has no secrets) or one that
+	// already has 10 unexpired secrets.
+	AddEndpointSecret(context.Context, *AddEndpointSecretRequest) (*AddEndpointSecretResponse, error)
+	// RemoveEndpointSecret deletes one of an endpoint's secrets; requests
+	// signed with it fail from then on.
+	// Errors: NOT_FOUND for an unknown endpoint_id or secret_id,
+	// FAILED_PRECONDITION when it is the endpoint's last unexpired secret
+	// (add the replacement first).
+	RemoveEndpointSecret(context.Context, *RemoveEndpointSecretRequest) (*RemoveEndpointSecretResponse, error)
 	// CreateAdapter adds a push or pull adapter.
 	// Errors: ALREADY_EXISTS for a name already used by that human,
 	// INVALID_ARGUMENT for a bad field or config, NOT_FOUND for an unknown
@@ -619,6 +675,12 @@ func (UnimplementedAdminServiceServer) UpdateEndpoint(context.Context, *UpdateEn
 }
 func (UnimplementedAdminServiceServer) DeleteEndpoint(context.Context, *DeleteEndpointRequest) (*DeleteEndpointResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteEndpoint not implemented")
+}
+func (UnimplementedAdminServiceServer) AddEndpointSecret(context.Context, *AddEndpointSecretRequest) (*AddEndpointSecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddEndpointSecret not implemented")
+}
+func (UnimplementedAdminServiceServer) RemoveEndpointSecret(context.Context, *RemoveEndpointSecretRequest) (*RemoveEndpointSecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveEndpointSecret not implemented")
 }
 func (UnimplementedAdminServiceServer) CreateAdapter(context.Context, *CreateAdapterRequest) (*CreateAdapterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateAdapter not implemented")
@@ -944,6 +1006,42 @@ func _AdminService_DeleteEndpoint_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_AddEndpointSecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddEndpointSecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).AddEndpointSecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_AddEndpointSecret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).AddEndpointSecret(ctx, req.(*AddEndpointSecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_RemoveEndpointSecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveEndpointSecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RemoveEndpointSecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RemoveEndpointSecret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RemoveEndpointSecret(ctx, req.(*RemoveEndpointSecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AdminService_CreateAdapter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateAdapterRequest)
 	if err := dec(in); err != nil {
@@ -1208,6 +1306,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteEndpoint",
 			Handler:    _AdminService_DeleteEndpoint_Handler,
+		},
+		{
+			MethodName: "AddEndpointSecret",
+			Handler:    _AdminService_AddEndpointSecret_Handler,
+		},
+		{
+			MethodName: "RemoveEndpointSecret",
+			Handler:    _AdminService_RemoveEndpointSecret_Handler,
 		},
 		{
 			MethodName: "CreateAdapter",

@@ -169,3 +169,131 @@ SET value       = CASE WHEN sqlc.arg(set_value)::boolean THEN sqlc.arg(value)::j
 WHERE key = sqlc.arg(key)
   AND sqlc.arg(administrator)::boolean
 RETURNING key, value, description, updated_at;
+
+-- name: EndpointInsert :one
+-- Creates an endpoint for a human the caller may act for and, when agent_id is set, with an agent of that same
+-- human; no row when either is unknown or out of reach. endpoints_slug_key rejects a slug already taken (the
+-- caller retries with a fresh one).
+INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
+                       max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
+                       rate_limit_per_second)
+SELECT h.id,
+       sqlc.arg(slug)::text,
+       sqlc.arg(name)::text,
+       a.id,
+       sqlc.arg(queue)::text,
+       sqlc.arg(verification)::text,
+       sqlc.narg(signature_header)::text,
+       sqlc.narg(delivery_id_header)::text,
+       sqlc.arg(max_body_bytes)::integer,
+       sqlc.arg(enabled)::boolean,
+       sqlc.arg(hmac_algorithm)::text,
+       sqlc.arg(hmac_encoding)::text,
+       sqlc.arg(signature_prefix)::text,
+       sqlc.arg(tolerance_seconds)::integer,
+       sqlc.arg(rate_limit_per_second)::integer
+FROM humans AS h
+LEFT JOIN agents AS a ON a.id = sqlc.narg(agent_id)::uuid AND a.human_id = h.id
+WHERE h.id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR h.id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(agent_id)::uuid IS NULL OR a.id IS NOT NULL)
+RETURNING *;
+
+-- name: EndpointGet :one
+-- One endpoint of a human the caller may act for.
+SELECT *
+FROM endpoints
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
+-- name: EndpointLock :one
+-- One endpoint of a human the caller may act for, locked until the transaction ends, so changes to it and its
+-- secrets (the "last secret" rule) are serialized.
+SELECT *
+FROM endpoints
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+FOR UPDATE;
+
+-- name: EndpointList :many
+-- A page of endpoints, oldest first, optionally of one human; the tenancy filter applies whatever the filter says.
+SELECT *
+FROM endpoints
+WHERE (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(human_id)::uuid IS NULL OR human_id = sqlc.narg(human_id)::uuid)
+  AND (created_at, id) > (coalesce(sqlc.narg(after_created_at)::timestamptz, '-infinity'),
+                          coalesce(sqlc.narg(after_id)::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY created_at, id
+LIMIT sqlc.arg(max_rows)::integer;
+
+-- name: EndpointUpdate :one
+-- Writes every mutable column of an endpoint the caller may reach (the handler merged the patch into the row it
+-- locked with EndpointLock). A non-NULL agent_id must be an agent of the endpoint's own human; no row otherwise.
+UPDATE endpoints AS e
+SET name                  = sqlc.arg(name)::text,
+    agent_id              = sqlc.narg(agent_id)::uuid,
+    queue                 = sqlc.arg(queue)::text,
+    verification          = sqlc.arg(verification)::text,
+    signature_header      = sqlc.narg(signature_header)::text,
+    delivery_id_header    = sqlc.narg(delivery_id_header)::text,
+    max_body_bytes        = sqlc.arg(max_body_bytes)::integer,
+    enabled               = sqlc.arg(enabled)::boolean,
+    hmac_algorithm        = sqlc.arg(hmac_algorithm)::text,
+    hmac_encoding         = sqlc.arg(hmac_encoding)::text,
+    signature_prefix      = sqlc.arg(signature_prefix)::text,
+    tolerance_seconds     = sqlc.arg(tolerance_seconds)::integer,
+    rate_limit_per_second = sqlc.arg(rate_limit_per_second)::integer,
+    updated_at            = now()
+WHERE e.id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR e.human_id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(agent_id)::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = sqlc.narg(agent_id)::uuid AND a.human_id = e.human_id))
+RETURNING *;
+
+-- name: EndpointTouch :exec
+-- Moves updated_at of an endpoint whose secrets changed.
+UPDATE endpoints
+SET updated_at = now()
+WHERE id = sqlc.arg(id);
+
+-- name: EndpointDelete :execrows
+-- Deletes an endpoint; its secrets and WEBHOOK adapters cascade, its events keep a NULL endpoint.
+DELETE FROM endpoints
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
+-- name: EndpointSecretInsert :exec
+-- Stores one secret of an endpoint the caller already reached (EndpointInsert or EndpointLock in the same
+-- transaction). The id is chosen by the caller: it is the associated data the sealed material is bound to.
+INSERT INTO endpoint_secrets (id, endpoint_id, kind, key_id, sealed, hash, hint)
+VALUES (sqlc.arg(id)::uuid, sqlc.arg(endpoint_id)::uuid, sqlc.arg(kind)::text, sqlc.narg(key_id)::text,
+        sqlc.narg(sealed)::bytea, sqlc.narg(hash)::bytea, sqlc.arg(hint)::text);
+
+-- name: EndpointSecretList :many
+-- The secrets of some endpoints (already reached by the caller), without their material, oldest first; active
+-- is whether the secret still verifies by the database clock.
+SELECT id, endpoint_id, key_id, hint, created_at, expires_at,
+       (expires_at IS NULL OR expires_at > now())::boolean AS active
+FROM endpoint_secrets
+WHERE endpoint_id = ANY (sqlc.arg(endpoint_ids)::uuid[])
+ORDER BY endpoint_id, created_at, id;
+
+-- name: EndpointSecretExpireOthers :exec
+-- Rotation: every other unexpired secret of the endpoint keeps verifying for valid_for_micros from now, and never longer
+-- than it already would.
+UPDATE endpoint_secrets
+SET expires_at = least(coalesce(expires_at, 'infinity'), now() + sqlc.arg(valid_for_micros)::bigint * interval '1 microsecond')
+WHERE endpoint_id = sqlc.arg(endpoint_id)::uuid
+  AND id <> sqlc.arg(keep_id)::uuid
+  AND (expires_at IS NULL OR expires_at > now());
+
+-- name: EndpointSecretDelete :execrows
+-- Removes one secret of an endpoint the caller already reached.
+DELETE FROM endpoint_secrets
+WHERE id = sqlc.arg(id)
+  AND endpoint_id = sqlc.arg(endpoint_id)::uuid;
+
+-- name: EndpointSecretDeleteAll :exec
+-- Removes every secret of an endpoint the caller already reached (a verification change replaced them).
+DELETE FROM endpoint_secrets
+WHERE endpoint_id = sqlc.arg(endpoint_id)::uuid;

@@ -56,12 +56,20 @@ const (
 // constraintField maps CHECK constraints (named <table>_<what>_check by the
 // migrations) to the request field a client should fix and why.
 var constraintField = map[string]apierr.FieldViolation{
-	"humans_email_check":           {Field: "human.email", Description: "must look like x@y, without whitespace"},
-	"humans_email_length_check":    {Field: "human.email", Description: "must be at most 320 characters"},
-	"agents_name_check":            {Field: "agent.name", Description: "must match ^[a-z0-9][a-z0-9._-]{0,62}$"},
-	"agents_metadata_check":        {Field: "agent.metadata", Description: "must be a JSON object"},
-	"credentials_expires_at_check": {Field: "expires_at", Description: "must be in the future"},
-	"settings_key_check":           {Field: "setting.key", Description: "must match ^[a-z0-9_.]+$"},
+	"humans_email_check":               {Field: "human.email", Description: "must look like x@y, without whitespace"},
+	"humans_email_length_check":        {Field: "human.email", Description: "must be at most 320 characters"},
+	"agents_name_check":                {Field: "agent.name", Description: "must match ^[a-z0-9][a-z0-9._-]{0,62}$"},
+	"agents_metadata_check":            {Field: "agent.metadata", Description: "must be a JSON object"},
+	"credentials_expires_at_check":     {Field: "expires_at", Description: "must be in the future"},
+	"settings_key_check":               {Field: "setting.key", Description: "must match ^[a-z0-9_.]+$"},
+	"endpoints_queue_check":            {Field: "endpoint.queue", Description: "must match ^[a-z0-9][a-z0-9._-]{0,62}$"},
+	"endpoints_verification_check":     {Field: "endpoint.verification", Description: "must be a defined scheme"},
+	"endpoints_max_body_bytes_check":   {Field: "endpoint.max_body_bytes", Description: "must be between 1 and 26214400"},
+	"endpoints_hmac_algorithm_check":   {Field: "endpoint.hmac_algorithm", Description: "must be sha256 or sha512"},
+	"endpoints_hmac_encoding_check":    {Field: "endpoint.hmac_encoding", Description: "must be hex or base64"},
+	"endpoints_signature_prefix_check": {Field: "endpoint.signature_prefix", Description: "must be at most 32 characters"},
+	"endpoints_tolerance_check":        {Field: "endpoint.tolerance_seconds", Description: "must be between 1 and 86400"},
+	"endpoints_rate_limit_check":       {Field: "endpoint.rate_limit_per_second", Description: "must be between 0 and 1000000"},
 }
 
 // uniqueMessage is the client-facing text for each unique constraint.

@@ -420,6 +420,500 @@ func (q *Queries) CredentialRevoke(ctx context.Context, db DBTX, arg CredentialR
 	return i, err
 }
 
+const endpointDelete = `-- name: EndpointDelete :execrows
+DELETE FROM endpoints
+WHERE id = $1
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type EndpointDeleteParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Deletes an endpoint; its secrets and WEBHOOK adapters cascade, its events keep a NULL endpoint.
+func (q *Queries) EndpointDelete(ctx context.Context, db DBTX, arg EndpointDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, endpointDelete, arg.ID, arg.Administrator, arg.CallerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const endpointGet = `-- name: EndpointGet :one
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second
+FROM endpoints
+WHERE id = $1
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type EndpointGetParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// One endpoint of a human the caller may act for.
+func (q *Queries) EndpointGet(ctx context.Context, db DBTX, arg EndpointGetParams) (Endpoint, error) {
+	row := db.QueryRow(ctx, endpointGet, arg.ID, arg.Administrator, arg.CallerID)
+	var i Endpoint
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Slug,
+		&i.Name,
+		&i.AgentID,
+		&i.Queue,
+		&i.Verification,
+		&i.SignatureHeader,
+		&i.DeliveryIDHeader,
+		&i.MaxBodyBytes,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.HmacAlgorithm,
+		&i.HmacEncoding,
+		&i.SignaturePrefix,
+		&i.ToleranceSeconds,
+		&i.RateLimitPerSecond,
+	)
+	return i, err
+}
+
+const endpointInsert = `-- name: EndpointInsert :one
+INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
+                       max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
+                       rate_limit_per_second)
+SELECT h.id,
+       $1::text,
+       $2::text,
+       a.id,
+       $3::text,
+       $4::text,
+       $5::text,
+       $6::text,
+       $7::integer,
+       $8::boolean,
+       $9::text,
+       $10::text,
+       $11::text,
+       $12::integer,
+       $13::integer
+FROM humans AS h
+LEFT JOIN agents AS a ON a.id = $14::uuid AND a.human_id = h.id
+WHERE h.id = $15::uuid
+  AND ($16::boolean OR h.id = $17::uuid)
+  AND ($14::uuid IS NULL OR a.id IS NOT NULL)
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second
+`
+
+type EndpointInsertParams struct {
+	Slug               string
+	Name               string
+	Queue              string
+	Verification       string
+	SignatureHeader    *string
+	DeliveryIDHeader   *string
+	MaxBodyBytes       int32
+	Enabled            bool
+	HmacAlgorithm      string
+	HmacEncoding       string
+	SignaturePrefix    string
+	ToleranceSeconds   int32
+	RateLimitPerSecond int32
+	AgentID            *uuid.UUID
+	HumanID            uuid.UUID
+	Administrator      bool
+	CallerID           uuid.UUID
+}
+
+// Creates an endpoint for a human the caller may act for and, when agent_id is set, with an agent of that same
+// human; no row when either is unknown or out of reach. endpoints_slug_key rejects a slug already taken (the
+// caller retries with a fresh one).
+func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInsertParams) (Endpoint, error) {
+	row := db.QueryRow(ctx, endpointInsert,
+		arg.Slug,
+		arg.Name,
+		arg.Queue,
+		arg.Verification,
+		arg.SignatureHeader,
+		arg.DeliveryIDHeader,
+		arg.MaxBodyBytes,
+		arg.Enabled,
+		arg.HmacAlgorithm,
+		arg.HmacEncoding,
+		arg.SignaturePrefix,
+		arg.ToleranceSeconds,
+		arg.RateLimitPerSecond,
+		arg.AgentID,
+		arg.HumanID,
+		arg.Administrator,
+		arg.CallerID,
+	)
+	var i Endpoint
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Slug,
+		&i.Name,
+		&i.AgentID,
+		&i.Queue,
+		&i.Verification,
+		&i.SignatureHeader,
+		&i.DeliveryIDHeader,
+		&i.MaxBodyBytes,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.HmacAlgorithm,
+		&i.HmacEncoding,
+		&i.SignaturePrefix,
+		&i.ToleranceSeconds,
+		&i.RateLimitPerSecond,
+	)
+	return i, err
+}
+
+const endpointList = `-- name: EndpointList :many
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second
+FROM endpoints
+WHERE ($1::boolean OR human_id = $2::uuid)
+  AND ($3::uuid IS NULL OR human_id = $3::uuid)
+  AND (created_at, id) > (coalesce($4::timestamptz, '-infinity'),
+                          coalesce($5::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY created_at, id
+LIMIT $6::integer
+`
+
+type EndpointListParams struct {
+	Administrator  bool
+	CallerID       uuid.UUID
+	HumanID        *uuid.UUID
+	AfterCreatedAt *time.Time
+	AfterID        *uuid.UUID
+	MaxRows        int32
+}
+
+// A page of endpoints, oldest first, optionally of one human; the tenancy filter applies whatever the filter says.
+func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListParams) ([]Endpoint, error) {
+	rows, err := db.Query(ctx, endpointList,
+		arg.Administrator,
+		arg.CallerID,
+		arg.HumanID,
+		arg.AfterCreatedAt,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Endpoint{}
+	for rows.Next() {
+		var i Endpoint
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Slug,
+			&i.Name,
+			&i.AgentID,
+			&i.Queue,
+			&i.Verification,
+			&i.SignatureHeader,
+			&i.DeliveryIDHeader,
+			&i.MaxBodyBytes,
+			&i.Enabled,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.HmacAlgorithm,
+			&i.HmacEncoding,
+			&i.SignaturePrefix,
+			&i.ToleranceSeconds,
+			&i.RateLimitPerSecond,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const endpointLock = `-- name: EndpointLock :one
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second
+FROM endpoints
+WHERE id = $1
+  AND ($2::boolean OR human_id = $3::uuid)
+FOR UPDATE
+`
+
+type EndpointLockParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// One endpoint of a human the caller may act for, locked until the transaction ends, so changes to it and its
+// secrets (the "last secret" rule) are serialized.
+func (q *Queries) EndpointLock(ctx context.Context, db DBTX, arg EndpointLockParams) (Endpoint, error) {
+	row := db.QueryRow(ctx, endpointLock, arg.ID, arg.Administrator, arg.CallerID)
+	var i Endpoint
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Slug,
+		&i.Name,
+		&i.AgentID,
+		&i.Queue,
+		&i.Verification,
+		&i.SignatureHeader,
+		&i.DeliveryIDHeader,
+		&i.MaxBodyBytes,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.HmacAlgorithm,
+		&i.HmacEncoding,
+		&i.SignaturePrefix,
+		&i.ToleranceSeconds,
+		&i.RateLimitPerSecond,
+	)
+	return i, err
+}
+
+const endpointSecretDelete = `-- name: EndpointSecretDelete :execrows
+DELETE FROM endpoint_secrets
+WHERE id = $1
+  AND endpoint_id = $2::uuid
+`
+
+type EndpointSecretDeleteParams struct {
+	ID         uuid.UUID
+	EndpointID uuid.UUID
+}
+
+// Removes one secret of an endpoint the caller already reached.
+func (q *Queries) EndpointSecretDelete(ctx context.Context, db DBTX, arg EndpointSecretDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, endpointSecretDelete, arg.ID, arg.EndpointID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const endpointSecretDeleteAll = `-- name: EndpointSecretDeleteAll :exec
+DELETE FROM endpoint_secrets
+WHERE endpoint_id = $1::uuid
+`
+
+// Removes every secret of an endpoint the caller already reached (a verification change replaced them).
+func (q *Queries) EndpointSecretDeleteAll(ctx context.Context, db DBTX, endpointID uuid.UUID) error {
+	_, err := db.Exec(ctx, endpointSecretDeleteAll, endpointID)
+	return err
+}
+
+const endpointSecretExpireOthers = `-- name: EndpointSecretExpireOthers :exec
+UPDATE endpoint_secrets
+SET expires_at = least(coalesce(expires_at, 'infinity'), now() + $1::bigint * interval '1 microsecond')
+WHERE endpoint_id = $2::uuid
+  AND id <> $3::uuid
+  AND (expires_at IS NULL OR expires_at > now())
+`
+
+type EndpointSecretExpireOthersParams struct {
+	ValidForMicros int64
+	EndpointID     uuid.UUID
+	KeepID         uuid.UUID
+}
+
+// Rotation: every other unexpired secret of the endpoint keeps verifying for valid_for_micros from now, and never longer
+// than it already would.
+func (q *Queries) EndpointSecretExpireOthers(ctx context.Context, db DBTX, arg EndpointSecretExpireOthersParams) error {
+	_, err := db.Exec(ctx, endpointSecretExpireOthers, arg.ValidForMicros, arg.EndpointID, arg.KeepID)
+	return err
+}
+
+const endpointSecretInsert = `-- name: EndpointSecretInsert :exec
+INSERT INTO endpoint_secrets (id, endpoint_id, kind, key_id, sealed, hash, hint)
+VALUES ($1::uuid, $2::uuid, $3::text, $4::text,
+        $5::bytea, $6::bytea, $7::text)
+`
+
+type EndpointSecretInsertParams struct {
+	ID         uuid.UUID
+	EndpointID uuid.UUID
+	Kind       string
+	KeyID      *string
+	Sealed     []byte
+	Hash       []byte
+	Hint       string
+}
+
+// Stores one secret of an endpoint the caller already reached (EndpointInsert or EndpointLock in the same
+// transaction). The id is chosen by the caller: it is the associated data the sealed material is bound to.
+func (q *Queries) EndpointSecretInsert(ctx context.Context, db DBTX, arg EndpointSecretInsertParams) error {
+	_, err := db.Exec(ctx, endpointSecretInsert,
+		arg.ID,
+		arg.EndpointID,
+		arg.Kind,
+		arg.KeyID,
+		arg.Sealed,
+		arg.Hash,
+		arg.Hint,
+	)
+	return err
+}
+
+const endpointSecretList = `-- name: EndpointSecretList :many
+SELECT id, endpoint_id, key_id, hint, created_at, expires_at,
+       (expires_at IS NULL OR expires_at > now())::boolean AS active
+FROM endpoint_secrets
+WHERE endpoint_id = ANY ($1::uuid[])
+ORDER BY endpoint_id, created_at, id
+`
+
+type EndpointSecretListRow struct {
+	ID         uuid.UUID
+	EndpointID uuid.UUID
+	KeyID      *string
+	Hint       string
+	CreatedAt  time.Time
+	ExpiresAt  *time.Time
+	Active     bool
+}
+
+// The secrets of some endpoints (already reached by the caller), without their material, oldest first; active
+// is whether the secret still verifies by the database clock.
+func (q *Queries) EndpointSecretList(ctx context.Context, db DBTX, endpointIds []uuid.UUID) ([]EndpointSecretListRow, error) {
+	rows, err := db.Query(ctx, endpointSecretList, endpointIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EndpointSecretListRow{}
+	for rows.Next() {
+		var i EndpointSecretListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EndpointID,
+			&i.KeyID,
+			&i.Hint,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.Active,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const endpointTouch = `-- name: EndpointTouch :exec
+UPDATE endpoints
+SET updated_at = now()
+WHERE id = $1
+`
+
+// Moves updated_at of an endpoint whose secrets changed.
+func (q *Queries) EndpointTouch(ctx context.Context, db DBTX, id uuid.UUID) error {
+	_, err := db.Exec(ctx, endpointTouch, id)
+	return err
+}
+
+const endpointUpdate = `-- name: EndpointUpdate :one
+UPDATE endpoints AS e
+SET name                  = $1::text,
+    agent_id              = $2::uuid,
+    queue                 = $3::text,
+    verification          = $4::text,
+    signature_header      = $5::text,
+    delivery_id_header    = $6::text,
+    max_body_bytes        = $7::integer,
+    enabled               = $8::boolean,
+    hmac_algorithm        = $9::text,
+    hmac_encoding         = $10::text,
+    signature_prefix      = $11::text,
+    tolerance_seconds     = $12::integer,
+    rate_limit_per_second = $13::integer,
+    updated_at            = now()
+WHERE e.id = $14
+  AND ($15::boolean OR e.human_id = $16::uuid)
+  AND ($2::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $2::uuid AND a.human_id = e.human_id))
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second
+`
+
+type EndpointUpdateParams struct {
+	Name               string
+	AgentID            *uuid.UUID
+	Queue              string
+	Verification       string
+	SignatureHeader    *string
+	DeliveryIDHeader   *string
+	MaxBodyBytes       int32
+	Enabled            bool
+	HmacAlgorithm      string
+	HmacEncoding       string
+	SignaturePrefix    string
+	ToleranceSeconds   int32
+	RateLimitPerSecond int32
+	ID                 uuid.UUID
+	Administrator      bool
+	CallerID           uuid.UUID
+}
+
+// Writes every mutable column of an endpoint the caller may reach (the handler merged the patch into the row it
+// locked with EndpointLock). A non-NULL agent_id must be an agent of the endpoint's own human; no row otherwise.
+func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdateParams) (Endpoint, error) {
+	row := db.QueryRow(ctx, endpointUpdate,
+		arg.Name,
+		arg.AgentID,
+		arg.Queue,
+		arg.Verification,
+		arg.SignatureHeader,
+		arg.DeliveryIDHeader,
+		arg.MaxBodyBytes,
+		arg.Enabled,
+		arg.HmacAlgorithm,
+		arg.HmacEncoding,
+		arg.SignaturePrefix,
+		arg.ToleranceSeconds,
+		arg.RateLimitPerSecond,
+		arg.ID,
+		arg.Administrator,
+		arg.CallerID,
+	)
+	var i Endpoint
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Slug,
+		&i.Name,
+		&i.AgentID,
+		&i.Queue,
+		&i.Verification,
+		&i.SignatureHeader,
+		&i.DeliveryIDHeader,
+		&i.MaxBodyBytes,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.HmacAlgorithm,
+		&i.HmacEncoding,
+		&i.SignaturePrefix,
+		&i.ToleranceSeconds,
+		&i.RateLimitPerSecond,
+	)
+	return i, err
+}
+
 const humanDelete = `-- name: HumanDelete :execrows
 DELETE FROM humans
 WHERE id = $1
