@@ -109,7 +109,12 @@ const whsec = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 // id.timestamp.body with the decoded secret).
 func standardHeaders(t *testing.T, id string, ts time.Time, body []byte) http.Header {
 	t.Helper()
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(whsec, "whsec_"))
+	return signStandard(t, whsec, id, ts, body)
+}
+
+func signStandard(t *testing.T, secret, id string, ts time.Time, body []byte) http.Header {
+	t.Helper()
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 	require.NoError(t, err)
 	mac := hmac.New(sha256.New, key)
 	stamp := strconv.FormatInt(ts.Unix(), 10)
