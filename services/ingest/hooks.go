@@ -33,10 +33,12 @@ const storeTimeout = 10 * time.Second
 
 var slugPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
 
-// keptHeaders are the request headers stored with an event: what a
-// consumer needs to interpret it (provider event type, delivery, content),
-// never credentials.
-var droppedHeaders = map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true}
+// droppedHeaders are never stored with an event: credentials, and the
+// hop-by-hop headers that describe the connection, not the event.
+var droppedHeaders = map[string]bool{
+	"authorization": true, "cookie": true, "proxy-authorization": true, "connection": true, "keep-alive": true,
+	"proxy-connection": true, "te": true, "trailer": true, "transfer-encoding": true, "upgrade": true,
+}
 
 // HookHandler serves POST /hooks/{slug}: limits, verification, then the
 // event and its todo in one transaction, and 2xx only after the commit.
@@ -131,7 +133,7 @@ func (s *Server) hookEvent(r *http.Request, ep *hookEndpoint, res verify.Result,
 		e.BodySHA256 = sum[:]
 	}
 	for k, v := range r.Header {
-		if !droppedHeaders[k] && len(v) > 0 {
+		if k = strings.ToLower(k); !droppedHeaders[k] && len(v) > 0 {
 			e.Headers[k] = strings.Join(v, ", ")
 		}
 	}

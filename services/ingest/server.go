@@ -3,9 +3,9 @@
 //
 // The webhook edge (HookHandler, POST /hooks/{slug}) verifies each request
 // against its endpoint's secrets, then stores the event and its todo in one
-// transaction and answers 2xx only after the commit. The gRPC RPCs
-// (PublishEvent, GetEvent, ListEvents) answer UNIMPLEMENTED until they are
-// built, never a fake success.
+// transaction and answers 2xx only after the commit. PublishEvent does the
+// same for producers over gRPC; GetEvent and ListEvents read the history.
+// Every read and write is scoped to the caller's tenant in SQL.
 package ingest
 
 import (

@@ -23,8 +23,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/config"
 	"github.com/switchboard/switchboard/pkg/pgtest"
@@ -264,7 +264,7 @@ func TestLostDatabaseIsDegradedAndKeepsServing(t *testing.T) {
 func TestLaterRPCsAnswerUnimplemented(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "all")
-	_, err := ingestv1.NewIngestServiceClient(b.conn).ListEvents(t.Context(), &ingestv1.ListEventsRequest{})
+	_, err := realtimev1.NewRealtimeServiceClient(b.conn).Publish(t.Context(), &realtimev1.PublishRequest{Channel: "room"})
 	require.Equal(t, codes.Unimplemented, status.Code(err))
 }
 

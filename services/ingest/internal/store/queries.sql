@@ -64,3 +64,43 @@ RETURNING id;
 -- Wakes other nodes' long-poll claims for the todo's queue (the queue service's channel and payload format),
 -- sent after the commit.
 SELECT pg_notify('switchboard_queue', sqlc.arg(payload)::text);
+
+-- name: AgentOfHuman :one
+-- 1 when the agent belongs to the human: a todo may only be addressed to the caller's own agents (another
+-- tenant's agent must look unknown).
+SELECT count(*)::integer AS found FROM agents AS a WHERE a.id = sqlc.arg(agent_id) AND a.human_id = sqlc.arg(human_id);
+
+-- name: EventGet :one
+-- One event of the tenant, payload included; pgx.ErrNoRows when missing or another tenant's.
+SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
+       content_type, payload, size_bytes
+FROM events
+WHERE id = sqlc.arg(id)
+  AND human_id = sqlc.arg(human_id);
+
+-- name: EventByDelivery :one
+-- The event a duplicate delivery id points at (what PublishEvent answers for a duplicate).
+SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
+       content_type, payload, size_bytes
+FROM events
+WHERE human_id = sqlc.arg(human_id)
+  AND source = sqlc.arg(source)
+  AND delivery_id = sqlc.arg(delivery_id);
+
+-- name: EventList :many
+-- A tenant's events newest first with optional filters; keyset pagination on id (before_id = the last id
+-- seen). The payload is read only when asked for (the rest of the row is small); its size always is.
+SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
+       content_type,
+       CASE WHEN sqlc.arg(include_payload)::boolean THEN payload ELSE ''::bytea END AS payload,
+       size_bytes
+FROM events
+WHERE human_id = sqlc.arg(human_id)
+  AND (sqlc.narg(source)::text IS NULL OR source = sqlc.narg(source)::text)
+  AND (sqlc.narg(endpoint_id)::uuid IS NULL OR endpoint_id = sqlc.narg(endpoint_id)::uuid)
+  AND (sqlc.narg(topic)::text IS NULL OR topic = sqlc.narg(topic)::text)
+  AND (sqlc.narg(received_after)::timestamptz IS NULL OR received_at >= sqlc.narg(received_after)::timestamptz)
+  AND (sqlc.narg(received_before)::timestamptz IS NULL OR received_at < sqlc.narg(received_before)::timestamptz)
+  AND (sqlc.narg(before_id)::bigint IS NULL OR id < sqlc.narg(before_id)::bigint)
+ORDER BY id DESC
+LIMIT sqlc.arg(page_size)::integer;

@@ -50,11 +50,14 @@ type Event struct {
 	SourceIP       *netip.Addr
 }
 
-// Target is where the event's todo goes.
+// Target is where the event's todo goes; an empty Queue means no todo.
 type Target struct {
 	Queue   string
 	AgentID *uuid.UUID
 	Kind    string
+	// Payload is the todo's payload (a JSON object); nil means a reference
+	// to the event ({"event_id": …, "source": …}).
+	Payload []byte
 }
 
 // Stored is the outcome of Ingest.
@@ -106,9 +109,14 @@ func (s *Store) Ingest(ctx context.Context, e Event, t Target) (Stored, error) {
 			return fmt.Errorf("ingest: insert event: %w", err)
 		}
 		out.EventID, out.ReceivedAt = row.ID, row.ReceivedAt
-		payload, err := json.Marshal(todoPayload{EventID: row.ID, Source: e.Source, Topic: e.Topic, ContentType: e.ContentType, DeliveryID: e.DeliveryID})
-		if err != nil {
-			return fmt.Errorf("ingest: todo payload: %w", err)
+		if t.Queue == "" {
+			return nil
+		}
+		payload := t.Payload
+		if payload == nil {
+			if payload, err = json.Marshal(todoPayload{EventID: row.ID, Source: e.Source, Topic: e.Topic, ContentType: e.ContentType, DeliveryID: e.DeliveryID}); err != nil {
+				return fmt.Errorf("ingest: todo payload: %w", err)
+			}
 		}
 		out.TodoID, err = s.q.TodoInsertForEvent(ctx, tx, dbsqlc.TodoInsertForEventParams{
 			HumanID: e.HumanID, Queue: t.Queue, AgentID: t.AgentID, EventID: &row.ID, Kind: t.Kind, Payload: payload,

@@ -14,6 +14,24 @@ import (
 	"github.com/google/uuid"
 )
 
+const agentOfHuman = `-- name: AgentOfHuman :one
+SELECT count(*)::integer AS found FROM agents AS a WHERE a.id = $1 AND a.human_id = $2
+`
+
+type AgentOfHumanParams struct {
+	AgentID uuid.UUID
+	HumanID uuid.UUID
+}
+
+// 1 when the agent belongs to the human: a todo may only be addressed to the caller's own agents (another
+// tenant's agent must look unknown).
+func (q *Queries) AgentOfHuman(ctx context.Context, db DBTX, arg AgentOfHumanParams) (int32, error) {
+	row := db.QueryRow(ctx, agentOfHuman, arg.AgentID, arg.HumanID)
+	var found int32
+	err := row.Scan(&found)
+	return found, err
+}
+
 const dedupWindowSeconds = `-- name: DedupWindowSeconds :one
 SELECT coalesce(
     (SELECT (s.value ->> 'window_seconds')::bigint FROM settings AS s WHERE s.key = 'ingest.dedup'),
@@ -117,6 +135,110 @@ func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, slug string) (End
 	return i, err
 }
 
+const eventByDelivery = `-- name: EventByDelivery :one
+SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
+       content_type, payload, size_bytes
+FROM events
+WHERE human_id = $1
+  AND source = $2
+  AND delivery_id = $3
+`
+
+type EventByDeliveryParams struct {
+	HumanID    uuid.UUID
+	Source     string
+	DeliveryID *string
+}
+
+type EventByDeliveryRow struct {
+	ID          int64
+	HumanID     uuid.UUID
+	Source      string
+	EndpointID  *uuid.UUID
+	AdapterID   *uuid.UUID
+	PublishedBy *uuid.UUID
+	Topic       string
+	DeliveryID  *string
+	ReceivedAt  time.Time
+	Headers     json.RawMessage
+	ContentType string
+	Payload     []byte
+	SizeBytes   *int32
+}
+
+// The event a duplicate delivery id points at (what PublishEvent answers for a duplicate).
+func (q *Queries) EventByDelivery(ctx context.Context, db DBTX, arg EventByDeliveryParams) (EventByDeliveryRow, error) {
+	row := db.QueryRow(ctx, eventByDelivery, arg.HumanID, arg.Source, arg.DeliveryID)
+	var i EventByDeliveryRow
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Source,
+		&i.EndpointID,
+		&i.AdapterID,
+		&i.PublishedBy,
+		&i.Topic,
+		&i.DeliveryID,
+		&i.ReceivedAt,
+		&i.Headers,
+		&i.ContentType,
+		&i.Payload,
+		&i.SizeBytes,
+	)
+	return i, err
+}
+
+const eventGet = `-- name: EventGet :one
+SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
+       content_type, payload, size_bytes
+FROM events
+WHERE id = $1
+  AND human_id = $2
+`
+
+type EventGetParams struct {
+	ID      int64
+	HumanID uuid.UUID
+}
+
+type EventGetRow struct {
+	ID          int64
+	HumanID     uuid.UUID
+	Source      string
+	EndpointID  *uuid.UUID
+	AdapterID   *uuid.UUID
+	PublishedBy *uuid.UUID
+	Topic       string
+	DeliveryID  *string
+	ReceivedAt  time.Time
+	Headers     json.RawMessage
+	ContentType string
+	Payload     []byte
+	SizeBytes   *int32
+}
+
+// One event of the tenant, payload included; pgx.ErrNoRows when missing or another tenant's.
+func (q *Queries) EventGet(ctx context.Context, db DBTX, arg EventGetParams) (EventGetRow, error) {
+	row := db.QueryRow(ctx, eventGet, arg.ID, arg.HumanID)
+	var i EventGetRow
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Source,
+		&i.EndpointID,
+		&i.AdapterID,
+		&i.PublishedBy,
+		&i.Topic,
+		&i.DeliveryID,
+		&i.ReceivedAt,
+		&i.Headers,
+		&i.ContentType,
+		&i.Payload,
+		&i.SizeBytes,
+	)
+	return i, err
+}
+
 const eventInsert = `-- name: EventInsert :one
 INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
                     content_type, payload, body_sha256, verified_scheme, source_ip)
@@ -169,6 +291,97 @@ func (q *Queries) EventInsert(ctx context.Context, db DBTX, arg EventInsertParam
 	var i EventInsertRow
 	err := row.Scan(&i.ID, &i.ReceivedAt)
 	return i, err
+}
+
+const eventList = `-- name: EventList :many
+SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
+       content_type,
+       CASE WHEN $1::boolean THEN payload ELSE ''::bytea END AS payload,
+       size_bytes
+FROM events
+WHERE human_id = $2
+  AND ($3::text IS NULL OR source = $3::text)
+  AND ($4::uuid IS NULL OR endpoint_id = $4::uuid)
+  AND ($5::text IS NULL OR topic = $5::text)
+  AND ($6::timestamptz IS NULL OR received_at >= $6::timestamptz)
+  AND ($7::timestamptz IS NULL OR received_at < $7::timestamptz)
+  AND ($8::bigint IS NULL OR id < $8::bigint)
+ORDER BY id DESC
+LIMIT $9::integer
+`
+
+type EventListParams struct {
+	IncludePayload bool
+	HumanID        uuid.UUID
+	Source         *string
+	EndpointID     *uuid.UUID
+	Topic          *string
+	ReceivedAfter  *time.Time
+	ReceivedBefore *time.Time
+	BeforeID       *int64
+	PageSize       int32
+}
+
+type EventListRow struct {
+	ID          int64
+	HumanID     uuid.UUID
+	Source      string
+	EndpointID  *uuid.UUID
+	AdapterID   *uuid.UUID
+	PublishedBy *uuid.UUID
+	Topic       string
+	DeliveryID  *string
+	ReceivedAt  time.Time
+	Headers     json.RawMessage
+	ContentType string
+	Payload     []byte
+	SizeBytes   *int32
+}
+
+// A tenant's events newest first with optional filters; keyset pagination on id (before_id = the last id
+// seen). The payload is read only when asked for (the rest of the row is small); its size always is.
+func (q *Queries) EventList(ctx context.Context, db DBTX, arg EventListParams) ([]EventListRow, error) {
+	rows, err := db.Query(ctx, eventList,
+		arg.IncludePayload,
+		arg.HumanID,
+		arg.Source,
+		arg.EndpointID,
+		arg.Topic,
+		arg.ReceivedAfter,
+		arg.ReceivedBefore,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventListRow{}
+	for rows.Next() {
+		var i EventListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Source,
+			&i.EndpointID,
+			&i.AdapterID,
+			&i.PublishedBy,
+			&i.Topic,
+			&i.DeliveryID,
+			&i.ReceivedAt,
+			&i.Headers,
+			&i.ContentType,
+			&i.Payload,
+			&i.SizeBytes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const eventRecentByBody = `-- name: EventRecentByBody :one
