@@ -69,3 +69,30 @@ func TestGroupEndsWhenAComponentFails(t *testing.T) {
 	require.ErrorIs(t, err, dead)
 	require.Equal(t, []string{"start a", "start f", "stop f", "stop a"}, r.events)
 }
+
+func TestLoopTicksAtStartAndStopsOnStop(t *testing.T) {
+	t.Parallel()
+	ticks := make(chan struct{}, 100)
+	stopped := make(chan struct{})
+	l := lifecycle.NewLoop("l", time.Hour, func(ctx context.Context) {
+		ticks <- struct{}{}
+		<-ctx.Done() // a long tick: Stop must cancel it
+		close(stopped)
+	})
+	require.NoError(t, l.Stop(t.Context()), "Stop before Start is a no-op")
+	require.Equal(t, "l", l.Name())
+	require.NoError(t, l.Start(t.Context()))
+	require.NoError(t, l.Start(t.Context()), "a second Start is a no-op")
+	select {
+	case <-ticks:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no tick right after Start")
+	}
+	require.NoError(t, l.Stop(t.Context()))
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("Stop returned before the tick ended")
+	}
+	require.NoError(t, l.Stop(t.Context()), "Stop twice")
+}

@@ -275,6 +275,7 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			s := ingest.New(l, p.main, o)
 			gs.Register(s.Desc(), s)
 			out.hooks = s.HookHandler()
+			out.background = append(out.background, s.Components()...)
 		case realtime.Name:
 			s := realtime.New(l, p.main)
 			gs.Register(s.Desc(), s)

@@ -47,8 +47,8 @@ type Server struct {
 	waiters  *waiters
 	notifier *notifier
 	wake     *wakeComponent
-	reaper   *loop
-	pruner   *loop
+	reaper   *lifecycle.Loop
+	pruner   *lifecycle.Loop
 
 	// completes and heartbeats merge concurrent single-item Complete and
 	// Heartbeat calls into batch statements.
@@ -71,8 +71,8 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 	s := &Server{log: log, store: store.New(pool, o.HotPool), opts: o, waiters: newWaiters()}
 	s.notifier = newNotifier(log, s.store, o.NotifyWindow)
 	s.wake = newWakeComponent(log, s.store, s.waiters, s.notifier, o)
-	s.reaper = newLoop(Name+"-reaper", o.ReapInterval, s.reapTick)
-	s.pruner = newLoop(Name+"-retention", o.RetentionInterval, s.pruneTick)
+	s.reaper = lifecycle.NewLoop(Name+"-reaper", o.ReapInterval, s.reapTick)
+	s.pruner = lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, s.pruneTick)
 	s.completes = newMerger(Name+"-complete-merger", o.MergeWindow, o.MergeMaxItems, s.store.CompleteTodos,
 		func(it store.CompleteItem) int64 { return it.ID })
 	s.heartbeats = newMerger(Name+"-heartbeat-merger", o.MergeWindow, o.MergeMaxItems, s.store.Heartbeat,

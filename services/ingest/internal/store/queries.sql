@@ -104,3 +104,46 @@ WHERE human_id = sqlc.arg(human_id)
   AND (sqlc.narg(before_id)::bigint IS NULL OR id < sqlc.narg(before_id)::bigint)
 ORDER BY id DESC
 LIMIT sqlc.arg(page_size)::integer;
+
+-- name: EventRetentionSettings :one
+-- The setting retention.events, with the seeded defaults when the row or a field is missing.
+SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.events'),
+                2592000)::bigint AS max_age_seconds,
+       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.events'),
+                1000000)::bigint AS max_rows;
+
+-- name: EventPruneByAge :execrows
+-- Deletes up to batch_size events received more than max_age_seconds ago, oldest first (idx_events_received_at),
+-- except those whose todo is still live (pending or running: its worker reads the event). SKIP LOCKED lets every
+-- node prune at once. A finished todo keeps its row with event_id set to NULL (ON DELETE SET NULL).
+DELETE FROM events
+WHERE id IN (
+    SELECT e.id
+    FROM events AS e
+    WHERE e.received_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
+      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
+    ORDER BY e.received_at
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE OF e SKIP LOCKED
+);
+
+-- name: EventPruneOverCap :execrows
+-- Deletes up to batch_size of the oldest events beyond the newest max_rows (ids grow in arrival order), except
+-- those whose todo is still live. The cutoff is found without locks, then only rows at or below it are locked.
+WITH cutoff AS (
+    SELECT c.id
+    FROM events AS c
+    ORDER BY c.id DESC
+    OFFSET sqlc.arg(max_rows)::bigint
+    LIMIT 1
+)
+DELETE FROM events
+WHERE id IN (
+    SELECT e.id
+    FROM events AS e, cutoff
+    WHERE e.id <= cutoff.id
+      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
+    ORDER BY e.id
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE OF e SKIP LOCKED
+);

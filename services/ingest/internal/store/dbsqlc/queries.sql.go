@@ -384,6 +384,70 @@ func (q *Queries) EventList(ctx context.Context, db DBTX, arg EventListParams) (
 	return items, nil
 }
 
+const eventPruneByAge = `-- name: EventPruneByAge :execrows
+DELETE FROM events
+WHERE id IN (
+    SELECT e.id
+    FROM events AS e
+    WHERE e.received_at < now() - make_interval(secs => $1::double precision)
+      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
+    ORDER BY e.received_at
+    LIMIT $2::integer
+    FOR UPDATE OF e SKIP LOCKED
+)
+`
+
+type EventPruneByAgeParams struct {
+	MaxAgeSeconds float64
+	BatchSize     int32
+}
+
+// Deletes up to batch_size events received more than max_age_seconds ago, oldest first (idx_events_received_at),
+// except those whose todo is still live (pending or running: its worker reads the event). SKIP LOCKED lets every
+// node prune at once. A finished todo keeps its row with event_id set to NULL (ON DELETE SET NULL).
+func (q *Queries) EventPruneByAge(ctx context.Context, db DBTX, arg EventPruneByAgeParams) (int64, error) {
+	result, err := db.Exec(ctx, eventPruneByAge, arg.MaxAgeSeconds, arg.BatchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const eventPruneOverCap = `-- name: EventPruneOverCap :execrows
+WITH cutoff AS (
+    SELECT c.id
+    FROM events AS c
+    ORDER BY c.id DESC
+    OFFSET $2::bigint
+    LIMIT 1
+)
+DELETE FROM events
+WHERE id IN (
+    SELECT e.id
+    FROM events AS e, cutoff
+    WHERE e.id <= cutoff.id
+      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
+    ORDER BY e.id
+    LIMIT $1::integer
+    FOR UPDATE OF e SKIP LOCKED
+)
+`
+
+type EventPruneOverCapParams struct {
+	BatchSize int32
+	MaxRows   int64
+}
+
+// Deletes up to batch_size of the oldest events beyond the newest max_rows (ids grow in arrival order), except
+// those whose todo is still live. The cutoff is found without locks, then only rows at or below it are locked.
+func (q *Queries) EventPruneOverCap(ctx context.Context, db DBTX, arg EventPruneOverCapParams) (int64, error) {
+	result, err := db.Exec(ctx, eventPruneOverCap, arg.BatchSize, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const eventRecentByBody = `-- name: EventRecentByBody :one
 SELECT e.id
 FROM events AS e
@@ -413,6 +477,26 @@ func (q *Queries) EventRecentByBody(ctx context.Context, db DBTX, arg EventRecen
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const eventRetentionSettings = `-- name: EventRetentionSettings :one
+SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.events'),
+                2592000)::bigint AS max_age_seconds,
+       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.events'),
+                1000000)::bigint AS max_rows
+`
+
+type EventRetentionSettingsRow struct {
+	MaxAgeSeconds int64
+	MaxRows       int64
+}
+
+// The setting retention.events, with the seeded defaults when the row or a field is missing.
+func (q *Queries) EventRetentionSettings(ctx context.Context, db DBTX) (EventRetentionSettingsRow, error) {
+	row := db.QueryRow(ctx, eventRetentionSettings)
+	var i EventRetentionSettingsRow
+	err := row.Scan(&i.MaxAgeSeconds, &i.MaxRows)
+	return i, err
 }
 
 const lockBodyHash = `-- name: LockBodyHash :exec

@@ -1,4 +1,4 @@
-package queue
+package lifecycle
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 	"time"
 )
 
-// loop is a lifecycle.Component that runs tick every interval (and once
-// right after Start) on its own goroutine until Stop. Start returns at
-// once; Stop is safe before Start and more than once.
-type loop struct {
+// Loop is a Component that runs tick every interval (and once right after
+// Start) on its own goroutine until Stop: the shape of every periodic
+// maintenance job (lease reaper, retention). Start returns at once; Stop is
+// safe before Start and more than once.
+type Loop struct {
 	name     string
 	interval time.Duration
 	tick     func(ctx context.Context)
@@ -19,15 +20,17 @@ type loop struct {
 	done   chan struct{}
 }
 
-func newLoop(name string, interval time.Duration, tick func(context.Context)) *loop {
-	return &loop{name: name, interval: interval, tick: tick}
+// NewLoop returns a Loop named name that calls tick every interval; tick
+// gets a context cancelled by Stop.
+func NewLoop(name string, interval time.Duration, tick func(ctx context.Context)) *Loop {
+	return &Loop{name: name, interval: interval, tick: tick}
 }
 
-// Name implements lifecycle.Component.
-func (l *loop) Name() string { return l.name }
+// Name implements Component.
+func (l *Loop) Name() string { return l.name }
 
-// Start implements lifecycle.Component.
-func (l *loop) Start(ctx context.Context) error {
+// Start implements Component.
+func (l *Loop) Start(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.cancel != nil {
@@ -52,9 +55,9 @@ func (l *loop) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop implements lifecycle.Component: it cancels the running tick and
+// Stop implements Component: it cancels the running tick and
 // waits for it until ctx ends.
-func (l *loop) Stop(ctx context.Context) error {
+func (l *Loop) Stop(ctx context.Context) error {
 	l.mu.Lock()
 	cancel, done := l.cancel, l.done
 	l.mu.Unlock()

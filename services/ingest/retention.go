@@ -1,0 +1,62 @@
+package ingest
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/pkg/lifecycle"
+)
+
+// Retention pacing: one pass per interval, each delete a short transaction
+// of at most retentionBatch events, at most retentionBatches of them per
+// rule and pass, so one node never holds a long run of statements.
+const (
+	retentionInterval = time.Minute
+	retentionBatch    = 1000
+	retentionBatches  = 100
+)
+
+// Components are the service's background parts, to run in the node's
+// lifecycle group: event retention.
+func (s *Server) Components() []lifecycle.Component {
+	return []lifecycle.Component{lifecycle.NewLoop(Name+"-retention", retentionInterval, func(ctx context.Context) {
+		if _, err := s.PruneOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("event retention failed", zap.Error(err))
+		}
+	})}
+}
+
+// PruneOnce applies the setting retention.events now and returns how many
+// events it deleted: those received longer than max_age_seconds ago, then
+// the oldest beyond the newest max_rows (both bounds together: either alone
+// leaves the other dimension unbounded). An event whose todo is still live
+// is never deleted. Safe on every node at once (SKIP LOCKED).
+func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
+	r, err := s.store.RetentionSettings(ctx)
+	if err != nil {
+		return 0, err
+	}
+	rules := []func(context.Context) (int64, error){
+		func(ctx context.Context) (int64, error) { return s.store.PruneByAge(ctx, r.MaxAge, retentionBatch) },
+		func(ctx context.Context) (int64, error) { return s.store.PruneOverCap(ctx, r.MaxRows, retentionBatch) },
+	}
+	var total int64
+	for _, prune := range rules {
+		for range retentionBatches {
+			n, err := prune(ctx)
+			total += n
+			if err != nil {
+				return total, err
+			}
+			if n < retentionBatch {
+				break
+			}
+		}
+	}
+	if total > 0 {
+		s.log.Info("pruned events", zap.Int64("count", total))
+	}
+	return total, nil
+}
