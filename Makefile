@@ -86,12 +86,17 @@ unit: ## Run the Go tests (-race) against Postgres and Redis (and headless Chrom
 	@$(PG); go test -race -count=1 -timeout 15m work
 
 .PHONY: test
-test: ## The whole suite: tools, verify, vet, lint, go test -race (what CI runs)
+test: ## The whole suite: tools, verify, vet, lint, go test -race, brief fuzzing (what CI runs)
 	@$(PG); deploy/local/tools.sh buf protoc sqlc lint
 	$(MAKE) --no-print-directory verify
 	$(MAKE) --no-print-directory vet
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory fuzz
+
+.PHONY: fuzz
+fuzz: ## Run every go test -fuzz target briefly (FUZZTIME=1m for longer)
+	@deploy/local/fuzz.sh
 
 .PHONY: run
 run: build ## Start Postgres if needed, migrate, and run every service in one process; prints a dev admin token
