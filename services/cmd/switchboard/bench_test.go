@@ -42,3 +42,18 @@ func TestBenchQueueAgainstARealNode(t *testing.T) {
 	require.Regexp(t, `(?m)^RESULT jobs_per_s=\d+ claim_p50_ms=\S+ claim_p95_ms=\S+ claim_p99_ms=\S+$`, string(out))
 	t.Log(string(out))
 }
+
+// `switchboard bench ingest` end to end against a real node: it creates its
+// own Standard Webhooks endpoint with the admin token, sends signed
+// deliveries over HTTP, and prints one RESULT line. Small sizes again.
+func TestBenchIngestAgainstARealNode(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, pgtest.NewDatabase(t), "bench-ingest-node")
+	cmd := exec.CommandContext(t.Context(), binary, "bench", "ingest", "--url", "http://"+n.http, //nolint:gosec // our own binary
+		"--requests", "200", "--concurrency", "4")
+	cmd.Env = []string{"SWITCHBOARD_TOKEN=" + adminToken}
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	require.Regexp(t, `(?m)^RESULT accepted_per_s=\d+ p50_ms=\S+ p99_ms=\S+$`, string(out))
+	t.Log(string(out))
+}

@@ -53,7 +53,7 @@ var queueName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // parseBench parses the words after `bench`.
 func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig, error) {
 	if len(args) == 0 || args[0] != "queue" {
-		return benchConfig{}, usageErr("bench needs a target: %s", benchUsage)
+		return benchConfig{}, usageErr("bench needs a target: %s | %s", benchUsage, benchIngestUsage)
 	}
 	cfg := benchConfig{}
 	fs := flag.NewFlagSet("bench queue", flag.ContinueOnError)
@@ -101,7 +101,12 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 // latency). Progress goes to stderr; stdout gets one line:
 //
 //	RESULT jobs_per_s=<n> claim_p50_ms=<n> claim_p95_ms=<n> claim_p99_ms=<n>
+//
+// `bench ingest` is BenchIngest.
 func Bench(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
+	if len(args) > 0 && args[0] == "ingest" {
+		return BenchIngest(ctx, args[1:], stdout, lookup)
+	}
 	cfg, err := parseBench(args, lookup)
 	if err != nil {
 		return err

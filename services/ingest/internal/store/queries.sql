@@ -147,3 +147,32 @@ WHERE id IN (
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE OF e SKIP LOCKED
 );
+
+-- name: EventIngest :one
+-- The event and its todo in ONE statement (so one transaction and one round trip, not four): the todo is
+-- inserted only when the event was (a duplicate delivery id conflicts with events_dedup and inserts neither),
+-- and only when queue is not ''. No row at all means a duplicate. Used when no body-hash dedup is needed
+-- (that one needs the advisory lock first: EventInsert in a transaction).
+WITH ev AS (
+    INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
+                        content_type, payload, body_sha256, verified_scheme, source_ip)
+    VALUES (sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), sqlc.narg(published_by),
+            sqlc.arg(topic), sqlc.narg(delivery_id), sqlc.arg(headers), sqlc.arg(content_type), sqlc.arg(payload),
+            NULL, sqlc.arg(verified_scheme), sqlc.narg(source_ip)::inet)
+    ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
+    RETURNING id, received_at
+), td AS (
+    INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
+    SELECT sqlc.arg(human_id), sqlc.arg(queue)::text, sqlc.narg(agent_id), ev.id, sqlc.arg(kind),
+           coalesce(sqlc.narg(todo_payload)::jsonb,
+                    jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', sqlc.arg(source)::text,
+                                                         'topic', nullif(sqlc.arg(topic)::text, ''),
+                                                         'content_type', nullif(sqlc.arg(content_type)::text, ''),
+                                                         'delivery_id', sqlc.narg(delivery_id)::text))),
+           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
+    FROM ev
+    WHERE sqlc.arg(queue)::text <> ''
+    RETURNING id
+)
+SELECT ev.id, ev.received_at, coalesce((SELECT td.id FROM td), 0)::bigint AS todo_id
+FROM ev;

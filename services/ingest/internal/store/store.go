@@ -80,6 +80,9 @@ func (s *Store) Ingest(ctx context.Context, e Event, t Target) (Stored, error) {
 	if e.Headers == nil {
 		headers = []byte(`{}`)
 	}
+	if e.BodySHA256 == nil {
+		return s.ingestOne(ctx, e, t, headers)
+	}
 	var out Stored
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if e.BodySHA256 != nil {
@@ -130,6 +133,31 @@ func (s *Store) Ingest(ctx context.Context, e Event, t Target) (Stored, error) {
 		return Stored{}, err
 	}
 	return out, nil
+}
+
+// ingestOne stores e and its todo with one statement (EventIngest): one
+// round trip and one commit, for events that need no body-hash dedup.
+func (s *Store) ingestOne(ctx context.Context, e Event, t Target, headers []byte) (Stored, error) {
+	p := dbsqlc.EventIngestParams{
+		HumanID: e.HumanID, Source: e.Source, EndpointID: e.EndpointID, AdapterID: e.AdapterID,
+		PublishedBy: e.PublishedBy, Topic: e.Topic, Headers: headers, ContentType: e.ContentType,
+		Payload: e.Payload, VerifiedScheme: e.VerifiedScheme, SourceIp: e.SourceIP,
+		Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind, TodoPayload: t.Payload,
+	}
+	if e.DeliveryID != "" {
+		p.DeliveryID = &e.DeliveryID
+	}
+	if p.Payload == nil {
+		p.Payload = []byte{}
+	}
+	row, err := s.q.EventIngest(ctx, s.pool, p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Stored{Duplicate: true}, nil
+	}
+	if err != nil {
+		return Stored{}, fmt.Errorf("ingest: store event: %w", err)
+	}
+	return Stored{EventID: row.ID, TodoID: row.TodoID, ReceivedAt: row.ReceivedAt}, nil
 }
 
 // todoPayload is the payload of an event's todo: a reference, not the body

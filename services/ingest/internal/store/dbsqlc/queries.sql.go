@@ -239,6 +239,85 @@ func (q *Queries) EventGet(ctx context.Context, db DBTX, arg EventGetParams) (Ev
 	return i, err
 }
 
+const eventIngest = `-- name: EventIngest :one
+WITH ev AS (
+    INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
+                        content_type, payload, body_sha256, verified_scheme, source_ip)
+    VALUES ($1, $2, $3, $4, $5,
+            $6, $7, $8, $9, $10,
+            NULL, $11, $12::inet)
+    ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
+    RETURNING id, received_at
+), td AS (
+    INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
+    SELECT $1, $13::text, $14, ev.id, $15,
+           coalesce($16::jsonb,
+                    jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', $2::text,
+                                                         'topic', nullif($6::text, ''),
+                                                         'content_type', nullif($9::text, ''),
+                                                         'delivery_id', $7::text))),
+           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
+    FROM ev
+    WHERE $13::text <> ''
+    RETURNING id
+)
+SELECT ev.id, ev.received_at, coalesce((SELECT td.id FROM td), 0)::bigint AS todo_id
+FROM ev
+`
+
+type EventIngestParams struct {
+	HumanID        uuid.UUID
+	Source         string
+	EndpointID     *uuid.UUID
+	AdapterID      *uuid.UUID
+	PublishedBy    *uuid.UUID
+	Topic          string
+	DeliveryID     *string
+	Headers        json.RawMessage
+	ContentType    string
+	Payload        []byte
+	VerifiedScheme string
+	SourceIp       *netip.Addr
+	Queue          string
+	AgentID        *uuid.UUID
+	Kind           string
+	TodoPayload    json.RawMessage
+}
+
+type EventIngestRow struct {
+	ID         int64
+	ReceivedAt time.Time
+	TodoID     int64
+}
+
+// The event and its todo in ONE statement (so one transaction and one round trip, not four): the todo is
+// inserted only when the event was (a duplicate delivery id conflicts with events_dedup and inserts neither),
+// and only when queue is not ”. No row at all means a duplicate. Used when no body-hash dedup is needed
+// (that one needs the advisory lock first: EventInsert in a transaction).
+func (q *Queries) EventIngest(ctx context.Context, db DBTX, arg EventIngestParams) (EventIngestRow, error) {
+	row := db.QueryRow(ctx, eventIngest,
+		arg.HumanID,
+		arg.Source,
+		arg.EndpointID,
+		arg.AdapterID,
+		arg.PublishedBy,
+		arg.Topic,
+		arg.DeliveryID,
+		arg.Headers,
+		arg.ContentType,
+		arg.Payload,
+		arg.VerifiedScheme,
+		arg.SourceIp,
+		arg.Queue,
+		arg.AgentID,
+		arg.Kind,
+		arg.TodoPayload,
+	)
+	var i EventIngestRow
+	err := row.Scan(&i.ID, &i.ReceivedAt, &i.TodoID)
+	return i, err
+}
+
 const eventInsert = `-- name: EventInsert :one
 INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
                     content_type, payload, body_sha256, verified_scheme, source_ip)
