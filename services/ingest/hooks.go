@@ -95,7 +95,7 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), storeTimeout)
 	defer cancel()
-	stored, err := s.store.Ingest(ctx, s.hookEvent(r, ep, res, body), store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: "webhook"})
+	stored, err := s.batcher.ingest(ctx, s.hookEvent(r, ep, res, body), store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: "webhook"})
 	if err != nil {
 		s.log.Warn("webhook: store failed; answering 503", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
 		unavailable(w)

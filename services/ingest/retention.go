@@ -19,9 +19,10 @@ const (
 )
 
 // Components are the service's background parts, to run in the node's
-// lifecycle group: event retention.
+// lifecycle group: the webhook edge's group commit and event retention.
+// Without them webhooks are stored one statement each.
 func (s *Server) Components() []lifecycle.Component {
-	return []lifecycle.Component{lifecycle.NewLoop(Name+"-retention", retentionInterval, func(ctx context.Context) {
+	return []lifecycle.Component{s.batcher, lifecycle.NewLoop(Name+"-retention", retentionInterval, func(ctx context.Context) {
 		if _, err := s.PruneOnce(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("event retention failed", zap.Error(err))
 		}

@@ -45,12 +45,16 @@ type Server struct {
 	opts      Options
 	endpoints *endpoints
 	limits    *limiters
+	batcher   *batcher
 }
 
 // New returns the ingest service over pool.
 func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	st := store.New(pool)
-	return &Server{log: log, store: st, opts: opts, endpoints: newEndpoints(st, opts.SealingKeys), limits: newLimiters()}
+	return &Server{
+		log: log, store: st, opts: opts, endpoints: newEndpoints(st, opts.SealingKeys), limits: newLimiters(),
+		batcher: newBatcher(st),
+	}
 }
 
 // Desc is the gRPC service descriptor Server implements.

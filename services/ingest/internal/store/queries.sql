@@ -176,3 +176,42 @@ WITH ev AS (
 )
 SELECT ev.id, ev.received_at, coalesce((SELECT td.id FROM td), 0)::bigint AS todo_id
 FROM ev;
+
+-- name: EventIngestBatch :many
+-- EventIngest for many events of one source and target at once: the group commit of concurrent webhook
+-- requests (one statement, one commit for all). Arrays are parallel, one element per event; '' means none
+-- (delivery_id, source_ip). Rows are inserted in ORDER BY ord order, so identity ids ascend in item order; a
+-- delivery id stored before, or earlier in the same batch, conflicts and is absent from the result.
+WITH input AS (
+    SELECT unnest(sqlc.arg(delivery_ids)::text[])                           AS delivery_id,
+           unnest(sqlc.arg(topics)::text[])                                 AS topic,
+           unnest(sqlc.arg(headers)::text[])                                AS headers,
+           unnest(sqlc.arg(content_types)::text[])                          AS content_type,
+           unnest(sqlc.arg(payloads)::bytea[])                              AS payload,
+           unnest(sqlc.arg(verified_schemes)::text[])                       AS verified_scheme,
+           unnest(sqlc.arg(source_ips)::text[])                             AS source_ip,
+           generate_series(1, cardinality(sqlc.arg(topics)::text[]))::bigint AS ord
+), ev AS (
+    INSERT INTO events (human_id, source, endpoint_id, topic, delivery_id, headers, content_type, payload,
+                        verified_scheme, source_ip)
+    SELECT sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), i.topic, nullif(i.delivery_id, ''),
+           i.headers::jsonb, i.content_type, i.payload, i.verified_scheme, nullif(i.source_ip, '')::inet
+    FROM input AS i
+    ORDER BY i.ord
+    ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
+    RETURNING id, received_at, delivery_id, topic, content_type
+), td AS (
+    INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
+    SELECT sqlc.arg(human_id), sqlc.arg(queue)::text, sqlc.narg(agent_id), ev.id, sqlc.arg(kind),
+           jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', sqlc.arg(source)::text,
+                                                'topic', nullif(ev.topic, ''), 'content_type', nullif(ev.content_type, ''),
+                                                'delivery_id', ev.delivery_id)),
+           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
+    FROM ev
+    WHERE sqlc.arg(queue)::text <> ''
+    RETURNING id, event_id
+)
+SELECT ev.id, ev.received_at, coalesce(ev.delivery_id, '')::text AS delivery_id, coalesce(td.id, 0)::bigint AS todo_id
+FROM ev
+LEFT JOIN td ON td.event_id = ev.id
+ORDER BY ev.id;

@@ -318,6 +318,108 @@ func (q *Queries) EventIngest(ctx context.Context, db DBTX, arg EventIngestParam
 	return i, err
 }
 
+const eventIngestBatch = `-- name: EventIngestBatch :many
+WITH input AS (
+    SELECT unnest($1::text[])                           AS delivery_id,
+           unnest($2::text[])                                 AS topic,
+           unnest($3::text[])                                AS headers,
+           unnest($4::text[])                          AS content_type,
+           unnest($5::bytea[])                              AS payload,
+           unnest($6::text[])                       AS verified_scheme,
+           unnest($7::text[])                             AS source_ip,
+           generate_series(1, cardinality($2::text[]))::bigint AS ord
+), ev AS (
+    INSERT INTO events (human_id, source, endpoint_id, topic, delivery_id, headers, content_type, payload,
+                        verified_scheme, source_ip)
+    SELECT $8, $9, $10, i.topic, nullif(i.delivery_id, ''),
+           i.headers::jsonb, i.content_type, i.payload, i.verified_scheme, nullif(i.source_ip, '')::inet
+    FROM input AS i
+    ORDER BY i.ord
+    ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
+    RETURNING id, received_at, delivery_id, topic, content_type
+), td AS (
+    INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
+    SELECT $8, $11::text, $12, ev.id, $13,
+           jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', $9::text,
+                                                'topic', nullif(ev.topic, ''), 'content_type', nullif(ev.content_type, ''),
+                                                'delivery_id', ev.delivery_id)),
+           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
+    FROM ev
+    WHERE $11::text <> ''
+    RETURNING id, event_id
+)
+SELECT ev.id, ev.received_at, coalesce(ev.delivery_id, '')::text AS delivery_id, coalesce(td.id, 0)::bigint AS todo_id
+FROM ev
+LEFT JOIN td ON td.event_id = ev.id
+ORDER BY ev.id
+`
+
+type EventIngestBatchParams struct {
+	DeliveryIds     []string
+	Topics          []string
+	Headers         []string
+	ContentTypes    []string
+	Payloads        [][]byte
+	VerifiedSchemes []string
+	SourceIps       []string
+	HumanID         uuid.UUID
+	Source          string
+	EndpointID      *uuid.UUID
+	Queue           string
+	AgentID         *uuid.UUID
+	Kind            string
+}
+
+type EventIngestBatchRow struct {
+	ID         int64
+	ReceivedAt time.Time
+	DeliveryID string
+	TodoID     int64
+}
+
+// EventIngest for many events of one source and target at once: the group commit of concurrent webhook
+// requests (one statement, one commit for all). Arrays are parallel, one element per event; ” means none
+// (delivery_id, source_ip). Rows are inserted in ORDER BY ord order, so identity ids ascend in item order; a
+// delivery id stored before, or earlier in the same batch, conflicts and is absent from the result.
+func (q *Queries) EventIngestBatch(ctx context.Context, db DBTX, arg EventIngestBatchParams) ([]EventIngestBatchRow, error) {
+	rows, err := db.Query(ctx, eventIngestBatch,
+		arg.DeliveryIds,
+		arg.Topics,
+		arg.Headers,
+		arg.ContentTypes,
+		arg.Payloads,
+		arg.VerifiedSchemes,
+		arg.SourceIps,
+		arg.HumanID,
+		arg.Source,
+		arg.EndpointID,
+		arg.Queue,
+		arg.AgentID,
+		arg.Kind,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventIngestBatchRow{}
+	for rows.Next() {
+		var i EventIngestBatchRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ReceivedAt,
+			&i.DeliveryID,
+			&i.TodoID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventInsert = `-- name: EventInsert :one
 INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
                     content_type, payload, body_sha256, verified_scheme, source_ip)
