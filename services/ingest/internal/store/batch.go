@@ -20,7 +20,7 @@ func (s *Store) IngestBatch(ctx context.Context, events []Event, t Target) ([]St
 	}
 	first := events[0]
 	p := dbsqlc.EventIngestBatchParams{
-		HumanID: first.HumanID, Source: first.Source, EndpointID: first.EndpointID,
+		HumanID: first.HumanID, Source: first.Source, EndpointID: first.EndpointID, AdapterID: first.AdapterID,
 		Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind,
 		DeliveryIds: make([]string, len(events)), Topics: make([]string, len(events)), Headers: make([]string, len(events)),
 		ContentTypes: make([]string, len(events)), Payloads: make([][]byte, len(events)),

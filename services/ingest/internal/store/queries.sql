@@ -192,9 +192,9 @@ WITH input AS (
            unnest(sqlc.arg(source_ips)::text[])                             AS source_ip,
            generate_series(1, cardinality(sqlc.arg(topics)::text[]))::bigint AS ord
 ), ev AS (
-    INSERT INTO events (human_id, source, endpoint_id, topic, delivery_id, headers, content_type, payload,
+    INSERT INTO events (human_id, source, endpoint_id, adapter_id, topic, delivery_id, headers, content_type, payload,
                         verified_scheme, source_ip)
-    SELECT sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), i.topic, nullif(i.delivery_id, ''),
+    SELECT sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), i.topic, nullif(i.delivery_id, ''),
            i.headers::jsonb, i.content_type, i.payload, i.verified_scheme, nullif(i.source_ip, '')::inet
     FROM input AS i
     ORDER BY i.ord

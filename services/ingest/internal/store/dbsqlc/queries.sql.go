@@ -329,9 +329,9 @@ WITH input AS (
            unnest($7::text[])                             AS source_ip,
            generate_series(1, cardinality($2::text[]))::bigint AS ord
 ), ev AS (
-    INSERT INTO events (human_id, source, endpoint_id, topic, delivery_id, headers, content_type, payload,
+    INSERT INTO events (human_id, source, endpoint_id, adapter_id, topic, delivery_id, headers, content_type, payload,
                         verified_scheme, source_ip)
-    SELECT $8, $9, $10, i.topic, nullif(i.delivery_id, ''),
+    SELECT $8, $9, $10, $11, i.topic, nullif(i.delivery_id, ''),
            i.headers::jsonb, i.content_type, i.payload, i.verified_scheme, nullif(i.source_ip, '')::inet
     FROM input AS i
     ORDER BY i.ord
@@ -339,13 +339,13 @@ WITH input AS (
     RETURNING id, received_at, delivery_id, topic, content_type
 ), td AS (
     INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
-    SELECT $8, $11::text, $12, ev.id, $13,
+    SELECT $8, $12::text, $13, ev.id, $14,
            jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', $9::text,
                                                 'topic', nullif(ev.topic, ''), 'content_type', nullif(ev.content_type, ''),
                                                 'delivery_id', ev.delivery_id)),
            coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
     FROM ev
-    WHERE $11::text <> ''
+    WHERE $12::text <> ''
     RETURNING id, event_id
 )
 SELECT ev.id, ev.received_at, coalesce(ev.delivery_id, '')::text AS delivery_id, coalesce(td.id, 0)::bigint AS todo_id
@@ -365,6 +365,7 @@ type EventIngestBatchParams struct {
 	HumanID         uuid.UUID
 	Source          string
 	EndpointID      *uuid.UUID
+	AdapterID       *uuid.UUID
 	Queue           string
 	AgentID         *uuid.UUID
 	Kind            string
@@ -393,6 +394,7 @@ func (q *Queries) EventIngestBatch(ctx context.Context, db DBTX, arg EventIngest
 		arg.HumanID,
 		arg.Source,
 		arg.EndpointID,
+		arg.AdapterID,
 		arg.Queue,
 		arg.AgentID,
 		arg.Kind,
