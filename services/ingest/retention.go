@@ -19,14 +19,19 @@ const (
 )
 
 // Components are the service's background parts, to run in the node's
-// lifecycle group: the webhook edge's group commit and event retention.
-// Without them webhooks are stored one statement each.
+// lifecycle group: the webhook edge's group commit, event retention and
+// (with Options.NodeID) the pull adapters. Without them webhooks are stored
+// one statement each.
 func (s *Server) Components() []lifecycle.Component {
-	return []lifecycle.Component{s.batcher, lifecycle.NewLoop(Name+"-retention", retentionInterval, func(ctx context.Context) {
+	cs := []lifecycle.Component{s.batcher, lifecycle.NewLoop(Name+"-retention", retentionInterval, func(ctx context.Context) {
 		if _, err := s.PruneOnce(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("event retention failed", zap.Error(err))
 		}
 	})}
+	if s.adapters != nil {
+		cs = append(cs, s.adapters)
+	}
+	return cs
 }
 
 // PruneOnce applies the setting retention.events now and returns how many

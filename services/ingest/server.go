@@ -34,6 +34,11 @@ type Options struct {
 	// notifies other nodes). Without it the service sends the queue's
 	// pg_notify itself.
 	Enqueued func(human uuid.UUID, queue string, n int)
+	// NodeID, when set, makes the node run its consumer of every enabled
+	// pull adapter (named after the node), reconciled with the adapters
+	// table every AdapterInterval (default 10 s). Empty: no adapters run.
+	NodeID          string
+	AdapterInterval time.Duration
 }
 
 // Server implements ingestv1.IngestServiceServer and the webhook edge.
@@ -46,15 +51,24 @@ type Server struct {
 	endpoints *endpoints
 	limits    *limiters
 	batcher   *batcher
+	adapters  *adapterRunner // nil without Options.NodeID
 }
 
 // New returns the ingest service over pool.
 func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	st := store.New(pool)
-	return &Server{
+	s := &Server{
 		log: log, store: st, opts: opts, endpoints: newEndpoints(st, opts.SealingKeys), limits: newLimiters(),
 		batcher: newBatcher(st),
 	}
+	if opts.NodeID != "" {
+		interval := opts.AdapterInterval
+		if interval <= 0 {
+			interval = defaultAdapterInterval
+		}
+		s.adapters = newAdapterRunner(s, opts.NodeID, interval)
+	}
+	return s
 }
 
 // Desc is the gRPC service descriptor Server implements.

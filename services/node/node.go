@@ -268,7 +268,7 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			gs.Register(q.Desc(), q)
 			out.background = append(out.background, q.Components()...)
 		case ingest.Name:
-			o := ingest.Options{SealingKeys: cfg.Ingest.SealingKeys}
+			o := ingest.Options{SealingKeys: cfg.Ingest.SealingKeys, NodeID: cfg.Cluster.NodeID}
 			if q != nil {
 				o.Enqueued = q.Announce
 			}

@@ -215,3 +215,18 @@ SELECT ev.id, ev.received_at, coalesce(ev.delivery_id, '')::text AS delivery_id,
 FROM ev
 LEFT JOIN td ON td.event_id = ev.id
 ORDER BY ev.id;
+
+-- name: AdaptersToRun :many
+-- The pull adapters a node runs: enabled Redis Streams adapters, with what their events need.
+SELECT a.id, a.human_id, a.queue, a.agent_id, a.config
+FROM adapters AS a
+WHERE a.enabled
+  AND a.kind = 'redis_stream'
+ORDER BY a.id;
+
+-- name: AdapterReport :exec
+-- Records an adapter's last run state for its admin RPCs ('' clears last_error).
+UPDATE adapters
+SET last_polled_at = now(),
+    last_error     = nullif(sqlc.arg(last_error)::text, '')
+WHERE id = sqlc.arg(id);

@@ -14,6 +14,67 @@ import (
 	"github.com/google/uuid"
 )
 
+const adapterReport = `-- name: AdapterReport :exec
+UPDATE adapters
+SET last_polled_at = now(),
+    last_error     = nullif($1::text, '')
+WHERE id = $2
+`
+
+type AdapterReportParams struct {
+	LastError string
+	ID        uuid.UUID
+}
+
+// Records an adapter's last run state for its admin RPCs (” clears last_error).
+func (q *Queries) AdapterReport(ctx context.Context, db DBTX, arg AdapterReportParams) error {
+	_, err := db.Exec(ctx, adapterReport, arg.LastError, arg.ID)
+	return err
+}
+
+const adaptersToRun = `-- name: AdaptersToRun :many
+SELECT a.id, a.human_id, a.queue, a.agent_id, a.config
+FROM adapters AS a
+WHERE a.enabled
+  AND a.kind = 'redis_stream'
+ORDER BY a.id
+`
+
+type AdaptersToRunRow struct {
+	ID      uuid.UUID
+	HumanID uuid.UUID
+	Queue   string
+	AgentID *uuid.UUID
+	Config  json.RawMessage
+}
+
+// The pull adapters a node runs: enabled Redis Streams adapters, with what their events need.
+func (q *Queries) AdaptersToRun(ctx context.Context, db DBTX) ([]AdaptersToRunRow, error) {
+	rows, err := db.Query(ctx, adaptersToRun)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdaptersToRunRow{}
+	for rows.Next() {
+		var i AdaptersToRunRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Queue,
+			&i.AgentID,
+			&i.Config,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const agentOfHuman = `-- name: AgentOfHuman :one
 SELECT count(*)::integer AS found FROM agents AS a WHERE a.id = $1 AND a.human_id = $2
 `

@@ -1,0 +1,166 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/pkg/lifecycle"
+	"github.com/switchboard/switchboard/services/ingest/internal/adapter/redisstream"
+	"github.com/switchboard/switchboard/services/ingest/internal/store"
+)
+
+// defaultAdapterInterval is how often a node reconciles its running
+// adapters with the adapters table (created, changed, disabled, deleted).
+const defaultAdapterInterval = 10 * time.Second
+
+// adapterRunner runs this node's consumer of every enabled Redis Streams
+// adapter. The consumer name is the node id, so the nodes of a cluster share
+// each stream's consumer group: entries spread over them, and a dead node's
+// pending entries are reclaimed by the others (XAUTOCLAIM).
+type adapterRunner struct {
+	s      *Server
+	nodeID string
+	loop   *lifecycle.Loop
+
+	mu      sync.Mutex
+	running map[uuid.UUID]*runningAdapter
+}
+
+type runningAdapter struct {
+	config string // the row's config as stored: a change restarts the adapter
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newAdapterRunner(s *Server, nodeID string, interval time.Duration) *adapterRunner {
+	r := &adapterRunner{s: s, nodeID: nodeID, running: map[uuid.UUID]*runningAdapter{}}
+	r.loop = lifecycle.NewLoop(Name+"-adapters", interval, r.reconcile)
+	return r
+}
+
+// Name implements lifecycle.Component.
+func (r *adapterRunner) Name() string { return r.loop.Name() }
+
+// Start implements lifecycle.Component.
+func (r *adapterRunner) Start(ctx context.Context) error { return r.loop.Start(ctx) }
+
+// Stop implements lifecycle.Component: no more reconciling, then every
+// adapter stops (an entry being stored finishes or stays pending for the
+// next consumer; nothing acknowledged is lost).
+func (r *adapterRunner) Stop(ctx context.Context) error {
+	err := r.loop.Stop(ctx)
+	r.mu.Lock()
+	running := r.running
+	r.running = map[uuid.UUID]*runningAdapter{}
+	r.mu.Unlock()
+	for _, a := range running {
+		a.cancel()
+	}
+	for _, a := range running {
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
+// reconcile starts the adapters that should run and are not, restarts the
+// changed ones and stops the ones gone or disabled.
+func (r *adapterRunner) reconcile(ctx context.Context) {
+	rows, err := r.s.store.AdaptersToRun(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.s.log.Warn("adapters: cannot list; keeping the running ones", zap.Error(err))
+		}
+		return
+	}
+	want := make(map[uuid.UUID]store.AdapterRow, len(rows))
+	for _, row := range rows {
+		want[row.ID] = row
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, a := range r.running {
+		row, ok := want[id]
+		select {
+		case <-a.done: // it failed and stopped: start it again below
+			delete(r.running, id)
+			continue
+		default:
+		}
+		if !ok || string(row.Config) != a.config {
+			a.cancel()
+			<-a.done
+			delete(r.running, id)
+		}
+	}
+	for id, row := range want {
+		if _, ok := r.running[id]; ok {
+			continue
+		}
+		if a, err := r.start(ctx, row); err != nil {
+			r.report(ctx, id, err.Error())
+		} else {
+			r.running[id] = a
+		}
+	}
+}
+
+// redisStreamConfig is a redis_stream adapter's config (validated and
+// normalized by AdminService).
+type redisStreamConfig struct {
+	Addr          string `json:"addr"`
+	Stream        string `json:"stream"`
+	Group         string `json:"group"`
+	Start         string `json:"start"`
+	DB            int    `json:"db"`
+	Username      string `json:"username"`
+	BodyField     string `json:"body_field"`
+	MaxDeliveries int64  `json:"max_deliveries"`
+	BatchSize     int64  `json:"batch_size"`
+}
+
+func (r *adapterRunner) start(ctx context.Context, row store.AdapterRow) (*runningAdapter, error) {
+	var c redisStreamConfig
+	if err := json.Unmarshal(row.Config, &c); err != nil {
+		return nil, fmt.Errorf("config is not a redis_stream config: %w", err)
+	}
+	src, err := redisstream.New(redisstream.Config{
+		ID: row.ID.String(), Addr: c.Addr, Username: c.Username, DB: c.DB, Stream: c.Stream, Group: c.Group,
+		Consumer: r.nodeID, StartID: c.Start, BatchSize: c.BatchSize, MaxDeliveries: c.MaxDeliveries,
+		BodyField: c.BodyField, Logger: r.s.log.With(zap.String("adapter_id", row.ID.String())),
+	})
+	if err != nil {
+		return nil, err
+	}
+	sink := r.s.AdapterSink(AdapterTarget{ID: row.ID, HumanID: row.HumanID, Queue: row.Queue, AgentID: row.AgentID})
+	// The adapter lives until reconcile or Stop cancels it, not until this
+	// tick's context ends.
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a := &runningAdapter{config: string(row.Config), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		r.report(actx, row.ID, "")
+		if err := src.Run(actx, sink); err != nil && actx.Err() == nil {
+			r.s.log.Warn("adapter stopped", zap.String("adapter_id", row.ID.String()), zap.Error(err))
+			r.report(context.WithoutCancel(actx), row.ID, err.Error())
+		} // the next reconcile sees done closed and starts it again
+	}()
+	return a, nil
+}
+
+func (r *adapterRunner) report(ctx context.Context, id uuid.UUID, lastError string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := r.s.store.AdapterReport(ctx, id, lastError); err != nil && ctx.Err() == nil {
+		r.s.log.Warn("adapters: cannot record state", zap.String("adapter_id", id.String()), zap.Error(err))
+	}
+}
