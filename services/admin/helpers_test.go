@@ -148,6 +148,7 @@ func snapshot(ctx context.Context, t *testing.T, pool *pgxpool.Pool) string {
 		"SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.key), '[]')::text FROM settings x",
 		"SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]')::text FROM endpoints x",
 		"SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]')::text FROM endpoint_secrets x",
+		"SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]')::text FROM adapters x",
 		"SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]')::text FROM todos x",
 	} {
 		var s string

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
@@ -41,14 +40,4 @@ func TestCallerMustHoldTheAdminScopeAsAHuman(t *testing.T) {
 			requireCode(t, tc.want, err)
 		})
 	}
-}
-
-// Adapters belong to the ingest issue: they answer UNIMPLEMENTED, never a
-// fake success.
-func TestAdaptersAreUnimplemented(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	ctx := e.rootCtx(t)
-	_, err := e.srv.ListAdapters(ctx, &adminv1.ListAdaptersRequest{})
-	require.Equal(t, codes.Unimplemented, code(err))
 }

@@ -297,3 +297,80 @@ WHERE id = sqlc.arg(id)
 -- Removes every secret of an endpoint the caller already reached (a verification change replaced them).
 DELETE FROM endpoint_secrets
 WHERE endpoint_id = sqlc.arg(endpoint_id)::uuid;
+
+-- name: AdapterInsert :one
+-- Creates an adapter for a human the caller may act for; a non-NULL agent_id or endpoint_id must belong to that
+-- same human. No row when any of them is unknown or out of reach. cursor, last_polled_at and last_error start
+-- NULL: the node's adapter runner writes them.
+INSERT INTO adapters (human_id, name, kind, config, endpoint_id, agent_id, queue, enabled)
+SELECT h.id,
+       sqlc.arg(name)::text,
+       sqlc.arg(kind)::text,
+       sqlc.arg(config)::jsonb,
+       ep.id,
+       a.id,
+       sqlc.arg(queue)::text,
+       sqlc.arg(enabled)::boolean
+FROM humans AS h
+LEFT JOIN agents AS a ON a.id = sqlc.narg(agent_id)::uuid AND a.human_id = h.id
+LEFT JOIN endpoints AS ep ON ep.id = sqlc.narg(endpoint_id)::uuid AND ep.human_id = h.id
+WHERE h.id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR h.id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(agent_id)::uuid IS NULL OR a.id IS NOT NULL)
+  AND (sqlc.narg(endpoint_id)::uuid IS NULL OR ep.id IS NOT NULL)
+RETURNING *;
+
+-- name: AdapterGet :one
+-- One adapter of a human the caller may act for.
+SELECT *
+FROM adapters
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
+-- name: AdapterLock :one
+-- One adapter of a human the caller may act for, locked until the transaction ends, so an update merges its patch
+-- into the row it will overwrite.
+SELECT *
+FROM adapters
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+FOR UPDATE;
+
+-- name: AdapterList :many
+-- A page of adapters, oldest first, optionally of one human; the tenancy filter applies whatever the filter says.
+SELECT *
+FROM adapters
+WHERE (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(human_id)::uuid IS NULL OR human_id = sqlc.narg(human_id)::uuid)
+  AND (created_at, id) > (coalesce(sqlc.narg(after_created_at)::timestamptz, '-infinity'),
+                          coalesce(sqlc.narg(after_id)::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY created_at, id
+LIMIT sqlc.arg(max_rows)::integer;
+
+-- name: AdapterUpdate :one
+-- Writes every mutable column of an adapter the caller may reach (the handler merged the patch into the row it
+-- locked with AdapterLock). A non-NULL agent_id or endpoint_id must belong to the adapter's own human; no row
+-- otherwise. kind, human_id, last_polled_at and last_error never change here.
+UPDATE adapters AS ad
+SET name        = sqlc.arg(name)::text,
+    config      = sqlc.arg(config)::jsonb,
+    endpoint_id = sqlc.narg(endpoint_id)::uuid,
+    agent_id    = sqlc.narg(agent_id)::uuid,
+    queue       = sqlc.arg(queue)::text,
+    enabled     = sqlc.arg(enabled)::boolean,
+    cursor      = sqlc.narg(cursor)::text,
+    updated_at  = now()
+WHERE ad.id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR ad.human_id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(agent_id)::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = sqlc.narg(agent_id)::uuid AND a.human_id = ad.human_id))
+  AND (sqlc.narg(endpoint_id)::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM endpoints AS ep
+                  WHERE ep.id = sqlc.narg(endpoint_id)::uuid AND ep.human_id = ad.human_id))
+RETURNING *;
+
+-- name: AdapterDelete :execrows
+-- Deletes an adapter; its events keep a NULL adapter.
+DELETE FROM adapters
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);

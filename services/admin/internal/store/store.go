@@ -70,12 +70,16 @@ var constraintField = map[string]apierr.FieldViolation{
 	"endpoints_signature_prefix_check": {Field: "endpoint.signature_prefix", Description: "must be at most 32 characters"},
 	"endpoints_tolerance_check":        {Field: "endpoint.tolerance_seconds", Description: "must be between 1 and 86400"},
 	"endpoints_rate_limit_check":       {Field: "endpoint.rate_limit_per_second", Description: "must be between 0 and 1000000"},
+	"adapters_kind_check":              {Field: "adapter.kind", Description: "must be a defined kind"},
+	"adapters_config_check":            {Field: "adapter.config", Description: "must be a JSON object"},
+	"adapters_queue_check":             {Field: "adapter.queue", Description: "must match ^[a-z0-9][a-z0-9._-]{0,62}$"},
 }
 
 // uniqueMessage is the client-facing text for each unique constraint.
 var uniqueMessage = map[string]string{
-	"humans_email_lower_key":   "a human with this email already exists",
-	"agents_human_id_name_key": "the human already has an agent with this name",
+	"humans_email_lower_key":     "a human with this email already exists",
+	"agents_human_id_name_key":   "the human already has an agent with this name",
+	"adapters_human_id_name_key": "the human already has an adapter with this name",
 }
 
 // mapErr turns a query error into a domain error. what names the resource

@@ -13,6 +13,302 @@ import (
 	"github.com/google/uuid"
 )
 
+const adapterDelete = `-- name: AdapterDelete :execrows
+DELETE FROM adapters
+WHERE id = $1
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type AdapterDeleteParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Deletes an adapter; its events keep a NULL adapter.
+func (q *Queries) AdapterDelete(ctx context.Context, db DBTX, arg AdapterDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, adapterDelete, arg.ID, arg.Administrator, arg.CallerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const adapterGet = `-- name: AdapterGet :one
+SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at
+FROM adapters
+WHERE id = $1
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type AdapterGetParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// One adapter of a human the caller may act for.
+func (q *Queries) AdapterGet(ctx context.Context, db DBTX, arg AdapterGetParams) (Adapter, error) {
+	row := db.QueryRow(ctx, adapterGet, arg.ID, arg.Administrator, arg.CallerID)
+	var i Adapter
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Name,
+		&i.Kind,
+		&i.Config,
+		&i.EndpointID,
+		&i.AgentID,
+		&i.Queue,
+		&i.Enabled,
+		&i.Cursor,
+		&i.LastPolledAt,
+		&i.LastError,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const adapterInsert = `-- name: AdapterInsert :one
+INSERT INTO adapters (human_id, name, kind, config, endpoint_id, agent_id, queue, enabled)
+SELECT h.id,
+       $1::text,
+       $2::text,
+       $3::jsonb,
+       ep.id,
+       a.id,
+       $4::text,
+       $5::boolean
+FROM humans AS h
+LEFT JOIN agents AS a ON a.id = $6::uuid AND a.human_id = h.id
+LEFT JOIN endpoints AS ep ON ep.id = $7::uuid AND ep.human_id = h.id
+WHERE h.id = $8::uuid
+  AND ($9::boolean OR h.id = $10::uuid)
+  AND ($6::uuid IS NULL OR a.id IS NOT NULL)
+  AND ($7::uuid IS NULL OR ep.id IS NOT NULL)
+RETURNING id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at
+`
+
+type AdapterInsertParams struct {
+	Name          string
+	Kind          string
+	Config        json.RawMessage
+	Queue         string
+	Enabled       bool
+	AgentID       *uuid.UUID
+	EndpointID    *uuid.UUID
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Creates an adapter for a human the caller may act for; a non-NULL agent_id or endpoint_id must belong to that
+// same human. No row when any of them is unknown or out of reach. cursor, last_polled_at and last_error start
+// NULL: the node's adapter runner writes them.
+func (q *Queries) AdapterInsert(ctx context.Context, db DBTX, arg AdapterInsertParams) (Adapter, error) {
+	row := db.QueryRow(ctx, adapterInsert,
+		arg.Name,
+		arg.Kind,
+		arg.Config,
+		arg.Queue,
+		arg.Enabled,
+		arg.AgentID,
+		arg.EndpointID,
+		arg.HumanID,
+		arg.Administrator,
+		arg.CallerID,
+	)
+	var i Adapter
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Name,
+		&i.Kind,
+		&i.Config,
+		&i.EndpointID,
+		&i.AgentID,
+		&i.Queue,
+		&i.Enabled,
+		&i.Cursor,
+		&i.LastPolledAt,
+		&i.LastError,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const adapterList = `-- name: AdapterList :many
+SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at
+FROM adapters
+WHERE ($1::boolean OR human_id = $2::uuid)
+  AND ($3::uuid IS NULL OR human_id = $3::uuid)
+  AND (created_at, id) > (coalesce($4::timestamptz, '-infinity'),
+                          coalesce($5::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY created_at, id
+LIMIT $6::integer
+`
+
+type AdapterListParams struct {
+	Administrator  bool
+	CallerID       uuid.UUID
+	HumanID        *uuid.UUID
+	AfterCreatedAt *time.Time
+	AfterID        *uuid.UUID
+	MaxRows        int32
+}
+
+// A page of adapters, oldest first, optionally of one human; the tenancy filter applies whatever the filter says.
+func (q *Queries) AdapterList(ctx context.Context, db DBTX, arg AdapterListParams) ([]Adapter, error) {
+	rows, err := db.Query(ctx, adapterList,
+		arg.Administrator,
+		arg.CallerID,
+		arg.HumanID,
+		arg.AfterCreatedAt,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Adapter{}
+	for rows.Next() {
+		var i Adapter
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Name,
+			&i.Kind,
+			&i.Config,
+			&i.EndpointID,
+			&i.AgentID,
+			&i.Queue,
+			&i.Enabled,
+			&i.Cursor,
+			&i.LastPolledAt,
+			&i.LastError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adapterLock = `-- name: AdapterLock :one
+SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at
+FROM adapters
+WHERE id = $1
+  AND ($2::boolean OR human_id = $3::uuid)
+FOR UPDATE
+`
+
+type AdapterLockParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// One adapter of a human the caller may act for, locked until the transaction ends, so an update merges its patch
+// into the row it will overwrite.
+func (q *Queries) AdapterLock(ctx context.Context, db DBTX, arg AdapterLockParams) (Adapter, error) {
+	row := db.QueryRow(ctx, adapterLock, arg.ID, arg.Administrator, arg.CallerID)
+	var i Adapter
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Name,
+		&i.Kind,
+		&i.Config,
+		&i.EndpointID,
+		&i.AgentID,
+		&i.Queue,
+		&i.Enabled,
+		&i.Cursor,
+		&i.LastPolledAt,
+		&i.LastError,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const adapterUpdate = `-- name: AdapterUpdate :one
+UPDATE adapters AS ad
+SET name        = $1::text,
+    config      = $2::jsonb,
+    endpoint_id = $3::uuid,
+    agent_id    = $4::uuid,
+    queue       = $5::text,
+    enabled     = $6::boolean,
+    cursor      = $7::text,
+    updated_at  = now()
+WHERE ad.id = $8
+  AND ($9::boolean OR ad.human_id = $10::uuid)
+  AND ($4::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $4::uuid AND a.human_id = ad.human_id))
+  AND ($3::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM endpoints AS ep
+                  WHERE ep.id = $3::uuid AND ep.human_id = ad.human_id))
+RETURNING id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at
+`
+
+type AdapterUpdateParams struct {
+	Name          string
+	Config        json.RawMessage
+	EndpointID    *uuid.UUID
+	AgentID       *uuid.UUID
+	Queue         string
+	Enabled       bool
+	Cursor        *string
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Writes every mutable column of an adapter the caller may reach (the handler merged the patch into the row it
+// locked with AdapterLock). A non-NULL agent_id or endpoint_id must belong to the adapter's own human; no row
+// otherwise. kind, human_id, last_polled_at and last_error never change here.
+func (q *Queries) AdapterUpdate(ctx context.Context, db DBTX, arg AdapterUpdateParams) (Adapter, error) {
+	row := db.QueryRow(ctx, adapterUpdate,
+		arg.Name,
+		arg.Config,
+		arg.EndpointID,
+		arg.AgentID,
+		arg.Queue,
+		arg.Enabled,
+		arg.Cursor,
+		arg.ID,
+		arg.Administrator,
+		arg.CallerID,
+	)
+	var i Adapter
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Name,
+		&i.Kind,
+		&i.Config,
+		&i.EndpointID,
+		&i.AgentID,
+		&i.Queue,
+		&i.Enabled,
+		&i.Cursor,
+		&i.LastPolledAt,
+		&i.LastError,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const agentDelete = `-- name: AgentDelete :execrows
 DELETE FROM agents
 WHERE id = $1
