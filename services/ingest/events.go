@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
@@ -180,6 +181,14 @@ func listFilter(human uuid.UUID, req *ingestv1.ListEventsRequest) (store.EventFi
 	}
 	if f.ReceivedAfter != nil && f.ReceivedBefore != nil && f.ReceivedAfter.After(*f.ReceivedBefore) {
 		return f, apierr.Invalid(apierr.FieldViolation{Field: "received_after", Description: "must not be later than received_before"})
+	}
+	switch st := req.GetTodoState(); st {
+	case queuev1.TodoState_TODO_STATE_UNSPECIFIED:
+	case queuev1.TodoState_TODO_STATE_PENDING, queuev1.TodoState_TODO_STATE_RUNNING, queuev1.TodoState_TODO_STATE_COMPLETED,
+		queuev1.TodoState_TODO_STATE_DEAD, queuev1.TodoState_TODO_STATE_CANCELLED:
+		f.TodoState = strings.ToLower(strings.TrimPrefix(st.String(), "TODO_STATE_"))
+	default:
+		return f, apierr.Invalid(apierr.FieldViolation{Field: "todo_state", Description: "must be a defined TodoState"})
 	}
 	if tok := req.GetPageToken(); tok != "" {
 		id, err := parsePageToken(tok)

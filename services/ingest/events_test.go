@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/services/ingest"
@@ -115,6 +116,17 @@ func TestListEventsPagesAndFilters(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, b.GetEvents(), 3)
 	require.Equal(t, []byte{5}, b.GetEvents()[0].GetPayload())
+
+	// todo_state: only the events whose todo is in that state.
+	withTodo, err := srv.PublishEvent(ctx, &ingestv1.PublishEventRequest{Topic: "c", Queue: "jobs"})
+	require.NoError(t, err)
+	pending, err := srv.ListEvents(ctx, &ingestv1.ListEventsRequest{TodoState: queuev1.TodoState_TODO_STATE_PENDING})
+	require.NoError(t, err)
+	require.Len(t, pending.GetEvents(), 1)
+	require.Equal(t, withTodo.GetEvent().GetId(), pending.GetEvents()[0].GetId())
+	dead, err := srv.ListEvents(ctx, &ingestv1.ListEventsRequest{TodoState: queuev1.TodoState_TODO_STATE_DEAD})
+	require.NoError(t, err)
+	require.Empty(t, dead.GetEvents())
 
 	_, err = srv.ListEvents(ctx, &ingestv1.ListEventsRequest{PageToken: "not-a-token"})
 	require.Equal(t, codes.InvalidArgument, code(err))

@@ -8,6 +8,7 @@ package ingestv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -321,7 +322,11 @@ type ListEventsRequest struct {
 	// Opaque token from a previous ListEventsResponse.next_page_token, at most
 	// 1024 characters; empty for the first page. Must be used with the same
 	// filters.
-	PageToken     string `protobuf:"bytes,8,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,8,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only events whose todo is in this state (for example the events whose
+	// work is dead, to replay them); TODO_STATE_UNSPECIFIED means any, and
+	// also events without a todo.
+	TodoState     v1.TodoState `protobuf:"varint,9,opt,name=todo_state,json=todoState,proto3,enum=switchboard.queue.v1.TodoState" json:"todo_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -412,6 +417,13 @@ func (x *ListEventsRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListEventsRequest) GetTodoState() v1.TodoState {
+	if x != nil {
+		return x.TodoState
+	}
+	return v1.TodoState(0)
+}
+
 // ListEventsResponse is one page of events.
 type ListEventsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -471,7 +483,7 @@ var File_switchboard_ingest_v1_ingest_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_ingest_v1_ingest_service_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/ingest/v1/ingest_service.proto\x12\x15switchboard.ingest.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\"switchboard/ingest/v1/ingest.proto\"\xc5\x03\n" +
+	"*switchboard/ingest/v1/ingest_service.proto\x12\x15switchboard.ingest.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\"switchboard/ingest/v1/ingest.proto\x1a switchboard/queue/v1/queue.proto\"\xc5\x03\n" +
 	"\x13PublishEventRequest\x12#\n" +
 	"\x05topic\x18\x01 \x01(\tB\r\xbaH\n" +
 	"\xc8\x01\x01r\x05\x10\x01\x18\xff\x01R\x05topic\x12#\n" +
@@ -493,7 +505,7 @@ const file_switchboard_ingest_v1_ingest_service_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03B\n" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\"F\n" +
 	"\x10GetEventResponse\x122\n" +
-	"\x05event\x18\x01 \x01(\v2\x1c.switchboard.ingest.v1.EventR\x05event\"\xb8\x05\n" +
+	"\x05event\x18\x01 \x01(\v2\x1c.switchboard.ingest.v1.EventR\x05event\"\x82\x06\n" +
 	"\x11ListEventsRequest\x12\x8c\x01\n" +
 	"\x06source\x18\x01 \x01(\tBt\xbaHq\xd8\x01\x01rl2j^(publish|(endpoint|adapter):[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$R\x06source\x12,\n" +
 	"\vendpoint_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\n" +
@@ -505,7 +517,9 @@ const file_switchboard_ingest_v1_ingest_service_proto_rawDesc = "" +
 	"\tpage_size\x18\a \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
 	"\n" +
-	"page_token\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken:\xc2\x01\xbaH\xbe\x01\x1a\xbb\x01\n" +
+	"page_token\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\x12H\n" +
+	"\n" +
+	"todo_state\x18\t \x01(\x0e2\x1f.switchboard.queue.v1.TodoStateB\b\xbaH\x05\x82\x01\x02\x10\x01R\ttodoState:\xc2\x01\xbaH\xbe\x01\x1a\xbb\x01\n" +
 	"\x1alist_events.received_range\x125received_after must not be later than received_before\x1af!has(this.received_after) || !has(this.received_before) || this.received_after <= this.received_before\"r\n" +
 	"\x12ListEventsResponse\x124\n" +
 	"\x06events\x18\x01 \x03(\v2\x1c.switchboard.ingest.v1.EventR\x06events\x12&\n" +
@@ -539,25 +553,27 @@ var file_switchboard_ingest_v1_ingest_service_proto_goTypes = []any{
 	nil,                           // 6: switchboard.ingest.v1.PublishEventRequest.HeadersEntry
 	(*Event)(nil),                 // 7: switchboard.ingest.v1.Event
 	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(v1.TodoState)(0),             // 9: switchboard.queue.v1.TodoState
 }
 var file_switchboard_ingest_v1_ingest_service_proto_depIdxs = []int32{
-	6, // 0: switchboard.ingest.v1.PublishEventRequest.headers:type_name -> switchboard.ingest.v1.PublishEventRequest.HeadersEntry
-	7, // 1: switchboard.ingest.v1.PublishEventResponse.event:type_name -> switchboard.ingest.v1.Event
-	7, // 2: switchboard.ingest.v1.GetEventResponse.event:type_name -> switchboard.ingest.v1.Event
-	8, // 3: switchboard.ingest.v1.ListEventsRequest.received_after:type_name -> google.protobuf.Timestamp
-	8, // 4: switchboard.ingest.v1.ListEventsRequest.received_before:type_name -> google.protobuf.Timestamp
-	7, // 5: switchboard.ingest.v1.ListEventsResponse.events:type_name -> switchboard.ingest.v1.Event
-	0, // 6: switchboard.ingest.v1.IngestService.PublishEvent:input_type -> switchboard.ingest.v1.PublishEventRequest
-	2, // 7: switchboard.ingest.v1.IngestService.GetEvent:input_type -> switchboard.ingest.v1.GetEventRequest
-	4, // 8: switchboard.ingest.v1.IngestService.ListEvents:input_type -> switchboard.ingest.v1.ListEventsRequest
-	1, // 9: switchboard.ingest.v1.IngestService.PublishEvent:output_type -> switchboard.ingest.v1.PublishEventResponse
-	3, // 10: switchboard.ingest.v1.IngestService.GetEvent:output_type -> switchboard.ingest.v1.GetEventResponse
-	5, // 11: switchboard.ingest.v1.IngestService.ListEvents:output_type -> switchboard.ingest.v1.ListEventsResponse
-	9, // [9:12] is the sub-list for method output_type
-	6, // [6:9] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	6,  // 0: switchboard.ingest.v1.PublishEventRequest.headers:type_name -> switchboard.ingest.v1.PublishEventRequest.HeadersEntry
+	7,  // 1: switchboard.ingest.v1.PublishEventResponse.event:type_name -> switchboard.ingest.v1.Event
+	7,  // 2: switchboard.ingest.v1.GetEventResponse.event:type_name -> switchboard.ingest.v1.Event
+	8,  // 3: switchboard.ingest.v1.ListEventsRequest.received_after:type_name -> google.protobuf.Timestamp
+	8,  // 4: switchboard.ingest.v1.ListEventsRequest.received_before:type_name -> google.protobuf.Timestamp
+	9,  // 5: switchboard.ingest.v1.ListEventsRequest.todo_state:type_name -> switchboard.queue.v1.TodoState
+	7,  // 6: switchboard.ingest.v1.ListEventsResponse.events:type_name -> switchboard.ingest.v1.Event
+	0,  // 7: switchboard.ingest.v1.IngestService.PublishEvent:input_type -> switchboard.ingest.v1.PublishEventRequest
+	2,  // 8: switchboard.ingest.v1.IngestService.GetEvent:input_type -> switchboard.ingest.v1.GetEventRequest
+	4,  // 9: switchboard.ingest.v1.IngestService.ListEvents:input_type -> switchboard.ingest.v1.ListEventsRequest
+	1,  // 10: switchboard.ingest.v1.IngestService.PublishEvent:output_type -> switchboard.ingest.v1.PublishEventResponse
+	3,  // 11: switchboard.ingest.v1.IngestService.GetEvent:output_type -> switchboard.ingest.v1.GetEventResponse
+	5,  // 12: switchboard.ingest.v1.IngestService.ListEvents:output_type -> switchboard.ingest.v1.ListEventsResponse
+	10, // [10:13] is the sub-list for method output_type
+	7,  // [7:10] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_ingest_v1_ingest_service_proto_init() }

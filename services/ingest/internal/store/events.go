@@ -48,7 +48,8 @@ type EventFilter struct {
 	Source, Topic                 string
 	EndpointID                    *uuid.UUID
 	ReceivedAfter, ReceivedBefore *time.Time
-	BeforeID                      int64 // keyset: only ids below it; 0 = from the newest
+	BeforeID                      int64  // keyset: only ids below it; 0 = from the newest
+	TodoState                     string // "" = any (and events without a todo)
 	IncludePayload                bool
 	Limit                         int32
 }
@@ -67,6 +68,9 @@ func (s *Store) ListEvents(ctx context.Context, f EventFilter) ([]EventRow, erro
 	}
 	if f.BeforeID > 0 {
 		p.BeforeID = &f.BeforeID
+	}
+	if f.TodoState != "" {
+		p.TodoState = &f.TodoState
 	}
 	rows, err := s.q.EventList(ctx, s.pool, p)
 	if err != nil {

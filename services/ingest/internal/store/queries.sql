@@ -90,19 +90,22 @@ WHERE human_id = sqlc.arg(human_id)
 -- name: EventList :many
 -- A tenant's events newest first with optional filters; keyset pagination on id (before_id = the last id
 -- seen). The payload is read only when asked for (the rest of the row is small); its size always is.
-SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
-       content_type,
-       CASE WHEN sqlc.arg(include_payload)::boolean THEN payload ELSE ''::bytea END AS payload,
-       size_bytes
-FROM events
-WHERE human_id = sqlc.arg(human_id)
-  AND (sqlc.narg(source)::text IS NULL OR source = sqlc.narg(source)::text)
-  AND (sqlc.narg(endpoint_id)::uuid IS NULL OR endpoint_id = sqlc.narg(endpoint_id)::uuid)
-  AND (sqlc.narg(topic)::text IS NULL OR topic = sqlc.narg(topic)::text)
-  AND (sqlc.narg(received_after)::timestamptz IS NULL OR received_at >= sqlc.narg(received_after)::timestamptz)
-  AND (sqlc.narg(received_before)::timestamptz IS NULL OR received_at < sqlc.narg(received_before)::timestamptz)
-  AND (sqlc.narg(before_id)::bigint IS NULL OR id < sqlc.narg(before_id)::bigint)
-ORDER BY id DESC
+-- todo_state keeps the events whose todo is in that state.
+SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.topic, e.delivery_id, e.received_at,
+       e.headers, e.content_type,
+       CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload,
+       e.size_bytes
+FROM events AS e
+WHERE e.human_id = sqlc.arg(human_id)
+  AND (sqlc.narg(source)::text IS NULL OR e.source = sqlc.narg(source)::text)
+  AND (sqlc.narg(endpoint_id)::uuid IS NULL OR e.endpoint_id = sqlc.narg(endpoint_id)::uuid)
+  AND (sqlc.narg(topic)::text IS NULL OR e.topic = sqlc.narg(topic)::text)
+  AND (sqlc.narg(received_after)::timestamptz IS NULL OR e.received_at >= sqlc.narg(received_after)::timestamptz)
+  AND (sqlc.narg(received_before)::timestamptz IS NULL OR e.received_at < sqlc.narg(received_before)::timestamptz)
+  AND (sqlc.narg(before_id)::bigint IS NULL OR e.id < sqlc.narg(before_id)::bigint)
+  AND (sqlc.narg(todo_state)::text IS NULL
+       OR EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state = sqlc.narg(todo_state)::text))
+ORDER BY e.id DESC
 LIMIT sqlc.arg(page_size)::integer;
 
 -- name: EventRetentionSettings :one

@@ -538,20 +538,22 @@ func (q *Queries) EventInsert(ctx context.Context, db DBTX, arg EventInsertParam
 }
 
 const eventList = `-- name: EventList :many
-SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
-       content_type,
-       CASE WHEN $1::boolean THEN payload ELSE ''::bytea END AS payload,
-       size_bytes
-FROM events
-WHERE human_id = $2
-  AND ($3::text IS NULL OR source = $3::text)
-  AND ($4::uuid IS NULL OR endpoint_id = $4::uuid)
-  AND ($5::text IS NULL OR topic = $5::text)
-  AND ($6::timestamptz IS NULL OR received_at >= $6::timestamptz)
-  AND ($7::timestamptz IS NULL OR received_at < $7::timestamptz)
-  AND ($8::bigint IS NULL OR id < $8::bigint)
-ORDER BY id DESC
-LIMIT $9::integer
+SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.topic, e.delivery_id, e.received_at,
+       e.headers, e.content_type,
+       CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload,
+       e.size_bytes
+FROM events AS e
+WHERE e.human_id = $2
+  AND ($3::text IS NULL OR e.source = $3::text)
+  AND ($4::uuid IS NULL OR e.endpoint_id = $4::uuid)
+  AND ($5::text IS NULL OR e.topic = $5::text)
+  AND ($6::timestamptz IS NULL OR e.received_at >= $6::timestamptz)
+  AND ($7::timestamptz IS NULL OR e.received_at < $7::timestamptz)
+  AND ($8::bigint IS NULL OR e.id < $8::bigint)
+  AND ($9::text IS NULL
+       OR EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state = $9::text))
+ORDER BY e.id DESC
+LIMIT $10::integer
 `
 
 type EventListParams struct {
@@ -563,6 +565,7 @@ type EventListParams struct {
 	ReceivedAfter  *time.Time
 	ReceivedBefore *time.Time
 	BeforeID       *int64
+	TodoState      *string
 	PageSize       int32
 }
 
@@ -584,6 +587,7 @@ type EventListRow struct {
 
 // A tenant's events newest first with optional filters; keyset pagination on id (before_id = the last id
 // seen). The payload is read only when asked for (the rest of the row is small); its size always is.
+// todo_state keeps the events whose todo is in that state.
 func (q *Queries) EventList(ctx context.Context, db DBTX, arg EventListParams) ([]EventListRow, error) {
 	rows, err := db.Query(ctx, eventList,
 		arg.IncludePayload,
@@ -594,6 +598,7 @@ func (q *Queries) EventList(ctx context.Context, db DBTX, arg EventListParams) (
 		arg.ReceivedAfter,
 		arg.ReceivedBefore,
 		arg.BeforeID,
+		arg.TodoState,
 		arg.PageSize,
 	)
 	if err != nil {
