@@ -2,3 +2,18 @@ package ingest
 
 // OnBatchStatement sets a hook told each group-commit statement's size.
 func (s *Server) OnBatchStatement(f func(n int)) { s.batcher.onStatement = f }
+
+// RunningAdapters is how many adapters this node's runner has running now.
+func (s *Server) RunningAdapters() int {
+	s.adapters.mu.Lock()
+	defer s.adapters.mu.Unlock()
+	n := 0
+	for _, a := range s.adapters.running {
+		select {
+		case <-a.done:
+		default:
+			n++
+		}
+	}
+	return n
+}

@@ -47,6 +47,7 @@ func TestNodeRunsEnabledRedisAdapters(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return e.count(t, `SELECT count(*) FROM todos WHERE human_id = $1 AND queue = 'stream'`) == 3
 	}, 10*time.Second, 20*time.Millisecond)
+	require.Equal(t, 1, srv.RunningAdapters())
 	consumers, err := rdb.XInfoConsumers(t.Context(), stream, "switchboard").Result()
 	require.NoError(t, err)
 	require.Len(t, consumers, 1)
@@ -54,10 +55,15 @@ func TestNodeRunsEnabledRedisAdapters(t *testing.T) {
 
 	_, err = e.pool.Exec(t.Context(), `UPDATE adapters SET enabled = false WHERE id = $1`, adapterID)
 	require.NoError(t, err)
-	time.Sleep(300 * time.Millisecond) // several reconciles
+	require.Eventually(t, func() bool { return srv.RunningAdapters() == 0 }, 10*time.Second, 20*time.Millisecond,
+		"the runner stops a disabled adapter")
+	// Stopped means its consumer returned: a new entry stays unread.
 	require.NoError(t, rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: stream, Values: map[string]any{"body": `{"n":9}`}}).Err())
-	time.Sleep(300 * time.Millisecond)
-	require.Equal(t, 3, e.count(t, `SELECT count(*) FROM events WHERE human_id = $1`), "a disabled adapter reads nothing")
+	groups, err := rdb.XInfoGroups(t.Context(), stream).Result()
+	require.NoError(t, err)
+	require.Len(t, groups, 1)
+	require.EqualValues(t, 1, groups[0].Lag, "nobody read the new entry")
+	require.Equal(t, 3, e.count(t, `SELECT count(*) FROM events WHERE human_id = $1`))
 	var lastPolled *time.Time
 	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT last_polled_at FROM adapters WHERE id = $1`, adapterID).Scan(&lastPolled))
 	require.NotNil(t, lastPolled)

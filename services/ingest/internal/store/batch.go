@@ -5,53 +5,65 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
 )
 
-// IngestBatch stores events that share a source and a target (and need no
-// body-hash dedup) with their todos in ONE statement: the group commit of
-// concurrent webhook requests. Results are in item order. A delivery id
-// stored before, or earlier in the same batch, is a duplicate. If the
-// statement fails nothing was stored (it is one statement), so the caller
-// may retry the items one by one.
+// IngestBatch stores events that share a human, a source and a target with
+// their todos in ONE statement: a single event, the group commit of
+// concurrent webhook requests, or a pull adapter's batch. Results are in item
+// order. A delivery id stored before, or earlier in the same batch, is a
+// duplicate. Body-hash dedup is not checked here (Ingest does it under its
+// lock). If the statement fails nothing was stored (it is one statement),
+// so the caller may retry the items one by one.
 func (s *Store) IngestBatch(ctx context.Context, events []Event, t Target) ([]Stored, error) {
+	return s.ingestBatch(ctx, s.pool, events, t)
+}
+
+func (s *Store) ingestBatch(ctx context.Context, db dbsqlc.DBTX, events []Event, t Target) ([]Stored, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
 	first := events[0]
+	n := len(events)
 	p := dbsqlc.EventIngestBatchParams{
 		HumanID: first.HumanID, Source: first.Source, EndpointID: first.EndpointID, AdapterID: first.AdapterID,
-		Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind,
-		DeliveryIds: make([]string, len(events)), Topics: make([]string, len(events)), Headers: make([]string, len(events)),
-		ContentTypes: make([]string, len(events)), Payloads: make([][]byte, len(events)),
-		VerifiedSchemes: make([]string, len(events)), SourceIps: make([]string, len(events)),
+		PublishedBy: first.PublishedBy, Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind, TodoPayload: t.Payload,
+		DeliveryIds: make([]string, n), Topics: make([]string, n), Headers: make([]string, n), ContentTypes: make([]string, n),
+		Payloads: make([][]byte, n), BodySha256s: make([][]byte, n), VerifiedSchemes: make([]string, n), SourceIps: make([]string, n),
 	}
 	for i, e := range events {
-		if e.HumanID != first.HumanID || e.Source != first.Source || e.BodySHA256 != nil {
-			return nil, fmt.Errorf("ingest: batch item %d has another source or needs body dedup", i)
+		if e.HumanID != first.HumanID || e.Source != first.Source || !sameID(e.PublishedBy, first.PublishedBy) {
+			return nil, fmt.Errorf("ingest: batch item %d is of another tenant, source or publisher", i)
 		}
-		h, err := json.Marshal(e.Headers)
-		if err != nil {
-			return nil, fmt.Errorf("ingest: headers: %w", err)
-		}
-		if e.Headers == nil {
-			h = []byte(`{}`)
+		h := []byte(`{}`)
+		if e.Headers != nil {
+			var err error
+			if h, err = json.Marshal(e.Headers); err != nil {
+				return nil, fmt.Errorf("ingest: headers: %w", err)
+			}
 		}
 		p.DeliveryIds[i], p.Topics[i], p.Headers[i], p.ContentTypes[i] = e.DeliveryID, e.Topic, string(h), e.ContentType
-		p.Payloads[i], p.VerifiedSchemes[i] = e.Payload, e.VerifiedScheme
+		p.Payloads[i], p.BodySha256s[i], p.VerifiedSchemes[i] = e.Payload, e.BodySHA256, e.VerifiedScheme
 		if p.Payloads[i] == nil {
-			p.Payloads[i] = []byte{}
+			p.Payloads[i] = []byte{} // NOT NULL: an empty body is still a body
+		}
+		if p.BodySha256s[i] == nil {
+			p.BodySha256s[i] = []byte{}
 		}
 		if e.SourceIP != nil {
 			p.SourceIps[i] = e.SourceIP.String()
 		}
 	}
-	rows, err := s.q.EventIngestBatch(ctx, s.pool, p)
+	rows, err := s.q.EventIngestBatch(ctx, db, p)
 	if err != nil {
-		return nil, fmt.Errorf("ingest: store %d events: %w", len(events), err)
+		return nil, fmt.Errorf("ingest: store %d events: %w", n, err)
 	}
 	return matchBatch(events, rows)
 }
+
+func sameID(a, b *uuid.UUID) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // matchBatch pairs items with the inserted rows: keyed items by delivery id
 // (the first item with an id is the one that could be inserted), unkeyed

@@ -41,25 +41,6 @@ WHERE e.human_id = sqlc.arg(human_id)
   AND e.received_at > now() - make_interval(secs => sqlc.arg(window_seconds)::double precision)
 LIMIT 1;
 
--- name: EventInsert :one
--- Stores one event; a delivery id already stored for this tenant and source conflicts with events_dedup and
--- returns no row (pgx.ErrNoRows): a duplicate, which writes nothing.
-INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
-                    content_type, payload, body_sha256, verified_scheme, source_ip)
-VALUES (sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), sqlc.narg(published_by),
-        sqlc.arg(topic), sqlc.narg(delivery_id), sqlc.arg(headers), sqlc.arg(content_type), sqlc.arg(payload),
-        sqlc.narg(body_sha256), sqlc.arg(verified_scheme), sqlc.narg(source_ip)::inet)
-ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
-RETURNING id, received_at;
-
--- name: TodoInsertForEvent :one
--- The event's todo, in the same transaction. Defaults (max_attempts) come from queue.defaults like the queue's
--- own enqueue; the payload is the event reference, the body stays in events.
-INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
-VALUES (sqlc.arg(human_id), sqlc.arg(queue), sqlc.narg(agent_id), sqlc.arg(event_id), sqlc.arg(kind), sqlc.arg(payload),
-        coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25))
-RETURNING id;
-
 -- name: QueueNotify :exec
 -- Wakes other nodes' long-poll claims for the todo's queue (the queue service's channel and payload format),
 -- sent after the commit.
@@ -151,54 +132,29 @@ WHERE id IN (
     FOR UPDATE OF e SKIP LOCKED
 );
 
--- name: EventIngest :one
--- The event and its todo in ONE statement (so one transaction and one round trip, not four): the todo is
--- inserted only when the event was (a duplicate delivery id conflicts with events_dedup and inserts neither),
--- and only when queue is not ''. No row at all means a duplicate. Used when no body-hash dedup is needed
--- (that one needs the advisory lock first: EventInsert in a transaction).
-WITH ev AS (
-    INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
-                        content_type, payload, body_sha256, verified_scheme, source_ip)
-    VALUES (sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), sqlc.narg(published_by),
-            sqlc.arg(topic), sqlc.narg(delivery_id), sqlc.arg(headers), sqlc.arg(content_type), sqlc.arg(payload),
-            NULL, sqlc.arg(verified_scheme), sqlc.narg(source_ip)::inet)
-    ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
-    RETURNING id, received_at
-), td AS (
-    INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
-    SELECT sqlc.arg(human_id), sqlc.arg(queue)::text, sqlc.narg(agent_id), ev.id, sqlc.arg(kind),
-           coalesce(sqlc.narg(todo_payload)::jsonb,
-                    jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', sqlc.arg(source)::text,
-                                                         'topic', nullif(sqlc.arg(topic)::text, ''),
-                                                         'content_type', nullif(sqlc.arg(content_type)::text, ''),
-                                                         'delivery_id', sqlc.narg(delivery_id)::text))),
-           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
-    FROM ev
-    WHERE sqlc.arg(queue)::text <> ''
-    RETURNING id
-)
-SELECT ev.id, ev.received_at, coalesce((SELECT td.id FROM td), 0)::bigint AS todo_id
-FROM ev;
-
 -- name: EventIngestBatch :many
--- EventIngest for many events of one source and target at once: the group commit of concurrent webhook
--- requests (one statement, one commit for all). Arrays are parallel, one element per event; '' means none
--- (delivery_id, source_ip). Rows are inserted in ORDER BY ord order, so identity ids ascend in item order; a
--- delivery id stored before, or earlier in the same batch, conflicts and is absent from the result.
+-- Stores events of one source with their todos in ONE statement (one transaction, one round trip, one commit):
+-- a single event, the group commit of concurrent webhook requests, or an adapter's batch. Arrays are parallel,
+-- one element per event; '' (or an empty body_sha256) means none. Rows are inserted in ORDER BY ord order, so
+-- identity ids ascend in item order; a delivery id stored before, or earlier in the same batch, conflicts and
+-- is absent from the result (a duplicate, which writes nothing). Todos are created only when queue is not '';
+-- their payload is todo_payload, or a reference to the event when that is NULL.
 WITH input AS (
     SELECT unnest(sqlc.arg(delivery_ids)::text[])                           AS delivery_id,
            unnest(sqlc.arg(topics)::text[])                                 AS topic,
            unnest(sqlc.arg(headers)::text[])                                AS headers,
            unnest(sqlc.arg(content_types)::text[])                          AS content_type,
            unnest(sqlc.arg(payloads)::bytea[])                              AS payload,
+           unnest(sqlc.arg(body_sha256s)::bytea[])                          AS body_sha256,
            unnest(sqlc.arg(verified_schemes)::text[])                       AS verified_scheme,
            unnest(sqlc.arg(source_ips)::text[])                             AS source_ip,
            generate_series(1, cardinality(sqlc.arg(topics)::text[]))::bigint AS ord
 ), ev AS (
-    INSERT INTO events (human_id, source, endpoint_id, adapter_id, topic, delivery_id, headers, content_type, payload,
-                        verified_scheme, source_ip)
-    SELECT sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), i.topic, nullif(i.delivery_id, ''),
-           i.headers::jsonb, i.content_type, i.payload, i.verified_scheme, nullif(i.source_ip, '')::inet
+    INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
+                        content_type, payload, body_sha256, verified_scheme, source_ip)
+    SELECT sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), sqlc.narg(published_by),
+           i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
+           nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet
     FROM input AS i
     ORDER BY i.ord
     ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
@@ -206,9 +162,11 @@ WITH input AS (
 ), td AS (
     INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
     SELECT sqlc.arg(human_id), sqlc.arg(queue)::text, sqlc.narg(agent_id), ev.id, sqlc.arg(kind),
-           jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', sqlc.arg(source)::text,
-                                                'topic', nullif(ev.topic, ''), 'content_type', nullif(ev.content_type, ''),
-                                                'delivery_id', ev.delivery_id)),
+           coalesce(sqlc.narg(todo_payload)::jsonb,
+                    jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', sqlc.arg(source)::text,
+                                                         'topic', nullif(ev.topic, ''),
+                                                         'content_type', nullif(ev.content_type, ''),
+                                                         'delivery_id', ev.delivery_id))),
            coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
     FROM ev
     WHERE sqlc.arg(queue)::text <> ''

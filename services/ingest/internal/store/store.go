@@ -1,12 +1,11 @@
-// Package store is the ingest service's data access: an event and its todo
-// stored in one transaction, deduplicated by the sender's delivery id and,
+// Package store is the ingest service's data access: events and their todos
+// stored in one statement, deduplicated by the sender's delivery id and,
 // where that id is not signed, by the body's SHA-256 within the dedup
 // window; and the endpoint lookup the webhook edge verifies against.
 package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -69,105 +68,36 @@ type Stored struct {
 	ReceivedAt time.Time
 }
 
-// Ingest stores e and its todo in one transaction, or recognises a
-// duplicate and writes nothing. The caller acknowledges the sender only
-// after it returned without error.
+// Ingest stores e and its todo, or recognises a duplicate and writes
+// nothing: one statement (IngestBatch of one), or, when e needs body-hash
+// dedup, that statement in a transaction behind the body's advisory lock.
+// The caller acknowledges the sender only after it returned without error.
 func (s *Store) Ingest(ctx context.Context, e Event, t Target) (Stored, error) {
-	headers, err := json.Marshal(e.Headers)
-	if err != nil {
-		return Stored{}, fmt.Errorf("ingest: headers: %w", err)
-	}
-	if e.Headers == nil {
-		headers = []byte(`{}`)
-	}
 	if e.BodySHA256 == nil {
-		return s.ingestOne(ctx, e, t, headers)
+		res, err := s.IngestBatch(ctx, []Event{e}, t)
+		if err != nil {
+			return Stored{}, err
+		}
+		return res[0], nil
 	}
 	var out Stored
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if e.BodySHA256 != nil {
-			dup, err := s.recentBody(ctx, tx, e)
-			if err != nil || dup {
-				out.Duplicate = dup
-				return err
-			}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		dup, err := s.recentBody(ctx, tx, e)
+		if err != nil || dup {
+			out.Duplicate = dup
+			return err
 		}
-		p := dbsqlc.EventInsertParams{
-			HumanID: e.HumanID, Source: e.Source, EndpointID: e.EndpointID, AdapterID: e.AdapterID,
-			PublishedBy: e.PublishedBy, Topic: e.Topic, Headers: headers, ContentType: e.ContentType,
-			Payload: e.Payload, BodySha256: e.BodySHA256, VerifiedScheme: e.VerifiedScheme, SourceIp: e.SourceIP,
-		}
-		if e.DeliveryID != "" {
-			p.DeliveryID = &e.DeliveryID
-		}
-		if p.Payload == nil {
-			p.Payload = []byte{} // NOT NULL: an empty body is still a body
-		}
-		row, err := s.q.EventInsert(ctx, tx, p)
-		if errors.Is(err, pgx.ErrNoRows) {
-			out.Duplicate = true
-			return nil
-		}
+		res, err := s.ingestBatch(ctx, tx, []Event{e}, t)
 		if err != nil {
-			return fmt.Errorf("ingest: insert event: %w", err)
+			return err
 		}
-		out.EventID, out.ReceivedAt = row.ID, row.ReceivedAt
-		if t.Queue == "" {
-			return nil
-		}
-		payload := t.Payload
-		if payload == nil {
-			if payload, err = json.Marshal(todoPayload{EventID: row.ID, Source: e.Source, Topic: e.Topic, ContentType: e.ContentType, DeliveryID: e.DeliveryID}); err != nil {
-				return fmt.Errorf("ingest: todo payload: %w", err)
-			}
-		}
-		out.TodoID, err = s.q.TodoInsertForEvent(ctx, tx, dbsqlc.TodoInsertForEventParams{
-			HumanID: e.HumanID, Queue: t.Queue, AgentID: t.AgentID, EventID: &row.ID, Kind: t.Kind, Payload: payload,
-		})
-		if err != nil {
-			return fmt.Errorf("ingest: insert todo: %w", err)
-		}
+		out = res[0]
 		return nil
 	})
 	if err != nil {
 		return Stored{}, err
 	}
 	return out, nil
-}
-
-// ingestOne stores e and its todo with one statement (EventIngest): one
-// round trip and one commit, for events that need no body-hash dedup.
-func (s *Store) ingestOne(ctx context.Context, e Event, t Target, headers []byte) (Stored, error) {
-	p := dbsqlc.EventIngestParams{
-		HumanID: e.HumanID, Source: e.Source, EndpointID: e.EndpointID, AdapterID: e.AdapterID,
-		PublishedBy: e.PublishedBy, Topic: e.Topic, Headers: headers, ContentType: e.ContentType,
-		Payload: e.Payload, VerifiedScheme: e.VerifiedScheme, SourceIp: e.SourceIP,
-		Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind, TodoPayload: t.Payload,
-	}
-	if e.DeliveryID != "" {
-		p.DeliveryID = &e.DeliveryID
-	}
-	if p.Payload == nil {
-		p.Payload = []byte{}
-	}
-	row, err := s.q.EventIngest(ctx, s.pool, p)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Stored{Duplicate: true}, nil
-	}
-	if err != nil {
-		return Stored{}, fmt.Errorf("ingest: store event: %w", err)
-	}
-	return Stored{EventID: row.ID, TodoID: row.TodoID, ReceivedAt: row.ReceivedAt}, nil
-}
-
-// todoPayload is the payload of an event's todo: a reference, not the body
-// (IngestService.GetEvent returns the raw bytes).
-type todoPayload struct {
-	EventID     int64  `json:"event_id"`
-	Source      string `json:"source"`
-	Topic       string `json:"topic,omitempty"`
-	ContentType string `json:"content_type,omitempty"`
-	DeliveryID  string `json:"delivery_id,omitempty"`
 }
 
 // recentBody takes the body's advisory lock (held to the end of tx) and

@@ -46,6 +46,9 @@ func (a *Adapter) Run(ctx context.Context, sink adapter.Sink) error {
 		Username: a.cfg.Username,
 		Password: a.cfg.Password,
 		DB:       a.cfg.DB,
+		// Named, so an operator's CLIENT LIST tells which adapter and
+		// consumer a connection belongs to.
+		ClientName: clientName(a.cfg),
 		// Plain Redis has no maintenance notifications; asking for them only
 		// logs a handshake warning on every connection.
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
@@ -199,4 +202,16 @@ func (r *runner) claim(ctx context.Context) error {
 
 func isNoGroup(err error) bool {
 	return strings.Contains(err.Error(), "NOGROUP")
+}
+
+// clientName is the connection name the adapter gives Redis (CLIENT
+// SETNAME): "switchboard:<stream>:<group>:<consumer>", with characters
+// Redis refuses in a name (spaces, newlines) replaced.
+func clientName(cfg Config) string {
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, "switchboard:"+cfg.Stream+":"+cfg.Group+":"+cfg.Consumer)
 }

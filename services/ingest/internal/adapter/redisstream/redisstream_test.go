@@ -3,6 +3,7 @@ package redisstream
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,7 +174,19 @@ func TestShutdownWhileBlocked(t *testing.T) {
 		cs, err := rdb.XInfoConsumers(t.Context(), cfg.Stream, cfg.Group).Result()
 		return err == nil && len(cs) == 1
 	}, waitFor, tick)
-	time.Sleep(100 * time.Millisecond) // let the drain of the empty PEL finish and the blocking read start
+	// ... and that its connection is now blocked in the read with ">".
+	require.Eventually(t, func() bool {
+		list, err := rdb.ClientList(t.Context()).Result()
+		if err != nil {
+			return false
+		}
+		for line := range strings.SplitSeq(list, "\n") {
+			if strings.Contains(line, " name="+clientName(cfg)+" ") && strings.Contains(line, " flags=b ") {
+				return true
+			}
+		}
+		return false
+	}, waitFor, tick)
 
 	began := time.Now()
 	cancel()

@@ -8,7 +8,6 @@ package dbsqlc
 import (
 	"context"
 	"encoding/json"
-	"net/netip"
 	"time"
 
 	"github.com/google/uuid"
@@ -300,85 +299,6 @@ func (q *Queries) EventGet(ctx context.Context, db DBTX, arg EventGetParams) (Ev
 	return i, err
 }
 
-const eventIngest = `-- name: EventIngest :one
-WITH ev AS (
-    INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
-                        content_type, payload, body_sha256, verified_scheme, source_ip)
-    VALUES ($1, $2, $3, $4, $5,
-            $6, $7, $8, $9, $10,
-            NULL, $11, $12::inet)
-    ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
-    RETURNING id, received_at
-), td AS (
-    INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
-    SELECT $1, $13::text, $14, ev.id, $15,
-           coalesce($16::jsonb,
-                    jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', $2::text,
-                                                         'topic', nullif($6::text, ''),
-                                                         'content_type', nullif($9::text, ''),
-                                                         'delivery_id', $7::text))),
-           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
-    FROM ev
-    WHERE $13::text <> ''
-    RETURNING id
-)
-SELECT ev.id, ev.received_at, coalesce((SELECT td.id FROM td), 0)::bigint AS todo_id
-FROM ev
-`
-
-type EventIngestParams struct {
-	HumanID        uuid.UUID
-	Source         string
-	EndpointID     *uuid.UUID
-	AdapterID      *uuid.UUID
-	PublishedBy    *uuid.UUID
-	Topic          string
-	DeliveryID     *string
-	Headers        json.RawMessage
-	ContentType    string
-	Payload        []byte
-	VerifiedScheme string
-	SourceIp       *netip.Addr
-	Queue          string
-	AgentID        *uuid.UUID
-	Kind           string
-	TodoPayload    json.RawMessage
-}
-
-type EventIngestRow struct {
-	ID         int64
-	ReceivedAt time.Time
-	TodoID     int64
-}
-
-// The event and its todo in ONE statement (so one transaction and one round trip, not four): the todo is
-// inserted only when the event was (a duplicate delivery id conflicts with events_dedup and inserts neither),
-// and only when queue is not ”. No row at all means a duplicate. Used when no body-hash dedup is needed
-// (that one needs the advisory lock first: EventInsert in a transaction).
-func (q *Queries) EventIngest(ctx context.Context, db DBTX, arg EventIngestParams) (EventIngestRow, error) {
-	row := db.QueryRow(ctx, eventIngest,
-		arg.HumanID,
-		arg.Source,
-		arg.EndpointID,
-		arg.AdapterID,
-		arg.PublishedBy,
-		arg.Topic,
-		arg.DeliveryID,
-		arg.Headers,
-		arg.ContentType,
-		arg.Payload,
-		arg.VerifiedScheme,
-		arg.SourceIp,
-		arg.Queue,
-		arg.AgentID,
-		arg.Kind,
-		arg.TodoPayload,
-	)
-	var i EventIngestRow
-	err := row.Scan(&i.ID, &i.ReceivedAt, &i.TodoID)
-	return i, err
-}
-
 const eventIngestBatch = `-- name: EventIngestBatch :many
 WITH input AS (
     SELECT unnest($1::text[])                           AS delivery_id,
@@ -386,27 +306,31 @@ WITH input AS (
            unnest($3::text[])                                AS headers,
            unnest($4::text[])                          AS content_type,
            unnest($5::bytea[])                              AS payload,
-           unnest($6::text[])                       AS verified_scheme,
-           unnest($7::text[])                             AS source_ip,
+           unnest($6::bytea[])                          AS body_sha256,
+           unnest($7::text[])                       AS verified_scheme,
+           unnest($8::text[])                             AS source_ip,
            generate_series(1, cardinality($2::text[]))::bigint AS ord
 ), ev AS (
-    INSERT INTO events (human_id, source, endpoint_id, adapter_id, topic, delivery_id, headers, content_type, payload,
-                        verified_scheme, source_ip)
-    SELECT $8, $9, $10, $11, i.topic, nullif(i.delivery_id, ''),
-           i.headers::jsonb, i.content_type, i.payload, i.verified_scheme, nullif(i.source_ip, '')::inet
+    INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
+                        content_type, payload, body_sha256, verified_scheme, source_ip)
+    SELECT $9, $10, $11, $12, $13,
+           i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
+           nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet
     FROM input AS i
     ORDER BY i.ord
     ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
     RETURNING id, received_at, delivery_id, topic, content_type
 ), td AS (
     INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
-    SELECT $8, $12::text, $13, ev.id, $14,
-           jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', $9::text,
-                                                'topic', nullif(ev.topic, ''), 'content_type', nullif(ev.content_type, ''),
-                                                'delivery_id', ev.delivery_id)),
+    SELECT $9, $14::text, $15, ev.id, $16,
+           coalesce($17::jsonb,
+                    jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', $10::text,
+                                                         'topic', nullif(ev.topic, ''),
+                                                         'content_type', nullif(ev.content_type, ''),
+                                                         'delivery_id', ev.delivery_id))),
            coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
     FROM ev
-    WHERE $12::text <> ''
+    WHERE $14::text <> ''
     RETURNING id, event_id
 )
 SELECT ev.id, ev.received_at, coalesce(ev.delivery_id, '')::text AS delivery_id, coalesce(td.id, 0)::bigint AS todo_id
@@ -421,15 +345,18 @@ type EventIngestBatchParams struct {
 	Headers         []string
 	ContentTypes    []string
 	Payloads        [][]byte
+	BodySha256s     [][]byte
 	VerifiedSchemes []string
 	SourceIps       []string
 	HumanID         uuid.UUID
 	Source          string
 	EndpointID      *uuid.UUID
 	AdapterID       *uuid.UUID
+	PublishedBy     *uuid.UUID
 	Queue           string
 	AgentID         *uuid.UUID
 	Kind            string
+	TodoPayload     json.RawMessage
 }
 
 type EventIngestBatchRow struct {
@@ -439,10 +366,12 @@ type EventIngestBatchRow struct {
 	TodoID     int64
 }
 
-// EventIngest for many events of one source and target at once: the group commit of concurrent webhook
-// requests (one statement, one commit for all). Arrays are parallel, one element per event; ” means none
-// (delivery_id, source_ip). Rows are inserted in ORDER BY ord order, so identity ids ascend in item order; a
-// delivery id stored before, or earlier in the same batch, conflicts and is absent from the result.
+// Stores events of one source with their todos in ONE statement (one transaction, one round trip, one commit):
+// a single event, the group commit of concurrent webhook requests, or an adapter's batch. Arrays are parallel,
+// one element per event; ” (or an empty body_sha256) means none. Rows are inserted in ORDER BY ord order, so
+// identity ids ascend in item order; a delivery id stored before, or earlier in the same batch, conflicts and
+// is absent from the result (a duplicate, which writes nothing). Todos are created only when queue is not ”;
+// their payload is todo_payload, or a reference to the event when that is NULL.
 func (q *Queries) EventIngestBatch(ctx context.Context, db DBTX, arg EventIngestBatchParams) ([]EventIngestBatchRow, error) {
 	rows, err := db.Query(ctx, eventIngestBatch,
 		arg.DeliveryIds,
@@ -450,15 +379,18 @@ func (q *Queries) EventIngestBatch(ctx context.Context, db DBTX, arg EventIngest
 		arg.Headers,
 		arg.ContentTypes,
 		arg.Payloads,
+		arg.BodySha256s,
 		arg.VerifiedSchemes,
 		arg.SourceIps,
 		arg.HumanID,
 		arg.Source,
 		arg.EndpointID,
 		arg.AdapterID,
+		arg.PublishedBy,
 		arg.Queue,
 		arg.AgentID,
 		arg.Kind,
+		arg.TodoPayload,
 	)
 	if err != nil {
 		return nil, err
@@ -481,60 +413,6 @@ func (q *Queries) EventIngestBatch(ctx context.Context, db DBTX, arg EventIngest
 		return nil, err
 	}
 	return items, nil
-}
-
-const eventInsert = `-- name: EventInsert :one
-INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
-                    content_type, payload, body_sha256, verified_scheme, source_ip)
-VALUES ($1, $2, $3, $4, $5,
-        $6, $7, $8, $9, $10,
-        $11, $12, $13::inet)
-ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
-RETURNING id, received_at
-`
-
-type EventInsertParams struct {
-	HumanID        uuid.UUID
-	Source         string
-	EndpointID     *uuid.UUID
-	AdapterID      *uuid.UUID
-	PublishedBy    *uuid.UUID
-	Topic          string
-	DeliveryID     *string
-	Headers        json.RawMessage
-	ContentType    string
-	Payload        []byte
-	BodySha256     []byte
-	VerifiedScheme string
-	SourceIp       *netip.Addr
-}
-
-type EventInsertRow struct {
-	ID         int64
-	ReceivedAt time.Time
-}
-
-// Stores one event; a delivery id already stored for this tenant and source conflicts with events_dedup and
-// returns no row (pgx.ErrNoRows): a duplicate, which writes nothing.
-func (q *Queries) EventInsert(ctx context.Context, db DBTX, arg EventInsertParams) (EventInsertRow, error) {
-	row := db.QueryRow(ctx, eventInsert,
-		arg.HumanID,
-		arg.Source,
-		arg.EndpointID,
-		arg.AdapterID,
-		arg.PublishedBy,
-		arg.Topic,
-		arg.DeliveryID,
-		arg.Headers,
-		arg.ContentType,
-		arg.Payload,
-		arg.BodySha256,
-		arg.VerifiedScheme,
-		arg.SourceIp,
-	)
-	var i EventInsertRow
-	err := row.Scan(&i.ID, &i.ReceivedAt)
-	return i, err
 }
 
 const eventList = `-- name: EventList :many
@@ -773,36 +651,4 @@ SELECT pg_notify('switchboard_queue', $1::text)
 func (q *Queries) QueueNotify(ctx context.Context, db DBTX, payload string) error {
 	_, err := db.Exec(ctx, queueNotify, payload)
 	return err
-}
-
-const todoInsertForEvent = `-- name: TodoInsertForEvent :one
-INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
-VALUES ($1, $2, $3, $4, $5, $6,
-        coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25))
-RETURNING id
-`
-
-type TodoInsertForEventParams struct {
-	HumanID uuid.UUID
-	Queue   string
-	AgentID *uuid.UUID
-	EventID *int64
-	Kind    string
-	Payload json.RawMessage
-}
-
-// The event's todo, in the same transaction. Defaults (max_attempts) come from queue.defaults like the queue's
-// own enqueue; the payload is the event reference, the body stays in events.
-func (q *Queries) TodoInsertForEvent(ctx context.Context, db DBTX, arg TodoInsertForEventParams) (int64, error) {
-	row := db.QueryRow(ctx, todoInsertForEvent,
-		arg.HumanID,
-		arg.Queue,
-		arg.AgentID,
-		arg.EventID,
-		arg.Kind,
-		arg.Payload,
-	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
 }
