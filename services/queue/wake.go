@@ -75,9 +75,12 @@ func (w *waiters) subscribe(k queueKey) (wt *waiter, cancel func()) {
 // wake signals every waiter of k without blocking.
 func (w *waiters) wake(k queueKey) { w.wakeN(k, -1, nil) }
 
-// wakeN signals up to n waiters of k (n < 0: all), skipping except. A
-// waiter that already holds a pending wake-up counts toward n. Waking only
-// as many claims as there are new todos keeps one enqueue from sending every
+// wakeN gives a wake-up to up to n waiters of k (n < 0: all), skipping
+// except. A waiter that already holds a pending wake-up does not count: it
+// is already going to claim for an earlier todo, so counting it would leave
+// this todo with nobody woken (two enqueues landing on the same waiter lost
+// a wake-up, and a claim waited out its whole long poll). Waking only as
+// many claims as there are new todos keeps one enqueue from sending every
 // idle worker of the queue to the database at once.
 func (w *waiters) wakeN(k queueKey, n int, except *waiter) {
 	w.mu.Lock()
@@ -91,9 +94,9 @@ func (w *waiters) wakeN(k queueKey, n int, except *waiter) {
 		}
 		select {
 		case wt.ch <- struct{}{}:
+			n--
 		default: // already has a pending wake-up
 		}
-		n--
 	}
 }
 
