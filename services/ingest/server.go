@@ -39,6 +39,8 @@ type Options struct {
 	// table every AdapterInterval (default 10 s). Empty: no adapters run.
 	NodeID          string
 	AdapterInterval time.Duration
+	// HotPool, when set, runs the event write statement (see store.New).
+	HotPool *pgxpool.Pool
 }
 
 // Server implements ingestv1.IngestServiceServer and the webhook edge.
@@ -56,7 +58,7 @@ type Server struct {
 
 // New returns the ingest service over pool.
 func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
-	st := store.New(pool)
+	st := store.New(pool, opts.HotPool)
 	s := &Server{
 		log: log, store: st, opts: opts, endpoints: newEndpoints(st, opts.SealingKeys), limits: newLimiters(),
 		batcher: newBatcher(st),

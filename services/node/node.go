@@ -66,8 +66,8 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		return nil, err
 	}
 	closers = append(closers, func() error { pool.Close(); return nil })
-	var hot *pgxpool.Pool // the queue's worker statements; see newPool
-	if slices.Contains(services, queue.Name) {
+	var hot *pgxpool.Pool // the queue's worker statements and ingest's write; see newPool
+	if slices.Contains(services, queue.Name) || slices.Contains(services, ingest.Name) {
 		if hot, err = newPool(ctx, cfg, true); err != nil {
 			return nil, err
 		}
@@ -206,8 +206,9 @@ func (n *Node) GRPCAddr() string { return n.grpc.Addr() }
 // HTTPAddr is the bound HTTP address.
 func (n *Node) HTTPAddr() string { return n.http.Addr() }
 
-// newPool opens a pool on DATABASE_URL. hot is the queue's pool for the
-// statements every worker runs (claim, complete, heartbeat, enqueue): its
+// newPool opens a pool on DATABASE_URL. hot is the pool for the statements
+// every worker or event runs (claim, complete, heartbeat, enqueue, ingest's
+// event write): its
 // sessions use plan_cache_mode=force_generic_plan. PostgreSQL otherwise
 // re-plans them on every execution (their custom plans always look cheaper,
 // because they see the batch size), and planning was a sixth of each
@@ -235,7 +236,7 @@ func newPool(ctx context.Context, cfg config.Config, hot bool) (*pgxpool.Pool, e
 }
 
 // pools are the node's connection pools; hot is nil unless the node serves
-// the queue.
+// the queue or ingest.
 type pools struct{ main, hot *pgxpool.Pool }
 
 // registered is what registerServices leaves for the node to run and mount.
@@ -268,7 +269,7 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			gs.Register(q.Desc(), q)
 			out.background = append(out.background, q.Components()...)
 		case ingest.Name:
-			o := ingest.Options{SealingKeys: cfg.Ingest.SealingKeys, NodeID: cfg.Cluster.NodeID}
+			o := ingest.Options{SealingKeys: cfg.Ingest.SealingKeys, NodeID: cfg.Cluster.NodeID, HotPool: p.hot}
 			if q != nil {
 				o.Enqueued = q.Announce
 			}

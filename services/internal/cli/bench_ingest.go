@@ -3,8 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -102,15 +100,21 @@ func BenchIngest(ctx context.Context, args []string, stdout io.Writer, lookup fu
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := range cfg.concurrency {
+		c, err := newHookConn(cfg.url+"/hooks/"+slug, key)
+		if err != nil {
+			return err
+		}
 		wg.Go(func() {
+			defer c.close()
+			var body []byte
 			for {
 				i := next.Add(1)
 				if i > int64(cfg.requests) || ctx.Err() != nil {
 					return
 				}
-				body := fmt.Appendf(nil, `{"run":%q,"n":%d,"pad":%q}`, run, i, pad)
+				body = fmt.Appendf(body[:0], `{"run":%q,"n":%d,"pad":%q}`, run, i, pad)
 				t0 := time.Now()
-				if err := deliver(ctx, client, cfg.url+"/hooks/"+slug, key, run+"-"+strconv.FormatInt(i, 10), body); err != nil {
+				if err := c.deliver(run+"-"+strconv.FormatInt(i, 10), body); err != nil {
 					failed.Add(1)
 					firstErr.CompareAndSwap(nil, err)
 					continue
@@ -164,29 +168,4 @@ func createBenchEndpoint(ctx context.Context, client *http.Client, cfg benchInge
 		return "", "", errors.New("bench ingest: create endpoint: the answer has no slug or secret")
 	}
 	return out.Endpoint.Slug, out.Secret, nil
-}
-
-// deliver sends one Standard Webhooks delivery and wants 200.
-func deliver(ctx context.Context, client *http.Client, url string, key []byte, id string, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	mac := hmac.New(sha256.New, key)
-	_, _ = fmt.Fprintf(mac, "%s.%s.%s", id, ts, body)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Webhook-Id", id)
-	req.Header.Set("Webhook-Timestamp", ts)
-	req.Header.Set("Webhook-Signature", "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	return nil
 }

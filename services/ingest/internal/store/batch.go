@@ -18,7 +18,7 @@ import (
 // lock). If the statement fails nothing was stored (it is one statement),
 // so the caller may retry the items one by one.
 func (s *Store) IngestBatch(ctx context.Context, events []Event, t Target) ([]Stored, error) {
-	return s.ingestBatch(ctx, s.pool, events, t)
+	return s.ingestBatch(ctx, s.write, events, t)
 }
 
 func (s *Store) ingestBatch(ctx context.Context, db dbsqlc.DBTX, events []Event, t Target) ([]Stored, error) {

@@ -21,11 +21,23 @@ import (
 // Store runs the ingest queries over a pool.
 type Store struct {
 	pool *pgxpool.Pool
-	q    *dbsqlc.Queries
+	// write runs the event write statement (EventIngestBatch): the node's
+	// pool of generic-plan sessions when it has one, else pool.
+	write *pgxpool.Pool
+	q     *dbsqlc.Queries
 }
 
-// New returns a store over pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool, q: dbsqlc.New()} }
+// New returns a store over pool. write, when not nil, runs the write
+// statement every event takes; its sessions should use
+// plan_cache_mode=force_generic_plan (the node's hot pool): the statement's
+// custom plan always looks cheaper, since it sees the batch's arrays, so
+// PostgreSQL would otherwise plan it again on every execution.
+func New(pool, write *pgxpool.Pool) *Store {
+	if write == nil {
+		write = pool
+	}
+	return &Store{pool: pool, write: write, q: dbsqlc.New()}
+}
 
 // Event is one inbound event to store.
 type Event struct {
