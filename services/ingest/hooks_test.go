@@ -44,7 +44,13 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	keys, err := secretbox.ParseKeyring("t1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
 	require.NoError(t, err)
-	e := &env{pool: pgtest.NewPool(t), keys: keys}
+	return newEnvOn(t, pgtest.NewPool(t), keys)
+}
+
+// newEnvOn is newEnv over a pool the test opened itself.
+func newEnvOn(t *testing.T, pool *pgxpool.Pool, keys *secretbox.Keyring) *env {
+	t.Helper()
+	e := &env{pool: pool, keys: keys}
 	require.NoError(t, e.pool.QueryRow(t.Context(),
 		`INSERT INTO humans (email) VALUES ($1) RETURNING id`, uuid.NewString()+"@example.test").Scan(&e.human))
 	e.queue = queue.New(zap.NewNop(), e.pool)
