@@ -79,6 +79,12 @@ var Policy = map[string]Rule{
 	// Realtime: agents both talk (typing, presence) and listen.
 	"/switchboard.realtime.v1.RealtimeService/Publish":   anyOf(ScopePublisher, ScopeAgent),
 	"/switchboard.realtime.v1.RealtimeService/Subscribe": anyOf(ScopeRead, ScopeAgent),
+	"/switchboard.realtime.v1.RealtimeService/Presence":  anyOf(ScopeRead, ScopeAgent),
+
+	// The node-to-node mesh carries no user credential: the mesh service
+	// itself requires the cluster secret on every link (services/realtime/
+	// internal/mesh), so at this layer it is open.
+	"/switchboard.mesh.v1.MeshService/Relay": open,
 
 	// Admin: tenants are the operator's; everything inside a tenant is its
 	// admin's; settings are deployment-wide, readable by a tenant admin.

@@ -76,6 +76,7 @@ var accessMatrix = map[string][]string{
 
 	"/switchboard.realtime.v1.RealtimeService/Publish":   talkers,
 	"/switchboard.realtime.v1.RealtimeService/Subscribe": readersAndAgents,
+	"/switchboard.realtime.v1.RealtimeService/Presence":  readersAndAgents,
 
 	"/switchboard.admin.v1.AdminService/CreateHuman":      onlyAdministr,
 	"/switchboard.admin.v1.AdminService/GetHuman":         tenantAdmins,

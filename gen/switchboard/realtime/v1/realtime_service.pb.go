@@ -319,6 +319,171 @@ func (*SubscribeResponse_Event) isSubscribeResponse_Message() {}
 
 func (*SubscribeResponse_Keepalive) isSubscribeResponse_Message() {}
 
+// PresenceRequest names the channel.
+type PresenceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Channel name, as in PublishRequest.channel. Required.
+	Channel       string `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PresenceRequest) Reset() {
+	*x = PresenceRequest{}
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PresenceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PresenceRequest) ProtoMessage() {}
+
+func (x *PresenceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PresenceRequest.ProtoReflect.Descriptor instead.
+func (*PresenceRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PresenceRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
+}
+
+// PresenceResponse lists the channel's current members.
+type PresenceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Members ordered by member name.
+	Members       []*PresenceMember `protobuf:"bytes,1,rep,name=members,proto3" json:"members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PresenceResponse) Reset() {
+	*x = PresenceResponse{}
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PresenceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PresenceResponse) ProtoMessage() {}
+
+func (x *PresenceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PresenceResponse.ProtoReflect.Descriptor instead.
+func (*PresenceResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PresenceResponse) GetMembers() []*PresenceMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+// PresenceMember is one subscriber identity on a channel.
+type PresenceMember struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Who: "agent:<uuid>" or "human:<uuid>", from the subscriber's credential.
+	Member string `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
+	// Open Subscribe streams of this member on the channel, ≥ 1.
+	Streams int32 `protobuf:"varint,2,opt,name=streams,proto3" json:"streams,omitempty"`
+	// Nodes serving those streams, sorted.
+	NodeIds []string `protobuf:"bytes,3,rep,name=node_ids,json=nodeIds,proto3" json:"node_ids,omitempty"`
+	// When its oldest stream on the channel started.
+	JoinedAt      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=joined_at,json=joinedAt,proto3" json:"joined_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PresenceMember) Reset() {
+	*x = PresenceMember{}
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PresenceMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PresenceMember) ProtoMessage() {}
+
+func (x *PresenceMember) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PresenceMember.ProtoReflect.Descriptor instead.
+func (*PresenceMember) Descriptor() ([]byte, []int) {
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PresenceMember) GetMember() string {
+	if x != nil {
+		return x.Member
+	}
+	return ""
+}
+
+func (x *PresenceMember) GetStreams() int32 {
+	if x != nil {
+		return x.Streams
+	}
+	return 0
+}
+
+func (x *PresenceMember) GetNodeIds() []string {
+	if x != nil {
+		return x.NodeIds
+	}
+	return nil
+}
+
+func (x *PresenceMember) GetJoinedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.JoinedAt
+	}
+	return nil
+}
+
 var File_switchboard_realtime_v1_realtime_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_realtime_v1_realtime_service_proto_rawDesc = "" +
@@ -340,10 +505,20 @@ const file_switchboard_realtime_v1_realtime_service_proto_rawDesc = "" +
 	"\x11SubscribeResponse\x12>\n" +
 	"\x05event\x18\x01 \x01(\v2&.switchboard.realtime.v1.RealtimeEventH\x00R\x05event\x12B\n" +
 	"\tkeepalive\x18\x02 \x01(\v2\".switchboard.realtime.v1.KeepaliveH\x00R\tkeepaliveB\t\n" +
-	"\amessage2\xae\x02\n" +
+	"\amessage\"[\n" +
+	"\x0fPresenceRequest\x12H\n" +
+	"\achannel\x18\x01 \x01(\tB.\xbaH+\xc8\x01\x01r&2$^[A-Za-z0-9][A-Za-z0-9:._/-]{0,127}$R\achannel\"U\n" +
+	"\x10PresenceResponse\x12A\n" +
+	"\amembers\x18\x01 \x03(\v2'.switchboard.realtime.v1.PresenceMemberR\amembers\"\x96\x01\n" +
+	"\x0ePresenceMember\x12\x16\n" +
+	"\x06member\x18\x01 \x01(\tR\x06member\x12\x18\n" +
+	"\astreams\x18\x02 \x01(\x05R\astreams\x12\x19\n" +
+	"\bnode_ids\x18\x03 \x03(\tR\anodeIds\x127\n" +
+	"\tjoined_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bjoinedAt2\xc3\x03\n" +
 	"\x0fRealtimeService\x12\x92\x01\n" +
 	"\aPublish\x12'.switchboard.realtime.v1.PublishRequest\x1a(.switchboard.realtime.v1.PublishResponse\"4\x82\xd3\xe4\x93\x02.:\x01*\")/api/realtime/channels/{channel}/messages\x12\x85\x01\n" +
-	"\tSubscribe\x12).switchboard.realtime.v1.SubscribeRequest\x1a*.switchboard.realtime.v1.SubscribeResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/api/realtime/subscribe0\x01BKZIgithub.com/switchboard/switchboard/gen/switchboard/realtime/v1;realtimev1b\x06proto3"
+	"\tSubscribe\x12).switchboard.realtime.v1.SubscribeRequest\x1a*.switchboard.realtime.v1.SubscribeResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/api/realtime/subscribe0\x01\x12\x92\x01\n" +
+	"\bPresence\x12(.switchboard.realtime.v1.PresenceRequest\x1a).switchboard.realtime.v1.PresenceResponse\"1\x82\xd3\xe4\x93\x02+\x12)/api/realtime/channels/{channel}/presenceBKZIgithub.com/switchboard/switchboard/gen/switchboard/realtime/v1;realtimev1b\x06proto3"
 
 var (
 	file_switchboard_realtime_v1_realtime_service_proto_rawDescOnce sync.Once
@@ -357,31 +532,38 @@ func file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_realtime_v1_realtime_service_proto_rawDescData
 }
 
-var file_switchboard_realtime_v1_realtime_service_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_switchboard_realtime_v1_realtime_service_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_switchboard_realtime_v1_realtime_service_proto_goTypes = []any{
 	(*PublishRequest)(nil),        // 0: switchboard.realtime.v1.PublishRequest
 	(*PublishResponse)(nil),       // 1: switchboard.realtime.v1.PublishResponse
 	(*SubscribeRequest)(nil),      // 2: switchboard.realtime.v1.SubscribeRequest
 	(*SubscribeResponse)(nil),     // 3: switchboard.realtime.v1.SubscribeResponse
-	(*structpb.Struct)(nil),       // 4: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
-	(*RealtimeEvent)(nil),         // 6: switchboard.realtime.v1.RealtimeEvent
-	(*Keepalive)(nil),             // 7: switchboard.realtime.v1.Keepalive
+	(*PresenceRequest)(nil),       // 4: switchboard.realtime.v1.PresenceRequest
+	(*PresenceResponse)(nil),      // 5: switchboard.realtime.v1.PresenceResponse
+	(*PresenceMember)(nil),        // 6: switchboard.realtime.v1.PresenceMember
+	(*structpb.Struct)(nil),       // 7: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*RealtimeEvent)(nil),         // 9: switchboard.realtime.v1.RealtimeEvent
+	(*Keepalive)(nil),             // 10: switchboard.realtime.v1.Keepalive
 }
 var file_switchboard_realtime_v1_realtime_service_proto_depIdxs = []int32{
-	4, // 0: switchboard.realtime.v1.PublishRequest.payload:type_name -> google.protobuf.Struct
-	5, // 1: switchboard.realtime.v1.PublishResponse.created_at:type_name -> google.protobuf.Timestamp
-	6, // 2: switchboard.realtime.v1.SubscribeResponse.event:type_name -> switchboard.realtime.v1.RealtimeEvent
-	7, // 3: switchboard.realtime.v1.SubscribeResponse.keepalive:type_name -> switchboard.realtime.v1.Keepalive
-	0, // 4: switchboard.realtime.v1.RealtimeService.Publish:input_type -> switchboard.realtime.v1.PublishRequest
-	2, // 5: switchboard.realtime.v1.RealtimeService.Subscribe:input_type -> switchboard.realtime.v1.SubscribeRequest
-	1, // 6: switchboard.realtime.v1.RealtimeService.Publish:output_type -> switchboard.realtime.v1.PublishResponse
-	3, // 7: switchboard.realtime.v1.RealtimeService.Subscribe:output_type -> switchboard.realtime.v1.SubscribeResponse
-	6, // [6:8] is the sub-list for method output_type
-	4, // [4:6] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	7,  // 0: switchboard.realtime.v1.PublishRequest.payload:type_name -> google.protobuf.Struct
+	8,  // 1: switchboard.realtime.v1.PublishResponse.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 2: switchboard.realtime.v1.SubscribeResponse.event:type_name -> switchboard.realtime.v1.RealtimeEvent
+	10, // 3: switchboard.realtime.v1.SubscribeResponse.keepalive:type_name -> switchboard.realtime.v1.Keepalive
+	6,  // 4: switchboard.realtime.v1.PresenceResponse.members:type_name -> switchboard.realtime.v1.PresenceMember
+	8,  // 5: switchboard.realtime.v1.PresenceMember.joined_at:type_name -> google.protobuf.Timestamp
+	0,  // 6: switchboard.realtime.v1.RealtimeService.Publish:input_type -> switchboard.realtime.v1.PublishRequest
+	2,  // 7: switchboard.realtime.v1.RealtimeService.Subscribe:input_type -> switchboard.realtime.v1.SubscribeRequest
+	4,  // 8: switchboard.realtime.v1.RealtimeService.Presence:input_type -> switchboard.realtime.v1.PresenceRequest
+	1,  // 9: switchboard.realtime.v1.RealtimeService.Publish:output_type -> switchboard.realtime.v1.PublishResponse
+	3,  // 10: switchboard.realtime.v1.RealtimeService.Subscribe:output_type -> switchboard.realtime.v1.SubscribeResponse
+	5,  // 11: switchboard.realtime.v1.RealtimeService.Presence:output_type -> switchboard.realtime.v1.PresenceResponse
+	9,  // [9:12] is the sub-list for method output_type
+	6,  // [6:9] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_realtime_v1_realtime_service_proto_init() }
@@ -400,7 +582,7 @@ func file_switchboard_realtime_v1_realtime_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_realtime_v1_realtime_service_proto_rawDesc), len(file_switchboard_realtime_v1_realtime_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	RealtimeService_Publish_FullMethodName   = "/switchboard.realtime.v1.RealtimeService/Publish"
 	RealtimeService_Subscribe_FullMethodName = "/switchboard.realtime.v1.RealtimeService/Subscribe"
+	RealtimeService_Presence_FullMethodName  = "/switchboard.realtime.v1.RealtimeService/Presence"
 )
 
 // RealtimeServiceClient is the client API for RealtimeService service.
@@ -53,6 +54,15 @@ type RealtimeServiceClient interface {
 	// newline-delimited JSON, each message wrapped as {"result": {...}}.
 	// Errors: INVALID_ARGUMENT for a bad channel list.
 	Subscribe(ctx context.Context, in *SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeResponse], error)
+	// Presence lists who is subscribed to a channel right now, across every
+	// node of the cluster: one entry per subscriber identity, with how many
+	// streams it holds and on which nodes. Joins and leaves are also sent as
+	// ephemeral events on the channel itself (kind "presence.join" and
+	// "presence.leave", payload {"member": ..., "node_id": ...}) to
+	// subscribers that include ephemeral events. A node that dies takes its
+	// members with it once the registry sweeps it.
+	// Errors: INVALID_ARGUMENT for a bad channel.
+	Presence(ctx context.Context, in *PresenceRequest, opts ...grpc.CallOption) (*PresenceResponse, error)
 }
 
 type realtimeServiceClient struct {
@@ -92,6 +102,16 @@ func (c *realtimeServiceClient) Subscribe(ctx context.Context, in *SubscribeRequ
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type RealtimeService_SubscribeClient = grpc.ServerStreamingClient[SubscribeResponse]
 
+func (c *realtimeServiceClient) Presence(ctx context.Context, in *PresenceRequest, opts ...grpc.CallOption) (*PresenceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PresenceResponse)
+	err := c.cc.Invoke(ctx, RealtimeService_Presence_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RealtimeServiceServer is the server API for RealtimeService service.
 // All implementations must embed UnimplementedRealtimeServiceServer
 // for forward compatibility.
@@ -122,6 +142,15 @@ type RealtimeServiceServer interface {
 	// newline-delimited JSON, each message wrapped as {"result": {...}}.
 	// Errors: INVALID_ARGUMENT for a bad channel list.
 	Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscribeResponse]) error
+	// Presence lists who is subscribed to a channel right now, across every
+	// node of the cluster: one entry per subscriber identity, with how many
+	// streams it holds and on which nodes. Joins and leaves are also sent as
+	// ephemeral events on the channel itself (kind "presence.join" and
+	// "presence.leave", payload {"member": ..., "node_id": ...}) to
+	// subscribers that include ephemeral events. A node that dies takes its
+	// members with it once the registry sweeps it.
+	// Errors: INVALID_ARGUMENT for a bad channel.
+	Presence(context.Context, *PresenceRequest) (*PresenceResponse, error)
 	mustEmbedUnimplementedRealtimeServiceServer()
 }
 
@@ -137,6 +166,9 @@ func (UnimplementedRealtimeServiceServer) Publish(context.Context, *PublishReque
 }
 func (UnimplementedRealtimeServiceServer) Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscribeResponse]) error {
 	return status.Error(codes.Unimplemented, "method Subscribe not implemented")
+}
+func (UnimplementedRealtimeServiceServer) Presence(context.Context, *PresenceRequest) (*PresenceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Presence not implemented")
 }
 func (UnimplementedRealtimeServiceServer) mustEmbedUnimplementedRealtimeServiceServer() {}
 func (UnimplementedRealtimeServiceServer) testEmbeddedByValue()                         {}
@@ -188,6 +220,24 @@ func _RealtimeService_Subscribe_Handler(srv interface{}, stream grpc.ServerStrea
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type RealtimeService_SubscribeServer = grpc.ServerStreamingServer[SubscribeResponse]
 
+func _RealtimeService_Presence_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PresenceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RealtimeServiceServer).Presence(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RealtimeService_Presence_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RealtimeServiceServer).Presence(ctx, req.(*PresenceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RealtimeService_ServiceDesc is the grpc.ServiceDesc for RealtimeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -198,6 +248,10 @@ var RealtimeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Publish",
 			Handler:    _RealtimeService_Publish_Handler,
+		},
+		{
+			MethodName: "Presence",
+			Handler:    _RealtimeService_Presence_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
