@@ -160,3 +160,9 @@ func Unauthenticated(format string, args ...any) error {
 func PermissionDenied(format string, args ...any) error {
 	return newf(ErrPermissionDenied, format, args...)
 }
+
+// ResourceExhausted is a limit the caller ran into (RESOURCE_EXHAUSTED): a
+// payload over its cap, a subscriber too far behind.
+func ResourceExhausted(format string, args ...any) error {
+	return newf(ErrResourceExhausted, format, args...)
+}

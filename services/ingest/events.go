@@ -71,6 +71,7 @@ func (s *Server) PublishEvent(ctx context.Context, req *ingestv1.PublishEventReq
 	if req.GetQueue() != "" {
 		s.enqueued(ctx, p.HumanID, req.GetQueue())
 	}
+	s.received(e, stored)
 	row, err := s.store.GetEvent(ctx, p.HumanID, stored.EventID)
 	if err != nil {
 		return nil, err

@@ -95,7 +95,8 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), storeTimeout)
 	defer cancel()
-	stored, err := s.batcher.ingest(ctx, s.hookEvent(r, ep, res, body), store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: "webhook"})
+	ev := s.hookEvent(r, ep, res, body)
+	stored, err := s.batcher.ingest(ctx, ev, store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: "webhook"})
 	if err != nil {
 		s.log.Warn("webhook: store failed; answering 503", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
 		unavailable(w)
@@ -103,6 +104,7 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	}
 	if !stored.Duplicate {
 		s.enqueued(ctx, ep.HumanID, ep.Queue)
+		s.received(ev, stored)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if stored.Duplicate {

@@ -41,6 +41,17 @@ type Options struct {
 	AdapterInterval time.Duration
 	// HotPool, when set, runs the event write statement (see store.New).
 	HotPool *pgxpool.Pool
+	// Received, when set, is told of every newly stored event after its
+	// commit (the node publishes it as a realtime lifecycle event). It must
+	// not block.
+	Received func(Received)
+}
+
+// Received is a newly stored event, as Options.Received reports it.
+type Received struct {
+	HumanID         uuid.UUID
+	EventID, TodoID int64
+	Source, Topic   string
 }
 
 // Server implements ingestv1.IngestServiceServer and the webhook edge.
@@ -80,6 +91,13 @@ func (s *Server) Desc() *grpc.ServiceDesc { return &ingestv1.IngestService_Servi
 const notifyTimeout = 2 * time.Second
 
 // enqueued reports a new todo in queue (after its commit).
+// received reports a stored event to Options.Received.
+func (s *Server) received(e store.Event, st store.Stored) {
+	if s.opts.Received != nil && !st.Duplicate {
+		s.opts.Received(Received{HumanID: e.HumanID, EventID: st.EventID, TodoID: st.TodoID, Source: e.Source, Topic: e.Topic})
+	}
+}
+
 func (s *Server) enqueued(ctx context.Context, human uuid.UUID, queue string) {
 	if s.opts.Enqueued != nil {
 		s.opts.Enqueued(human, queue, 1)

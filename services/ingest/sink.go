@@ -58,6 +58,9 @@ func (k sink) Store(ctx context.Context, adapterID string, msgs []adapter.Messag
 		}
 		return err
 	}
+	for i, r := range res {
+		k.s.received(events[i], r)
+	}
 	for _, r := range res {
 		if !r.Duplicate && k.target.Queue != "" {
 			k.s.enqueued(ctx, k.target.HumanID, k.target.Queue)

@@ -249,10 +249,20 @@ type registered struct {
 func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg config.Config,
 	services []string, h *health, hasher *auth.Hasher,
 ) (out registered) {
-	// The queue first: ingest tells it of the todos its events create.
+	// Realtime first: the queue and ingest publish their lifecycle events
+	// through it. Then the queue: ingest tells it of the todos its events
+	// create.
+	var rt *realtime.Server
+	if slices.Contains(services, realtime.Name) {
+		rt = realtime.New(log.With(sblog.Service(realtime.Name)), p.main, realtime.Options{NodeID: cfg.Cluster.NodeID})
+	}
 	var q *queue.Server
 	if slices.Contains(services, queue.Name) {
-		q = queue.New(log.With(sblog.Service(queue.Name)), p.main, queue.Options{HotPool: p.hot})
+		o := queue.Options{HotPool: p.hot}
+		if rt != nil {
+			o.OnChange = todoLifecycle(rt)
+		}
+		q = queue.New(log.With(sblog.Service(queue.Name)), p.main, o)
 	}
 	for _, name := range services {
 		l := log.With(sblog.Service(name))
@@ -273,13 +283,16 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			if q != nil {
 				o.Enqueued = q.Announce
 			}
+			if rt != nil {
+				o.Received = eventLifecycle(rt)
+			}
 			s := ingest.New(l, p.main, o)
 			gs.Register(s.Desc(), s)
 			out.hooks = s.HookHandler()
 			out.background = append(out.background, s.Components()...)
 		case realtime.Name:
-			s := realtime.New(l, p.main)
-			gs.Register(s.Desc(), s)
+			gs.Register(rt.Desc(), rt)
+			out.background = append(out.background, rt.Components()...)
 		case admin.Name:
 			s := admin.New(l, p.main, hasher, cfg.Ingest.SealingKeys)
 			gs.Register(s.Desc(), s)

@@ -1,16 +1,41 @@
 // Package realtime fans events out to live subscribers over gRPC server
-// streams: durable events through Postgres, ephemeral ones never stored.
+// streams (it replaces WebSockets), in two tiers:
 //
-// Until its issue lands, every RPC answers UNIMPLEMENTED (the generated
-// Unimplemented server), never a fake success.
+//   - Durable events are rows in realtime_events. After the insert commits,
+//     a coalesced pg_notify tells every node "there are new rows" (never the
+//     payload: NOTIFY caps payloads at 8000 bytes, takes a cluster-wide lock
+//     at commit and replays nothing to a listener that was away). Each node
+//     reads the new rows once, in id order (reader.go explains holes), and
+//     offers them to its matching subscribers. A subscriber resumes with
+//     after_id: the table is the source of truth.
+//   - Ephemeral events (typing, presence, cursors) never touch a table: they
+//     reach this node's subscribers at once and the other nodes through a
+//     transport — pg_notify with the payload (Options.Transport nil), or the
+//     node-to-node mesh (internal/mesh). The Publish API is the same for both.
+//
+// Each node is broadcast-and-discard: one LISTEN connection, one reader, and
+// a hub that offers each event to the local subscribers of its (tenant,
+// channel) without ever waiting for one (a subscriber that falls behind is
+// cut off and resumes). Presence rows (UNLOGGED) say who listens where,
+// cluster-wide; a node's rows go when the registry sweeps it. Channels
+// belong to the credential's human: a token never sees another tenant's.
 package realtime
 
 import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/lifecycle"
+	"github.com/switchboard/switchboard/services/realtime/internal/store"
+	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
 
 // Name is the service's name in `switchboard serve` and in logs.
@@ -20,14 +45,72 @@ const Name = "realtime"
 type Server struct {
 	realtimev1.UnimplementedRealtimeServiceServer
 
-	log  *zap.Logger
-	pool *pgxpool.Pool
+	log   *zap.Logger
+	store *store.Store
+	opts  Options
+
+	hub      *hub
+	reader   *reader
+	notifier *durableNotifier
+	relay    *relay
+	presence presenceSet
+	listened listenedSet
+
+	// ready is closed once the reader's cursor is set (relay.startReader).
+	ready chan struct{}
+
+	transport       wire.Transport
+	notifyTransport *notifyTransport // set when the transport is pg_notify
 }
 
-// New returns the realtime service over pool.
-func New(log *zap.Logger, pool *pgxpool.Pool) *Server {
-	return &Server{log: log, pool: pool}
+// New returns the realtime service over pool. Its Components must run for
+// anything to be delivered.
+func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
+	o := opts.withDefaults()
+	st := store.New(pool)
+	s := &Server{log: log, store: st, opts: o, hub: newHub(), ready: make(chan struct{})}
+	s.reader = newReader(log, st, s.hub, durableEvent, o)
+	s.notifier = newDurableNotifier(log, st, o.NotifyWindow)
+	s.relay = &relay{s: s}
+	s.transport = o.Transport
+	if s.transport == nil {
+		s.notifyTransport = newNotifyTransport(log, st, o.EphemeralQueue)
+		s.transport = s.notifyTransport
+	}
+	return s
 }
 
 // Desc is the gRPC service descriptor Server implements.
 func (s *Server) Desc() *grpc.ServiceDesc { return &realtimev1.RealtimeService_ServiceDesc }
+
+// Components are the service's background parts (the reader, LISTEN,
+// notifications, presence upkeep, retention), to run in the node's
+// lifecycle group before the gRPC server serves.
+func (s *Server) Components() []lifecycle.Component { return []lifecycle.Component{s.relay} }
+
+// DeliverRemote hands an ephemeral event that another node sent (over the
+// mesh) to this node's subscribers.
+func (s *Server) DeliverRemote(e wire.Ephemeral) { s.deliverRemote(e) }
+
+// Subscribers is the number of open Subscribe streams on this node.
+func (s *Server) Subscribers() int64 { return s.hub.count() }
+
+// principal is who a request runs for: the tenant and the member name
+// ("agent:<uuid>" or "human:<uuid>") that appears as published_by and in
+// presence.
+type principal struct {
+	human  uuid.UUID
+	member string
+}
+
+func caller(ctx context.Context) (principal, error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return principal{}, fmt.Errorf("realtime: no verified principal: %w", apierr.ErrUnauthenticated)
+	}
+	member := "human:" + p.HumanID.String()
+	if p.AgentID != nil {
+		member = "agent:" + p.AgentID.String()
+	}
+	return principal{human: p.HumanID, member: member}, nil
+}

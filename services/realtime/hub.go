@@ -1,0 +1,143 @@
+package realtime
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+
+	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
+)
+
+// channelKey is a channel of one tenant: channel names are scoped to their
+// human, so two tenants' "chat" never meet.
+type channelKey struct {
+	human   uuid.UUID
+	channel string
+}
+
+// subscriber is one Subscribe stream as the hub sees it. The hub only ever
+// offers it events without blocking: a full buffer cuts the subscriber off
+// (RESOURCE_EXHAUSTED; it resumes with after_id), so one slow client never
+// delays the fan-out to the others.
+type subscriber struct {
+	id        uuid.UUID
+	human     uuid.UUID
+	member    string
+	channels  []string
+	ephemeral bool
+
+	out     chan *realtimev1.RealtimeEvent
+	cut     chan struct{}
+	cutOnce sync.Once
+}
+
+func newSubscriber(human uuid.UUID, member string, channels []string, ephemeral bool, buffer int) *subscriber {
+	return &subscriber{
+		id: uuid.New(), human: human, member: member, channels: channels, ephemeral: ephemeral,
+		out: make(chan *realtimev1.RealtimeEvent, buffer), cut: make(chan struct{}),
+	}
+}
+
+// offer queues ev, or cuts the subscriber off when it is too far behind.
+func (s *subscriber) offer(ev *realtimev1.RealtimeEvent) {
+	select {
+	case <-s.cut:
+	case s.out <- ev:
+	default:
+		s.cutOnce.Do(func() { close(s.cut) })
+	}
+}
+
+// hub is this node's broadcast-and-discard fan-out: events reach the local
+// subscribers whose channels match and are then forgotten.
+//
+// cursor is the durable high-water mark: every durable event with id ≤
+// cursor has been offered to every subscriber registered at that time, and
+// none above it has. add reads it under the same lock dispatchDurable holds,
+// so a new subscriber replays (from the table) exactly the ids ≤ cursor and
+// receives live exactly the ids above: no gap and no duplicate.
+type hub struct {
+	mu     sync.RWMutex
+	subs   map[channelKey]map[*subscriber]struct{}
+	cursor int64
+	n      atomic.Int64
+}
+
+func newHub() *hub { return &hub{subs: map[channelKey]map[*subscriber]struct{}{}} }
+
+// add registers s and returns the cursor it replays up to.
+func (h *hub) add(s *subscriber) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range s.channels {
+		k := channelKey{s.human, c}
+		if h.subs[k] == nil {
+			h.subs[k] = map[*subscriber]struct{}{}
+		}
+		h.subs[k][s] = struct{}{}
+	}
+	h.n.Add(1)
+	return h.cursor
+}
+
+// remove unregisters s.
+func (h *hub) remove(s *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range s.channels {
+		k := channelKey{s.human, c}
+		delete(h.subs[k], s)
+		if len(h.subs[k]) == 0 {
+			delete(h.subs, k)
+		}
+	}
+	h.n.Add(-1)
+}
+
+// start sets the cursor before any event is dispatched.
+func (h *hub) start(cursor int64) {
+	h.mu.Lock()
+	h.cursor = cursor
+	h.mu.Unlock()
+}
+
+// durable is a durable event ready to fan out.
+type durable struct {
+	key channelKey
+	ev  *realtimev1.RealtimeEvent
+}
+
+// dispatchDurable offers evs (ascending ids) and moves the cursor to upto.
+func (h *hub) dispatchDurable(evs []durable, upto int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, d := range evs {
+		for s := range h.subs[d.key] {
+			s.offer(d.ev)
+		}
+	}
+	h.cursor = max(h.cursor, upto)
+}
+
+// dispatchEphemeral offers ev to the subscribers of k that take ephemeral
+// events.
+func (h *hub) dispatchEphemeral(k channelKey, ev *realtimev1.RealtimeEvent) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for s := range h.subs[k] {
+		if s.ephemeral {
+			s.offer(ev)
+		}
+	}
+}
+
+// listening reports whether k has a local subscriber.
+func (h *hub) listening(k channelKey) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.subs[k]) > 0
+}
+
+// count is the number of local subscribers.
+func (h *hub) count() int64 { return h.n.Load() }

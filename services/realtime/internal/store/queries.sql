@@ -1,0 +1,111 @@
+-- Realtime's statements (sqlc: services/realtime/internal/store/dbsqlc).
+
+-- name: EventInsert :one
+-- Stores one durable event. The MATERIALIZED CTE takes the publishers' shared advisory lock BEFORE the identity's
+-- nextval runs, and the lock is held until the transaction ends: so an id that is allocated but not yet
+-- visible always belongs to a transaction that holds this lock. The reader uses that to tell a hole in the ids
+-- that may still fill from one that never will (store.PublishersInProgress; reader.go). Shared: publishers never wait
+-- for each other.
+WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(21314, 21076) AS locked)
+INSERT INTO realtime_events (human_id, channel, kind, payload, published_by)
+SELECT sqlc.arg(human_id), sqlc.arg(channel), sqlc.arg(kind), sqlc.arg(payload), sqlc.arg(published_by)
+FROM l
+RETURNING id, created_at;
+
+-- name: EventsAfter :many
+-- New durable events of every tenant after id, in id order.
+SELECT e.id, e.human_id, e.channel, e.kind, e.payload, e.published_by, e.created_at
+FROM realtime_events AS e
+WHERE e.id > sqlc.arg(after_id)::bigint
+ORDER BY e.id
+LIMIT sqlc.arg(max_rows)::integer;
+
+-- name: MaxEventID :one
+-- The newest durable id, where a node's reader starts.
+SELECT coalesce(max(e.id), 0)::bigint AS max_id FROM realtime_events AS e;
+
+-- name: EventsReplay :many
+-- A subscriber's replay: its tenant's events on its channels with after_id < id <= upto, in id order, one page.
+SELECT e.id, e.channel, e.kind, e.payload, e.published_by, e.created_at
+FROM realtime_events AS e
+WHERE e.human_id = sqlc.arg(human_id)
+  AND e.channel = ANY (sqlc.arg(channels)::text[])
+  AND e.id > sqlc.arg(after_id)::bigint
+  AND e.id <= sqlc.arg(upto)::bigint
+ORDER BY e.id
+LIMIT sqlc.arg(max_rows)::integer;
+
+-- name: Notify :exec
+-- One notification per payload, sent outside any write transaction (NOTIFY takes a cluster-wide lock at commit).
+SELECT pg_notify(sqlc.arg(channel)::text, p) FROM unnest(sqlc.arg(payloads)::text[]) AS p;
+
+-- name: RetentionSettings :one
+-- The setting retention.realtime_events, with the seeded defaults when the row or a field is missing.
+SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.realtime_events'),
+                86400)::bigint AS max_age_seconds,
+       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.realtime_events'),
+                100000)::bigint AS max_rows;
+
+-- name: PruneByAge :execrows
+-- Deletes up to batch_size durable events older than max_age_seconds, oldest first. Ids are in publish order, so
+-- the oldest are the lowest ids (primary key); SKIP LOCKED lets every node prune at once.
+DELETE FROM realtime_events
+WHERE id IN (
+    SELECT o.id
+    FROM realtime_events AS o
+    WHERE o.created_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
+    ORDER BY o.id
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE SKIP LOCKED
+);
+
+-- name: PruneOverCap :execrows
+-- Deletes up to batch_size of the oldest durable events beyond the newest max_rows (the cutoff is found without
+-- locks; only rows at or below it are locked).
+WITH cutoff AS (
+    SELECT c.id FROM realtime_events AS c ORDER BY c.id DESC OFFSET sqlc.arg(max_rows)::bigint LIMIT 1
+)
+DELETE FROM realtime_events
+WHERE id IN (
+    SELECT o.id
+    FROM realtime_events AS o, cutoff
+    WHERE o.id <= cutoff.id
+    ORDER BY o.id
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE OF o SKIP LOCKED
+);
+
+-- name: PresenceJoin :exec
+-- A subscription's rows, one per channel (re-inserted as they are after a Postgres crash emptied the table).
+INSERT INTO realtime_presence (subscription_id, channel, node_id, human_id, member, joined_at)
+SELECT sqlc.arg(subscription_id), c, sqlc.arg(node_id), sqlc.arg(human_id), sqlc.arg(member), sqlc.arg(joined_at)
+FROM unnest(sqlc.arg(channels)::text[]) AS c
+ON CONFLICT (subscription_id, channel) DO NOTHING;
+
+-- name: PresenceLeave :exec
+DELETE FROM realtime_presence WHERE subscription_id = sqlc.arg(subscription_id);
+
+-- name: PresenceCount :one
+-- How many presence rows this node holds (a crash reset shows up as fewer than its live subscriptions).
+SELECT count(*)::bigint FROM realtime_presence WHERE node_id = sqlc.arg(node_id);
+
+-- name: PresenceList :many
+-- Presence(channel): one row per member with its streams, nodes and first join.
+SELECT p.member, count(*)::integer AS streams, array_agg(DISTINCT p.node_id ORDER BY p.node_id)::text[] AS node_ids,
+       min(p.joined_at)::timestamptz AS joined_at
+FROM realtime_presence AS p
+WHERE p.human_id = sqlc.arg(human_id) AND p.channel = sqlc.arg(channel)
+GROUP BY p.member
+ORDER BY p.member;
+
+-- name: PresenceSweep :many
+-- Removes the rows of nodes that are no longer registered (swept or gone) and returns them, so exactly one node
+-- sends each leave event. Safe on every node at once: a row is deleted, and returned, once.
+DELETE FROM realtime_presence AS p
+WHERE NOT EXISTS (SELECT 1 FROM node_registry AS n WHERE n.node_id = p.node_id)
+RETURNING p.human_id, p.channel, p.member, p.node_id;
+
+-- name: ListenedChannels :many
+-- Every (tenant, channel) with a subscriber anywhere whose name starts with prefix: system lifecycle events are
+-- only published where someone listens.
+SELECT DISTINCT p.human_id, p.channel FROM realtime_presence AS p WHERE starts_with(p.channel, sqlc.arg(prefix)::text);

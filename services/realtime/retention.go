@@ -1,0 +1,58 @@
+package realtime
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// maxRetentionBatches bounds one pass of each kind, so a huge backlog is
+// worked off over several ticks instead of one long burst.
+const maxRetentionBatches = 20
+
+func (s *Server) retentionLoop(ctx context.Context) {
+	t := time.NewTicker(s.opts.RetentionInterval)
+	defer t.Stop()
+	for {
+		if _, err := s.PruneOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("realtime retention failed", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// PruneOnce applies retention.realtime_events now: durable events older than
+// max_age_seconds, then the oldest beyond the newest max_rows (both bounds
+// together), in bounded batches that skip rows another node holds, so every
+// node can prune at once. It returns how many it deleted.
+func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
+	r, err := s.store.RetentionSettings(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, prune := range []func() (int64, error){
+		func() (int64, error) { return s.store.PruneByAge(ctx, r.MaxAge, s.opts.RetentionBatch) },
+		func() (int64, error) { return s.store.PruneOverCap(ctx, r.MaxRows, s.opts.RetentionBatch) },
+	} {
+		for range maxRetentionBatches {
+			n, err := prune()
+			total += n
+			if err != nil {
+				return total, err
+			}
+			if n < int64(s.opts.RetentionBatch) {
+				break
+			}
+		}
+	}
+	if total > 0 {
+		s.log.Info("pruned durable realtime events", zap.Int64("count", total))
+	}
+	return total, nil
+}

@@ -1,0 +1,83 @@
+package realtime
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/services/realtime/internal/wire"
+)
+
+// System channels: the services publish their lifecycle events on them as
+// ephemeral events, so dashboards can go live:
+//
+//	sys:queue:<queue>   todo.enqueued, todo.claimed, todo.completed, todo.failed,
+//	                    todo.released, todo.cancelled, todo.expired, todo.redriven
+//	                    (payload: todo_id, queue, state, agent_id)
+//	sys:ingest          event.received (payload: event_id, source, topic, todo_id)
+//
+// They are only published where someone listens (a subscriber on this node,
+// or a presence row anywhere, refreshed every Options.PresenceInterval), so
+// a queue moving 40k todos a second with nobody watching pays one map
+// lookup per change and sends nothing.
+const (
+	QueueChannelPrefix = SystemPrefix + "queue:"
+	IngestChannel      = SystemPrefix + "ingest"
+)
+
+// listenedSet is the cluster-wide set of system channels with a subscriber.
+type listenedSet struct {
+	mu sync.RWMutex
+	m  map[channelKey]struct{}
+}
+
+func (l *listenedSet) has(k channelKey) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	_, ok := l.m[k]
+	return ok
+}
+
+func (s *Server) refreshListened(ctx context.Context) {
+	rows, err := s.store.ListenedChannels(ctx, SystemPrefix)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("could not read the listened system channels", zap.Error(err))
+		}
+		return
+	}
+	m := make(map[channelKey]struct{}, len(rows))
+	for _, r := range rows {
+		m[channelKey{r.HumanID, r.Channel}] = struct{}{}
+	}
+	s.listened.mu.Lock()
+	s.listened.m = m
+	s.listened.mu.Unlock()
+}
+
+// System publishes a service's lifecycle event (kind, payload fields) on a
+// system channel of human, if anyone listens. It never blocks and never
+// fails the caller: lifecycle events are ephemeral, best effort.
+func (s *Server) System(human uuid.UUID, channel, kind string, fields map[string]any) {
+	k := channelKey{human, channel}
+	if !s.hub.listening(k) && !s.listened.has(k) {
+		return
+	}
+	p, err := json.Marshal(fields)
+	if err != nil {
+		s.log.Debug("lifecycle event not encodable", zap.Error(err))
+		return
+	}
+	e := s.systemEnvelope(human, channel, kind, p)
+	if err := s.publishEphemeral(e, nil); err != nil {
+		s.log.Debug("lifecycle event not sent", zap.String("channel", channel), zap.Error(err))
+	}
+}
+
+func (s *Server) systemEnvelope(human uuid.UUID, channel, kind string, payload []byte) wire.Ephemeral {
+	return wire.Ephemeral{Origin: s.opts.NodeID, HumanID: human, Channel: channel, Kind: kind, Payload: payload, PublishedBy: "node:" + s.opts.NodeID, CreatedAt: time.Now()}
+}
