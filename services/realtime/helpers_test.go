@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,8 +143,19 @@ func (e *env) subscribe(human uuid.UUID, req *realtimev1.SubscribeRequest) *stre
 	return s
 }
 
-// next returns the next event (keepalives skipped).
+// next returns the next event, skipping keepalives and presence events
+// (a subscriber that takes ephemeral events also sees joins, its own too).
 func (s *stream) next(t *testing.T) *realtimev1.RealtimeEvent {
+	t.Helper()
+	for {
+		if ev := s.nextAny(t); !strings.HasPrefix(ev.GetKind(), "presence.") {
+			return ev
+		}
+	}
+}
+
+// nextAny returns the next event of any kind (keepalives skipped).
+func (s *stream) nextAny(t *testing.T) *realtimev1.RealtimeEvent {
 	t.Helper()
 	deadline := time.After(waitFor)
 	for {

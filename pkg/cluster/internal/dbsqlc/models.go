@@ -136,6 +136,15 @@ type RealtimeEvent struct {
 	CreatedAt   time.Time
 }
 
+type RealtimePresence struct {
+	SubscriptionID uuid.UUID
+	Channel        string
+	NodeID         string
+	HumanID        uuid.UUID
+	Member         string
+	JoinedAt       time.Time
+}
+
 type Setting struct {
 	Key         string
 	Value       json.RawMessage
