@@ -31,6 +31,7 @@ type Config struct {
 	Gateway  Gateway
 	Auth     Auth
 	Ingest   Ingest
+	Realtime Realtime
 }
 
 // Auth configures credentials.
@@ -139,7 +140,8 @@ func Default() Config {
 			SecretKey: devSecretKey, DevSecretKey: true,
 			CacheTTL: 10 * time.Second, BootstrapEmail: "admin@localhost",
 		},
-		Ingest: defaultIngest(),
+		Ingest:   defaultIngest(),
+		Realtime: defaultRealtime(),
 	}
 }
 
@@ -169,6 +171,8 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.str(EnvBootstrapToken, &c.Auth.BootstrapToken)
 	p.str(EnvBootstrapEmail, &c.Auth.BootstrapEmail)
 	p.sealingKeys(EnvSealingKeys, &c.Ingest)
+	p.str(EnvEphemeralTransport, &c.Realtime.EphemeralTransport)
+	p.str(EnvClusterSecret, &c.Realtime.ClusterSecret)
 	if p.err != nil {
 		return Config{}, p.err
 	}
@@ -209,6 +213,7 @@ func (c Config) Validate() error {
 	if !strings.Contains(c.Auth.BootstrapEmail, "@") {
 		checks = append(checks, fmt.Errorf("%s: %q is not an email address", EnvBootstrapEmail, c.Auth.BootstrapEmail))
 	}
+	checks = append(checks, c.Realtime.validate())
 	if c.Gateway.Upstream != "" {
 		checks = append(checks, hostPort(EnvGatewayUpstream, c.Gateway.Upstream))
 	}

@@ -33,13 +33,13 @@ type clusterNode struct {
 	id, grpc, http string
 }
 
-func startNode(t *testing.T, db, id string) *clusterNode {
+func startNode(t *testing.T, db, id string, extraEnv ...string) *clusterNode {
 	t.Helper()
-	p := start(t, append(baseEnv(db),
+	p := start(t, append(append(baseEnv(db),
 		"CLUSTER_NODE_ID="+id,
 		"CLUSTER_HEARTBEAT_INTERVAL="+testInterval.String(),
 		"CLUSTER_STALE_THRESHOLD="+testStale.String(),
-	), "serve", "all")
+	), extraEnv...), "serve", "all")
 	n := &clusterNode{process: p, id: id}
 	n.grpc, _ = p.waitField(t, "gRPC listening", "addr").(string)
 	n.http, _ = p.waitField(t, "HTTP listening", "addr").(string)

@@ -1,0 +1,218 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
+	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/pgtest"
+)
+
+// rtNode is a running node with a realtime client for one credential.
+type rtNode struct {
+	*clusterNode
+	rt realtimev1.RealtimeServiceClient
+}
+
+// threeRealtimeNodes starts nodes a, b, c on one database with extraEnv and
+// returns them with clients for a fresh tenant's agent credential.
+func threeRealtimeNodes(t *testing.T, extraEnv ...string) (nodes []*rtNode, token string) {
+	t.Helper()
+	db := pgtest.NewDatabase(t)
+	var cns []*clusterNode
+	for _, id := range []string{"rt-a", "rt-b", "rt-c"} {
+		cns = append(cns, startNode(t, db, id, extraEnv...))
+	}
+	token = agentToken(t, cns[0].grpc)
+	for _, n := range cns {
+		conn, err := grpc.NewClient(n.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithPerRPCCredentials(auth.Bearer{Token: token, AllowInsecure: true}))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = conn.Close() })
+		nodes = append(nodes, &rtNode{clusterNode: n, rt: realtimev1.NewRealtimeServiceClient(conn)})
+	}
+	return nodes, token
+}
+
+// agentToken creates a tenant and an agent and mints it agent+publisher.
+func agentToken(t *testing.T, addr string) string {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(auth.Bearer{Token: adminToken, AllowInsecure: true}))
+	require.NoError(t, err)
+	defer conn.Close()
+	admin := adminv1.NewAdminServiceClient(conn)
+	h, err := admin.CreateHuman(t.Context(), &adminv1.CreateHumanRequest{Human: &adminv1.Human{Email: "rt@example.com"}})
+	require.NoError(t, err)
+	a, err := admin.CreateAgent(t.Context(), &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{HumanId: h.GetHuman().GetId(), Name: "rt"}})
+	require.NoError(t, err)
+	cred, err := admin.MintCredential(t.Context(), &adminv1.MintCredentialRequest{
+		HumanId: h.GetHuman().GetId(), AgentId: a.GetAgent().GetId(), Scopes: []string{"agent", "publisher"},
+	})
+	require.NoError(t, err)
+	return cred.GetToken()
+}
+
+// rtStream reads one subscription into a channel.
+type rtStream struct {
+	events chan *realtimev1.RealtimeEvent
+	done   chan error
+	cancel context.CancelFunc
+}
+
+func (n *rtNode) subscribe(t *testing.T, req *realtimev1.SubscribeRequest) *rtStream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	st, err := n.rt.Subscribe(ctx, req)
+	require.NoError(t, err)
+	s := &rtStream{events: make(chan *realtimev1.RealtimeEvent, 10000), done: make(chan error, 1), cancel: cancel}
+	go func() {
+		for {
+			m, err := st.Recv()
+			if err != nil {
+				s.done <- err
+				return
+			}
+			if ev := m.GetEvent(); ev != nil && !strings.HasPrefix(ev.GetKind(), "presence.") {
+				s.events <- ev
+			}
+		}
+	}()
+	t.Cleanup(cancel)
+	return s
+}
+
+func (s *rtStream) next(t *testing.T) *realtimev1.RealtimeEvent {
+	t.Helper()
+	select {
+	case ev := <-s.events:
+		return ev
+	case err := <-s.done:
+		t.Fatalf("stream ended: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event within 30 s")
+	}
+	return nil
+}
+
+func (n *rtNode) publish(t *testing.T, channel string, durable bool, fields map[string]any) int64 {
+	t.Helper()
+	p, err := structpb.NewStruct(fields)
+	require.NoError(t, err)
+	resp, err := n.rt.Publish(t.Context(), &realtimev1.PublishRequest{Channel: channel, Payload: p, Durable: durable})
+	require.NoError(t, err)
+	return resp.GetId()
+}
+
+// waitPresent waits until channel has n subscription streams cluster-wide.
+func (n *rtNode) waitPresent(t *testing.T, channel string, streams int32) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		resp, err := n.rt.Presence(t.Context(), &realtimev1.PresenceRequest{Channel: channel})
+		if err != nil {
+			return false
+		}
+		var got int32
+		for _, m := range resp.GetMembers() {
+			got += m.GetStreams()
+		}
+		return got == streams
+	}, 30*time.Second, 10*time.Millisecond)
+}
+
+// TestRealtimeThreeNodesNotify: with the pg_notify transport, a subscriber on
+// node C receives what node A publishes, durable and ephemeral; it resumes on
+// B from its last id after a reconnect, and again after C is killed,
+// with nothing missing; the dead node's presence goes with its registry row.
+func TestRealtimeThreeNodesNotify(t *testing.T) {
+	t.Parallel()
+	testThreeNodes(t, "REALTIME_EPHEMERAL_TRANSPORT=notify")
+}
+
+func testThreeNodes(t *testing.T, extraEnv ...string) {
+	nodes, token := threeRealtimeNodes(t, extraEnv...)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+	s := c.subscribe(t, &realtimev1.SubscribeRequest{Channels: []string{"room"}, IncludeEphemeral: true})
+	a.waitPresent(t, "room", 1)
+
+	d1 := a.publish(t, "room", true, map[string]any{"n": 1.0})
+	require.Equal(t, d1, s.next(t).GetId())
+	a.publish(t, "room", false, map[string]any{"typing": true})
+	eph := s.next(t)
+	require.False(t, eph.GetDurable())
+	require.True(t, eph.GetPayload().GetFields()["typing"].GetBoolValue())
+
+	// Reconnect: what was published while away is replayed.
+	s.cancel()
+	missed := []int64{a.publish(t, "room", true, map[string]any{"n": 2.0}), b.publish(t, "room", true, map[string]any{"n": 3.0})}
+	r := b.subscribe(t, &realtimev1.SubscribeRequest{Channels: []string{"room"}, AfterId: d1})
+	for _, id := range missed {
+		require.Equal(t, id, r.next(t).GetId())
+	}
+	r.cancel()
+
+	// Kill the subscriber's node mid-stream, publish while it is gone,
+	// resume on another node from the last id seen.
+	onC := c.subscribe(t, &realtimev1.SubscribeRequest{Channels: []string{"room"}})
+	a.waitPresent(t, "room", 1)
+	last := a.publish(t, "room", true, map[string]any{"n": 4.0})
+	require.Equal(t, last, onC.next(t).GetId())
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL))
+	var during []int64
+	for i := range 5 {
+		during = append(during, a.publish(t, "room", true, map[string]any{"during": float64(i)}))
+	}
+	resumed := b.subscribe(t, &realtimev1.SubscribeRequest{Channels: []string{"room"}, AfterId: last})
+	for _, id := range during {
+		require.Equal(t, id, resumed.next(t).GetId())
+	}
+	// C's presence row goes once the registry sweeps C: only the resumed
+	// stream on B is left.
+	a.waitPresent(t, "room", 1)
+
+	// The gateway streams Subscribe as newline-delimited JSON.
+	ndjson(t, a.http, token, last)
+}
+
+// ndjson reads the REST form of Subscribe on node http and checks it
+// replays the event after afterID as {"result": {"event": …}}.
+func ndjson(t *testing.T, addr, token string, afterID int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/api/realtime/subscribe?channels=room&after_id=%d", addr, afterID), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	line, err := bufio.NewReader(resp.Body).ReadBytes('\n')
+	require.NoError(t, err)
+	var msg struct {
+		Result struct {
+			Event struct {
+				ID      string         `json:"id"`
+				Durable bool           `json:"durable"`
+				Payload map[string]any `json:"payload"`
+			} `json:"event"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(line, &msg), "%s", line)
+	require.True(t, msg.Result.Event.Durable, "%s", line)
+	require.Equal(t, fmt.Sprint(afterID+1), msg.Result.Event.ID, "the first durable event after after_id, int64 as a JSON string: %s", line)
+}
