@@ -24,7 +24,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
-	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/config"
 	"github.com/switchboard/switchboard/pkg/pgtest"
@@ -259,13 +258,6 @@ func TestLostDatabaseIsDegradedAndKeepsServing(t *testing.T) {
 		return code == http.StatusOK && status == "degraded"
 	}, 15*time.Second, 20*time.Millisecond)
 	require.True(t, grpcServing(t, b.conn), "degraded still serves")
-}
-
-func TestLaterRPCsAnswerUnimplemented(t *testing.T) {
-	t.Parallel()
-	b := setup(t, "all")
-	_, err := realtimev1.NewRealtimeServiceClient(b.conn).Publish(t.Context(), &realtimev1.PublishRequest{Channel: "room"})
-	require.Equal(t, codes.Unimplemented, status.Code(err))
 }
 
 // Requests are validated against the contract's rules before any handler
