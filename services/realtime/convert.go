@@ -1,33 +1,18 @@
 package realtime
 
 import (
-	"encoding/json"
-	"errors"
-
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
+	"github.com/switchboard/switchboard/pkg/structjson"
 	"github.com/switchboard/switchboard/services/realtime/internal/store"
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
 
-// structFromJSON turns a stored JSON object into a Struct (encoding/json and
-// structpb.NewStruct give protojson's values in well under its time).
-func structFromJSON(raw []byte) (*structpb.Struct, error) {
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		return nil, errors.New("not a JSON object")
-	}
-	return structpb.NewStruct(m)
-}
-
 // durableEvent renders a stored row once for all its subscribers.
 func durableEvent(e store.Event) (durable, error) {
-	p, err := structFromJSON(e.Payload)
+	p, err := structjson.FromJSON(e.Payload)
 	if err != nil {
 		return durable{}, err
 	}
@@ -42,7 +27,7 @@ func durableEvent(e store.Event) (durable, error) {
 func ephemeralEvent(e wire.Ephemeral, payload *structpb.Struct) (*realtimev1.RealtimeEvent, error) {
 	if payload == nil {
 		var err error
-		if payload, err = structFromJSON(e.Payload); err != nil {
+		if payload, err = structjson.FromJSON(e.Payload); err != nil {
 			return nil, err
 		}
 	}
