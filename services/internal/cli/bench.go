@@ -53,7 +53,7 @@ var queueName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // parseBench parses the words after `bench`.
 func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig, error) {
 	if len(args) == 0 || args[0] != "queue" {
-		return benchConfig{}, usageErr("bench needs a target: %s | %s", benchUsage, benchIngestUsage)
+		return benchConfig{}, usageErr("bench needs a target: %s | %s | %s", benchUsage, benchIngestUsage, benchRealtimeUsage)
 	}
 	cfg := benchConfig{}
 	fs := flag.NewFlagSet("bench queue", flag.ContinueOnError)
@@ -102,10 +102,13 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 //
 //	RESULT jobs_per_s=<n> claim_p50_ms=<n> claim_p95_ms=<n> claim_p99_ms=<n>
 //
-// `bench ingest` is BenchIngest.
+// `bench ingest` is BenchIngest, `bench realtime` BenchRealtime.
 func Bench(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
 	if len(args) > 0 && args[0] == "ingest" {
 		return BenchIngest(ctx, args[1:], stdout, lookup)
+	}
+	if len(args) > 0 && args[0] == "realtime" {
+		return BenchRealtime(ctx, args[1:], stdout, lookup)
 	}
 	cfg, err := parseBench(args, lookup)
 	if err != nil {

@@ -1,0 +1,701 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
+	"github.com/switchboard/switchboard/pkg/auth"
+)
+
+const benchRealtimeUsage = `switchboard bench realtime --publishers P --subscribers S --rate R [--addrs 127.0.0.1:9090[,HOST:PORT...]] [--duration 10s] [--warmup 2s] [--size 128] [--ephemeral] [--channel bench]`
+
+// benchRealtimeConfig is the parsed command line of `bench realtime`.
+type benchRealtimeConfig struct {
+	addrs       []string // nodes; publishers and subscribers go round-robin over them
+	token       string
+	channel     string
+	publishers  int
+	subscribers int
+	rate        int           // publishes per second, all publishers together
+	duration    time.Duration // measured window
+	warmup      time.Duration // publishing at the rate before the window opens
+	size        int           // serialized JSON payload, bytes (about)
+	ephemeral   bool
+	// drainQuiet ends the wait for the last deliveries once none arrived
+	// for this long (rtDrainQuiet; tests shorten it).
+	drainQuiet time.Duration
+}
+
+// Limits of `bench realtime`'s flags. The payload caps are the server's
+// (PublishRequest.payload); maxRTSamples bounds the latency samples kept in
+// memory (8 bytes each: 400 MB).
+const (
+	minRTSize          = 64
+	maxRTSizeDurable   = 64 << 10
+	maxRTSizeEphemeral = 7 << 10
+	maxRTSamples       = 50_000_000
+)
+
+var channelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9:._/-]{0,127}$`)
+
+func parseBenchRealtime(args []string, lookup func(string) (string, bool)) (benchRealtimeConfig, error) {
+	cfg := benchRealtimeConfig{drainQuiet: rtDrainQuiet}
+	var addrs string
+	fs := flag.NewFlagSet("bench realtime", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&addrs, "addrs", "127.0.0.1:9090", "gRPC addresses of the nodes, comma-separated")
+	fs.StringVar(&cfg.channel, "channel", "bench", "channel every publisher and subscriber uses")
+	fs.IntVar(&cfg.publishers, "publishers", 0, "concurrent publishers")
+	fs.IntVar(&cfg.subscribers, "subscribers", 0, "subscriptions (the fan-out of every event)")
+	fs.IntVar(&cfg.rate, "rate", 0, "publishes per second across all publishers, paced")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured window")
+	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "publishing before the measured window")
+	fs.IntVar(&cfg.size, "size", 128, "payload bytes (serialized JSON object)")
+	fs.BoolVar(&cfg.ephemeral, "ephemeral", false, "publish ephemeral events (default: durable)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, usageErr("bench realtime: %v", err)
+	}
+	maxSize := maxRTSizeDurable
+	if cfg.ephemeral {
+		maxSize = maxRTSizeEphemeral
+	}
+	for a := range strings.SplitSeq(addrs, ",") {
+		cfg.addrs = append(cfg.addrs, strings.TrimSpace(a))
+	}
+	switch {
+	case fs.NArg() != 0:
+		return cfg, usageErr("bench realtime: unexpected argument %q", fs.Arg(0))
+	case cfg.publishers < 1 || cfg.publishers > 10000:
+		return cfg, usageErr("bench realtime: --publishers must be 1–10000")
+	case cfg.subscribers < 1 || cfg.subscribers > 10000:
+		return cfg, usageErr("bench realtime: --subscribers must be 1–10000")
+	case cfg.rate < 1 || cfg.rate > 1_000_000:
+		return cfg, usageErr("bench realtime: --rate must be 1–1000000 (publishes per second)")
+	case cfg.duration <= 0:
+		return cfg, usageErr("bench realtime: --duration must be positive")
+	case cfg.warmup < 0:
+		return cfg, usageErr("bench realtime: --warmup must not be negative")
+	case cfg.size < minRTSize || cfg.size > maxSize:
+		return cfg, usageErr("bench realtime: --size must be %d–%d for %s events", minRTSize, maxSize, map[bool]string{false: "durable", true: "ephemeral"}[cfg.ephemeral])
+	case !channelName.MatchString(cfg.channel):
+		return cfg, usageErr("bench realtime: --channel %q is not a channel name (^[A-Za-z0-9][A-Za-z0-9:._/-]{0,127}$)", cfg.channel)
+	case float64(cfg.rate)*cfg.duration.Seconds()*float64(cfg.subscribers) > maxRTSamples:
+		return cfg, usageErr("bench realtime: --rate × --duration × --subscribers is over %d deliveries to time; shorten the run", maxRTSamples)
+	}
+	for _, a := range cfg.addrs {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return cfg, usageErr("bench realtime: --addrs: %q is not host:port", a)
+		}
+	}
+	tok, ok := lookup(EnvToken)
+	if !ok || tok == "" {
+		return cfg, usageErr("bench realtime: set %s to a token with scope agent (or publisher and read)", EnvToken)
+	}
+	cfg.token = tok
+	return cfg, nil
+}
+
+// BenchRealtime runs `switchboard bench realtime` against running nodes: it
+// opens --subscribers Subscribe streams on --channel, round-robin over
+// --addrs, and once every stream is live (each has seen a probe event) runs
+// --publishers publishers (round-robin too) that together publish --rate
+// events per second, evenly spaced, for --warmup and then --duration. Each
+// payload carries its publisher, a sequence number and the send time
+// (UnixNano); the subscribers, in this process and on its clock, take
+// deliver−send. Progress goes to stderr; stdout gets one line:
+//
+//	RESULT delivered_per_s=<n> p50_ms=<n> p99_ms=<n>
+//
+// over the deliveries of events sent in the measured window (nearest-rank
+// percentiles). Every durable event must reach every subscriber exactly
+// once: a lost or duplicated one, a Publish error or a stream that broke
+// fails the run (after the RESULT line, since the figures were measured).
+func BenchRealtime(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
+	cfg, err := parseBenchRealtime(args, lookup)
+	if err != nil {
+		return err
+	}
+	res, err := runBenchRealtime(ctx, cfg, os.Stderr)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(stdout, res.line()); err != nil {
+		return err
+	}
+	return res.failure()
+}
+
+// rtResult is one run's outcome.
+type rtResult struct {
+	deliveredPerSec float64
+	p50, p90, p99   time.Duration
+	max             time.Duration
+	samples         int
+
+	published   int   // events Publish acknowledged (warmup included)
+	publishErrs int   // Publish calls that failed
+	deliveries  int64 // first deliveries, all subscribers, warmup included
+	lost, dups  int64 // of acknowledged events, summed over subscribers
+	outOfOrder  int64 // durable events whose id was not above the previous one
+	resumes     int   // subscriptions resumed after the node ended them
+	malformed   int64 // events of this run whose payload could not be read
+	streamErrs  []error
+	durable     bool
+}
+
+func (r rtResult) line() string {
+	return fmt.Sprintf("RESULT delivered_per_s=%.0f p50_ms=%.3f p99_ms=%.3f", r.deliveredPerSec, ms(r.p50), ms(r.p99))
+}
+
+// failure is the error a run ends with despite having figures: for durable
+// events, any loss or duplicate; for both kinds, Publish errors and broken
+// streams.
+func (r rtResult) failure() error {
+	var errs []error
+	if r.durable && (r.lost > 0 || r.dups > 0) {
+		errs = append(errs, fmt.Errorf("bench realtime: durable events must reach every subscriber exactly once: %d deliveries lost, %d duplicated", r.lost, r.dups))
+	}
+	if r.publishErrs > 0 {
+		errs = append(errs, fmt.Errorf("bench realtime: %d Publish calls failed", r.publishErrs))
+	}
+	if n := len(r.streamErrs); n > 0 {
+		errs = append(errs, fmt.Errorf("bench realtime: %d subscriptions broke; first: %w", n, r.streamErrs[0]))
+	}
+	return errors.Join(errs...)
+}
+
+// Payload keys and kinds of the benchmark's events. A probe tells a
+// subscriber its stream is live; data events are timed.
+const (
+	rtKeyRun   = "run"
+	rtKeyPub   = "pub"
+	rtKeySeq   = "seq"
+	rtKeySent  = "sent_ns"
+	rtKeyPad   = "pad"
+	rtKindData = "bench"
+	rtKindProb = "bench.probe"
+	// rtReadyTimeout bounds the wait for every stream to see a probe;
+	// rtDrainQuiet ends the wait for stragglers after publishing stops.
+	rtReadyTimeout = 30 * time.Second
+	rtProbeEvery   = 100 * time.Millisecond
+	rtDrainQuiet   = 5 * time.Second
+	rtCallTimeout  = 10 * time.Second
+	// A subscription is resumed at most rtMaxResumes times, rtResumePause
+	// after it ended.
+	rtMaxResumes  = 20
+	rtResumePause = 20 * time.Millisecond
+)
+
+// rtBench is one run's shared state.
+type rtBench struct {
+	cfg    benchRealtimeConfig
+	run    string
+	pad    string
+	stderr io.Writer
+
+	subs  []*rtSub
+	pubs  []*rtPub
+	ended chan *rtSub // subscriptions that broke (capacity: all of them)
+	// measureFromNs opens the measured window (UnixNano); events sent before
+	// it are the warmup. Set before any data event is published.
+	measureFromNs atomic.Int64
+}
+
+// rtSub is one subscription.
+type rtSub struct {
+	addr   string
+	client realtimev1.RealtimeServiceClient
+	tally  *rtTally
+	ready  chan struct{} // closed once the stream has seen the probes
+	// Counters the receive loop keeps; distinct mirrors tally.distinct for
+	// the progress line and the drain, which read it while the loop runs.
+	distinct                      atomic.Int64
+	outOfOrder, malformed, others int64
+	resumes                       int   // streams resumed with after_id
+	resumeErr                     error // why the last one ended
+
+	mu  sync.Mutex
+	err error // why the stream ended, unless cancelled
+}
+
+func (s *rtSub) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+}
+
+func (s *rtSub) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// rtPub is one publisher.
+type rtPub struct {
+	idx    int
+	addr   string
+	client realtimev1.RealtimeServiceClient
+	out    rtPublished
+	// measured counts publishes sent in the window; late counts slots
+	// started behind schedule (the node or this process could not keep up).
+	measured, late int
+	callLat        []time.Duration // Publish round trips in the window
+	firstErr       error
+	acked          atomic.Int64 // for the progress line
+}
+
+func runBenchRealtime(ctx context.Context, cfg benchRealtimeConfig, stderr io.Writer) (rtResult, error) {
+	b := &rtBench{cfg: cfg, run: strconv.FormatInt(time.Now().UnixNano(), 36), stderr: stderr,
+		ended: make(chan *rtSub, cfg.subscribers)}
+	b.measureFromNs.Store(1<<63 - 1)
+	b.pad = strings.Repeat("x", max(0, cfg.size-b.overhead()))
+
+	// One connection per subscriber and per publisher, as separate clients
+	// would have.
+	dial := func(addr string) (realtimev1.RealtimeServiceClient, func(), error) {
+		conn, err := grpc.NewClient(addr,
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithPerRPCCredentials(auth.Bearer{Token: cfg.token, AllowInsecure: true}))
+		if err != nil {
+			return nil, nil, fmt.Errorf("bench realtime: connect %s: %w", addr, err)
+		}
+		return realtimev1.NewRealtimeServiceClient(conn), func() { _ = conn.Close() }, nil
+	}
+	for i := range cfg.subscribers {
+		addr := cfg.addrs[i%len(cfg.addrs)]
+		c, closeConn, err := dial(addr)
+		if err != nil {
+			return rtResult{}, err
+		}
+		defer closeConn()
+		b.subs = append(b.subs, &rtSub{addr: addr, client: c, tally: newRTTally(cfg.publishers), ready: make(chan struct{})})
+	}
+	for i := range cfg.publishers {
+		addr := cfg.addrs[i%len(cfg.addrs)]
+		c, closeConn, err := dial(addr)
+		if err != nil {
+			return rtResult{}, err
+		}
+		defer closeConn()
+		b.pubs = append(b.pubs, &rtPub{idx: i, addr: addr, client: c, out: rtPublished{failed: map[int]bool{}}})
+	}
+	kind := map[bool]string{false: "durable", true: "ephemeral"}[cfg.ephemeral]
+	fmt.Fprintf(stderr, "bench: %d subscribers and %d publishers over %d nodes (%s), channel %q, %s events of about %d bytes, %d/s for %s after %s of warmup\n",
+		cfg.subscribers, cfg.publishers, len(cfg.addrs), strings.Join(cfg.addrs, ","), cfg.channel, kind, cfg.size, cfg.rate, cfg.duration, cfg.warmup)
+
+	// Subscribe.
+	sctx, stopSubs := context.WithCancel(ctx)
+	var subsWG sync.WaitGroup
+	defer subsWG.Wait()
+	defer stopSubs()
+	for _, s := range b.subs {
+		subsWG.Go(func() { b.receive(sctx, s) })
+	}
+	if err := b.awaitReady(ctx); err != nil {
+		return rtResult{}, err
+	}
+
+	// Publish: warmup, then the measured window.
+	start := time.Now()
+	measureFrom := start.Add(cfg.warmup)
+	stop := measureFrom.Add(cfg.duration)
+	b.measureFromNs.Store(measureFrom.UnixNano())
+	stopProgress := (&bench{stderr: stderr}).progress(b.progressLine(start))
+	var pubWG sync.WaitGroup
+	for _, p := range b.pubs {
+		pubWG.Go(func() { b.publish(ctx, p, start, measureFrom, stop) })
+	}
+	pubWG.Wait()
+	if err := ctx.Err(); err != nil {
+		stopProgress()
+		return rtResult{}, err
+	}
+
+	// Wait for the last deliveries.
+	expected := int64(0)
+	for _, p := range b.pubs {
+		expected += int64(p.out.ok())
+	}
+	drainStart := time.Now()
+	b.drain(ctx, expected)
+	stopProgress()
+	stopSubs()
+	subsWG.Wait()
+	fmt.Fprintf(stderr, "bench: publishing stopped; waited %s for the last deliveries\n", time.Since(drainStart).Round(time.Millisecond))
+	return b.result(measureFrom, stop)
+}
+
+// overhead is the serialized size of a data payload with an empty pad.
+func (b *rtBench) overhead() int {
+	raw, _ := json.Marshal(map[string]any{
+		rtKeyRun: b.run, rtKeyPub: b.cfg.publishers - 1, rtKeySeq: b.cfg.rate,
+		rtKeySent: strconv.FormatInt(time.Now().UnixNano(), 10), rtKeyPad: "",
+	})
+	return len(raw)
+}
+
+// receive runs one subscription until sctx ends or the stream breaks.
+func (b *rtBench) receive(sctx context.Context, s *rtSub) {
+	// The stream is live once it has seen a probe from each of the first
+	// len(addrs) publishers, which publish on every node.
+	probers := min(len(b.pubs), len(b.cfg.addrs))
+	probed := make([]bool, probers)
+	left := probers
+	// lastID is the last durable id seen: a stream the node ends because
+	// this subscriber fell behind (RESOURCE_EXHAUSTED) or because it is
+	// stopping (UNAVAILABLE) is resumed from it, as the contract tells
+	// clients to; the replayed events count like live ones.
+	var lastID int64
+	var stream grpc.ServerStreamingClient[realtimev1.SubscribeResponse]
+	subscribe := func() error {
+		var err error
+		stream, err = s.client.Subscribe(sctx, &realtimev1.SubscribeRequest{
+			Channels: []string{b.cfg.channel}, AfterId: lastID, IncludeEphemeral: b.cfg.ephemeral,
+		})
+		return err
+	}
+	err := subscribe()
+	for err == nil {
+		var resp *realtimev1.SubscribeResponse
+		resp, err = stream.Recv()
+		recvNs := time.Now().UnixNano()
+		if err != nil {
+			if c := status.Code(err); sctx.Err() == nil && s.resumes < rtMaxResumes &&
+				(c == codes.ResourceExhausted || c == codes.Unavailable) {
+				s.resumes++
+				s.resumeErr = err
+				if !sleepCtx(sctx, rtResumePause) {
+					return
+				}
+				err = subscribe()
+			}
+			continue
+		}
+		ev := resp.GetEvent()
+		if ev == nil {
+			continue // a keepalive
+		}
+		if ev.GetDurable() {
+			if ev.GetId() <= lastID {
+				s.outOfOrder++
+			}
+			lastID = ev.GetId()
+		}
+		f := ev.GetPayload().GetFields()
+		if f[rtKeyRun].GetStringValue() != b.run {
+			s.others++ // another run, presence events, other publishers
+			continue
+		}
+		pub := f[rtKeyPub].GetNumberValue()
+		switch ev.GetKind() {
+		case rtKindProb:
+			if p := int(pub); left > 0 && p >= 0 && p < probers && !probed[p] {
+				probed[p] = true
+				if left--; left == 0 {
+					close(s.ready)
+				}
+			}
+			continue
+		case rtKindData:
+		default:
+			continue
+		}
+		sent, perr := strconv.ParseInt(f[rtKeySent].GetStringValue(), 10, 64)
+		seq := f[rtKeySeq].GetNumberValue()
+		if perr != nil || pub != float64(int(pub)) || seq != float64(int(seq)) ||
+			!s.tally.record(int(pub), int(seq), sent, recvNs, b.measureFromNs.Load()) {
+			s.malformed++
+			continue
+		}
+		s.distinct.Store(s.tally.distinct)
+	}
+	b.broke(sctx, s, err)
+}
+
+// broke records why a subscription ended, unless the run ended it.
+func (b *rtBench) broke(sctx context.Context, s *rtSub, err error) {
+	if sctx.Err() != nil {
+		return
+	}
+	s.fail(fmt.Errorf("Subscribe on %s: %w", s.addr, err))
+	b.ended <- s
+}
+
+// awaitReady publishes probes, one from each of the first len(addrs)
+// publishers every rtProbeEvery, until every subscription has seen one from
+// each: then every path from a publishing node to a subscribing node
+// carries events (with the mesh transport, every link is up).
+func (b *rtBench) awaitReady(ctx context.Context) error {
+	allDone, gaveUp := make(chan struct{}), make(chan struct{})
+	defer close(gaveUp)
+	go func() {
+		for _, s := range b.subs {
+			select {
+			case <-s.ready:
+			case <-gaveUp:
+				return
+			}
+		}
+		close(allDone)
+	}()
+	deadline := time.NewTimer(rtReadyTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(rtProbeEvery)
+	defer tick.Stop()
+	started := time.Now()
+	probers := b.pubs[:min(len(b.pubs), len(b.cfg.addrs))]
+	for {
+		for _, p := range probers {
+			req := &realtimev1.PublishRequest{Channel: b.cfg.channel, Kind: rtKindProb, Durable: !b.cfg.ephemeral,
+				Payload: &structpb.Struct{Fields: map[string]*structpb.Value{
+					rtKeyRun: structpb.NewStringValue(b.run), rtKeyPub: structpb.NewNumberValue(float64(p.idx)),
+				}}}
+			pctx, cancel := context.WithTimeout(ctx, rtCallTimeout)
+			_, err := p.client.Publish(pctx, req)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("bench realtime: Publish (probe) on %s: %w", p.addr, err)
+			}
+		}
+		select {
+		case <-allDone:
+			fmt.Fprintf(b.stderr, "bench: all %d subscriptions live after %s\n", len(b.subs), time.Since(started).Round(time.Millisecond))
+			return nil
+		case <-tick.C:
+		case <-b.ended:
+			return b.notReady("a subscription ended")
+		case <-deadline.C:
+			return b.notReady(fmt.Sprintf("not every subscription saw the probes within %s", rtReadyTimeout))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (b *rtBench) notReady(why string) error {
+	ready := 0
+	var first error
+	for _, s := range b.subs {
+		select {
+		case <-s.ready:
+			ready++
+		default:
+		}
+		if err := s.failed(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return fmt.Errorf("bench realtime: %s (%d/%d live); first stream error: %w", why, ready, len(b.subs), first)
+	}
+	return fmt.Errorf("bench realtime: %s (%d/%d live)", why, ready, len(b.subs))
+}
+
+// publish runs publisher p from start until stop. Publishers share one
+// schedule: together they send one event every 1/rate, publisher i taking
+// slots i, i+P, i+2P… A publisher that falls behind (a Publish slower than
+// its interval) sends its next event at once and resumes the schedule from
+// there: it never bursts to catch up, so the achieved rate can fall below
+// --rate, and the log says so.
+func (b *rtBench) publish(ctx context.Context, p *rtPub, start, measureFrom, stop time.Time) {
+	rate, n := float64(b.cfg.rate), float64(b.cfg.publishers)
+	interval := time.Duration(float64(time.Second) * n / rate)
+	next := start.Add(time.Duration(float64(time.Second) * float64(p.idx) / rate))
+	for seq := 0; next.Before(stop); seq++ {
+		if d := time.Until(next); d > 0 {
+			if !sleepCtx(ctx, d) {
+				return
+			}
+		} else if seq > 0 {
+			p.late++
+		}
+		sent := time.Now()
+		req := &realtimev1.PublishRequest{Channel: b.cfg.channel, Kind: rtKindData, Durable: !b.cfg.ephemeral,
+			Payload: &structpb.Struct{Fields: map[string]*structpb.Value{
+				rtKeyRun:  structpb.NewStringValue(b.run),
+				rtKeyPub:  structpb.NewNumberValue(float64(p.idx)),
+				rtKeySeq:  structpb.NewNumberValue(float64(seq)),
+				rtKeySent: structpb.NewStringValue(strconv.FormatInt(sent.UnixNano(), 10)),
+				rtKeyPad:  structpb.NewStringValue(b.pad),
+			}}}
+		pctx, cancel := context.WithTimeout(ctx, rtCallTimeout)
+		_, err := p.client.Publish(pctx, req)
+		took := time.Since(sent)
+		cancel()
+		p.out.sent++
+		if err != nil {
+			if ctx.Err() != nil {
+				p.out.sent--
+				return
+			}
+			p.out.failed[seq] = true
+			if p.firstErr == nil {
+				p.firstErr = fmt.Errorf("Publish on %s: %w", p.addr, err)
+			}
+		} else {
+			p.acked.Add(1)
+		}
+		if !sent.Before(measureFrom) {
+			p.measured++
+			p.callLat = append(p.callLat, took)
+		}
+		next = next.Add(interval)
+		if now := time.Now(); next.Before(now) {
+			next = now
+		}
+	}
+}
+
+// drain waits until every subscription has every acknowledged event, or
+// until no delivery arrived for cfg.drainQuiet (lost events never come).
+func (b *rtBench) drain(ctx context.Context, expected int64) {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	last, lastChange := int64(-1), time.Now()
+	for {
+		var total int64
+		complete := true
+		for _, s := range b.subs {
+			n := s.distinct.Load()
+			total += n
+			if n < expected {
+				complete = false
+			}
+		}
+		if complete {
+			return
+		}
+		if total != last {
+			last, lastChange = total, time.Now()
+		} else if time.Since(lastChange) > b.cfg.drainQuiet {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (b *rtBench) progressLine(start time.Time) func() string {
+	var lastPub, lastDel int64
+	last := start
+	return func() string {
+		var pub, del int64
+		for _, p := range b.pubs {
+			pub += p.acked.Load()
+		}
+		for _, s := range b.subs {
+			del += s.distinct.Load()
+		}
+		now := time.Now()
+		el := now.Sub(last).Seconds()
+		line := fmt.Sprintf("bench: %5.1fs published %d (%.0f/s), delivered %d (%.0f/s)",
+			now.Sub(start).Seconds(), pub, float64(pub-lastPub)/el, del, float64(del-lastDel)/el)
+		lastPub, lastDel, last = pub, del, now
+		return line
+	}
+}
+
+// result adds the subscriptions' tallies up and logs the details.
+func (b *rtBench) result(measureFrom, stop time.Time) (rtResult, error) {
+	res := rtResult{durable: !b.cfg.ephemeral}
+	pubs := make([]rtPublished, len(b.pubs))
+	measuredPubs, late := 0, 0
+	var firstPubErr error
+	var calls []time.Duration
+	for i, p := range b.pubs {
+		calls = append(calls, p.callLat...)
+		pubs[i] = p.out
+		res.published += p.out.ok()
+		res.publishErrs += len(p.out.failed)
+		measuredPubs += p.measured
+		late += p.late
+		if firstPubErr == nil {
+			firstPubErr = p.firstErr
+		}
+	}
+	var measured int64
+	lastNs := stop.UnixNano()
+	byAddr := map[string][][]time.Duration{}
+	var others int64
+	var lastResumeErr error
+	for _, s := range b.subs {
+		res.resumes += s.resumes
+		if s.resumeErr != nil {
+			lastResumeErr = s.resumeErr
+		}
+		t := s.tally
+		res.deliveries += t.distinct
+		res.dups += t.dups
+		res.lost += t.lost(pubs)
+		res.outOfOrder += s.outOfOrder
+		res.malformed += s.malformed
+		others += s.others
+		measured += t.measured
+		lastNs = max(lastNs, t.lastMeasuredNs)
+		byAddr[s.addr] = append(byAddr[s.addr], t.lat)
+		if err := s.failed(); err != nil {
+			res.streamErrs = append(res.streamErrs, err)
+		}
+	}
+	window := time.Duration(lastNs - measureFrom.UnixNano())
+	fmt.Fprintf(b.stderr, "bench: published %d events (%d in the window: %.0f/s of the %d/s asked; %d slots started late), %d Publish errors\n",
+		res.published, measuredPubs, float64(measuredPubs)/stop.Sub(measureFrom).Seconds(), b.cfg.rate, late, res.publishErrs)
+	if len(calls) > 0 {
+		slices.Sort(calls)
+		fmt.Fprintf(b.stderr, "bench: Publish round trip in the window: p50 %.3f ms, p99 %.3f ms, max %.3f ms (one call at a time per publisher: %d publishers top out near %.0f/s)\n",
+			ms(percentile(calls, 50)), ms(percentile(calls, 99)), ms(calls[len(calls)-1]), len(b.pubs), float64(len(b.pubs))*float64(time.Second)/float64(percentile(calls, 50)))
+	}
+	if firstPubErr != nil {
+		fmt.Fprintf(b.stderr, "bench: first Publish error: %v\n", firstPubErr)
+	}
+	if measured == 0 {
+		return res, errors.Join(errors.New("bench realtime: no event sent in the measured window was delivered"), res.failure())
+	}
+	all := make([]time.Duration, 0, measured)
+	for _, s := range b.subs {
+		all = append(all, s.tally.lat...)
+	}
+	slices.Sort(all)
+	res.samples = len(all)
+	res.deliveredPerSec = float64(measured) / window.Seconds()
+	res.p50, res.p90, res.p99, res.max = percentile(all, 50), percentile(all, 90), percentile(all, 99), all[len(all)-1]
+	fmt.Fprintf(b.stderr, "bench: %d deliveries of events sent in the window over %s: %.0f/s; publish→deliver p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+		measured, window.Round(time.Millisecond), res.deliveredPerSec, ms(res.p50), ms(res.p90), ms(res.p99), ms(res.max))
+	for _, addr := range slices.Sorted(maps.Keys(byAddr)) {
+		lat := slices.Concat(byAddr[addr]...)
+		slices.Sort(lat)
+		fmt.Fprintf(b.stderr, "bench:   subscribers on %s: %d deliveries, p50 %.3f ms, p99 %.3f ms\n",
+			addr, len(lat), ms(percentile(lat, 50)), ms(percentile(lat, 99)))
+	}
+	kind := map[bool]string{false: "ephemeral (best effort)", true: "durable"}[res.durable]
+	fmt.Fprintf(b.stderr, "bench: %s events: %d of %d expected deliveries arrived, %d lost, %d duplicated, %d out of id order, %d malformed; %d other events on the channel ignored\n",
+		kind, res.deliveries, int64(res.published)*int64(len(b.subs)), res.lost, res.dups, res.outOfOrder, res.malformed, others)
+	if res.resumes > 0 {
+		fmt.Fprintf(b.stderr, "bench: %d subscriptions were ended by their node and resumed with after_id; the last because: %v\n", res.resumes, lastResumeErr)
+	}
+	return res, nil
+}
