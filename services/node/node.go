@@ -109,7 +109,10 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		Stats:          func() map[string]any { return map[string]any{"open_streams": gs.OpenStreams()} },
 		OnChange:       h.update,
 	})
-	reg := registerServices(gs, log, pools{main: pool, hot: hot}, cfg, services, h, hasher)
+	reg, err := registerServices(gs, log, pools{main: pool, hot: hot}, cfg, services, h, hasher)
+	if err != nil {
+		return nil, err
+	}
 	background := reg.background
 
 	mux := http.NewServeMux()
@@ -248,13 +251,20 @@ type registered struct {
 
 func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg config.Config,
 	services []string, h *health, hasher *auth.Hasher,
-) (out registered) {
+) (out registered, err error) {
 	// Realtime first: the queue and ingest publish their lifecycle events
 	// through it. Then the queue: ingest tells it of the todos its events
 	// create.
 	var rt *realtime.Server
 	if slices.Contains(services, realtime.Name) {
-		rt = realtime.New(log.With(sblog.Service(realtime.Name)), p.main, realtime.Options{NodeID: cfg.Cluster.NodeID})
+		l, o := log.With(sblog.Service(realtime.Name)), realtime.Options{NodeID: cfg.Cluster.NodeID}
+		if cfg.Realtime.EphemeralTransport == realtime.TransportMesh {
+			if rt, err = realtime.NewMesh(l, p.main, o, []byte(cfg.Realtime.ClusterSecret)); err != nil {
+				return out, fmt.Errorf("%s: %w", config.EnvClusterSecret, err)
+			}
+		} else {
+			rt = realtime.New(l, p.main, o)
+		}
 	}
 	var q *queue.Server
 	if slices.Contains(services, queue.Name) {
@@ -291,12 +301,12 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			out.hooks = s.HookHandler()
 			out.background = append(out.background, s.Components()...)
 		case realtime.Name:
-			gs.Register(rt.Desc(), rt)
+			rt.Register(gs)
 			out.background = append(out.background, rt.Components()...)
 		case admin.Name:
 			s := admin.New(l, p.main, hasher, cfg.Ingest.SealingKeys)
 			gs.Register(s.Desc(), s)
 		}
 	}
-	return out
+	return out, nil
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/lifecycle"
+	"github.com/switchboard/switchboard/services/realtime/internal/mesh"
 	"github.com/switchboard/switchboard/services/realtime/internal/store"
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
@@ -61,6 +62,7 @@ type Server struct {
 
 	transport       wire.Transport
 	notifyTransport *notifyTransport // set when the transport is pg_notify
+	mesh            *mesh.Mesh       // set by NewMesh
 }
 
 // New returns the realtime service over pool. Its Components must run for
@@ -86,7 +88,12 @@ func (s *Server) Desc() *grpc.ServiceDesc { return &realtimev1.RealtimeService_S
 // Components are the service's background parts (the reader, LISTEN,
 // notifications, presence upkeep, retention), to run in the node's
 // lifecycle group before the gRPC server serves.
-func (s *Server) Components() []lifecycle.Component { return []lifecycle.Component{s.relay} }
+func (s *Server) Components() []lifecycle.Component {
+	if s.mesh != nil {
+		return []lifecycle.Component{s.mesh, s.relay}
+	}
+	return []lifecycle.Component{s.relay}
+}
 
 // DeliverRemote hands an ephemeral event that another node sent (over the
 // mesh) to this node's subscribers.

@@ -151,10 +151,7 @@ func testThreeNodes(t *testing.T, extraEnv ...string) {
 
 	d1 := a.publish(t, "room", true, map[string]any{"n": 1.0})
 	require.Equal(t, d1, s.next(t).GetId())
-	a.publish(t, "room", false, map[string]any{"typing": true})
-	eph := s.next(t)
-	require.False(t, eph.GetDurable())
-	require.True(t, eph.GetPayload().GetFields()["typing"].GetBoolValue())
+	ephemeralFlows(t, a, s)
 
 	// Reconnect: what was published while away is replayed.
 	s.cancel()
@@ -186,6 +183,48 @@ func testThreeNodes(t *testing.T, extraEnv ...string) {
 
 	// The gateway streams Subscribe as newline-delimited JSON.
 	ndjson(t, a.http, token, last)
+}
+
+// ephemeralFlows: ephemeral events published on a reach the subscriber s
+// (on another node) once each and in order. Events sent before the
+// transport links A to the subscriber's node are lost by design (the mesh
+// dials peers as it finds them in the registry), so it first publishes until
+// one arrives.
+func ephemeralFlows(t *testing.T, a *rtNode, s *rtStream) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for linked := false; !linked; {
+		require.True(t, time.Now().Before(deadline), "no ephemeral event arrived within 30 s")
+		a.publish(t, "room", false, map[string]any{"probe": true})
+		select {
+		case ev := <-s.events:
+			require.False(t, ev.GetDurable())
+			require.True(t, ev.GetPayload().GetFields()["probe"].GetBoolValue())
+			linked = true
+		case err := <-s.done:
+			t.Fatalf("stream ended: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	for i := range 20 {
+		a.publish(t, "room", false, map[string]any{"seq": float64(i)})
+	}
+	for i := 0; i < 20; {
+		ev := s.next(t)
+		if ev.GetPayload().GetFields()["probe"].GetBoolValue() {
+			continue // a late probe
+		}
+		require.False(t, ev.GetDurable())
+		require.InDelta(t, float64(i), ev.GetPayload().GetFields()["seq"].GetNumberValue(), 0)
+		i++
+	}
+}
+
+// TestRealtimeThreeNodesMesh: the same with ephemeral events over the
+// node-to-node mesh, authenticated with the cluster secret.
+func TestRealtimeThreeNodesMesh(t *testing.T) {
+	t.Parallel()
+	testThreeNodes(t, "REALTIME_EPHEMERAL_TRANSPORT=mesh", "SWITCHBOARD_CLUSTER_SECRET=three-node-test-secret-0123456789abcdef")
 }
 
 // ndjson reads the REST form of Subscribe on node http and checks it
