@@ -114,7 +114,7 @@ func BenchIngest(ctx context.Context, args []string, stdout io.Writer, lookup fu
 				}
 				body = fmt.Appendf(body[:0], `{"run":%q,"n":%d,"pad":%q}`, run, i, pad)
 				t0 := time.Now()
-				if err := c.deliver(run+"-"+strconv.FormatInt(i, 10), body); err != nil {
+				if err := c.deliver(ctx, run+"-"+strconv.FormatInt(i, 10), body); err != nil {
 					failed.Add(1)
 					firstErr.CompareAndSwap(nil, err)
 					continue

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/tls"
@@ -46,15 +47,15 @@ func newHookConn(rawURL string, key []byte) (*hookConn, error) {
 
 // deliver sends one delivery and wants 200. On an error the connection is
 // dropped; the next call dials again.
-func (c *hookConn) deliver(id string, body []byte) error {
+func (c *hookConn) deliver(ctx context.Context, id string, body []byte) error {
 	if c.conn == nil {
 		d := &net.Dialer{Timeout: 5 * time.Second}
 		var conn net.Conn
 		var err error
 		if c.tls {
-			conn, err = tls.DialWithDialer(d, "tcp", c.addr, &tls.Config{MinVersion: tls.VersionTLS12})
+			conn, err = (&tls.Dialer{NetDialer: d, Config: &tls.Config{MinVersion: tls.VersionTLS12}}).DialContext(ctx, "tcp", c.addr)
 		} else {
-			conn, err = d.Dial("tcp", c.addr)
+			conn, err = d.DialContext(ctx, "tcp", c.addr)
 		}
 		if err != nil {
 			return err
