@@ -89,6 +89,8 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 		// pings keep NATs and proxies from dropping them silently.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		// Protobuf, plus PreEncoded messages sent as they are (fan-out).
+		grpc.ForceServerCodecV2(newCodec()),
 	)
 	s.grpc = grpc.NewServer(serverOpts...)
 	healthpb.RegisterHealthServer(s.grpc, s.health)

@@ -16,22 +16,26 @@ func durableEvent(e store.Event) (durable, error) {
 	if err != nil {
 		return durable{}, err
 	}
-	return durable{key: channelKey{e.HumanID, e.Channel}, ev: &realtimev1.RealtimeEvent{
+	out, err := newOutbound(&realtimev1.RealtimeEvent{
 		Durable: true, Id: e.ID, Channel: e.Channel, Kind: e.Kind, Payload: p,
 		PublishedBy: e.PublishedBy, CreatedAt: timestamppb.New(e.CreatedAt),
-	}}, nil
+	})
+	if err != nil {
+		return durable{}, err
+	}
+	return durable{key: channelKey{e.HumanID, e.Channel}, out: out}, nil
 }
 
 // ephemeralEvent renders an ephemeral event; payload is its Struct when the
 // caller already has it (a local publish), else parsed from e.Payload.
-func ephemeralEvent(e wire.Ephemeral, payload *structpb.Struct) (*realtimev1.RealtimeEvent, error) {
+func ephemeralEvent(e wire.Ephemeral, payload *structpb.Struct) (*outbound, error) {
 	if payload == nil {
 		var err error
 		if payload, err = structjson.FromJSON(e.Payload); err != nil {
 			return nil, err
 		}
 	}
-	return &realtimev1.RealtimeEvent{
+	return newOutbound(&realtimev1.RealtimeEvent{
 		Channel: e.Channel, Kind: e.Kind, Payload: payload, PublishedBy: e.PublishedBy, CreatedAt: timestamppb.New(e.CreatedAt),
-	}, nil
+	})
 }

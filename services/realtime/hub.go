@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
+	"github.com/switchboard/switchboard/pkg/grpcserver"
 )
 
 // channelKey is a channel of one tenant: channel names are scoped to their
@@ -27,7 +28,7 @@ type subscriber struct {
 	channels  []string
 	ephemeral bool
 
-	out     chan *realtimev1.RealtimeEvent
+	out     chan *outbound
 	cut     chan struct{}
 	cutOnce sync.Once
 }
@@ -35,12 +36,12 @@ type subscriber struct {
 func newSubscriber(human uuid.UUID, member string, channels []string, ephemeral bool, buffer int) *subscriber {
 	return &subscriber{
 		id: uuid.New(), human: human, member: member, channels: channels, ephemeral: ephemeral,
-		out: make(chan *realtimev1.RealtimeEvent, buffer), cut: make(chan struct{}),
+		out: make(chan *outbound, buffer), cut: make(chan struct{}),
 	}
 }
 
 // offer queues ev, or cuts the subscriber off when it is too far behind.
-func (s *subscriber) offer(ev *realtimev1.RealtimeEvent) {
+func (s *subscriber) offer(ev *outbound) {
 	select {
 	case <-s.cut:
 	case s.out <- ev:
@@ -102,10 +103,26 @@ func (h *hub) start(cursor int64) {
 	h.mu.Unlock()
 }
 
+// outbound is an event as every subscriber stream sends it: serialized once
+// (a SubscribeResponse), whatever the fan-out.
+type outbound struct {
+	id      int64
+	durable bool
+	msg     *grpcserver.PreEncoded
+}
+
+func newOutbound(ev *realtimev1.RealtimeEvent) (*outbound, error) {
+	msg, err := grpcserver.PreEncode(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Event{Event: ev}})
+	if err != nil {
+		return nil, err
+	}
+	return &outbound{id: ev.GetId(), durable: ev.GetDurable(), msg: msg}, nil
+}
+
 // durable is a durable event ready to fan out.
 type durable struct {
 	key channelKey
-	ev  *realtimev1.RealtimeEvent
+	out *outbound
 }
 
 // dispatchDurable offers evs (ascending ids) and moves the cursor to upto.
@@ -114,7 +131,7 @@ func (h *hub) dispatchDurable(evs []durable, upto int64) {
 	defer h.mu.Unlock()
 	for _, d := range evs {
 		for s := range h.subs[d.key] {
-			s.offer(d.ev)
+			s.offer(d.out)
 		}
 	}
 	h.cursor = max(h.cursor, upto)
@@ -122,7 +139,7 @@ func (h *hub) dispatchDurable(evs []durable, upto int64) {
 
 // dispatchEphemeral offers ev to the subscribers of k that take ephemeral
 // events.
-func (h *hub) dispatchEphemeral(k channelKey, ev *realtimev1.RealtimeEvent) {
+func (h *hub) dispatchEphemeral(k channelKey, ev *outbound) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	for s := range h.subs[k] {

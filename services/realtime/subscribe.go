@@ -58,13 +58,13 @@ func (s *Server) Subscribe(req *realtimev1.SubscribeRequest, stream grpc.ServerS
 	for {
 		select {
 		case ev := <-sub.out:
-			if ev.GetDurable() {
-				if ev.GetId() <= last {
+			if ev.durable {
+				if ev.id <= last {
 					continue
 				}
-				last = ev.GetId()
+				last = ev.id
 			}
-			if err := stream.Send(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Event{Event: ev}}); err != nil {
+			if err := stream.SendMsg(ev.msg); err != nil {
 				return err
 			}
 		case <-sub.cut:
@@ -112,7 +112,7 @@ func (s *Server) replay(stream grpc.ServerStreamingServer[realtimev1.SubscribeRe
 			if err != nil {
 				return after, fmt.Errorf("replay event %d: %w", e.ID, err)
 			}
-			if err := stream.Send(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Event{Event: d.ev}}); err != nil {
+			if err := stream.SendMsg(d.out.msg); err != nil {
 				return after, err
 			}
 			after = e.ID

@@ -1,0 +1,44 @@
+package grpcserver
+
+import (
+	"fmt"
+
+	"google.golang.org/grpc/encoding"
+	_ "google.golang.org/grpc/encoding/proto" // registers the "proto" codec this one wraps
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
+)
+
+// PreEncoded is a response message already serialized. A fan-out that sends
+// one event to a hundred streams marshals it once and hands every stream the
+// same bytes (ServerStream.SendMsg(pre)), instead of letting each stream
+// marshal its own copy; the bytes are only read, never changed, so sharing
+// them is safe.
+type PreEncoded struct{ b []byte }
+
+// PreEncode serializes m for SendMsg on any stream of this server.
+func PreEncode(m proto.Message) (*PreEncoded, error) {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("pre-encode %T: %w", m, err)
+	}
+	return &PreEncoded{b: b}, nil
+}
+
+// codec is the server's codec: protobuf, except that a *PreEncoded is sent
+// as it is.
+type codec struct{ proto encoding.CodecV2 }
+
+func newCodec() codec { return codec{proto: encoding.GetCodecV2("proto")} }
+
+func (c codec) Marshal(v any) (mem.BufferSlice, error) {
+	if p, ok := v.(*PreEncoded); ok {
+		return mem.BufferSlice{mem.SliceBuffer(p.b)}, nil
+	}
+	return c.proto.Marshal(v)
+}
+
+func (c codec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
+
+// Name is "proto": to clients this is the ordinary protobuf codec.
+func (codec) Name() string { return "proto" }
