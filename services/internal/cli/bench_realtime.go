@@ -207,6 +207,10 @@ const (
 	rtResumePause = 20 * time.Millisecond
 )
 
+// rtWanted are the payload keys the subscribers read (parseWireEvent skips
+// the others, the padding above all).
+var rtWanted = map[string]bool{rtKeyRun: true, rtKeyPub: true, rtKeySeq: true, rtKeySent: true}
+
 // rtBench is one run's shared state.
 type rtBench struct {
 	cfg    benchRealtimeConfig
@@ -372,13 +376,13 @@ func (b *rtBench) receive(sctx context.Context, s *rtSub) {
 		var err error
 		stream, err = s.client.Subscribe(sctx, &realtimev1.SubscribeRequest{
 			Channels: []string{b.cfg.channel}, AfterId: lastID, IncludeEphemeral: b.cfg.ephemeral,
-		})
+		}, grpc.ForceCodecV2(newRawCodec()))
 		return err
 	}
 	err := subscribe()
+	var frame rawFrame
 	for err == nil {
-		var resp *realtimev1.SubscribeResponse
-		resp, err = stream.Recv()
+		err = stream.RecvMsg(&frame)
 		recvNs := time.Now().UnixNano()
 		if err != nil {
 			if c := status.Code(err); sctx.Err() == nil && s.resumes < rtMaxResumes &&
@@ -392,23 +396,26 @@ func (b *rtBench) receive(sctx context.Context, s *rtSub) {
 			}
 			continue
 		}
-		ev := resp.GetEvent()
-		if ev == nil {
+		ev, perr := parseWireEvent(frame.b, rtWanted)
+		if perr != nil {
+			s.malformed++
+			continue
+		}
+		if !ev.isEvent {
 			continue // a keepalive
 		}
-		if ev.GetDurable() {
-			if ev.GetId() <= lastID {
+		if ev.durable {
+			if ev.id <= lastID {
 				s.outOfOrder++
 			}
-			lastID = ev.GetId()
+			lastID = ev.id
 		}
-		f := ev.GetPayload().GetFields()
-		if f[rtKeyRun].GetStringValue() != b.run {
+		if ev.strs[rtKeyRun] != b.run {
 			s.others++ // another run, presence events, other publishers
 			continue
 		}
-		pub := f[rtKeyPub].GetNumberValue()
-		switch ev.GetKind() {
+		pub := ev.nums[rtKeyPub]
+		switch ev.kind {
 		case rtKindProb:
 			if p := int(pub); left > 0 && p >= 0 && p < probers && !probed[p] {
 				probed[p] = true
@@ -421,8 +428,8 @@ func (b *rtBench) receive(sctx context.Context, s *rtSub) {
 		default:
 			continue
 		}
-		sent, perr := strconv.ParseInt(f[rtKeySent].GetStringValue(), 10, 64)
-		seq := f[rtKeySeq].GetNumberValue()
+		sent, perr := strconv.ParseInt(ev.strs[rtKeySent], 10, 64)
+		seq := ev.nums[rtKeySeq]
 		if perr != nil || pub != float64(int(pub)) || seq != float64(int(seq)) ||
 			!s.tally.record(int(pub), int(seq), sent, recvNs, b.measureFromNs.Load()) {
 			s.malformed++

@@ -535,3 +535,33 @@ func (f *rtFakeNode) Subscribe(req *realtimev1.SubscribeRequest, stream grpc.Ser
 		}
 	}
 }
+
+// TestParseWireEventReadsWhatProtoWrote: the bench's lean decoder agrees
+// with protobuf on every field it reads, skips the others, and refuses
+// truncated input.
+func TestParseWireEventReadsWhatProtoWrote(t *testing.T) {
+	t.Parallel()
+	p, err := structpb.NewStruct(map[string]any{rtKeyRun: "r1", rtKeyPub: 3.0, rtKeySeq: 41.0, rtKeySent: "1700000000123", rtKeyPad: "xxxx"})
+	require.NoError(t, err)
+	b, err := proto.Marshal(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Event{Event: &realtimev1.RealtimeEvent{
+		Durable: true, Id: 1234567890123, Channel: "bench", Kind: rtKindData, Payload: p, PublishedBy: "agent:x",
+	}}})
+	require.NoError(t, err)
+	ev, err := parseWireEvent(b, rtWanted)
+	require.NoError(t, err)
+	require.True(t, ev.isEvent)
+	require.True(t, ev.durable)
+	require.Equal(t, int64(1234567890123), ev.id)
+	require.Equal(t, rtKindData, ev.kind)
+	require.Equal(t, map[string]string{rtKeyRun: "r1", rtKeySent: "1700000000123"}, ev.strs)
+	require.Equal(t, map[string]float64{rtKeyPub: 3, rtKeySeq: 41}, ev.nums)
+
+	ka, err := proto.Marshal(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Keepalive{Keepalive: &realtimev1.Keepalive{}}})
+	require.NoError(t, err)
+	ev, err = parseWireEvent(ka, rtWanted)
+	require.NoError(t, err)
+	require.False(t, ev.isEvent, "a keepalive is not an event")
+
+	_, err = parseWireEvent(b[:len(b)-3], rtWanted)
+	require.Error(t, err, "truncated")
+}
