@@ -207,10 +207,6 @@ const (
 	rtResumePause = 20 * time.Millisecond
 )
 
-// rtWanted are the payload keys the subscribers read (parseWireEvent skips
-// the others, the padding above all).
-var rtWanted = map[string]bool{rtKeyRun: true, rtKeyPub: true, rtKeySeq: true, rtKeySent: true}
-
 // rtBench is one run's shared state.
 type rtBench struct {
 	cfg    benchRealtimeConfig
@@ -396,7 +392,7 @@ func (b *rtBench) receive(sctx context.Context, s *rtSub) {
 			}
 			continue
 		}
-		ev, perr := parseWireEvent(frame.b, rtWanted)
+		ev, perr := parseWireEvent(frame.b)
 		if perr != nil {
 			s.malformed++
 			continue
@@ -410,11 +406,11 @@ func (b *rtBench) receive(sctx context.Context, s *rtSub) {
 			}
 			lastID = ev.id
 		}
-		if ev.strs[rtKeyRun] != b.run {
+		if ev.run != b.run {
 			s.others++ // another run, presence events, other publishers
 			continue
 		}
-		pub := ev.nums[rtKeyPub]
+		pub := ev.pub
 		switch ev.kind {
 		case rtKindProb:
 			if p := int(pub); left > 0 && p >= 0 && p < probers && !probed[p] {
@@ -428,8 +424,8 @@ func (b *rtBench) receive(sctx context.Context, s *rtSub) {
 		default:
 			continue
 		}
-		sent, perr := strconv.ParseInt(ev.strs[rtKeySent], 10, 64)
-		seq := ev.nums[rtKeySeq]
+		sent, perr := strconv.ParseInt(ev.sent, 10, 64)
+		seq := ev.seq
 		if perr != nil || pub != float64(int(pub)) || seq != float64(int(seq)) ||
 			!s.tally.record(int(pub), int(seq), sent, recvNs, b.measureFromNs.Load()) {
 			s.malformed++

@@ -44,9 +44,9 @@ type wireEvent struct {
 	durable bool
 	id      int64
 	kind    string
-	// payload fields (google.protobuf.Struct): string and number values
-	strs map[string]string
-	nums map[string]float64
+	// the payload fields the bench reads (google.protobuf.Struct)
+	run, sent string
+	pub, seq  float64
 }
 
 var errWire = errors.New("malformed SubscribeResponse")
@@ -65,7 +65,7 @@ const (
 )
 
 // parseWireEvent reads a SubscribeResponse.
-func parseWireEvent(b []byte, want map[string]bool) (wireEvent, error) {
+func parseWireEvent(b []byte) (wireEvent, error) {
 	var ev wireEvent
 	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if num != wireRespEvent || typ != protowire.BytesType {
@@ -81,7 +81,7 @@ func parseWireEvent(b []byte, want map[string]bool) (wireEvent, error) {
 			case num == wireEvKind && typ == protowire.BytesType:
 				ev.kind = string(v)
 			case num == wireEvPayload && typ == protowire.BytesType:
-				return ev.parseStruct(v, want)
+				return ev.parseStruct(v)
 			}
 			return nil
 		})
@@ -89,34 +89,47 @@ func parseWireEvent(b []byte, want map[string]bool) (wireEvent, error) {
 	return ev, err
 }
 
-func (ev *wireEvent) parseStruct(b []byte, want map[string]bool) error {
-	ev.strs, ev.nums = map[string]string{}, map[string]float64{}
+func (ev *wireEvent) parseStruct(b []byte) error {
 	return fields(b, func(num protowire.Number, typ protowire.Type, entry []byte, _ uint64) error {
 		if num != wireStructFields || typ != protowire.BytesType {
 			return nil
 		}
-		var key string
-		var value []byte
+		var key, value []byte
 		if err := fields(entry, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 			switch {
 			case num == 1 && typ == protowire.BytesType:
-				key = string(v)
+				key = v
 			case num == 2 && typ == protowire.BytesType:
 				value = v
 			}
 			return nil
-		}); err != nil || !want[key] {
+		}); err != nil {
 			return err
 		}
-		return fields(value, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+		var str []byte
+		var number float64
+		if err := fields(value, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 			switch {
 			case num == wireValueNumber && typ == protowire.Fixed64Type:
-				ev.nums[key] = math.Float64frombits(x)
+				number = math.Float64frombits(x)
 			case num == wireValueString && typ == protowire.BytesType:
-				ev.strs[key] = string(v)
+				str = v
 			}
 			return nil
-		})
+		}); err != nil {
+			return err
+		}
+		switch string(key) { // no allocation: the compiler compares in place
+		case rtKeyRun:
+			ev.run = string(str)
+		case rtKeySent:
+			ev.sent = string(str)
+		case rtKeyPub:
+			ev.pub = number
+		case rtKeySeq:
+			ev.seq = number
+		}
+		return nil
 	})
 }
 
