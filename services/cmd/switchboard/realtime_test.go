@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/pgtest"
@@ -25,7 +26,8 @@ import (
 // rtNode is a running node with a realtime client for one credential.
 type rtNode struct {
 	*clusterNode
-	rt realtimev1.RealtimeServiceClient
+	rt    realtimev1.RealtimeServiceClient
+	queue queuev1.QueueServiceClient
 }
 
 // threeRealtimeNodes starts nodes a, b, c on one database with extraEnv and
@@ -43,7 +45,7 @@ func threeRealtimeNodes(t *testing.T, extraEnv ...string) (nodes []*rtNode, toke
 			grpc.WithPerRPCCredentials(auth.Bearer{Token: token, AllowInsecure: true}))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = conn.Close() })
-		nodes = append(nodes, &rtNode{clusterNode: n, rt: realtimev1.NewRealtimeServiceClient(conn)})
+		nodes = append(nodes, &rtNode{clusterNode: n, rt: realtimev1.NewRealtimeServiceClient(conn), queue: queuev1.NewQueueServiceClient(conn)})
 	}
 	return nodes, token
 }
@@ -183,6 +185,43 @@ func testThreeNodes(t *testing.T, extraEnv ...string) {
 
 	// The gateway streams Subscribe as newline-delimited JSON.
 	ndjson(t, a.http, token, last)
+
+	lifecycle(t, a, b)
+}
+
+// lifecycle: the queue's todo changes arrive on sys:queue:<queue>, from this
+// node at once and from another node once it knows someone listens (its
+// view of the listened system channels is refreshed with presence, so the
+// first enqueues there may go unannounced: lifecycle events are ephemeral).
+func lifecycle(t *testing.T, a, b *rtNode) {
+	t.Helper()
+	s := a.subscribe(t, &realtimev1.SubscribeRequest{Channels: []string{"sys:queue:rtq"}, IncludeEphemeral: true})
+	a.waitPresent(t, "sys:queue:rtq", 1)
+	enqueue := func(n *rtNode) int64 {
+		resp, err := n.queue.Enqueue(t.Context(), &queuev1.EnqueueRequest{Queue: "rtq"})
+		require.NoError(t, err)
+		return resp.GetTodo().GetId()
+	}
+	id := enqueue(a)
+	ev := s.next(t)
+	require.Equal(t, "todo.enqueued", ev.GetKind())
+	require.InDelta(t, float64(id), ev.GetPayload().GetFields()["todo_id"].GetNumberValue(), 0)
+
+	deadline := time.Now().Add(30 * time.Second)
+	onB := map[float64]bool{}
+	for {
+		require.True(t, time.Now().Before(deadline), "no lifecycle event from the other node within 30 s")
+		onB[float64(enqueue(b))] = true
+		select {
+		case ev := <-s.events:
+			require.Equal(t, "todo.enqueued", ev.GetKind())
+			require.True(t, onB[ev.GetPayload().GetFields()["todo_id"].GetNumberValue()], "an event for a todo enqueued on b")
+			return
+		case err := <-s.done:
+			t.Fatalf("stream ended: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // ephemeralFlows: ephemeral events published on a reach the subscriber s
