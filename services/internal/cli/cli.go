@@ -22,6 +22,10 @@ Usage:
   switchboard token generate                       print a fresh token (for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN)
   switchboard bench queue --todos N --workers W    queue benchmark against a running server
                                                    (SWITCHBOARD_TOKEN: an agent credential with scopes agent,publisher)
+  switchboard bench ingest --requests N --concurrency C
+                                                   signed webhook deliveries against a running server (SWITCHBOARD_TOKEN: an admin)
+  switchboard bench realtime --publishers P --subscribers S --rate R [--addrs A,B,C] [--ephemeral]
+                                                   publish→deliver latency and fan-out across nodes (SWITCHBOARD_TOKEN: agent,publisher)
   switchboard version                              print the build version
   switchboard help                                 this text
 
