@@ -11,11 +11,13 @@ import (
 // listens, see realtime.Server.System).
 func todoLifecycle(rt *realtime.Server) func(queue.TodoEvent) {
 	return func(e queue.TodoEvent) {
-		fields := map[string]any{"todo_id": e.TodoID, "queue": e.Queue, "state": e.State}
-		if e.AgentID != nil {
-			fields["agent_id"] = e.AgentID.String()
-		}
-		rt.System(e.HumanID, realtime.QueueChannelPrefix+e.Queue, "todo."+string(e.Kind), fields)
+		rt.System(e.HumanID, realtime.QueueChannelPrefix+e.Queue, "todo."+string(e.Kind), func() map[string]any {
+			fields := map[string]any{"todo_id": e.TodoID, "queue": e.Queue, "state": e.State}
+			if e.AgentID != nil {
+				fields["agent_id"] = e.AgentID.String()
+			}
+			return fields
+		})
 	}
 }
 
@@ -23,8 +25,8 @@ func todoLifecycle(rt *realtime.Server) func(queue.TodoEvent) {
 // realtime channel sys:ingest.
 func eventLifecycle(rt *realtime.Server) func(ingest.Received) {
 	return func(e ingest.Received) {
-		rt.System(e.HumanID, realtime.IngestChannel, "event.received", map[string]any{
-			"event_id": e.EventID, "todo_id": e.TodoID, "source": e.Source, "topic": e.Topic,
+		rt.System(e.HumanID, realtime.IngestChannel, "event.received", func() map[string]any {
+			return map[string]any{"event_id": e.EventID, "todo_id": e.TodoID, "source": e.Source, "topic": e.Topic}
 		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
@@ -137,14 +139,21 @@ func TestIDsCommittedOutOfOrderAreDeliveredInOrder(t *testing.T) {
 // reading one receives everything.
 func TestSlowSubscriberIsCutOffWithoutDelayingAFastOne(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, realtime.Options{Buffer: 4})
+	e := newEnv(t, realtime.Options{Buffer: 64})
 	fast := e.subscribe(e.human, &realtimev1.SubscribeRequest{Channels: []string{"firehose"}})
+	// The slow reader has its own connection with fixed 64 KiB windows (no
+	// BDP growth), so it stops taking data after a few events and its
+	// server-side buffer fills; the fast one shares nothing with it.
+	conn, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
+	require.NoError(t, err)
+	defer conn.Close()
 	ctx, cancel := context.WithCancel(as(t.Context(), e.human))
 	defer cancel()
-	slow, err := e.client.Subscribe(ctx, &realtimev1.SubscribeRequest{Channels: []string{"firehose"}})
+	slow, err := realtimev1.NewRealtimeServiceClient(conn).Subscribe(ctx, &realtimev1.SubscribeRequest{Channels: []string{"firehose"}})
 	require.NoError(t, err)
 	e.subscribed(2)
-	big := make([]byte, 16<<10) // fills the HTTP/2 windows quickly, so the slow stream's buffer backs up
+	big := make([]byte, 16<<10) // a few events fill the slow stream's window
 	for i := range big {
 		big[i] = 'x'
 	}

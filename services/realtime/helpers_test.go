@@ -38,6 +38,7 @@ const waitFor = 20 * time.Second
 // is pkg/auth's and is tested there and in services/node).
 type env struct {
 	t      *testing.T
+	addr   string
 	pool   *pgxpool.Pool
 	srv    *realtime.Server
 	client realtimev1.RealtimeServiceClient
@@ -68,6 +69,7 @@ func newEnvOn(t *testing.T, pool *pgxpool.Pool, opts realtime.Options) *env {
 	}
 	require.NoError(t, gs.Start(t.Context()))
 	t.Cleanup(func() { _ = gs.Stop(context.Background()) })
+	e.addr = gs.Addr()
 	conn, err := grpc.NewClient(gs.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })

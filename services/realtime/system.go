@@ -60,14 +60,15 @@ func (s *Server) refreshListened(ctx context.Context) {
 }
 
 // System publishes a service's lifecycle event (kind, payload fields) on a
-// system channel of human, if anyone listens. It never blocks and never
-// fails the caller: lifecycle events are ephemeral, best effort.
-func (s *Server) System(human uuid.UUID, channel, kind string, fields map[string]any) {
+// system channel of human, if anyone listens; fields is only called then, so
+// an unwatched channel costs no allocation. It never blocks and never fails
+// the caller: lifecycle events are ephemeral, best effort.
+func (s *Server) System(human uuid.UUID, channel, kind string, fields func() map[string]any) {
 	k := channelKey{human, channel}
 	if !s.hub.listening(k) && !s.listened.has(k) {
 		return
 	}
-	p, err := json.Marshal(fields)
+	p, err := json.Marshal(fields())
 	if err != nil {
 		s.log.Debug("lifecycle event not encodable", zap.Error(err))
 		return
