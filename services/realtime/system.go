@@ -22,8 +22,8 @@ import (
 //
 // They are only published where someone listens (a subscriber on this node,
 // or a presence row anywhere, refreshed every Options.PresenceInterval), so
-// a queue moving 40k todos a second with nobody watching pays one map
-// lookup per change and sends nothing.
+// a queue moving 40k todos a second with nobody watching pays two map
+// lookups per change, allocates nothing and sends nothing.
 const (
 	QueueChannelPrefix = SystemPrefix + "queue:"
 	IngestChannel      = SystemPrefix + "ingest"
