@@ -18,7 +18,8 @@ import (
 //     mark C (every durable event ≤ C has been fanned out before this
 //     subscriber existed; every one above C will reach its buffer);
 //  2. with after_id < C it replays after_id < id ≤ C from the table, page by
-//     page, while live events collect in its buffer;
+//     page, while live events collect in its buffer (after_id 0 means the
+//     table's newest id when the call starts: nothing published before);
 //  3. then it sends live events, skipping durable ones it already sent (a
 //     client may resume from an id this node has not reached yet), with a
 //     Keepalive after Options.Keepalive of silence.
@@ -39,14 +40,24 @@ func (s *Server) Subscribe(req *realtimev1.SubscribeRequest, stream grpc.ServerS
 	if err := s.awaitReady(ctx); err != nil {
 		return err
 	}
+	last := req.GetAfterId()
+	if last == 0 {
+		// "Only events published after the subscription starts": the start
+		// is the table's newest id now, read BEFORE registering. This node's
+		// cursor may trail it (another node's publish not read yet), and
+		// whatever commits between this read and the registration is at or
+		// below the cursor, so the replay below sends it.
+		if last, err = s.store.MaxID(ctx); err != nil {
+			return err
+		}
+	}
 	sub := newSubscriber(c.human, c.member, channels, req.GetIncludeEphemeral(), s.opts.Buffer)
 	cursor := s.hub.add(sub)
 	defer s.hub.remove(sub)
 	s.joined(ctx, sub)
 	defer s.left(sub)
 
-	last := req.GetAfterId()
-	if last > 0 && last < cursor {
+	if last < cursor {
 		if last, err = s.replay(stream, sub, last, cursor); err != nil {
 			return err
 		}

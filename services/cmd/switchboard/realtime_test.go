@@ -163,6 +163,7 @@ func testThreeNodes(t *testing.T, extraEnv ...string) {
 		require.Equal(t, id, r.next(t).GetId())
 	}
 	r.cancel()
+	a.waitPresent(t, "room", 0) // both earlier streams have left
 
 	// Kill the subscriber's node mid-stream, publish while it is gone,
 	// resume on another node from the last id seen.
