@@ -79,6 +79,9 @@ func TestSinkFailureRetried(t *testing.T) {
 	}
 	start(t, cfg, sink)
 
+	// Stored first: an empty pending list alone also holds before anything
+	// was read.
+	require.Eventually(t, func() bool { return sink.storedCount() == len(ids) }, waitFor, tick)
 	require.Eventually(t, func() bool { return pendingCount(t, rdb, cfg) == 0 }, waitFor, tick)
 	assert.Equal(t, len(ids), sink.storedCount())
 	n, err := rdb.XLen(t.Context(), cfg.Stream+DeadLetterSuffix).Result()
@@ -101,6 +104,7 @@ func TestSinkUnavailableNeverDeadLetters(t *testing.T) {
 	}
 	start(t, cfg, sink)
 
+	require.Eventually(t, func() bool { return sink.storedCount() == 2 }, waitFor, tick)
 	require.Eventually(t, func() bool { return pendingCount(t, rdb, cfg) == 0 }, waitFor, tick)
 	assert.Equal(t, 2, sink.storedCount())
 	n, err := rdb.XLen(t.Context(), cfg.Stream+DeadLetterSuffix).Result()
@@ -149,6 +153,7 @@ func TestPoisonEntryDeadLettered(t *testing.T) {
 	start(t, cfg, sink)
 
 	dead := cfg.Stream + DeadLetterSuffix
+	require.Eventually(t, func() bool { return rdb.XLen(t.Context(), dead).Val() == 1 }, waitFor, tick)
 	require.Eventually(t, func() bool { return pendingCount(t, rdb, cfg) == 0 }, waitFor, tick)
 	assert.Equal(t, map[string]string{ids[0]: "ok1", ids[2]: "ok2", ids[3]: "ok3"}, sink.storedBodies())
 	entries, err := rdb.XRange(t.Context(), dead, "-", "+").Result()
