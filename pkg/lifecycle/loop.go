@@ -6,61 +6,52 @@ import (
 	"time"
 )
 
-// Loop is a Component that runs tick every interval (and once right after
-// Start) on its own goroutine until Stop: the shape of every periodic
-// maintenance job (lease reaper, retention). Start returns at once; Stop is
-// safe before Start and more than once.
-type Loop struct {
-	name     string
-	interval time.Duration
-	tick     func(ctx context.Context)
+// Goroutines is a Component that runs each of its functions on its own
+// goroutine from Start until Stop: the shape of a background worker with a
+// few loops (a LISTEN connection, a flusher, a reader). Each function gets a
+// context that Stop cancels and must return soon after. Start returns at
+// once; Stop is safe before Start and more than once.
+type Goroutines struct {
+	name string
+	fns  []func(ctx context.Context)
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// NewLoop returns a Loop named name that calls tick every interval; tick
-// gets a context cancelled by Stop.
-func NewLoop(name string, interval time.Duration, tick func(ctx context.Context)) *Loop {
-	return &Loop{name: name, interval: interval, tick: tick}
+// NewGoroutines returns a Goroutines component named name running fns.
+func NewGoroutines(name string, fns ...func(ctx context.Context)) *Goroutines {
+	return &Goroutines{name: name, fns: fns}
 }
 
 // Name implements Component.
-func (l *Loop) Name() string { return l.name }
+func (g *Goroutines) Name() string { return g.name }
 
 // Start implements Component.
-func (l *Loop) Start(ctx context.Context) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cancel != nil {
+func (g *Goroutines) Start(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cancel != nil {
 		return nil
 	}
-	// The loop lives until Stop, not until the start context ends.
-	ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	l.done = make(chan struct{})
-	go func() {
-		defer close(l.done)
-		t := time.NewTicker(l.interval)
-		defer t.Stop()
-		for {
-			l.tick(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	// The goroutines live until Stop, not until the start context ends.
+	ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	g.done = make(chan struct{})
+	var wg sync.WaitGroup
+	for _, f := range g.fns {
+		wg.Go(func() { f(ctx) })
+	}
+	go func() { wg.Wait(); close(g.done) }()
 	return nil
 }
 
-// Stop implements Component: it cancels the running tick and
-// waits for it until ctx ends.
-func (l *Loop) Stop(ctx context.Context) error {
-	l.mu.Lock()
-	cancel, done := l.cancel, l.done
-	l.mu.Unlock()
+// Stop implements Component: it cancels the functions and waits for them
+// until ctx ends.
+func (g *Goroutines) Stop(ctx context.Context) error {
+	g.mu.Lock()
+	cancel, done := g.cancel, g.done
+	g.mu.Unlock()
 	if cancel == nil {
 		return nil
 	}
@@ -71,4 +62,27 @@ func (l *Loop) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Loop is a Component that runs tick every interval (and once right after
+// Start) on its own goroutine until Stop: the shape of every periodic
+// maintenance job (lease reaper, retention). Start returns at once; Stop is
+// safe before Start and more than once.
+type Loop struct{ *Goroutines }
+
+// NewLoop returns a Loop named name that calls tick every interval; tick
+// gets a context cancelled by Stop.
+func NewLoop(name string, interval time.Duration, tick func(ctx context.Context)) *Loop {
+	return &Loop{NewGoroutines(name, func(ctx context.Context) {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			tick(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})}
 }

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
@@ -88,53 +89,26 @@ type wakeComponent struct {
 	waiters  *waiters
 	notifier *notifier
 	opts     Options
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	loops    *lifecycle.Goroutines
 }
 
 func newWakeComponent(log *zap.Logger, st *store.Store, w *waiters, n *notifier, o Options) *wakeComponent {
-	return &wakeComponent{log: log, store: st, waiters: w, notifier: n, opts: o}
+	c := &wakeComponent{log: log, store: st, waiters: w, notifier: n, opts: o}
+	c.loops = lifecycle.NewGoroutines(Name+"-wake", n.run, c.listen)
+	return c
 }
 
 // Name implements lifecycle.Component.
-func (c *wakeComponent) Name() string { return Name + "-wake" }
+func (c *wakeComponent) Name() string { return c.loops.Name() }
 
 // Start launches the notifier and the listener and returns at once.
-func (c *wakeComponent) Start(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cancel != nil {
-		return nil
-	}
-	ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	c.done = make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); c.notifier.run(ctx) }()
-	go func() { defer wg.Done(); c.listen(ctx) }()
-	go func() { wg.Wait(); close(c.done) }()
-	return nil
-}
+func (c *wakeComponent) Start(ctx context.Context) error { return c.loops.Start(ctx) }
 
 // Stop releases waiting claims and stops both loops; safe before Start and
 // more than once.
 func (c *wakeComponent) Stop(ctx context.Context) error {
 	c.waiters.close()
-	c.mu.Lock()
-	cancel, done := c.cancel, c.done
-	c.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return c.loops.Stop(ctx)
 }
 
 // listen keeps a LISTEN connection up, reconnecting with exponential

@@ -128,23 +128,10 @@ func (p *presenceSet) has(id uuid.UUID) bool {
 	return false
 }
 
-// presenceLoop, every Options.PresenceInterval: removes (and announces the
+// presenceTick, every Options.PresenceInterval: removes (and announces the
 // leave of) the members of nodes the registry no longer lists, re-inserts
 // this node's rows if some are missing, and refreshes which system channels
 // have listeners anywhere.
-func (s *Server) presenceLoop(ctx context.Context) {
-	t := time.NewTicker(s.opts.PresenceInterval)
-	defer t.Stop()
-	for {
-		s.presenceTick(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
 func (s *Server) presenceTick(ctx context.Context) {
 	gone, err := s.store.SweepPresence(ctx)
 	if err != nil {

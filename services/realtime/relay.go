@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 	"github.com/switchboard/switchboard/services/realtime/internal/store"
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
@@ -20,42 +21,22 @@ const (
 	ephemeralChannel = "switchboard_realtime_ephemeral"
 )
 
-// relay is the service's background component: the durable reader, the
+// relay holds the service's background loops: the durable reader, the
 // coalesced "new durable events" notifier, the LISTEN connection that pokes
-// the reader (and, with the notify transport, receives ephemeral events),
-// the NOTIFY sender of ephemeral events, presence upkeep and retention.
-type relay struct {
-	s *Server
+// the reader (and, with the notify transport, receives ephemeral events) and
+// the NOTIFY sender of ephemeral events. Presence upkeep and retention are
+// their own lifecycle.Loops (Server.Components).
+type relay struct{ s *Server }
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// Name implements lifecycle.Component.
-func (c *relay) Name() string { return Name + "-relay" }
-
-// Start launches the loops and returns. The reader first sets its cursor
-// (retrying while Postgres is away); Subscribe waits for that, so every
-// subscriber sees one consistent high-water mark.
-func (c *relay) Start(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cancel != nil {
-		return nil
-	}
-	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.cancel, c.done = cancel, make(chan struct{})
-	var wg sync.WaitGroup
-	loops := []func(context.Context){c.startReader, c.s.notifier.run, c.listen, c.s.presenceLoop, c.s.retentionLoop}
+// component runs the loops from Start to Stop. The reader first sets its
+// cursor (retrying while Postgres is away); Subscribe waits for that, so
+// every subscriber sees one consistent high-water mark.
+func (c *relay) component() *lifecycle.Goroutines {
+	loops := []func(context.Context){c.startReader, c.s.notifier.run, c.listen}
 	if c.s.notifyTransport != nil {
 		loops = append(loops, c.s.notifyTransport.run)
 	}
-	for _, f := range loops {
-		wg.Go(func() { f(run) })
-	}
-	go func() { wg.Wait(); close(c.done) }()
-	return nil
+	return lifecycle.NewGoroutines(Name+"-relay", loops...)
 }
 
 // startReader initialises the reader, retrying with backoff, marks the
@@ -78,23 +59,6 @@ func (c *relay) startReader(ctx context.Context) {
 	}
 	close(c.s.ready)
 	c.s.reader.run(ctx)
-}
-
-// Stop ends the loops; open streams are ended by the gRPC server's drain.
-func (c *relay) Stop(ctx context.Context) error {
-	c.mu.Lock()
-	cancel, done := c.cancel, c.done
-	c.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // listen keeps the LISTEN connection up. After every (re)connect the reader

@@ -2,7 +2,6 @@ package realtime
 
 import (
 	"context"
-	"time"
 
 	"go.uber.org/zap"
 )
@@ -11,18 +10,10 @@ import (
 // worked off over several ticks instead of one long burst.
 const maxRetentionBatches = 20
 
-func (s *Server) retentionLoop(ctx context.Context) {
-	t := time.NewTicker(s.opts.RetentionInterval)
-	defer t.Stop()
-	for {
-		if _, err := s.PruneOnce(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("realtime retention failed", zap.Error(err))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// pruneTick applies retention once (a lifecycle.Loop tick).
+func (s *Server) pruneTick(ctx context.Context) {
+	if _, err := s.PruneOnce(ctx); err != nil && ctx.Err() == nil {
+		s.log.Warn("realtime retention failed", zap.Error(err))
 	}
 }
 

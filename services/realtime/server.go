@@ -53,7 +53,8 @@ type Server struct {
 	hub      *hub
 	reader   *reader
 	notifier *durableNotifier
-	relay    *relay
+	relay    *lifecycle.Goroutines
+	loops    []lifecycle.Component // presence upkeep, retention
 	presence presenceSet
 	listened listenedSet
 
@@ -73,11 +74,16 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	s := &Server{log: log, store: st, opts: o, hub: newHub(), ready: make(chan struct{})}
 	s.reader = newReader(log, st, s.hub, durableEvent, o)
 	s.notifier = newDurableNotifier(log, st, o.NotifyWindow)
-	s.relay = &relay{s: s}
 	s.transport = o.Transport
 	if s.transport == nil {
 		s.notifyTransport = newNotifyTransport(log, st, o.EphemeralQueue)
 		s.transport = s.notifyTransport
+	}
+	// After the transport: the relay runs the NOTIFY sender when there is one.
+	s.relay = (&relay{s: s}).component()
+	s.loops = []lifecycle.Component{
+		lifecycle.NewLoop(Name+"-presence", o.PresenceInterval, s.presenceTick),
+		lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, s.pruneTick),
 	}
 	return s
 }
@@ -89,10 +95,11 @@ func (s *Server) Desc() *grpc.ServiceDesc { return &realtimev1.RealtimeService_S
 // notifications, presence upkeep, retention), to run in the node's
 // lifecycle group before the gRPC server serves.
 func (s *Server) Components() []lifecycle.Component {
+	out := []lifecycle.Component{}
 	if s.mesh != nil {
-		return []lifecycle.Component{s.mesh, s.relay}
+		out = append(out, s.mesh)
 	}
-	return []lifecycle.Component{s.relay}
+	return append(append(out, s.relay), s.loops...)
 }
 
 // DeliverRemote hands an ephemeral event that another node sent (over the
