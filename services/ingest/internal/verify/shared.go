@@ -9,6 +9,7 @@ import (
 	"hash"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -16,9 +17,21 @@ import (
 // huge header cannot multiply the MAC/ed25519 work done per request.
 const maxSignatures = 20
 
-// strictBase64 rejects non-canonical encodings (non-zero padding bits), so a
-// signature has exactly one accepted spelling.
-var strictBase64 = base64.StdEncoding.Strict()
+// strictBase64 gives a signature or key exactly one accepted spelling: it
+// rejects non-canonical encodings (non-zero padding bits, via Strict) and CR
+// or LF anywhere, which encoding/base64 otherwise skips even in Strict mode
+// (FuzzStandardWebhooks found "…/t\rmIK…" accepted as the signature it
+// decodes to).
+var strictBase64 canonicalBase64
+
+type canonicalBase64 struct{}
+
+func (canonicalBase64) DecodeString(s string) ([]byte, error) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, errors.New("base64: line breaks are not allowed")
+	}
+	return base64.StdEncoding.Strict().DecodeString(s)
+}
 
 // unverifiedError carries a log-only reason; it must never be built from a
 // secret or an expected signature.
