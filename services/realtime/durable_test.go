@@ -51,7 +51,7 @@ func TestDurableDeliveredLiveThenResumedAfterReconnect(t *testing.T) {
 
 // TestReplaySwitchesToLiveWithoutGapOrDuplicate races the switch: while
 // publishers write continuously, subscribers join at different moments with
-// after_id = 0-point ids; each must see every id after its after_id exactly
+// the same after_id; each must see every id after its after_id exactly
 // once, in order, up to the last one published.
 func TestReplaySwitchesToLiveWithoutGapOrDuplicate(t *testing.T) {
 	t.Parallel()
@@ -70,10 +70,17 @@ func TestReplaySwitchesToLiveWithoutGapOrDuplicate(t *testing.T) {
 		})
 	}
 	close(start)
+	// Join at five points of the publishing: after 0, 40, 80, 120 and 160
+	// of its 240 events are stored.
+	stored := func() int {
+		var n int
+		require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT count(*) FROM realtime_events WHERE channel = 'race' AND id > $1`, first).Scan(&n))
+		return n
+	}
 	var subs []*stream
-	for range 5 {
+	for i := range 5 {
+		require.Eventually(t, func() bool { return stored() >= i*40 }, waitFor, time.Millisecond)
 		subs = append(subs, e.subscribe(e.human, &realtimev1.SubscribeRequest{Channels: []string{"race"}, AfterId: first}))
-		time.Sleep(5 * time.Millisecond) // spread the joins over the publishing, not a timing assertion
 	}
 	wg.Wait()
 	var want []int64

@@ -2,13 +2,11 @@ package realtime
 
 import (
 	"context"
-	"encoding/json"
 	"sync/atomic"
 
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/services/realtime/internal/store"
-	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
 
 // notifyBatch is how many ephemeral events one NOTIFY statement carries at
@@ -18,7 +16,7 @@ const notifyBatch = 100
 // notifyTransport is phase 1: each ephemeral event travels inside a
 // pg_notify payload to every node LISTENing (relay.listen receives them).
 // Nothing is stored, and a node that is not listening at that moment never
-// sees it. Broadcast only queues: a sender loop batches queued events into
+// sees it. send only queues: a sender loop batches queued events into
 // one statement, and a full queue drops (ephemeral delivery is best effort;
 // the publisher is never held up by Postgres).
 type notifyTransport struct {
@@ -32,15 +30,11 @@ func newNotifyTransport(log *zap.Logger, st *store.Store, size int) *notifyTrans
 	return &notifyTransport{log: log, store: st, queue: make(chan string, size)}
 }
 
-// Broadcast implements wire.Transport.
-func (t *notifyTransport) Broadcast(e wire.Ephemeral) {
-	b, err := json.Marshal(e)
-	if err != nil || len(b) > maxNotifyPayload { // Publish checked both
-		t.dropped.Add(1)
-		return
-	}
+// send queues an encoded event (wire.Ephemeral as JSON, at most
+// maxNotifyPayload bytes: publishEphemeral encodes and checks it once).
+func (t *notifyTransport) send(payload []byte) {
 	select {
-	case t.queue <- string(b):
+	case t.queue <- string(payload):
 	default:
 		if t.dropped.Add(1)%1000 == 1 {
 			t.log.Warn("ephemeral NOTIFY queue full; dropping events", zap.Int64("dropped_total", t.dropped.Load()))
@@ -71,10 +65,4 @@ func (t *notifyTransport) run(ctx context.Context) {
 			t.log.Warn("ephemeral NOTIFY failed; events dropped", zap.Int("count", len(batch)), zap.Error(err))
 		}
 	}
-}
-
-// envelopeSize is the serialized size of e as the notify transport sends it.
-func envelopeSize(e wire.Ephemeral) (int, error) {
-	b, err := json.Marshal(e)
-	return len(b), err
 }

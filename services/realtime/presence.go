@@ -49,7 +49,7 @@ func (s *Server) Presence(ctx context.Context, req *realtimev1.PresenceRequest) 
 // the rows of every live subscriber it finds missing.
 func (s *Server) joined(ctx context.Context, sub *subscriber) {
 	m := store.Member{SubscriptionID: sub.id, NodeID: s.opts.NodeID, HumanID: sub.human, Member: sub.member, JoinedAt: time.Now(), Channels: sub.channels}
-	s.presence.add(sub, m)
+	s.presence.add(m)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), presenceTimeout)
 	defer cancel()
 	if err := s.store.Join(wctx, m); err != nil {
@@ -62,7 +62,7 @@ func (s *Server) joined(ctx context.Context, sub *subscriber) {
 
 // left removes sub's presence and announces it.
 func (s *Server) left(sub *subscriber) {
-	s.presence.remove(sub)
+	s.presence.remove(sub.id)
 	ctx, cancel := context.WithTimeout(context.Background(), presenceTimeout)
 	defer cancel()
 	if err := s.store.Leave(ctx, sub.id); err != nil {
@@ -82,29 +82,31 @@ func (s *Server) announcePresence(kind string, human uuid.UUID, channel, member,
 	}
 }
 
-// presenceSet is this node's live presence, for re-inserting rows that a
-// Postgres crash (UNLOGGED table) or a failed write lost.
+// presenceSet is this node's live presence, by subscription, for
+// re-inserting rows that a Postgres crash (UNLOGGED table) or a failed write
+// lost.
 type presenceSet struct {
 	mu sync.Mutex
-	m  map[*subscriber]store.Member
+	m  map[uuid.UUID]store.Member
 }
 
-func (p *presenceSet) add(s *subscriber, m store.Member) {
+func (p *presenceSet) add(m store.Member) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil {
-		p.m = map[*subscriber]store.Member{}
+		p.m = map[uuid.UUID]store.Member{}
 	}
-	p.m[s] = m
+	p.m[m.SubscriptionID] = m
 }
 
-func (p *presenceSet) remove(s *subscriber) {
+func (p *presenceSet) remove(subscription uuid.UUID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.m, s)
+	delete(p.m, subscription)
 }
 
-// rows is the number of presence rows the live set should have, and a copy.
+// snapshot returns the number of presence rows the live set should have,
+// and a copy of it.
 func (p *presenceSet) snapshot() (int64, []store.Member) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -117,15 +119,11 @@ func (p *presenceSet) snapshot() (int64, []store.Member) {
 	return n, out
 }
 
-func (p *presenceSet) has(id uuid.UUID) bool {
+func (p *presenceSet) has(subscription uuid.UUID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, m := range p.m {
-		if m.SubscriptionID == id {
-			return true
-		}
-	}
-	return false
+	_, ok := p.m[subscription]
+	return ok
 }
 
 // presenceTick, every Options.PresenceInterval: removes (and announces the

@@ -2,6 +2,7 @@ package realtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -84,7 +85,10 @@ func (s *Server) publishDurable(ctx context.Context, e store.Event) (int64, time
 // publishEphemeral delivers e here and sends it to the other nodes. payload
 // is e's Struct when the caller has it (saves parsing it back).
 func (s *Server) publishEphemeral(e wire.Ephemeral, payload *structpb.Struct) error {
-	if n, err := envelopeSize(e); err != nil || n > maxNotifyPayload {
+	// Encoded once: the size limit is the notify transport's, and that
+	// transport sends these bytes (the mesh keeps the same limit).
+	encoded, err := json.Marshal(e)
+	if err != nil || len(encoded) > maxNotifyPayload {
 		return invalid("payload", fmt.Sprintf("with its channel, kind and envelope the event must fit %d bytes", maxNotifyPayload+1))
 	}
 	k := channelKey{e.HumanID, e.Channel}
@@ -95,7 +99,11 @@ func (s *Server) publishEphemeral(e wire.Ephemeral, payload *structpb.Struct) er
 		}
 		s.hub.dispatchEphemeral(k, ev)
 	}
-	s.transport.Broadcast(e)
+	if s.notifyTransport != nil {
+		s.notifyTransport.send(encoded)
+	} else {
+		s.transport.Broadcast(e)
+	}
 	return nil
 }
 

@@ -61,8 +61,8 @@ type Server struct {
 	// ready is closed once the reader's cursor is set (relay.startReader).
 	ready chan struct{}
 
-	transport       wire.Transport
-	notifyTransport *notifyTransport // set when the transport is pg_notify
+	transport       wire.Transport   // Options.Transport (the mesh), or nil:
+	notifyTransport *notifyTransport // pg_notify, when no transport was given
 	mesh            *mesh.Mesh       // set by NewMesh
 }
 
@@ -77,7 +77,6 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	s.transport = o.Transport
 	if s.transport == nil {
 		s.notifyTransport = newNotifyTransport(log, st, o.EphemeralQueue)
-		s.transport = s.notifyTransport
 	}
 	// After the transport: the relay runs the NOTIFY sender when there is one.
 	s.relay = (&relay{s: s}).component()

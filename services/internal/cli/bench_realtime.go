@@ -2,16 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,9 +15,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
@@ -144,45 +138,6 @@ func BenchRealtime(ctx context.Context, args []string, stdout io.Writer, lookup 
 		return err
 	}
 	return res.failure()
-}
-
-// rtResult is one run's outcome.
-type rtResult struct {
-	deliveredPerSec float64
-	p50, p90, p99   time.Duration
-	max             time.Duration
-	samples         int
-
-	published   int   // events Publish acknowledged (warmup included)
-	publishErrs int   // Publish calls that failed
-	deliveries  int64 // first deliveries, all subscribers, warmup included
-	lost, dups  int64 // of acknowledged events, summed over subscribers
-	outOfOrder  int64 // durable events whose id was not above the previous one
-	resumes     int   // subscriptions resumed after the node ended them
-	malformed   int64 // events of this run whose payload could not be read
-	streamErrs  []error
-	durable     bool
-}
-
-func (r rtResult) line() string {
-	return fmt.Sprintf("RESULT delivered_per_s=%.0f p50_ms=%.3f p99_ms=%.3f", r.deliveredPerSec, ms(r.p50), ms(r.p99))
-}
-
-// failure is the error a run ends with despite having figures: for durable
-// events, any loss or duplicate; for both kinds, Publish errors and broken
-// streams.
-func (r rtResult) failure() error {
-	var errs []error
-	if r.durable && (r.lost > 0 || r.dups > 0) {
-		errs = append(errs, fmt.Errorf("bench realtime: durable events must reach every subscriber exactly once: %d deliveries lost, %d duplicated", r.lost, r.dups))
-	}
-	if r.publishErrs > 0 {
-		errs = append(errs, fmt.Errorf("bench realtime: %d Publish calls failed", r.publishErrs))
-	}
-	if n := len(r.streamErrs); n > 0 {
-		errs = append(errs, fmt.Errorf("bench realtime: %d subscriptions broke; first: %w", n, r.streamErrs[0]))
-	}
-	return errors.Join(errs...)
 }
 
 // Payload keys and kinds of the benchmark's events. A probe tells a
@@ -346,175 +301,6 @@ func runBenchRealtime(ctx context.Context, cfg benchRealtimeConfig, stderr io.Wr
 	return b.result(measureFrom, stop)
 }
 
-// overhead is the serialized size of a data payload with an empty pad.
-func (b *rtBench) overhead() int {
-	raw, _ := json.Marshal(map[string]any{
-		rtKeyRun: b.run, rtKeyPub: b.cfg.publishers - 1, rtKeySeq: b.cfg.rate,
-		rtKeySent: strconv.FormatInt(time.Now().UnixNano(), 10), rtKeyPad: "",
-	})
-	return len(raw)
-}
-
-// receive runs one subscription until sctx ends or the stream breaks.
-func (b *rtBench) receive(sctx context.Context, s *rtSub) {
-	// The stream is live once it has seen a probe from each of the first
-	// len(addrs) publishers, which publish on every node.
-	probers := min(len(b.pubs), len(b.cfg.addrs))
-	probed := make([]bool, probers)
-	left := probers
-	// lastID is the last durable id seen: a stream the node ends because
-	// this subscriber fell behind (RESOURCE_EXHAUSTED) or because it is
-	// stopping (UNAVAILABLE) is resumed from it, as the contract tells
-	// clients to; the replayed events count like live ones.
-	var lastID int64
-	var stream grpc.ServerStreamingClient[realtimev1.SubscribeResponse]
-	subscribe := func() error {
-		var err error
-		stream, err = s.client.Subscribe(sctx, &realtimev1.SubscribeRequest{
-			Channels: []string{b.cfg.channel}, AfterId: lastID, IncludeEphemeral: b.cfg.ephemeral,
-		}, grpc.ForceCodecV2(newRawCodec()))
-		return err
-	}
-	err := subscribe()
-	var frame rawFrame
-	for err == nil {
-		err = stream.RecvMsg(&frame)
-		recvNs := time.Now().UnixNano()
-		if err != nil {
-			if c := status.Code(err); sctx.Err() == nil && s.resumes < rtMaxResumes &&
-				(c == codes.ResourceExhausted || c == codes.Unavailable) {
-				s.resumes++
-				s.resumeErr = err
-				if !sleepCtx(sctx, rtResumePause) {
-					return
-				}
-				err = subscribe()
-			}
-			continue
-		}
-		ev, perr := parseWireEvent(frame.b)
-		if perr != nil {
-			s.malformed++
-			continue
-		}
-		if !ev.isEvent {
-			continue // a keepalive
-		}
-		if ev.durable {
-			if ev.id <= lastID {
-				s.outOfOrder++
-			}
-			lastID = ev.id
-		}
-		if ev.run != b.run {
-			s.others++ // another run, presence events, other publishers
-			continue
-		}
-		pub := ev.pub
-		switch ev.kind {
-		case rtKindProb:
-			if p := int(pub); left > 0 && p >= 0 && p < probers && !probed[p] {
-				probed[p] = true
-				if left--; left == 0 {
-					close(s.ready)
-				}
-			}
-			continue
-		case rtKindData:
-		default:
-			continue
-		}
-		sent, perr := strconv.ParseInt(ev.sent, 10, 64)
-		seq := ev.seq
-		if perr != nil || pub != float64(int(pub)) || seq != float64(int(seq)) ||
-			!s.tally.record(int(pub), int(seq), sent, recvNs, b.measureFromNs.Load()) {
-			s.malformed++
-			continue
-		}
-		s.distinct.Store(s.tally.distinct)
-	}
-	b.broke(sctx, s, err)
-}
-
-// broke records why a subscription ended, unless the run ended it.
-func (b *rtBench) broke(sctx context.Context, s *rtSub, err error) {
-	if sctx.Err() != nil {
-		return
-	}
-	s.fail(fmt.Errorf("Subscribe on %s: %w", s.addr, err))
-	b.ended <- s
-}
-
-// awaitReady publishes probes, one from each of the first len(addrs)
-// publishers every rtProbeEvery, until every subscription has seen one from
-// each: then every path from a publishing node to a subscribing node
-// carries events (with the mesh transport, every link is up).
-func (b *rtBench) awaitReady(ctx context.Context) error {
-	allDone, gaveUp := make(chan struct{}), make(chan struct{})
-	defer close(gaveUp)
-	go func() {
-		for _, s := range b.subs {
-			select {
-			case <-s.ready:
-			case <-gaveUp:
-				return
-			}
-		}
-		close(allDone)
-	}()
-	deadline := time.NewTimer(rtReadyTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(rtProbeEvery)
-	defer tick.Stop()
-	started := time.Now()
-	probers := b.pubs[:min(len(b.pubs), len(b.cfg.addrs))]
-	for {
-		for _, p := range probers {
-			req := &realtimev1.PublishRequest{Channel: b.cfg.channel, Kind: rtKindProb, Durable: !b.cfg.ephemeral,
-				Payload: &structpb.Struct{Fields: map[string]*structpb.Value{
-					rtKeyRun: structpb.NewStringValue(b.run), rtKeyPub: structpb.NewNumberValue(float64(p.idx)),
-				}}}
-			pctx, cancel := context.WithTimeout(ctx, rtCallTimeout)
-			_, err := p.client.Publish(pctx, req)
-			cancel()
-			if err != nil {
-				return fmt.Errorf("bench realtime: Publish (probe) on %s: %w", p.addr, err)
-			}
-		}
-		select {
-		case <-allDone:
-			fmt.Fprintf(b.stderr, "bench: all %d subscriptions live after %s\n", len(b.subs), time.Since(started).Round(time.Millisecond))
-			return nil
-		case <-tick.C:
-		case <-b.ended:
-			return b.notReady("a subscription ended")
-		case <-deadline.C:
-			return b.notReady(fmt.Sprintf("not every subscription saw the probes within %s", rtReadyTimeout))
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-func (b *rtBench) notReady(why string) error {
-	ready := 0
-	var first error
-	for _, s := range b.subs {
-		select {
-		case <-s.ready:
-			ready++
-		default:
-		}
-		if err := s.failed(); err != nil && first == nil {
-			first = err
-		}
-	}
-	if first != nil {
-		return fmt.Errorf("bench realtime: %s (%d/%d live); first stream error: %w", why, ready, len(b.subs), first)
-	}
-	return fmt.Errorf("bench realtime: %s (%d/%d live)", why, ready, len(b.subs))
-}
-
 // publish runs publisher p from start until stop. Publishers share one
 // schedule: together they send one event every 1/rate, publisher i taking
 // slots i, i+P, i+2P… A publisher that falls behind (a Publish slower than
@@ -620,85 +406,4 @@ func (b *rtBench) progressLine(start time.Time) func() string {
 		lastPub, lastDel, last = pub, del, now
 		return line
 	}
-}
-
-// result adds the subscriptions' tallies up and logs the details.
-func (b *rtBench) result(measureFrom, stop time.Time) (rtResult, error) {
-	res := rtResult{durable: !b.cfg.ephemeral}
-	pubs := make([]rtPublished, len(b.pubs))
-	measuredPubs, late := 0, 0
-	var firstPubErr error
-	var calls []time.Duration
-	for i, p := range b.pubs {
-		calls = append(calls, p.callLat...)
-		pubs[i] = p.out
-		res.published += p.out.ok()
-		res.publishErrs += len(p.out.failed)
-		measuredPubs += p.measured
-		late += p.late
-		if firstPubErr == nil {
-			firstPubErr = p.firstErr
-		}
-	}
-	var measured int64
-	lastNs := stop.UnixNano()
-	byAddr := map[string][][]time.Duration{}
-	var others int64
-	var lastResumeErr error
-	for _, s := range b.subs {
-		res.resumes += s.resumes
-		if s.resumeErr != nil {
-			lastResumeErr = s.resumeErr
-		}
-		t := s.tally
-		res.deliveries += t.distinct
-		res.dups += t.dups
-		res.lost += t.lost(pubs)
-		res.outOfOrder += s.outOfOrder
-		res.malformed += s.malformed
-		others += s.others
-		measured += t.measured
-		lastNs = max(lastNs, t.lastMeasuredNs)
-		byAddr[s.addr] = append(byAddr[s.addr], t.lat)
-		if err := s.failed(); err != nil {
-			res.streamErrs = append(res.streamErrs, err)
-		}
-	}
-	window := time.Duration(lastNs - measureFrom.UnixNano())
-	fmt.Fprintf(b.stderr, "bench: published %d events (%d in the window: %.0f/s of the %d/s asked; %d slots started late), %d Publish errors\n",
-		res.published, measuredPubs, float64(measuredPubs)/stop.Sub(measureFrom).Seconds(), b.cfg.rate, late, res.publishErrs)
-	if len(calls) > 0 {
-		slices.Sort(calls)
-		fmt.Fprintf(b.stderr, "bench: Publish round trip in the window: p50 %.3f ms, p99 %.3f ms, max %.3f ms (one call at a time per publisher: %d publishers top out near %.0f/s)\n",
-			ms(percentile(calls, 50)), ms(percentile(calls, 99)), ms(calls[len(calls)-1]), len(b.pubs), float64(len(b.pubs))*float64(time.Second)/float64(percentile(calls, 50)))
-	}
-	if firstPubErr != nil {
-		fmt.Fprintf(b.stderr, "bench: first Publish error: %v\n", firstPubErr)
-	}
-	if measured == 0 {
-		return res, errors.Join(errors.New("bench realtime: no event sent in the measured window was delivered"), res.failure())
-	}
-	all := make([]time.Duration, 0, measured)
-	for _, s := range b.subs {
-		all = append(all, s.tally.lat...)
-	}
-	slices.Sort(all)
-	res.samples = len(all)
-	res.deliveredPerSec = float64(measured) / window.Seconds()
-	res.p50, res.p90, res.p99, res.max = percentile(all, 50), percentile(all, 90), percentile(all, 99), all[len(all)-1]
-	fmt.Fprintf(b.stderr, "bench: %d deliveries of events sent in the window over %s: %.0f/s; publish→deliver p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms\n",
-		measured, window.Round(time.Millisecond), res.deliveredPerSec, ms(res.p50), ms(res.p90), ms(res.p99), ms(res.max))
-	for _, addr := range slices.Sorted(maps.Keys(byAddr)) {
-		lat := slices.Concat(byAddr[addr]...)
-		slices.Sort(lat)
-		fmt.Fprintf(b.stderr, "bench:   subscribers on %s: %d deliveries, p50 %.3f ms, p99 %.3f ms\n",
-			addr, len(lat), ms(percentile(lat, 50)), ms(percentile(lat, 99)))
-	}
-	kind := map[bool]string{false: "ephemeral (best effort)", true: "durable"}[res.durable]
-	fmt.Fprintf(b.stderr, "bench: %s events: %d of %d expected deliveries arrived, %d lost, %d duplicated, %d out of id order, %d malformed; %d other events on the channel ignored\n",
-		kind, res.deliveries, int64(res.published)*int64(len(b.subs)), res.lost, res.dups, res.outOfOrder, res.malformed, others)
-	if res.resumes > 0 {
-		fmt.Fprintf(b.stderr, "bench: %d subscriptions were ended by their node and resumed with after_id; the last because: %v\n", res.resumes, lastResumeErr)
-	}
-	return res, nil
 }
