@@ -63,13 +63,13 @@ build: ## Build bin/switchboard
 	go build -ldflags "$(LDFLAGS)" -o bin/switchboard ./services/cmd/switchboard
 
 .PHONY: vet
-vet: ## go vet every module
-	go vet work
+vet: ## go vet every module, both test tiers
+	go vet -tags integration work
 
 .PHONY: lint
 lint: ## golangci-lint every module (config: .golangci.yaml)
 	@deploy/local/tools.sh lint
-	golangci-lint run $(addsuffix /...,$(MODULES))
+	golangci-lint run --build-tags integration $(addsuffix /...,$(MODULES))
 
 .PHONY: tidy
 tidy: ## go mod tidy every module
@@ -80,18 +80,22 @@ db: ## Make sure Postgres is reachable; print its URLs
 	@deploy/local/postgres.sh
 
 .PHONY: unit
-unit: ## Run the Go tests (-race) against Postgres and Redis (and headless Chromium for the dashboard)
+unit: ## The fast tier: every Go test that needs no Postgres, Redis or browser (-race)
+	go test -race -count=1 -timeout 10m work
+
+.PHONY: integration
+integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis and headless Chromium
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/redis.sh
-	@$(PG); go test -race -count=1 -timeout 15m work
+	@$(PG); go test -race -count=1 -tags integration -timeout 15m work
 
 .PHONY: test
-test: ## The whole suite: tools, verify, vet, lint, go test -race, brief fuzzing (what CI runs)
+test: ## The whole suite: tools, verify, vet, lint, every Go test (-race, both tiers), brief fuzzing (what CI runs)
 	@$(PG); deploy/local/tools.sh buf protoc sqlc lint
 	$(MAKE) --no-print-directory verify
 	$(MAKE) --no-print-directory vet
 	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory integration
 	$(MAKE) --no-print-directory fuzz
 
 .PHONY: fuzz

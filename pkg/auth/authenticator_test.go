@@ -51,8 +51,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	pool := pgtest.NewPool(t)
-	b := &testBundle{pool: pool, store: auth.NewStore(pool), hasher: auth.NewHasher([]byte("test key of at least thirty-two bytes")),
-		clock: &fakeClock{now: time.Now()}}
+	hasher := auth.NewHasher([]byte("test key of at least thirty-two bytes"))
+	b := &testBundle{pool: pool, store: auth.NewStore(pool, hasher), hasher: hasher, clock: &fakeClock{now: time.Now()}}
 	b.authn = auth.NewAuthenticator(zap.NewNop(), b.store, b.hasher, ttl)
 	b.authn.SetClock(b.clock.Now)
 	return b
@@ -69,7 +69,7 @@ func code(err error) codes.Code {
 
 func (b *testBundle) mintAdmin(t *testing.T, email string) string {
 	t.Helper()
-	tok, _, err := b.store.MintAdmin(t.Context(), b.hasher, email, "test")
+	tok, _, err := b.store.MintAdmin(t.Context(), email, "test")
 	require.NoError(t, err)
 	return tok
 }
@@ -214,7 +214,7 @@ func TestBootstrapIsIdempotent(t *testing.T) {
 	tok, _, err := auth.NewToken()
 	require.NoError(t, err)
 	for range 3 {
-		require.NoError(t, b.store.Bootstrap(t.Context(), b.hasher, "root@example.com", "boot", tok))
+		require.NoError(t, b.store.Bootstrap(t.Context(), "root@example.com", "boot", tok))
 	}
 	var humans, creds int
 	require.NoError(t, b.pool.QueryRow(t.Context(), "SELECT (SELECT count(*) FROM humans), (SELECT count(*) FROM credentials)").Scan(&humans, &creds))

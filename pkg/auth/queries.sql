@@ -1,3 +1,11 @@
+-- The identity tables' statements: humans, agents and credentials (sqlc: pkg/auth/internal/dbsqlc). This package
+-- alone writes them. Tenancy lives here, not in Go: every statement over a tenant-owned row takes the caller's
+-- human id (caller_id) and whether the caller is an administrator, and filters with
+--   (administrator OR human_id = caller_id)
+-- so a row of another tenant is simply not matched: it looks exactly like a missing row (pgx.ErrNoRows / 0 rows),
+-- and a write that does not match changes nothing. Lists use keyset pagination on (created_at, id); the
+-- coalesce() bounds stand for "from the start" on the first page.
+
 -- name: CredentialAuthenticate :one
 -- Resolves a presented token's hash to the principal it stands for and stamps last_used_at, in one round trip.
 -- Every validity rule is here, on the database clock: not revoked, not expired, human and agent not disabled.
@@ -32,11 +40,142 @@ SET is_admin    = true,
     updated_at  = now()
 RETURNING id;
 
+-- name: HumanInsert :one
+-- Creates a human; the handler admits administrators only, and humans_email_lower_key rejects a taken email.
+INSERT INTO humans (email, display_name, is_admin)
+VALUES (sqlc.arg(email)::text, sqlc.arg(display_name)::text, sqlc.arg(is_admin)::boolean)
+RETURNING *;
+
+-- name: HumanGet :one
+-- One human, visible to an administrator or to the human itself.
+SELECT *
+FROM humans
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR id = sqlc.arg(caller_id)::uuid);
+
+-- name: HumanList :many
+-- A page of humans, oldest first, strictly after the keyset position; a non-administrator sees only itself.
+SELECT *
+FROM humans
+WHERE (sqlc.arg(administrator)::boolean OR id = sqlc.arg(caller_id)::uuid)
+  AND (created_at, id) > (coalesce(sqlc.narg(after_created_at)::timestamptz, '-infinity'),
+                          coalesce(sqlc.narg(after_id)::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY created_at, id
+LIMIT sqlc.arg(max_rows)::integer;
+
+-- name: HumanUpdate :one
+-- Changes the fields whose set_* flag is true. disabled_at is the database's now() when disabling (the client's
+-- value is ignored) and NULL when re-enabling. The last condition repeats the handler's rule that only an
+-- administrator may change is_admin or disabled_at, so a self-promotion can never match a row.
+UPDATE humans
+SET email        = CASE WHEN sqlc.arg(set_email)::boolean THEN sqlc.arg(email)::text ELSE email END,
+    display_name = CASE WHEN sqlc.arg(set_display_name)::boolean THEN sqlc.arg(display_name)::text ELSE display_name END,
+    is_admin     = CASE WHEN sqlc.arg(set_is_admin)::boolean THEN sqlc.arg(is_admin)::boolean ELSE is_admin END,
+    disabled_at  = CASE
+                       WHEN NOT sqlc.arg(set_disabled)::boolean THEN disabled_at
+                       WHEN sqlc.arg(disabled)::boolean THEN now()
+                   END,
+    updated_at   = now()
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.arg(administrator)::boolean OR NOT (sqlc.arg(set_is_admin)::boolean OR sqlc.arg(set_disabled)::boolean))
+RETURNING *;
+
+-- name: HumanDelete :execrows
+-- Deletes a human; ON DELETE CASCADE removes everything it owns in this one statement. Administrators only.
+DELETE FROM humans
+WHERE id = sqlc.arg(id)
+  AND sqlc.arg(administrator)::boolean;
+
+-- name: AgentInsert :one
+-- Creates an agent for a human the caller may act for; no row when that human is unknown or another tenant.
+INSERT INTO agents (human_id, name, description, metadata)
+SELECT h.id, sqlc.arg(name)::text, sqlc.arg(description)::text, sqlc.arg(metadata)::jsonb
+FROM humans AS h
+WHERE h.id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR h.id = sqlc.arg(caller_id)::uuid)
+RETURNING *;
+
+-- name: AgentGet :one
+-- One agent of a human the caller may act for.
+SELECT *
+FROM agents
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
+-- name: AgentList :many
+-- A page of agents, oldest first, optionally of one human; the tenancy filter applies whatever the filter says.
+SELECT *
+FROM agents
+WHERE (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(human_id)::uuid IS NULL OR human_id = sqlc.narg(human_id)::uuid)
+  AND (created_at, id) > (coalesce(sqlc.narg(after_created_at)::timestamptz, '-infinity'),
+                          coalesce(sqlc.narg(after_id)::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY created_at, id
+LIMIT sqlc.arg(max_rows)::integer;
+
+-- name: AgentUpdate :one
+-- Changes the fields whose set_* flag is true; disabled_at as in HumanUpdate.
+UPDATE agents
+SET name        = CASE WHEN sqlc.arg(set_name)::boolean THEN sqlc.arg(name)::text ELSE name END,
+    description = CASE WHEN sqlc.arg(set_description)::boolean THEN sqlc.arg(description)::text ELSE description END,
+    metadata    = CASE WHEN sqlc.arg(set_metadata)::boolean THEN sqlc.arg(metadata)::jsonb ELSE metadata END,
+    disabled_at = CASE
+                      WHEN NOT sqlc.arg(set_disabled)::boolean THEN disabled_at
+                      WHEN sqlc.arg(disabled)::boolean THEN now()
+                  END,
+    updated_at  = now()
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+RETURNING *;
+
+-- name: AgentDelete :execrows
+-- Deletes an agent; its credentials cascade, and todos, endpoints, adapters and events keep a NULL agent.
+DELETE FROM agents
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
 -- name: CredentialInsert :one
--- Stores a minted credential (its hash, never the token). ON CONFLICT makes the bootstrap token idempotent:
--- every node of a cluster may insert the same SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN at boot.
+-- Mints a credential for a human the caller may act for and, when agent_id is set, an agent of that same human;
+-- no row when either is unknown or out of reach. created_at defaults to now(), so credentials_expires_at_check
+-- (expires_at > created_at) is the "expires_at must be in the future" rule on the database clock. ON CONFLICT makes
+-- the bootstrap token idempotent: every node of a cluster may insert the same SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN at boot
+-- (a minted token's hash is new, so for MintCredential no row means the human or agent is out of reach).
 INSERT INTO credentials (human_id, agent_id, name, token_prefix, token_hash, scopes, expires_at)
-VALUES (sqlc.arg(human_id), sqlc.narg(agent_id), sqlc.arg(name), sqlc.arg(token_prefix), sqlc.arg(token_hash),
-        sqlc.arg(scopes), sqlc.narg(expires_at))
+SELECT h.id,
+       a.id,
+       sqlc.arg(name)::text,
+       sqlc.arg(token_prefix)::text,
+       sqlc.arg(token_hash)::bytea,
+       sqlc.arg(scopes)::text[],
+       sqlc.narg(expires_at)::timestamptz
+FROM humans AS h
+LEFT JOIN agents AS a ON a.id = sqlc.narg(agent_id)::uuid AND a.human_id = h.id
+WHERE h.id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR h.id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(agent_id)::uuid IS NULL OR a.id IS NOT NULL)
 ON CONFLICT (token_hash) DO NOTHING
-RETURNING id;
+RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at;
+
+-- name: CredentialList :many
+-- A page of credentials, newest first, strictly before the keyset position; never the token hash. Without
+-- include_inactive only usable ones (not revoked, not expired by the database clock).
+SELECT id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at
+FROM credentials
+WHERE (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(human_id)::uuid IS NULL OR human_id = sqlc.narg(human_id)::uuid)
+  AND (sqlc.narg(agent_id)::uuid IS NULL OR agent_id = sqlc.narg(agent_id)::uuid)
+  AND (sqlc.arg(include_inactive)::boolean OR (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())))
+  AND (created_at, id) < (coalesce(sqlc.narg(before_created_at)::timestamptz, 'infinity'),
+                          coalesce(sqlc.narg(before_id)::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY created_at DESC, id DESC
+LIMIT sqlc.arg(max_rows)::integer;
+
+-- name: CredentialRevoke :one
+-- Revokes a credential. Idempotent: coalesce keeps the first revoked_at, also when two revokes race (the second
+-- re-reads the row after the first commits).
+UPDATE credentials
+SET revoked_at = coalesce(revoked_at, now())
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at;

@@ -17,14 +17,21 @@ import (
 // expired, or its human or agent disabled — deliberately not told apart).
 var errUnknownCredential = errors.New("unknown credential")
 
-// Store is the credentials lookup behind authentication and bootstrap.
+// Store is the owner of the identity tables (humans, agents, credentials):
+// the credential lookup behind authentication, bootstrap, and the tenancy-
+// filtered reads and writes the admin API exposes. No other package writes
+// these tables.
 type Store struct {
-	pool *pgxpool.Pool
-	q    *dbsqlc.Queries
+	pool   *pgxpool.Pool
+	hasher *Hasher
+	q      *dbsqlc.Queries
 }
 
-// NewStore returns a store over pool.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool, q: dbsqlc.New()} }
+// NewStore returns a store over pool; hasher turns minted tokens into the
+// stored hash and must be the one the authenticator verifies with.
+func NewStore(pool *pgxpool.Pool, hasher *Hasher) *Store {
+	return &Store{pool: pool, hasher: hasher, q: dbsqlc.New()}
+}
 
 // authenticate resolves a token hash to a principal and how long the
 // credential stays valid (0: no expiry).
@@ -52,7 +59,7 @@ func (s *Store) authenticate(ctx context.Context, hash []byte) (Principal, time.
 // Bootstrap makes sure the administrator human with email exists and that
 // token (already minted, e.g. SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN) is one of its
 // admin credentials. Idempotent: every node of a cluster may run it at boot.
-func (s *Store) Bootstrap(ctx context.Context, hasher *Hasher, email, name, token string) error {
+func (s *Store) Bootstrap(ctx context.Context, email, name, token string) error {
 	if err := ParseToken(token); err != nil {
 		return err
 	}
@@ -61,8 +68,8 @@ func (s *Store) Bootstrap(ctx context.Context, hasher *Hasher, email, name, toke
 		return fmt.Errorf("ensure administrator %s: %w", email, err)
 	}
 	_, err = s.q.CredentialInsert(ctx, s.pool, dbsqlc.CredentialInsertParams{
-		HumanID: humanID, Name: name, TokenPrefix: token[:DisplayPrefixLen], TokenHash: hasher.Hash(token),
-		Scopes: []string{string(ScopeAdmin)},
+		HumanID: humanID, Name: name, TokenPrefix: token[:DisplayPrefixLen], TokenHash: s.hasher.Hash(token),
+		Scopes: []string{string(ScopeAdmin)}, Administrator: true, CallerID: humanID,
 	})
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: the token was already stored
 		return fmt.Errorf("store bootstrap credential: %w", err)
@@ -72,15 +79,15 @@ func (s *Store) Bootstrap(ctx context.Context, hasher *Hasher, email, name, toke
 
 // MintAdmin mints a new admin credential for the administrator human with
 // email (created if missing) and returns the token: `switchboard token create`.
-func (s *Store) MintAdmin(ctx context.Context, hasher *Hasher, email, name string) (string, uuid.UUID, error) {
+func (s *Store) MintAdmin(ctx context.Context, email, name string) (string, uuid.UUID, error) {
 	token, _, err := NewToken()
 	if err != nil {
 		return "", uuid.Nil, err
 	}
-	if err := s.Bootstrap(ctx, hasher, email, name, token); err != nil {
+	if err := s.Bootstrap(ctx, email, name, token); err != nil {
 		return "", uuid.Nil, err
 	}
-	p, _, err := s.authenticate(ctx, hasher.Hash(token))
+	p, _, err := s.authenticate(ctx, s.hasher.Hash(token))
 	if err != nil {
 		return "", uuid.Nil, err
 	}

@@ -12,7 +12,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
-	"github.com/switchboard/switchboard/services/admin/internal/store"
+	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/keyset"
 )
 
 // maxMetadataBytes is Agent.metadata's limit, "at most 64 KiB serialized".
@@ -30,11 +31,9 @@ func (s *Server) CreateAgent(ctx context.Context, req *adminv1.CreateAgentReques
 		return nil, err
 	}
 	in := req.GetAgent()
-	humanID := p.HumanID
-	if in.GetHumanId() != "" {
-		if humanID, err = parseID("agent.human_id", in.GetHumanId()); err != nil {
-			return nil, err
-		}
+	humanID, err := humanOr(p, "agent.human_id", in.GetHumanId())
+	if err != nil {
+		return nil, err
 	}
 	if in.GetName() == "" {
 		return nil, invalid("agent.name", "is required")
@@ -43,9 +42,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *adminv1.CreateAgentReques
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.store.CreateAgent(ctx, t, store.NewAgent{
-		HumanID: humanID, Name: in.GetName(), Description: in.GetDescription(), Metadata: meta,
-	})
+	a, err := s.identity.CreateAgent(ctx, t, auth.NewAgent{HumanID: humanID, Name: in.GetName(), Description: in.GetDescription(), Metadata: meta})
 	if err != nil {
 		return nil, err
 	}
@@ -58,15 +55,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *adminv1.CreateAgentReques
 
 // GetAgent returns one agent of a human the caller may act for.
 func (s *Server) GetAgent(ctx context.Context, req *adminv1.GetAgentRequest) (*adminv1.GetAgentResponse, error) {
-	_, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := parseID("id", req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	a, err := s.store.GetAgent(ctx, t, id)
+	a, err := byID(ctx, "id", req.GetId(), s.identity.GetAgent)
 	if err != nil {
 		return nil, err
 	}
@@ -81,35 +70,21 @@ func (s *Server) GetAgent(ctx context.Context, req *adminv1.GetAgentRequest) (*a
 // own human, or every human for an administrator; a non-administrator naming
 // another human gets an empty page, as for an unknown one.
 func (s *Server) ListAgents(ctx context.Context, req *adminv1.ListAgentsRequest) (*adminv1.ListAgentsResponse, error) {
-	_, t, err := caller(ctx)
+	t, humanID, err := ownerFilter(ctx, req.GetHumanId())
 	if err != nil {
 		return nil, err
 	}
-	humanID, err := parseOptionalID("human_id", req.GetHumanId())
+	agents, next, err := page(ctx, req, "agents|"+idString(humanID), listed[auth.Agent, *adminv1.Agent]{
+		fetch: func(ctx context.Context, after *keyset.Cursor, limit int32) ([]auth.Agent, error) {
+			return s.identity.ListAgents(ctx, t, humanID, after, limit)
+		},
+		key:    func(a auth.Agent) (time.Time, uuid.UUID) { return a.CreatedAt, a.ID },
+		render: agentProto,
+	})
 	if err != nil {
 		return nil, err
 	}
-	limit, err := pageSize(req.GetPageSize())
-	if err != nil {
-		return nil, err
-	}
-	scope := "agents|" + idString(humanID)
-	after, err := decodePageToken(req.GetPageToken(), scope)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.store.ListAgents(ctx, t, humanID, after, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	rows, next := page(rows, limit, scope, func(a store.Agent) (time.Time, uuid.UUID) { return a.CreatedAt, a.ID })
-	out := &adminv1.ListAgentsResponse{Agents: make([]*adminv1.Agent, len(rows)), NextPageToken: next}
-	for i, a := range rows {
-		if out.Agents[i], err = agentProto(a); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return &adminv1.ListAgentsResponse{Agents: agents, NextPageToken: next}, nil
 }
 
 // UpdateAgent changes the fields named in update_mask of an agent of a
@@ -133,7 +108,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *adminv1.UpdateAgentReques
 	if err != nil {
 		return nil, err
 	}
-	var patch store.AgentPatch
+	var patch auth.AgentPatch
 	if fields["name"] {
 		if in.GetName() == "" {
 			return nil, invalid("agent.name", "is required")
@@ -152,12 +127,9 @@ func (s *Server) UpdateAgent(ctx context.Context, req *adminv1.UpdateAgentReques
 	if fields["disabled_at"] {
 		patch.Disabled = ptr(in.GetDisabledAt() != nil)
 	}
-	var a store.Agent
-	if len(fields) == 0 {
-		a, err = s.store.GetAgent(ctx, t, id)
-	} else {
-		a, err = s.store.UpdateAgent(ctx, t, id, patch)
-	}
+	a, err := unlessEmpty(ctx, t, id, fields, s.identity.GetAgent, func() (auth.Agent, error) {
+		return s.identity.UpdateAgent(ctx, t, id, patch)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -171,15 +143,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *adminv1.UpdateAgentReques
 // DeleteAgent deletes an agent of a human the caller may act for, and its
 // credentials; rows that merely referenced it keep existing without one.
 func (s *Server) DeleteAgent(ctx context.Context, req *adminv1.DeleteAgentRequest) (*adminv1.DeleteAgentResponse, error) {
-	_, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := parseID("id", req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	if err := s.store.DeleteAgent(ctx, t, id); err != nil {
+	if _, err := byID(ctx, "id", req.GetId(), deleted(s.identity.DeleteAgent)); err != nil {
 		return nil, err
 	}
 	return &adminv1.DeleteAgentResponse{}, nil
@@ -205,7 +169,7 @@ func metadataJSON(m *structpb.Struct) (json.RawMessage, error) {
 
 // agentProto renders an agent. The metadata column is a jsonb object (CHECK
 // agents_metadata_check), so the error is only for a row that is corrupt.
-func agentProto(a store.Agent) (*adminv1.Agent, error) {
+func agentProto(a auth.Agent) (*adminv1.Agent, error) {
 	meta := &structpb.Struct{}
 	if err := protojson.Unmarshal(a.Metadata, meta); err != nil {
 		return nil, fmt.Errorf("agent %s metadata: %w", a.ID, err)

@@ -21,7 +21,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/pkg/secretbox"
 	"github.com/switchboard/switchboard/services/admin"
-	"github.com/switchboard/switchboard/services/admin/internal/store"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -42,13 +42,14 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	pool := pgtest.NewPool(t)
 	hasher := auth.NewHasher([]byte("admin-test-key"))
-	root, err := store.New(pool).CreateHuman(t.Context(), store.NewHuman{Email: "root@example.test", IsAdmin: true})
+	identity := auth.NewStore(pool, hasher)
+	root, err := identity.CreateHuman(t.Context(), auth.NewHuman{Email: "root@example.test", IsAdmin: true})
 	require.NoError(t, err)
 	keys, err := secretbox.NewKeyring("k2", map[string][]byte{
 		"k1": bytes.Repeat([]byte{1}, secretbox.KeySize), "k2": bytes.Repeat([]byte{2}, secretbox.KeySize),
 	})
 	require.NoError(t, err)
-	return &env{srv: admin.New(zap.NewNop(), pool, hasher, keys), pool: pool, hasher: hasher, keys: keys, root: root.ID}
+	return &env{srv: admin.New(zap.NewNop(), pool, identity, sources.New(pool, keys)), pool: pool, hasher: hasher, keys: keys, root: root.ID}
 }
 
 // asAdministrator is the context of an administrator's admin credential.

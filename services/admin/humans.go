@@ -8,7 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
-	"github.com/switchboard/switchboard/services/admin/internal/store"
+	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/keyset"
 )
 
 // humanFields are UpdateHumanRequest.update_mask's allowed paths.
@@ -16,20 +17,14 @@ var humanFields = []string{"email", "display_name", "is_admin", "disabled_at"}
 
 // CreateHuman adds a human (a new tenant). Administrators only.
 func (s *Server) CreateHuman(ctx context.Context, req *adminv1.CreateHumanRequest) (*adminv1.CreateHumanResponse, error) {
-	p, _, err := caller(ctx)
-	if err != nil {
+	if _, err := administrator(ctx, "create humans"); err != nil {
 		return nil, err
-	}
-	if !p.Administrator {
-		return nil, denied("only administrators may create humans")
 	}
 	in := req.GetHuman()
 	if in.GetEmail() == "" {
 		return nil, invalid("human.email", "is required")
 	}
-	h, err := s.store.CreateHuman(ctx, store.NewHuman{
-		Email: in.GetEmail(), DisplayName: in.GetDisplayName(), IsAdmin: in.GetIsAdmin(),
-	})
+	h, err := s.identity.CreateHuman(ctx, auth.NewHuman{Email: in.GetEmail(), DisplayName: in.GetDisplayName(), IsAdmin: in.GetIsAdmin()})
 	if err != nil {
 		return nil, err
 	}
@@ -39,15 +34,7 @@ func (s *Server) CreateHuman(ctx context.Context, req *adminv1.CreateHumanReques
 // GetHuman returns one human; a non-administrator may read only itself
 // (any other id is NOT_FOUND, filtered in SQL).
 func (s *Server) GetHuman(ctx context.Context, req *adminv1.GetHumanRequest) (*adminv1.GetHumanResponse, error) {
-	_, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := parseID("id", req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	h, err := s.store.GetHuman(ctx, t, id)
+	h, err := byID(ctx, "id", req.GetId(), s.identity.GetHuman)
 	if err != nil {
 		return nil, err
 	}
@@ -60,25 +47,17 @@ func (s *Server) ListHumans(ctx context.Context, req *adminv1.ListHumansRequest)
 	if err != nil {
 		return nil, err
 	}
-	limit, err := pageSize(req.GetPageSize())
+	humans, next, err := page(ctx, req, "humans", listed[auth.Human, *adminv1.Human]{
+		fetch: func(ctx context.Context, after *keyset.Cursor, limit int32) ([]auth.Human, error) {
+			return s.identity.ListHumans(ctx, t, after, limit)
+		},
+		key:    func(h auth.Human) (time.Time, uuid.UUID) { return h.CreatedAt, h.ID },
+		render: infallible(humanProto),
+	})
 	if err != nil {
 		return nil, err
 	}
-	const scope = "humans"
-	after, err := decodePageToken(req.GetPageToken(), scope)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.store.ListHumans(ctx, t, after, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	rows, next := page(rows, limit, scope, func(h store.Human) (time.Time, uuid.UUID) { return h.CreatedAt, h.ID })
-	out := &adminv1.ListHumansResponse{Humans: make([]*adminv1.Human, len(rows)), NextPageToken: next}
-	for i, h := range rows {
-		out.Humans[i] = humanProto(h)
-	}
-	return out, nil
+	return &adminv1.ListHumansResponse{Humans: humans, NextPageToken: next}, nil
 }
 
 // UpdateHuman changes the fields named in update_mask. A non-administrator
@@ -107,7 +86,7 @@ func (s *Server) UpdateHuman(ctx context.Context, req *adminv1.UpdateHumanReques
 	if !p.Administrator && (fields["is_admin"] || fields["disabled_at"]) {
 		return nil, denied("only administrators may change is_admin or disabled_at")
 	}
-	var patch store.HumanPatch
+	var patch auth.HumanPatch
 	if fields["email"] {
 		if in.GetEmail() == "" {
 			return nil, invalid("human.email", "is required")
@@ -124,14 +103,9 @@ func (s *Server) UpdateHuman(ctx context.Context, req *adminv1.UpdateHumanReques
 		// Any value disables as of the database's now(); unset re-enables.
 		patch.Disabled = ptr(in.GetDisabledAt() != nil)
 	}
-	var h store.Human
-	if len(fields) == 0 {
-		// Nothing to change: answer with the current row, still through the
-		// tenancy filter.
-		h, err = s.store.GetHuman(ctx, t, id)
-	} else {
-		h, err = s.store.UpdateHuman(ctx, t, id, patch)
-	}
+	h, err := unlessEmpty(ctx, t, id, fields, s.identity.GetHuman, func() (auth.Human, error) {
+		return s.identity.UpdateHuman(ctx, t, id, patch)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -142,24 +116,16 @@ func (s *Server) UpdateHuman(ctx context.Context, req *adminv1.UpdateHumanReques
 // (ON DELETE CASCADE). Administrators only; the contract says delete, not
 // disable (disabling is UpdateHuman's disabled_at).
 func (s *Server) DeleteHuman(ctx context.Context, req *adminv1.DeleteHumanRequest) (*adminv1.DeleteHumanResponse, error) {
-	p, t, err := caller(ctx)
-	if err != nil {
+	if _, err := administrator(ctx, "delete humans"); err != nil {
 		return nil, err
 	}
-	if !p.Administrator {
-		return nil, denied("only administrators may delete humans")
-	}
-	id, err := parseID("id", req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	if err := s.store.DeleteHuman(ctx, t, id); err != nil {
+	if _, err := byID(ctx, "id", req.GetId(), deleted(s.identity.DeleteHuman)); err != nil {
 		return nil, err
 	}
 	return &adminv1.DeleteHumanResponse{}, nil
 }
 
-func humanProto(h store.Human) *adminv1.Human {
+func humanProto(h auth.Human) *adminv1.Human {
 	return &adminv1.Human{
 		Id:          h.ID.String(),
 		Email:       h.Email,

@@ -45,3 +45,10 @@ func presentIf(set bool, name string) []string {
 	}
 	return nil
 }
+
+// set assigns v to *dst when the update names field.
+func set[T any](fields map[string]bool, field string, dst *T, v T) {
+	if fields[field] {
+		*dst = v
+	}
+}

@@ -1,38 +1,35 @@
-// Package admin manages tenants and their configuration: humans, agents,
-// webhook endpoints and their secrets, settings and minted credentials
-// (adapters still answer UNIMPLEMENTED through the embedded generated
-// server: the ingest issue builds them).
+// Package admin is the AdminService: humans, agents, credentials, settings,
+// webhook endpoints with their secrets, and adapters. It translates the
+// contract and owns no table: every read and write goes through the package
+// that owns the rows (pkg/auth for the identity tables, pkg/settings,
+// services/ingest/sources for endpoints and adapters), where the domain's
+// rules live.
 //
 // Authorization has two layers. The auth interceptor has already checked
-// that the credential is valid and holds the scope each RPC needs. This
-// package decides which rows the caller may touch: administrators reach
-// every human's rows; anyone else only its own human's, and the SQL (see
-// internal/store/queries.sql) filters by that tenant, so another tenant's
-// row looks exactly like a missing one (NOT_FOUND).
+// that the credential is valid and holds the scope each RPC needs. Here,
+// caller() repeats the admin-scope check and refuses agent credentials, and
+// the owners' SQL filters every statement by the caller's auth.Tenant, so
+// another tenant's row looks exactly like a missing one (NOT_FOUND).
 //
 // Request fields are validated twice over: the protovalidate rules in the
-// contract run in the gRPC interceptor before a handler; the handlers check
-// what the contract leaves to the server (scopes, expiry on the database
-// clock, serialized sizes, setting shapes, update masks, page tokens), and
-// the schema's CHECK constraints back both.
+// contract run in the gRPC interceptor before a handler; the handlers and the
+// owners check what the contract leaves to the server (scopes, expiry on the
+// database clock, serialized sizes, setting shapes, update masks, page
+// tokens), and the schema's CHECK constraints back both.
 package admin
 
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
-	"github.com/switchboard/switchboard/pkg/secretbox"
-	"github.com/switchboard/switchboard/services/admin/internal/store"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 // Name is the service's name in `switchboard serve` and in logs.
@@ -42,43 +39,53 @@ const Name = "admin"
 type Server struct {
 	adminv1.UnimplementedAdminServiceServer
 
-	log    *zap.Logger
-	store  *store.Store
-	hasher *auth.Hasher
-	keys   *secretbox.Keyring
+	log      *zap.Logger
+	identity *auth.Store
+	sources  *sources.Store
+	// settings runs pkg/settings' statements.
+	settings *pgxpool.Pool
 }
 
-// New returns the admin service over pool. hasher turns minted tokens into
-// the value stored in credentials.token_hash; it must be the one the auth
-// interceptor verifies with. keys seals the endpoint secrets that
-// verification needs back (SWITCHBOARD_SEALING_KEYS); every node that
-// verifies webhooks must hold the key ids it seals with.
-func New(log *zap.Logger, pool *pgxpool.Pool, hasher *auth.Hasher, keys *secretbox.Keyring) *Server {
-	return &Server{log: log, store: store.New(pool), hasher: hasher, keys: keys}
+// New returns the admin service. identity must hash tokens with the key the
+// auth interceptor verifies with; sources must seal with key ids every node
+// that verifies webhooks holds.
+func New(log *zap.Logger, pool *pgxpool.Pool, identity *auth.Store, src *sources.Store) *Server {
+	return &Server{log: log, identity: identity, sources: src, settings: pool}
 }
 
 // Desc is the gRPC service descriptor Server implements.
 func (s *Server) Desc() *grpc.ServiceDesc { return &adminv1.AdminService_ServiceDesc }
 
-// caller returns the verified principal and the tenant its queries run for.
+// caller returns the verified principal and the tenant its statements run
+// for.
 //
 // The interceptor already requires the admin scope for every RPC here; the
 // check is repeated so the service is safe even where it is mounted without
 // that interceptor. A credential that acts as an agent is refused: agents
-// are personas that do work, and MintCredential never grants them admin
-// (see credentials.go), so such a principal can only come from a mistake.
-func caller(ctx context.Context) (auth.Principal, store.Tenant, error) {
+// are personas that do work, and MintCredential never grants them admin, so
+// such a principal can only come from a mistake.
+func caller(ctx context.Context) (auth.Principal, auth.Tenant, error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return auth.Principal{}, store.Tenant{}, fmt.Errorf("admin: no verified principal: %w", apierr.ErrUnauthenticated)
+		return auth.Principal{}, auth.Tenant{}, fmt.Errorf("admin: no verified principal: %w", apierr.ErrUnauthenticated)
 	}
 	if !p.Has(auth.ScopeAdmin) {
-		return auth.Principal{}, store.Tenant{}, denied("the admin scope is required")
+		return auth.Principal{}, auth.Tenant{}, denied("the admin scope is required")
 	}
 	if p.AgentID != nil {
-		return auth.Principal{}, store.Tenant{}, denied("an agent credential cannot use the admin API")
+		return auth.Principal{}, auth.Tenant{}, denied("an agent credential cannot use the admin API")
 	}
-	return p, store.Tenant{HumanID: p.HumanID, Administrator: p.Administrator}, nil
+	return p, p.Tenant(), nil
+}
+
+// administrator is caller for the RPCs only administrators may call; what
+// names the action in the refusal.
+func administrator(ctx context.Context, what string) (auth.Tenant, error) {
+	p, t, err := caller(ctx)
+	if err == nil && !p.Administrator {
+		err = denied("only administrators may %s", what)
+	}
+	return t, err
 }
 
 // denied is PERMISSION_DENIED with a client-safe message. It is used only
@@ -92,43 +99,3 @@ func denied(format string, args ...any) error {
 func invalid(field, description string) error {
 	return apierr.Invalid(apierr.FieldViolation{Field: field, Description: description})
 }
-
-// parseID parses a required uuid request field.
-func parseID(field, s string) (uuid.UUID, error) {
-	id, err := uuid.Parse(s)
-	if err != nil {
-		return uuid.Nil, invalid(field, "must be a valid UUID")
-	}
-	return id, nil
-}
-
-// parseOptionalID parses a uuid request field where empty means "none".
-func parseOptionalID(field, s string) (*uuid.UUID, error) {
-	if s == "" {
-		return nil, nil
-	}
-	id, err := parseID(field, s)
-	if err != nil {
-		return nil, err
-	}
-	return &id, nil
-}
-
-// idString renders an optional uuid the way the contract does: empty for none.
-func idString(id *uuid.UUID) string {
-	if id == nil {
-		return ""
-	}
-	return id.String()
-}
-
-// timestamp renders an optional time; nil stays unset.
-func timestamp(t *time.Time) *timestamppb.Timestamp {
-	if t == nil {
-		return nil
-	}
-	return timestamppb.New(*t)
-}
-
-// ptr returns a pointer to a copy of v, for optional patch fields.
-func ptr[T any](v T) *T { return &v }

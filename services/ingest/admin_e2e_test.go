@@ -12,6 +12,7 @@ import (
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/services/admin"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 // TestEndpointCreatedByAdminVerifiesAtTheEdge: the secret AdminService
@@ -21,7 +22,7 @@ import (
 func TestEndpointCreatedByAdminVerifiesAtTheEdge(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	adm := admin.New(zap.NewNop(), e.pool, auth.NewHasher(make([]byte, 32)), e.keys)
+	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys))
 	ctx := auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
 	created, err := adm.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
 		Queue: "hooks", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS,

@@ -7,27 +7,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/switchboard/switchboard/pkg/secretbox"
-	"github.com/switchboard/switchboard/services/ingest/internal/store"
-	"github.com/switchboard/switchboard/services/ingest/internal/verify"
+	"github.com/switchboard/switchboard/services/ingest/sources"
+	"github.com/switchboard/switchboard/services/ingest/verify"
 )
 
-// hookEndpoint is what the webhook edge needs of an endpoint: where its
-// events go, its limits, and a verifier over its current secrets.
+// hookEndpoint is an endpoint as the webhook edge uses it: its row and
+// limits, and a verifier over its current secrets.
 type hookEndpoint struct {
-	ID               uuid.UUID
-	HumanID          uuid.UUID
-	AgentID          *uuid.UUID
-	Queue            string
-	Enabled          bool
-	MaxBodyBytes     int64
-	DeliveryIDHeader string
-	RatePerSecond    int // 0: no endpoint limit
-	// TenantRatePerSecond is the owner's limit across its endpoints.
-	TenantRatePerSecond int
-	Verifier            verify.Verifier
+	sources.Hook
+	Verifier verify.Verifier
 }
 
 // endpointCacheTTL bounds how long a changed endpoint (disabled, secret
@@ -39,9 +27,8 @@ const endpointCacheTTL = 5 * time.Second
 // endpointCacheTTL (unknown slugs too, so a flood of bad slugs does not
 // reach the database for each request).
 type endpoints struct {
-	store *store.Store
-	keys  *secretbox.Keyring
-	ttl   time.Duration
+	sources *sources.Store
+	ttl     time.Duration
 
 	mu    sync.Mutex
 	cache map[string]cachedEndpoint
@@ -53,8 +40,8 @@ type cachedEndpoint struct {
 	err error
 }
 
-func newEndpoints(st *store.Store, keys *secretbox.Keyring) *endpoints {
-	return &endpoints{store: st, keys: keys, ttl: endpointCacheTTL, cache: map[string]cachedEndpoint{}}
+func newEndpoints(src *sources.Store) *endpoints {
+	return &endpoints{sources: src, ttl: endpointCacheTTL, cache: map[string]cachedEndpoint{}}
 }
 
 // errNoEndpoint: unknown slug (404).
@@ -98,51 +85,18 @@ const maxCachedEndpoints = 100_000
 var errMisconfigured = errors.New("ingest: endpoint cannot verify")
 
 func (e *endpoints) load(ctx context.Context, slug string) (*hookEndpoint, error) {
-	row, secrets, tenantRate, err := e.store.EndpointBySlug(ctx, slug)
-	if errors.Is(err, store.ErrNoEndpoint) {
+	h, err := e.sources.Hook(ctx, slug)
+	switch {
+	case errors.Is(err, sources.ErrNoEndpoint):
 		return nil, errNoEndpoint
-	}
-	if err != nil {
+	case errors.Is(err, sources.ErrMisconfigured):
+		return &hookEndpoint{Hook: h}, fmt.Errorf("%w: %w", errMisconfigured, err)
+	case err != nil:
 		return nil, err
 	}
-	ep := &hookEndpoint{
-		ID: row.ID, HumanID: row.HumanID, AgentID: row.AgentID, Queue: row.Queue, Enabled: row.Enabled,
-		MaxBodyBytes: int64(row.MaxBodyBytes), RatePerSecond: int(row.RateLimitPerSecond), TenantRatePerSecond: tenantRate,
-	}
-	if row.DeliveryIDHeader != nil {
-		ep.DeliveryIDHeader = *row.DeliveryIDHeader
-	}
-	cfg := verify.Config{
-		Scheme:    verify.Scheme(row.Verification),
-		Tolerance: time.Duration(row.ToleranceSeconds) * time.Second,
-		Algorithm: row.HmacAlgorithm, Encoding: row.HmacEncoding, Prefix: row.SignaturePrefix,
-	}
-	if row.SignatureHeader != nil {
-		cfg.Header = *row.SignatureHeader
-	}
-	for _, s := range secrets {
-		switch s.Kind {
-		case "hashed":
-			cfg.SecretHashes = append(cfg.SecretHashes, s.Hash)
-		case "sealed":
-			if s.KeyID == nil {
-				return ep, fmt.Errorf("%w: secret %s has no key id", errMisconfigured, s.ID)
-			}
-			plain, err := e.keys.Open(*s.KeyID, s.Sealed, SecretAAD(s.ID))
-			if err != nil {
-				return ep, fmt.Errorf("%w: secret %s: %w", errMisconfigured, s.ID, err)
-			}
-			cfg.Secrets = append(cfg.Secrets, plain)
-		}
-	}
-	v, err := verify.New(cfg)
+	v, err := verify.New(h.Verify)
 	if err != nil {
-		return ep, fmt.Errorf("%w: %w", errMisconfigured, err)
+		return &hookEndpoint{Hook: h}, fmt.Errorf("%w: %w", errMisconfigured, err)
 	}
-	ep.Verifier = v
-	return ep, nil
+	return &hookEndpoint{Hook: h, Verifier: v}, nil
 }
-
-// SecretAAD is the associated data an endpoint secret is sealed with: its
-// row id, so a ciphertext copied to another row does not open.
-func SecretAAD(secretID uuid.UUID) []byte { return secretID[:] }

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
-	"github.com/switchboard/switchboard/services/ingest/internal/verify"
+	"github.com/switchboard/switchboard/services/ingest/verify"
 )
 
 // HookPattern is the webhook route on the HTTP edge.

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/pkg/secretbox"
 	"github.com/switchboard/switchboard/services/ingest"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 	"github.com/switchboard/switchboard/services/queue"
 )
 
@@ -78,7 +79,7 @@ func (e *env) endpoint(t *testing.T, scheme string, secret []byte, extra string)
 	}
 	if secret != nil {
 		sid := uuid.New()
-		keyID, sealed, err := e.keys.Seal(secret, ingest.SecretAAD(sid))
+		keyID, sealed, err := e.keys.Seal(secret, sources.SecretAAD(sid))
 		require.NoError(t, err)
 		_, err = e.pool.Exec(t.Context(),
 			`INSERT INTO endpoint_secrets (id, endpoint_id, kind, key_id, sealed) VALUES ($1, $2, 'sealed', $3, $4)`, sid, id, keyID, sealed)

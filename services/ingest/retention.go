@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/pkg/lifecycle"
+	"github.com/switchboard/switchboard/pkg/settings"
 )
 
 // Retention pacing: one pass per interval, each delete a short transaction
@@ -40,29 +41,18 @@ func (s *Server) Components() []lifecycle.Component {
 // leaves the other dimension unbounded). An event whose todo is still live
 // is never deleted. Safe on every node at once (SKIP LOCKED).
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
-	r, err := s.store.RetentionSettings(ctx)
-	if err != nil {
-		return 0, err
-	}
-	rules := []func(context.Context) (int64, error){
-		func(ctx context.Context) (int64, error) { return s.store.PruneByAge(ctx, r.MaxAge, retentionBatch) },
-		func(ctx context.Context) (int64, error) { return s.store.PruneOverCap(ctx, r.MaxRows, retentionBatch) },
-	}
-	var total int64
-	for _, prune := range rules {
-		for range retentionBatches {
-			n, err := prune(ctx)
-			total += n
-			if err != nil {
-				return total, err
-			}
-			if n < retentionBatch {
-				break
-			}
-		}
-	}
+	total, err := settings.Prune{
+		Key: settings.RetentionEvents, Default: settings.DefaultRetentionEvents,
+		ByAge: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
+			return s.store.PruneByAge(ctx, r.MaxAge(), n)
+		},
+		OverCap: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
+			return s.store.PruneOverCap(ctx, r.MaxRows, n)
+		},
+		Batch: retentionBatch, MaxBatches: retentionBatches,
+	}.Once(ctx, s.store.Pool())
 	if total > 0 {
 		s.log.Info("pruned events", zap.Int64("count", total))
 	}
-	return total, nil
+	return total, err
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboard/switchboard/pkg/lifecycle"
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter/redisstream"
-	"github.com/switchboard/switchboard/services/ingest/internal/store"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 // defaultAdapterInterval is how often a node reconciles its running
@@ -75,14 +75,14 @@ func (r *adapterRunner) Stop(ctx context.Context) error {
 // reconcile starts the adapters that should run and are not, restarts the
 // changed ones and stops the ones gone or disabled.
 func (r *adapterRunner) reconcile(ctx context.Context) {
-	rows, err := r.s.store.AdaptersToRun(ctx)
+	rows, err := r.s.sources.PullAdapters(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.s.log.Warn("adapters: cannot list; keeping the running ones", zap.Error(err))
 		}
 		return
 	}
-	want := make(map[uuid.UUID]store.AdapterRow, len(rows))
+	want := make(map[uuid.UUID]sources.PullAdapter, len(rows))
 	for _, row := range rows {
 		want[row.ID] = row
 	}
@@ -114,30 +114,12 @@ func (r *adapterRunner) reconcile(ctx context.Context) {
 	}
 }
 
-// redisStreamConfig is a redis_stream adapter's config (validated and
-// normalized by AdminService).
-type redisStreamConfig struct {
-	Addr          string `json:"addr"`
-	Stream        string `json:"stream"`
-	Group         string `json:"group"`
-	Start         string `json:"start"`
-	DB            int    `json:"db"`
-	Username      string `json:"username"`
-	BodyField     string `json:"body_field"`
-	MaxDeliveries int64  `json:"max_deliveries"`
-	BatchSize     int64  `json:"batch_size"`
-}
-
-func (r *adapterRunner) start(ctx context.Context, row store.AdapterRow) (*runningAdapter, error) {
-	var c redisStreamConfig
+func (r *adapterRunner) start(ctx context.Context, row sources.PullAdapter) (*runningAdapter, error) {
+	var c redisstream.StoredConfig
 	if err := json.Unmarshal(row.Config, &c); err != nil {
 		return nil, fmt.Errorf("config is not a redis_stream config: %w", err)
 	}
-	src, err := redisstream.New(redisstream.Config{
-		ID: row.ID.String(), Addr: c.Addr, Username: c.Username, DB: c.DB, Stream: c.Stream, Group: c.Group,
-		Consumer: r.nodeID, StartID: c.Start, BatchSize: c.BatchSize, MaxDeliveries: c.MaxDeliveries,
-		BodyField: c.BodyField, Logger: r.s.log.With(zap.String("adapter_id", row.ID.String())),
-	})
+	src, err := redisstream.New(c.Config(row.ID.String(), r.nodeID, r.s.log.With(zap.String("adapter_id", row.ID.String()))))
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +142,7 @@ func (r *adapterRunner) start(ctx context.Context, row store.AdapterRow) (*runni
 func (r *adapterRunner) report(ctx context.Context, id uuid.UUID, lastError string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := r.s.store.AdapterReport(ctx, id, lastError); err != nil && ctx.Err() == nil {
+	if err := r.s.sources.ReportAdapter(ctx, id, lastError); err != nil && ctx.Err() == nil {
 		r.s.log.Warn("adapters: cannot record state", zap.String("adapter_id", id.String()), zap.Error(err))
 	}
 }

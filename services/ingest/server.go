@@ -20,6 +20,7 @@ import (
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
 	"github.com/switchboard/switchboard/pkg/secretbox"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 // Name is the service's name in `switchboard serve` and in logs.
@@ -60,6 +61,7 @@ type Server struct {
 
 	log       *zap.Logger
 	store     *store.Store
+	sources   *sources.Store
 	opts      Options
 	endpoints *endpoints
 	limits    *limiters
@@ -70,8 +72,9 @@ type Server struct {
 // New returns the ingest service over pool.
 func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	st := store.New(pool, opts.HotPool)
+	src := sources.New(pool, opts.SealingKeys)
 	s := &Server{
-		log: log, store: st, opts: opts, endpoints: newEndpoints(st, opts.SealingKeys), limits: newLimiters(),
+		log: log, store: st, sources: src, opts: opts, endpoints: newEndpoints(src), limits: newLimiters(),
 		batcher: newBatcher(st),
 	}
 	if opts.NodeID != "" {

@@ -30,6 +30,7 @@ import (
 	"github.com/switchboard/switchboard/services/gateway"
 	"github.com/switchboard/switchboard/services/gateway/dashboard"
 	"github.com/switchboard/switchboard/services/ingest"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 	"github.com/switchboard/switchboard/services/queue"
 	"github.com/switchboard/switchboard/services/realtime"
 	"github.com/switchboard/switchboard/services/registry"
@@ -83,7 +84,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 			"set one in production (secrets sealed under one keyring do not open under another)")
 	}
 	hasher := auth.NewHasher(cfg.Auth.SecretKey)
-	authStore := auth.NewStore(pool)
+	authStore := auth.NewStore(pool, hasher)
 	authn := auth.NewAuthenticator(log, authStore, hasher, cfg.Auth.CacheTTL)
 	gs, err := grpcserver.New(ctx, log, grpcserver.Options{
 		Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay, Authorize: authn.Authorize,
@@ -109,7 +110,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		Stats:          func() map[string]any { return map[string]any{"open_streams": gs.OpenStreams()} },
 		OnChange:       h.update,
 	})
-	reg, err := registerServices(gs, log, pools{main: pool, hot: hot}, cfg, services, h, hasher)
+	reg, err := registerServices(gs, log, pools{main: pool, hot: hot}, cfg, services, h, authStore)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +156,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		}
 		log.Info("schema current", zap.Int("migrations_applied", applied))
 		if cfg.Auth.BootstrapToken != "" {
-			err := authStore.Bootstrap(ctx, hasher, cfg.Auth.BootstrapEmail, "bootstrap (SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN)", cfg.Auth.BootstrapToken)
+			err := authStore.Bootstrap(ctx, cfg.Auth.BootstrapEmail, "bootstrap (SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN)", cfg.Auth.BootstrapToken)
 			if err != nil {
 				return fmt.Errorf("bootstrap admin credential: %w", err)
 			}
@@ -250,7 +251,7 @@ type registered struct {
 }
 
 func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg config.Config,
-	services []string, h *health, hasher *auth.Hasher,
+	services []string, h *health, identity *auth.Store,
 ) (out registered, err error) {
 	// Realtime first: the queue and ingest publish their lifecycle events
 	// through it. Then the queue: ingest tells it of the todos its events
@@ -304,7 +305,7 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			rt.Register(gs)
 			out.background = append(out.background, rt.Components()...)
 		case admin.Name:
-			s := admin.New(l, p.main, hasher, cfg.Ingest.SealingKeys)
+			s := admin.New(l, p.main, identity, sources.New(p.main, cfg.Ingest.SealingKeys))
 			gs.Register(s.Desc(), s)
 		}
 	}

@@ -68,7 +68,7 @@ func tokenCreate(ctx context.Context, args []string, stdout io.Writer, lookup fu
 	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	tok, id, err := auth.NewStore(pool).MintAdmin(ctx, auth.NewHasher(cfg.Auth.SecretKey), *email, *name)
+	tok, id, err := auth.NewStore(pool, auth.NewHasher(cfg.Auth.SecretKey)).MintAdmin(ctx, *email, *name)
 	if err != nil {
 		return fmt.Errorf("mint admin credential: %w", err)
 	}

@@ -7,12 +7,222 @@ package dbsqlc
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
 )
 
+const agentDelete = `-- name: AgentDelete :execrows
+DELETE FROM agents
+WHERE id = $1
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type AgentDeleteParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Deletes an agent; its credentials cascade, and todos, endpoints, adapters and events keep a NULL agent.
+func (q *Queries) AgentDelete(ctx context.Context, db DBTX, arg AgentDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, agentDelete, arg.ID, arg.Administrator, arg.CallerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const agentGet = `-- name: AgentGet :one
+SELECT id, human_id, name, description, metadata, created_at, updated_at, disabled_at
+FROM agents
+WHERE id = $1
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type AgentGetParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// One agent of a human the caller may act for.
+func (q *Queries) AgentGet(ctx context.Context, db DBTX, arg AgentGetParams) (Agent, error) {
+	row := db.QueryRow(ctx, agentGet, arg.ID, arg.Administrator, arg.CallerID)
+	var i Agent
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Name,
+		&i.Description,
+		&i.Metadata,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DisabledAt,
+	)
+	return i, err
+}
+
+const agentInsert = `-- name: AgentInsert :one
+INSERT INTO agents (human_id, name, description, metadata)
+SELECT h.id, $1::text, $2::text, $3::jsonb
+FROM humans AS h
+WHERE h.id = $4::uuid
+  AND ($5::boolean OR h.id = $6::uuid)
+RETURNING id, human_id, name, description, metadata, created_at, updated_at, disabled_at
+`
+
+type AgentInsertParams struct {
+	Name          string
+	Description   string
+	Metadata      json.RawMessage
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Creates an agent for a human the caller may act for; no row when that human is unknown or another tenant.
+func (q *Queries) AgentInsert(ctx context.Context, db DBTX, arg AgentInsertParams) (Agent, error) {
+	row := db.QueryRow(ctx, agentInsert,
+		arg.Name,
+		arg.Description,
+		arg.Metadata,
+		arg.HumanID,
+		arg.Administrator,
+		arg.CallerID,
+	)
+	var i Agent
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Name,
+		&i.Description,
+		&i.Metadata,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DisabledAt,
+	)
+	return i, err
+}
+
+const agentList = `-- name: AgentList :many
+SELECT id, human_id, name, description, metadata, created_at, updated_at, disabled_at
+FROM agents
+WHERE ($1::boolean OR human_id = $2::uuid)
+  AND ($3::uuid IS NULL OR human_id = $3::uuid)
+  AND (created_at, id) > (coalesce($4::timestamptz, '-infinity'),
+                          coalesce($5::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY created_at, id
+LIMIT $6::integer
+`
+
+type AgentListParams struct {
+	Administrator  bool
+	CallerID       uuid.UUID
+	HumanID        *uuid.UUID
+	AfterCreatedAt *time.Time
+	AfterID        *uuid.UUID
+	MaxRows        int32
+}
+
+// A page of agents, oldest first, optionally of one human; the tenancy filter applies whatever the filter says.
+func (q *Queries) AgentList(ctx context.Context, db DBTX, arg AgentListParams) ([]Agent, error) {
+	rows, err := db.Query(ctx, agentList,
+		arg.Administrator,
+		arg.CallerID,
+		arg.HumanID,
+		arg.AfterCreatedAt,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Agent{}
+	for rows.Next() {
+		var i Agent
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Name,
+			&i.Description,
+			&i.Metadata,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.DisabledAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const agentUpdate = `-- name: AgentUpdate :one
+UPDATE agents
+SET name        = CASE WHEN $1::boolean THEN $2::text ELSE name END,
+    description = CASE WHEN $3::boolean THEN $4::text ELSE description END,
+    metadata    = CASE WHEN $5::boolean THEN $6::jsonb ELSE metadata END,
+    disabled_at = CASE
+                      WHEN NOT $7::boolean THEN disabled_at
+                      WHEN $8::boolean THEN now()
+                  END,
+    updated_at  = now()
+WHERE id = $9
+  AND ($10::boolean OR human_id = $11::uuid)
+RETURNING id, human_id, name, description, metadata, created_at, updated_at, disabled_at
+`
+
+type AgentUpdateParams struct {
+	SetName        bool
+	Name           string
+	SetDescription bool
+	Description    string
+	SetMetadata    bool
+	Metadata       json.RawMessage
+	SetDisabled    bool
+	Disabled       bool
+	ID             uuid.UUID
+	Administrator  bool
+	CallerID       uuid.UUID
+}
+
+// Changes the fields whose set_* flag is true; disabled_at as in HumanUpdate.
+func (q *Queries) AgentUpdate(ctx context.Context, db DBTX, arg AgentUpdateParams) (Agent, error) {
+	row := db.QueryRow(ctx, agentUpdate,
+		arg.SetName,
+		arg.Name,
+		arg.SetDescription,
+		arg.Description,
+		arg.SetMetadata,
+		arg.Metadata,
+		arg.SetDisabled,
+		arg.Disabled,
+		arg.ID,
+		arg.Administrator,
+		arg.CallerID,
+	)
+	var i Agent
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Name,
+		&i.Description,
+		&i.Metadata,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DisabledAt,
+	)
+	return i, err
+}
+
 const credentialAuthenticate = `-- name: CredentialAuthenticate :one
+
 UPDATE credentials AS c
 SET last_used_at = now()
 FROM humans AS h
@@ -40,6 +250,15 @@ type CredentialAuthenticateRow struct {
 	ExpiresInMs int64
 }
 
+// The identity tables' statements: humans, agents and credentials (sqlc: pkg/auth/internal/dbsqlc). This package
+// alone writes them. Tenancy lives here, not in Go: every statement over a tenant-owned row takes the caller's
+// human id (caller_id) and whether the caller is an administrator, and filters with
+//
+//	(administrator OR human_id = caller_id)
+//
+// so a row of another tenant is simply not matched: it looks exactly like a missing row (pgx.ErrNoRows / 0 rows),
+// and a write that does not match changes nothing. Lists use keyset pagination on (created_at, id); the
+// coalesce() bounds stand for "from the start" on the first page.
 // Resolves a presented token's hash to the principal it stands for and stamps last_used_at, in one round trip.
 // Every validity rule is here, on the database clock: not revoked, not expired, human and agent not disabled.
 // The hash is an equality lookup on a unique index; comparing HMAC outputs this way leaks nothing useful, since a
@@ -61,37 +280,224 @@ func (q *Queries) CredentialAuthenticate(ctx context.Context, db DBTX, tokenHash
 
 const credentialInsert = `-- name: CredentialInsert :one
 INSERT INTO credentials (human_id, agent_id, name, token_prefix, token_hash, scopes, expires_at)
-VALUES ($1, $2, $3, $4, $5,
-        $6, $7)
+SELECT h.id,
+       a.id,
+       $1::text,
+       $2::text,
+       $3::bytea,
+       $4::text[],
+       $5::timestamptz
+FROM humans AS h
+LEFT JOIN agents AS a ON a.id = $6::uuid AND a.human_id = h.id
+WHERE h.id = $7::uuid
+  AND ($8::boolean OR h.id = $9::uuid)
+  AND ($6::uuid IS NULL OR a.id IS NOT NULL)
 ON CONFLICT (token_hash) DO NOTHING
-RETURNING id
+RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at
 `
 
 type CredentialInsertParams struct {
+	Name          string
+	TokenPrefix   string
+	TokenHash     []byte
+	Scopes        []string
+	ExpiresAt     *time.Time
+	AgentID       *uuid.UUID
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+type CredentialInsertRow struct {
+	ID          uuid.UUID
 	HumanID     uuid.UUID
 	AgentID     *uuid.UUID
 	Name        string
 	TokenPrefix string
-	TokenHash   []byte
 	Scopes      []string
+	CreatedAt   time.Time
 	ExpiresAt   *time.Time
+	LastUsedAt  *time.Time
+	RevokedAt   *time.Time
 }
 
-// Stores a minted credential (its hash, never the token). ON CONFLICT makes the bootstrap token idempotent:
-// every node of a cluster may insert the same SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN at boot.
-func (q *Queries) CredentialInsert(ctx context.Context, db DBTX, arg CredentialInsertParams) (uuid.UUID, error) {
+// Mints a credential for a human the caller may act for and, when agent_id is set, an agent of that same human;
+// no row when either is unknown or out of reach. created_at defaults to now(), so credentials_expires_at_check
+// (expires_at > created_at) is the "expires_at must be in the future" rule on the database clock. ON CONFLICT makes
+// the bootstrap token idempotent: every node of a cluster may insert the same SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN at boot
+// (a minted token's hash is new, so for MintCredential no row means the human or agent is out of reach).
+func (q *Queries) CredentialInsert(ctx context.Context, db DBTX, arg CredentialInsertParams) (CredentialInsertRow, error) {
 	row := db.QueryRow(ctx, credentialInsert,
-		arg.HumanID,
-		arg.AgentID,
 		arg.Name,
 		arg.TokenPrefix,
 		arg.TokenHash,
 		arg.Scopes,
 		arg.ExpiresAt,
+		arg.AgentID,
+		arg.HumanID,
+		arg.Administrator,
+		arg.CallerID,
 	)
-	var id uuid.UUID
-	err := row.Scan(&id)
-	return id, err
+	var i CredentialInsertRow
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.AgentID,
+		&i.Name,
+		&i.TokenPrefix,
+		&i.Scopes,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.LastUsedAt,
+		&i.RevokedAt,
+	)
+	return i, err
+}
+
+const credentialList = `-- name: CredentialList :many
+SELECT id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at
+FROM credentials
+WHERE ($1::boolean OR human_id = $2::uuid)
+  AND ($3::uuid IS NULL OR human_id = $3::uuid)
+  AND ($4::uuid IS NULL OR agent_id = $4::uuid)
+  AND ($5::boolean OR (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())))
+  AND (created_at, id) < (coalesce($6::timestamptz, 'infinity'),
+                          coalesce($7::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+ORDER BY created_at DESC, id DESC
+LIMIT $8::integer
+`
+
+type CredentialListParams struct {
+	Administrator   bool
+	CallerID        uuid.UUID
+	HumanID         *uuid.UUID
+	AgentID         *uuid.UUID
+	IncludeInactive bool
+	BeforeCreatedAt *time.Time
+	BeforeID        *uuid.UUID
+	MaxRows         int32
+}
+
+type CredentialListRow struct {
+	ID          uuid.UUID
+	HumanID     uuid.UUID
+	AgentID     *uuid.UUID
+	Name        string
+	TokenPrefix string
+	Scopes      []string
+	CreatedAt   time.Time
+	ExpiresAt   *time.Time
+	LastUsedAt  *time.Time
+	RevokedAt   *time.Time
+}
+
+// A page of credentials, newest first, strictly before the keyset position; never the token hash. Without
+// include_inactive only usable ones (not revoked, not expired by the database clock).
+func (q *Queries) CredentialList(ctx context.Context, db DBTX, arg CredentialListParams) ([]CredentialListRow, error) {
+	rows, err := db.Query(ctx, credentialList,
+		arg.Administrator,
+		arg.CallerID,
+		arg.HumanID,
+		arg.AgentID,
+		arg.IncludeInactive,
+		arg.BeforeCreatedAt,
+		arg.BeforeID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CredentialListRow{}
+	for rows.Next() {
+		var i CredentialListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.AgentID,
+			&i.Name,
+			&i.TokenPrefix,
+			&i.Scopes,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.LastUsedAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const credentialRevoke = `-- name: CredentialRevoke :one
+UPDATE credentials
+SET revoked_at = coalesce(revoked_at, now())
+WHERE id = $1
+  AND ($2::boolean OR human_id = $3::uuid)
+RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at
+`
+
+type CredentialRevokeParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+type CredentialRevokeRow struct {
+	ID          uuid.UUID
+	HumanID     uuid.UUID
+	AgentID     *uuid.UUID
+	Name        string
+	TokenPrefix string
+	Scopes      []string
+	CreatedAt   time.Time
+	ExpiresAt   *time.Time
+	LastUsedAt  *time.Time
+	RevokedAt   *time.Time
+}
+
+// Revokes a credential. Idempotent: coalesce keeps the first revoked_at, also when two revokes race (the second
+// re-reads the row after the first commits).
+func (q *Queries) CredentialRevoke(ctx context.Context, db DBTX, arg CredentialRevokeParams) (CredentialRevokeRow, error) {
+	row := db.QueryRow(ctx, credentialRevoke, arg.ID, arg.Administrator, arg.CallerID)
+	var i CredentialRevokeRow
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.AgentID,
+		&i.Name,
+		&i.TokenPrefix,
+		&i.Scopes,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.LastUsedAt,
+		&i.RevokedAt,
+	)
+	return i, err
+}
+
+const humanDelete = `-- name: HumanDelete :execrows
+DELETE FROM humans
+WHERE id = $1
+  AND $2::boolean
+`
+
+type HumanDeleteParams struct {
+	ID            uuid.UUID
+	Administrator bool
+}
+
+// Deletes a human; ON DELETE CASCADE removes everything it owns in this one statement. Administrators only.
+func (q *Queries) HumanDelete(ctx context.Context, db DBTX, arg HumanDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, humanDelete, arg.ID, arg.Administrator)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const humanEnsureAdministrator = `-- name: HumanEnsureAdministrator :one
@@ -111,4 +517,174 @@ func (q *Queries) HumanEnsureAdministrator(ctx context.Context, db DBTX, email s
 	var id uuid.UUID
 	err := row.Scan(&id)
 	return id, err
+}
+
+const humanGet = `-- name: HumanGet :one
+SELECT id, email, display_name, is_admin, created_at, updated_at, disabled_at
+FROM humans
+WHERE id = $1
+  AND ($2::boolean OR id = $3::uuid)
+`
+
+type HumanGetParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// One human, visible to an administrator or to the human itself.
+func (q *Queries) HumanGet(ctx context.Context, db DBTX, arg HumanGetParams) (Human, error) {
+	row := db.QueryRow(ctx, humanGet, arg.ID, arg.Administrator, arg.CallerID)
+	var i Human
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.DisplayName,
+		&i.IsAdmin,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DisabledAt,
+	)
+	return i, err
+}
+
+const humanInsert = `-- name: HumanInsert :one
+INSERT INTO humans (email, display_name, is_admin)
+VALUES ($1::text, $2::text, $3::boolean)
+RETURNING id, email, display_name, is_admin, created_at, updated_at, disabled_at
+`
+
+type HumanInsertParams struct {
+	Email       string
+	DisplayName string
+	IsAdmin     bool
+}
+
+// Creates a human; the handler admits administrators only, and humans_email_lower_key rejects a taken email.
+func (q *Queries) HumanInsert(ctx context.Context, db DBTX, arg HumanInsertParams) (Human, error) {
+	row := db.QueryRow(ctx, humanInsert, arg.Email, arg.DisplayName, arg.IsAdmin)
+	var i Human
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.DisplayName,
+		&i.IsAdmin,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DisabledAt,
+	)
+	return i, err
+}
+
+const humanList = `-- name: HumanList :many
+SELECT id, email, display_name, is_admin, created_at, updated_at, disabled_at
+FROM humans
+WHERE ($1::boolean OR id = $2::uuid)
+  AND (created_at, id) > (coalesce($3::timestamptz, '-infinity'),
+                          coalesce($4::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY created_at, id
+LIMIT $5::integer
+`
+
+type HumanListParams struct {
+	Administrator  bool
+	CallerID       uuid.UUID
+	AfterCreatedAt *time.Time
+	AfterID        *uuid.UUID
+	MaxRows        int32
+}
+
+// A page of humans, oldest first, strictly after the keyset position; a non-administrator sees only itself.
+func (q *Queries) HumanList(ctx context.Context, db DBTX, arg HumanListParams) ([]Human, error) {
+	rows, err := db.Query(ctx, humanList,
+		arg.Administrator,
+		arg.CallerID,
+		arg.AfterCreatedAt,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Human{}
+	for rows.Next() {
+		var i Human
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.DisplayName,
+			&i.IsAdmin,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.DisabledAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const humanUpdate = `-- name: HumanUpdate :one
+UPDATE humans
+SET email        = CASE WHEN $1::boolean THEN $2::text ELSE email END,
+    display_name = CASE WHEN $3::boolean THEN $4::text ELSE display_name END,
+    is_admin     = CASE WHEN $5::boolean THEN $6::boolean ELSE is_admin END,
+    disabled_at  = CASE
+                       WHEN NOT $7::boolean THEN disabled_at
+                       WHEN $8::boolean THEN now()
+                   END,
+    updated_at   = now()
+WHERE id = $9
+  AND ($10::boolean OR id = $11::uuid)
+  AND ($10::boolean OR NOT ($5::boolean OR $7::boolean))
+RETURNING id, email, display_name, is_admin, created_at, updated_at, disabled_at
+`
+
+type HumanUpdateParams struct {
+	SetEmail       bool
+	Email          string
+	SetDisplayName bool
+	DisplayName    string
+	SetIsAdmin     bool
+	IsAdmin        bool
+	SetDisabled    bool
+	Disabled       bool
+	ID             uuid.UUID
+	Administrator  bool
+	CallerID       uuid.UUID
+}
+
+// Changes the fields whose set_* flag is true. disabled_at is the database's now() when disabling (the client's
+// value is ignored) and NULL when re-enabling. The last condition repeats the handler's rule that only an
+// administrator may change is_admin or disabled_at, so a self-promotion can never match a row.
+func (q *Queries) HumanUpdate(ctx context.Context, db DBTX, arg HumanUpdateParams) (Human, error) {
+	row := db.QueryRow(ctx, humanUpdate,
+		arg.SetEmail,
+		arg.Email,
+		arg.SetDisplayName,
+		arg.DisplayName,
+		arg.SetIsAdmin,
+		arg.IsAdmin,
+		arg.SetDisabled,
+		arg.Disabled,
+		arg.ID,
+		arg.Administrator,
+		arg.CallerID,
+	)
+	var i Human
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.DisplayName,
+		&i.IsAdmin,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DisabledAt,
+	)
+	return i, err
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
 )
 
@@ -30,7 +31,8 @@ func (s *Store) ingestBatch(ctx context.Context, db dbsqlc.DBTX, events []Event,
 	p := dbsqlc.EventIngestBatchParams{
 		HumanID: first.HumanID, Source: first.Source, EndpointID: first.EndpointID, AdapterID: first.AdapterID,
 		PublishedBy: first.PublishedBy, Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind, TodoPayload: t.Payload,
-		DeliveryIds: make([]string, n), Topics: make([]string, n), Headers: make([]string, n), ContentTypes: make([]string, n),
+		DefaultMaxAttempts: settings.DefaultQueue.MaxAttempts,
+		DeliveryIds:        make([]string, n), Topics: make([]string, n), Headers: make([]string, n), ContentTypes: make([]string, n),
 		Payloads: make([][]byte, n), BodySha256s: make([][]byte, n), VerifiedSchemes: make([]string, n), SourceIps: make([]string, n),
 	}
 	for i, e := range events {

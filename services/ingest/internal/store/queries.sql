@@ -1,30 +1,6 @@
 -- The ingest write path's SQL. Every event is stored with its todo in one transaction (Store.Ingest); the edge
 -- answers 2xx only after that commit.
 
--- name: EndpointBySlug :one
--- The endpoint a POST /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
--- its tenant's request limit (ingest.limits, seeded default when missing).
-SELECT sqlc.embed(e),
-       coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),
-                1000)::integer AS tenant_requests_per_second
-FROM endpoints AS e
-WHERE e.slug = sqlc.arg(slug);
-
--- name: EndpointActiveSecrets :many
--- The secrets that verify right now: those not yet expired (a replaced secret keeps verifying until its
--- expires_at, so senders can switch over).
-SELECT s.id, s.kind, s.key_id, s.sealed, s.hash
-FROM endpoint_secrets AS s
-WHERE s.endpoint_id = sqlc.arg(endpoint_id)
-  AND (s.expires_at IS NULL OR s.expires_at > now())
-ORDER BY s.created_at;
-
--- name: DedupWindowSeconds :one
--- ingest.dedup.window_seconds, with the seeded default when the row or field is missing.
-SELECT coalesce(
-    (SELECT (s.value ->> 'window_seconds')::bigint FROM settings AS s WHERE s.key = 'ingest.dedup'),
-    259200)::bigint AS window_seconds;
-
 -- name: LockBodyHash :exec
 -- Serialises concurrent deliveries of one body to one source for the rest of the transaction, so two replays
 -- cannot both pass EventRecentByBody before either inserts.
@@ -88,13 +64,6 @@ WHERE e.human_id = sqlc.arg(human_id)
        OR EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state = sqlc.narg(todo_state)::text))
 ORDER BY e.id DESC
 LIMIT sqlc.arg(page_size)::integer;
-
--- name: EventRetentionSettings :one
--- The setting retention.events, with the seeded defaults when the row or a field is missing.
-SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.events'),
-                2592000)::bigint AS max_age_seconds,
-       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.events'),
-                1000000)::bigint AS max_rows;
 
 -- name: EventPruneByAge :execrows
 -- Deletes up to batch_size events received more than max_age_seconds ago, oldest first (idx_events_received_at),
@@ -167,7 +136,8 @@ WITH input AS (
                                                          'topic', nullif(ev.topic, ''),
                                                          'content_type', nullif(ev.content_type, ''),
                                                          'delivery_id', ev.delivery_id))),
-           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
+           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'),
+                    sqlc.arg(default_max_attempts)::integer)
     FROM ev
     WHERE sqlc.arg(queue)::text <> ''
     RETURNING id, event_id
@@ -176,18 +146,3 @@ SELECT ev.id, ev.received_at, coalesce(ev.delivery_id, '')::text AS delivery_id,
 FROM ev
 LEFT JOIN td ON td.event_id = ev.id
 ORDER BY ev.id;
-
--- name: AdaptersToRun :many
--- The pull adapters a node runs: enabled Redis Streams adapters, with what their events need.
-SELECT a.id, a.human_id, a.queue, a.agent_id, a.config
-FROM adapters AS a
-WHERE a.enabled
-  AND a.kind = 'redis_stream'
-ORDER BY a.id;
-
--- name: AdapterReport :exec
--- Records an adapter's last run state for its admin RPCs ('' clears last_error).
-UPDATE adapters
-SET last_polled_at = now(),
-    last_error     = nullif(sqlc.arg(last_error)::text, '')
-WHERE id = sqlc.arg(id);

@@ -5,23 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
 )
 
-// Retention is the setting retention.events.
-type Retention struct {
-	MaxAge  time.Duration
-	MaxRows int64
-}
-
-// RetentionSettings reads retention.events.
-func (s *Store) RetentionSettings(ctx context.Context) (Retention, error) {
-	r, err := s.q.EventRetentionSettings(ctx, s.pool)
-	if err != nil {
-		return Retention{}, fmt.Errorf("ingest: retention settings: %w", err)
-	}
-	return Retention{MaxAge: time.Duration(r.MaxAgeSeconds) * time.Second, MaxRows: r.MaxRows}, nil
-}
+// Pool is the store's pool, for the settings the service reads.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // PruneByAge deletes up to batch events older than maxAge whose todo is not
 // live; it returns how many.

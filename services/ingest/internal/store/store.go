@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
 )
 
@@ -119,12 +120,12 @@ func (s *Store) recentBody(ctx context.Context, tx pgx.Tx, e Event) (bool, error
 	if err := s.q.LockBodyHash(ctx, tx, dbsqlc.LockBodyHashParams{Source: e.Source, BodySha256: e.BodySHA256}); err != nil {
 		return false, fmt.Errorf("ingest: lock body hash: %w", err)
 	}
-	window, err := s.q.DedupWindowSeconds(ctx, tx)
+	dedup, err := settings.Read(ctx, tx, settings.IngestDedup, settings.DefaultDedup)
 	if err != nil {
-		return false, fmt.Errorf("ingest: dedup window: %w", err)
+		return false, fmt.Errorf("ingest: %w", err)
 	}
 	_, err = s.q.EventRecentByBody(ctx, tx, dbsqlc.EventRecentByBodyParams{
-		HumanID: e.HumanID, Source: e.Source, BodySha256: e.BodySHA256, WindowSeconds: float64(window),
+		HumanID: e.HumanID, Source: e.Source, BodySha256: e.BodySHA256, WindowSeconds: float64(dedup.WindowSeconds),
 	})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

@@ -13,67 +13,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const adapterReport = `-- name: AdapterReport :exec
-UPDATE adapters
-SET last_polled_at = now(),
-    last_error     = nullif($1::text, '')
-WHERE id = $2
-`
-
-type AdapterReportParams struct {
-	LastError string
-	ID        uuid.UUID
-}
-
-// Records an adapter's last run state for its admin RPCs (” clears last_error).
-func (q *Queries) AdapterReport(ctx context.Context, db DBTX, arg AdapterReportParams) error {
-	_, err := db.Exec(ctx, adapterReport, arg.LastError, arg.ID)
-	return err
-}
-
-const adaptersToRun = `-- name: AdaptersToRun :many
-SELECT a.id, a.human_id, a.queue, a.agent_id, a.config
-FROM adapters AS a
-WHERE a.enabled
-  AND a.kind = 'redis_stream'
-ORDER BY a.id
-`
-
-type AdaptersToRunRow struct {
-	ID      uuid.UUID
-	HumanID uuid.UUID
-	Queue   string
-	AgentID *uuid.UUID
-	Config  json.RawMessage
-}
-
-// The pull adapters a node runs: enabled Redis Streams adapters, with what their events need.
-func (q *Queries) AdaptersToRun(ctx context.Context, db DBTX) ([]AdaptersToRunRow, error) {
-	rows, err := db.Query(ctx, adaptersToRun)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []AdaptersToRunRow{}
-	for rows.Next() {
-		var i AdaptersToRunRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.HumanID,
-			&i.Queue,
-			&i.AgentID,
-			&i.Config,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const agentOfHuman = `-- name: AgentOfHuman :one
 SELECT count(*)::integer AS found FROM agents AS a WHERE a.id = $1 AND a.human_id = $2
 `
@@ -90,109 +29,6 @@ func (q *Queries) AgentOfHuman(ctx context.Context, db DBTX, arg AgentOfHumanPar
 	var found int32
 	err := row.Scan(&found)
 	return found, err
-}
-
-const dedupWindowSeconds = `-- name: DedupWindowSeconds :one
-SELECT coalesce(
-    (SELECT (s.value ->> 'window_seconds')::bigint FROM settings AS s WHERE s.key = 'ingest.dedup'),
-    259200)::bigint AS window_seconds
-`
-
-// ingest.dedup.window_seconds, with the seeded default when the row or field is missing.
-func (q *Queries) DedupWindowSeconds(ctx context.Context, db DBTX) (int64, error) {
-	row := db.QueryRow(ctx, dedupWindowSeconds)
-	var window_seconds int64
-	err := row.Scan(&window_seconds)
-	return window_seconds, err
-}
-
-const endpointActiveSecrets = `-- name: EndpointActiveSecrets :many
-SELECT s.id, s.kind, s.key_id, s.sealed, s.hash
-FROM endpoint_secrets AS s
-WHERE s.endpoint_id = $1
-  AND (s.expires_at IS NULL OR s.expires_at > now())
-ORDER BY s.created_at
-`
-
-type EndpointActiveSecretsRow struct {
-	ID     uuid.UUID
-	Kind   string
-	KeyID  *string
-	Sealed []byte
-	Hash   []byte
-}
-
-// The secrets that verify right now: those not yet expired (a replaced secret keeps verifying until its
-// expires_at, so senders can switch over).
-func (q *Queries) EndpointActiveSecrets(ctx context.Context, db DBTX, endpointID uuid.UUID) ([]EndpointActiveSecretsRow, error) {
-	rows, err := db.Query(ctx, endpointActiveSecrets, endpointID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []EndpointActiveSecretsRow{}
-	for rows.Next() {
-		var i EndpointActiveSecretsRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Kind,
-			&i.KeyID,
-			&i.Sealed,
-			&i.Hash,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const endpointBySlug = `-- name: EndpointBySlug :one
-
-SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second,
-       coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),
-                1000)::integer AS tenant_requests_per_second
-FROM endpoints AS e
-WHERE e.slug = $1
-`
-
-type EndpointBySlugRow struct {
-	Endpoint                Endpoint
-	TenantRequestsPerSecond int32
-}
-
-// The ingest write path's SQL. Every event is stored with its todo in one transaction (Store.Ingest); the edge
-// answers 2xx only after that commit.
-// The endpoint a POST /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
-// its tenant's request limit (ingest.limits, seeded default when missing).
-func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, slug string) (EndpointBySlugRow, error) {
-	row := db.QueryRow(ctx, endpointBySlug, slug)
-	var i EndpointBySlugRow
-	err := row.Scan(
-		&i.Endpoint.ID,
-		&i.Endpoint.HumanID,
-		&i.Endpoint.Slug,
-		&i.Endpoint.Name,
-		&i.Endpoint.AgentID,
-		&i.Endpoint.Queue,
-		&i.Endpoint.Verification,
-		&i.Endpoint.SignatureHeader,
-		&i.Endpoint.DeliveryIDHeader,
-		&i.Endpoint.MaxBodyBytes,
-		&i.Endpoint.Enabled,
-		&i.Endpoint.CreatedAt,
-		&i.Endpoint.UpdatedAt,
-		&i.Endpoint.HmacAlgorithm,
-		&i.Endpoint.HmacEncoding,
-		&i.Endpoint.SignaturePrefix,
-		&i.Endpoint.ToleranceSeconds,
-		&i.Endpoint.RateLimitPerSecond,
-		&i.TenantRequestsPerSecond,
-	)
-	return i, err
 }
 
 const eventByDelivery = `-- name: EventByDelivery :one
@@ -328,7 +164,8 @@ WITH input AS (
                                                          'topic', nullif(ev.topic, ''),
                                                          'content_type', nullif(ev.content_type, ''),
                                                          'delivery_id', ev.delivery_id))),
-           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'), 25)
+           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'),
+                    $18::integer)
     FROM ev
     WHERE $14::text <> ''
     RETURNING id, event_id
@@ -340,23 +177,24 @@ ORDER BY ev.id
 `
 
 type EventIngestBatchParams struct {
-	DeliveryIds     []string
-	Topics          []string
-	Headers         []string
-	ContentTypes    []string
-	Payloads        [][]byte
-	BodySha256s     [][]byte
-	VerifiedSchemes []string
-	SourceIps       []string
-	HumanID         uuid.UUID
-	Source          string
-	EndpointID      *uuid.UUID
-	AdapterID       *uuid.UUID
-	PublishedBy     *uuid.UUID
-	Queue           string
-	AgentID         *uuid.UUID
-	Kind            string
-	TodoPayload     json.RawMessage
+	DeliveryIds        []string
+	Topics             []string
+	Headers            []string
+	ContentTypes       []string
+	Payloads           [][]byte
+	BodySha256s        [][]byte
+	VerifiedSchemes    []string
+	SourceIps          []string
+	HumanID            uuid.UUID
+	Source             string
+	EndpointID         *uuid.UUID
+	AdapterID          *uuid.UUID
+	PublishedBy        *uuid.UUID
+	Queue              string
+	AgentID            *uuid.UUID
+	Kind               string
+	TodoPayload        json.RawMessage
+	DefaultMaxAttempts int32
 }
 
 type EventIngestBatchRow struct {
@@ -391,6 +229,7 @@ func (q *Queries) EventIngestBatch(ctx context.Context, db DBTX, arg EventIngest
 		arg.AgentID,
 		arg.Kind,
 		arg.TodoPayload,
+		arg.DefaultMaxAttempts,
 	)
 	if err != nil {
 		return nil, err
@@ -606,27 +445,8 @@ func (q *Queries) EventRecentByBody(ctx context.Context, db DBTX, arg EventRecen
 	return id, err
 }
 
-const eventRetentionSettings = `-- name: EventRetentionSettings :one
-SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.events'),
-                2592000)::bigint AS max_age_seconds,
-       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.events'),
-                1000000)::bigint AS max_rows
-`
-
-type EventRetentionSettingsRow struct {
-	MaxAgeSeconds int64
-	MaxRows       int64
-}
-
-// The setting retention.events, with the seeded defaults when the row or a field is missing.
-func (q *Queries) EventRetentionSettings(ctx context.Context, db DBTX) (EventRetentionSettingsRow, error) {
-	row := db.QueryRow(ctx, eventRetentionSettings)
-	var i EventRetentionSettingsRow
-	err := row.Scan(&i.MaxAgeSeconds, &i.MaxRows)
-	return i, err
-}
-
 const lockBodyHash = `-- name: LockBodyHash :exec
+
 SELECT pg_advisory_xact_lock(hashtextextended($1::text || ':' || encode($2::bytea, 'hex'), 0))
 `
 
@@ -635,6 +455,8 @@ type LockBodyHashParams struct {
 	BodySha256 []byte
 }
 
+// The ingest write path's SQL. Every event is stored with its todo in one transaction (Store.Ingest); the edge
+// answers 2xx only after that commit.
 // Serialises concurrent deliveries of one body to one source for the rest of the transaction, so two replays
 // cannot both pass EventRecentByBody before either inserts.
 func (q *Queries) LockBodyHash(ctx context.Context, db DBTX, arg LockBodyHashParams) error {

@@ -1,0 +1,62 @@
+package settings_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchboard/switchboard/pkg/settings"
+)
+
+// TestCheck: a known key's value must be exactly its shape; an unknown key
+// takes anything.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, key string
+		value     any
+		err       string
+	}{
+		{"retention fits", settings.RetentionTodos, map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0}, ""},
+		{"any retention key", "retention.future_table", map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0}, ""},
+		{"not an object", settings.QueueDefaults, 3.0, "must be an object with fields lease_seconds, max_attempts"},
+		{"unknown field", settings.QueueDefaults, map[string]any{"max_attempts": 3.0, "lease_seconds": 30.0, "x": 1.0}, `has unknown field "x"`},
+		{"missing field", settings.QueueDefaults, map[string]any{"max_attempts": 3.0}, `is missing field "lease_seconds"`},
+		{"fraction", settings.QueueDefaults, map[string]any{"max_attempts": 2.5, "lease_seconds": 30.0}, `field "max_attempts" must be an integer from 1 to 1000`},
+		{"too large", settings.QueueDefaults, map[string]any{"max_attempts": 3.0, "lease_seconds": 3601.0}, `field "lease_seconds" must be an integer from 1 to 3600`},
+		{"string number", settings.IngestLimits, map[string]any{"tenant_requests_per_second": "10"}, `field "tenant_requests_per_second" must be an integer`},
+		{"dedup fits", settings.IngestDedup, map[string]any{"window_seconds": 3600.0}, ""},
+		{"unknown key", "feature.flags", []any{"x"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := settings.Check(tc.key, tc.value)
+			if tc.err == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.err)
+		})
+	}
+}
+
+// TestDefaultsFitTheirShapes: a default an operator could not set back is a
+// bug in one of the two.
+func TestDefaultsFitTheirShapes(t *testing.T) {
+	t.Parallel()
+	for key, def := range settings.Defaults() {
+		require.NoError(t, settings.Check(key, decoded(t, def)), key)
+	}
+}
+
+// decoded is v as a client's JSON reaches Check.
+func decoded(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	require.NoError(t, err)
+	var out any
+	require.NoError(t, json.Unmarshal(raw, &out))
+	return out
+}

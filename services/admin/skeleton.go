@@ -1,0 +1,168 @@
+package admin
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/keyset"
+)
+
+// The shared skeleton of the resource RPCs: the caller check, ids, keyset
+// pages and renderings. Each resource's file supplies only its owner's
+// method and its proto rendering.
+
+// byID runs a Get or Delete: the caller, the id in field, then do.
+func byID[T any](ctx context.Context, field, raw string, do func(context.Context, auth.Tenant, uuid.UUID) (T, error)) (T, error) {
+	var zero T
+	_, t, err := caller(ctx)
+	if err != nil {
+		return zero, err
+	}
+	id, err := parseID(field, raw)
+	if err != nil {
+		return zero, err
+	}
+	return do(ctx, t, id)
+}
+
+// deleted adapts an owner's Delete to byID.
+func deleted(del func(context.Context, auth.Tenant, uuid.UUID) error) func(context.Context, auth.Tenant, uuid.UUID) (struct{}, error) {
+	return func(ctx context.Context, t auth.Tenant, id uuid.UUID) (struct{}, error) {
+		return struct{}{}, del(ctx, t, id)
+	}
+}
+
+// pageRequest is every List request of the contract.
+type pageRequest interface {
+	GetPageSize() int32
+	GetPageToken() string
+}
+
+// listed is one resource's list: how to fetch a page after a cursor and how
+// a row is keyed and rendered.
+type listed[T, P any] struct {
+	fetch  func(ctx context.Context, after *keyset.Cursor, limit int32) ([]T, error)
+	key    func(T) (time.Time, uuid.UUID)
+	render func(T) (P, error)
+}
+
+// page runs a List after its filters: the page size, the page token (issued
+// for scope, which names the list and its filters), one row more than the
+// page to tell whether another follows, and the rendering.
+func page[T, P any](ctx context.Context, req pageRequest, scope string, l listed[T, P]) ([]P, string, error) {
+	limit, err := keyset.Size(req.GetPageSize())
+	if err != nil {
+		return nil, "", err
+	}
+	after, err := keyset.Decode(req.GetPageToken(), scope)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := l.fetch(ctx, after, limit+1)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, next := keyset.Trim(rows, limit, scope, l.key)
+	out := make([]P, len(rows))
+	for i, r := range rows {
+		if out[i], err = l.render(r); err != nil {
+			return nil, "", err
+		}
+	}
+	return out, next, nil
+}
+
+// infallible adapts a rendering that cannot fail.
+func infallible[T, P any](f func(T) P) func(T) (P, error) {
+	return func(v T) (P, error) { return f(v), nil }
+}
+
+// parseID parses a required uuid request field.
+func parseID(field, s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, invalid(field, "must be a valid UUID")
+	}
+	return id, nil
+}
+
+// parseOptionalID parses a uuid request field where empty means "none".
+func parseOptionalID(field, s string) (*uuid.UUID, error) {
+	if s == "" {
+		return nil, nil
+	}
+	id, err := parseID(field, s)
+	if err != nil {
+		return nil, err
+	}
+	return &id, nil
+}
+
+// idString renders an optional uuid the way the contract does: empty for none.
+func idString(id *uuid.UUID) string {
+	if id == nil {
+		return ""
+	}
+	return id.String()
+}
+
+// timestamp renders an optional time; nil stays unset.
+func timestamp(t *time.Time) *timestamppb.Timestamp {
+	if t == nil {
+		return nil
+	}
+	return timestamppb.New(*t)
+}
+
+// ptr returns a pointer to a copy of v, for optional patch fields.
+func ptr[T any](v T) *T { return &v }
+
+func optionalString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// unlessEmpty runs an Update once its mask is resolved: with nothing to
+// change it answers the current row (still through the tenancy filter),
+// else it applies the change.
+func unlessEmpty[T any](ctx context.Context, t auth.Tenant, id uuid.UUID, fields map[string]bool,
+	get func(context.Context, auth.Tenant, uuid.UUID) (T, error), apply func() (T, error),
+) (T, error) {
+	if len(fields) == 0 {
+		return get(ctx, t, id)
+	}
+	return apply()
+}
+
+// humanOr is the human a Create is for: the caller's own when raw is empty,
+// else the one named in field (whether the caller may act for it is the
+// owner's SQL's to decide: NOT_FOUND when not).
+func humanOr(p auth.Principal, field, raw string) (uuid.UUID, error) {
+	if raw == "" {
+		return p.HumanID, nil
+	}
+	return parseID(field, raw)
+}
+
+// ownerFilter is a List's caller and its optional human_id filter.
+func ownerFilter(ctx context.Context, humanID string) (auth.Tenant, *uuid.UUID, error) {
+	_, t, err := caller(ctx)
+	if err != nil {
+		return t, nil, err
+	}
+	id, err := parseOptionalID("human_id", humanID)
+	return t, id, err
+}

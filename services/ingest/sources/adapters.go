@@ -1,0 +1,211 @@
+package sources
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/keyset"
+	"github.com/switchboard/switchboard/services/ingest/internal/adapter/redisstream"
+	"github.com/switchboard/switchboard/services/ingest/sources/internal/dbsqlc"
+)
+
+// Adapter is a row of adapters.
+type Adapter struct {
+	ID      uuid.UUID
+	HumanID uuid.UUID
+	// Kind is KindWebhook or KindRedisStream; immutable.
+	Kind string
+	AdapterFields
+	// LastPolledAt and LastError are what the node running it reported.
+	LastPolledAt *time.Time
+	LastError    *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// AdapterFields are an adapter's columns an admin may set.
+type AdapterFields struct {
+	Name string
+	// Config is the stored JSON object, never null (set through Config on
+	// create and update, which validates it for the kind).
+	Config     json.RawMessage
+	EndpointID *uuid.UUID
+	AgentID    *uuid.UUID
+	Queue      string
+	Enabled    bool
+	// Cursor is the pull position; nil before the first read. Ignored by
+	// CreateAdapter.
+	Cursor *string
+}
+
+// AdapterUpdate is what UpdateAdapter changes.
+type AdapterUpdate struct {
+	// Apply sets the fields the update changes, but Config, on a copy of the
+	// stored ones (nil: none).
+	Apply func(f *AdapterFields)
+	// SetConfig replaces the config with Config (decoded JSON), validated
+	// for the adapter's kind; nil is an empty config.
+	SetConfig bool
+	Config    map[string]any
+}
+
+func adapterFrom(r dbsqlc.Adapter) Adapter {
+	return Adapter{
+		ID: r.ID, HumanID: r.HumanID, Kind: r.Kind,
+		AdapterFields: AdapterFields{
+			Name: r.Name, Config: r.Config, EndpointID: r.EndpointID, AgentID: r.AgentID,
+			Queue: r.Queue, Enabled: r.Enabled, Cursor: r.Cursor,
+		},
+		LastPolledAt: r.LastPolledAt, LastError: r.LastError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+}
+
+// adapterWhat names what a NOT_FOUND on an adapter write can be about.
+func adapterWhat(first string, f AdapterFields) string {
+	what := first
+	if f.AgentID != nil {
+		what += " or agent " + f.AgentID.String()
+	}
+	if f.EndpointID != nil {
+		what += " or endpoint " + f.EndpointID.String()
+	}
+	return what
+}
+
+// CreateAdapter adds an adapter of kind for humanID, which t must be able to
+// act for, with config (decoded JSON) validated and normalized for the kind.
+// NOT_FOUND when the human is unknown or out of t's reach, or the agent or
+// endpoint is not that human's; ALREADY_EXISTS when the human already has an
+// adapter with the name.
+func (s *Store) CreateAdapter(ctx context.Context, t auth.Tenant, humanID uuid.UUID, kind string, f AdapterFields, config map[string]any) (Adapter, error) {
+	f.Cursor = nil
+	if err := checkAdapter(kind, f); err != nil {
+		return Adapter{}, err
+	}
+	var err error
+	if f.Config, err = adapterConfig(kind, config); err != nil {
+		return Adapter{}, err
+	}
+	r, err := s.q.AdapterInsert(ctx, s.pool, dbsqlc.AdapterInsertParams{
+		Name: f.Name, Kind: kind, Config: f.Config, Queue: f.Queue, Enabled: f.Enabled,
+		AgentID: f.AgentID, EndpointID: f.EndpointID,
+		HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+	})
+	if err != nil {
+		return Adapter{}, dbErr(err, "insert adapter", adapterWhat("human "+humanID.String(), f))
+	}
+	return adapterFrom(r), nil
+}
+
+// GetAdapter returns an adapter of a human t may act for.
+func (s *Store) GetAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID) (Adapter, error) {
+	r, err := s.q.AdapterGet(ctx, s.pool, dbsqlc.AdapterGetParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
+	if err != nil {
+		return Adapter{}, dbErr(err, "get adapter", "adapter "+id.String())
+	}
+	return adapterFrom(r), nil
+}
+
+// ListAdapters returns up to limit adapters t may see, oldest first, after
+// the cursor, only of humanID when it is non-nil.
+func (s *Store) ListAdapters(ctx context.Context, t auth.Tenant, humanID *uuid.UUID, after *keyset.Cursor, limit int32) ([]Adapter, error) {
+	at, aid := after.Args()
+	rows, err := s.q.AdapterList(ctx, s.pool, dbsqlc.AdapterListParams{
+		Administrator: t.Administrator, CallerID: t.HumanID, HumanID: humanID,
+		AfterCreatedAt: at, AfterID: aid, MaxRows: limit,
+	})
+	if err != nil {
+		return nil, dbErr(err, "list adapters", "adapter")
+	}
+	out := make([]Adapter, len(rows))
+	for i, r := range rows {
+		out[i] = adapterFrom(r)
+	}
+	return out, nil
+}
+
+// UpdateAdapter changes an adapter of a human t may act for, under its row
+// lock; kind and human never change, and config and endpoint are checked
+// against the stored kind. NOT_FOUND for an unknown adapter, or an agent or
+// endpoint that is not the adapter's human's; ALREADY_EXISTS for a name the
+// human already uses.
+func (s *Store) UpdateAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID, u AdapterUpdate) (Adapter, error) {
+	var out Adapter
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := s.q.AdapterLock(ctx, tx, dbsqlc.AdapterLockParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
+		if err != nil {
+			return dbErr(err, "lock adapter", "adapter "+id.String())
+		}
+		cur := adapterFrom(r)
+		f := cur.AdapterFields
+		if u.Apply != nil {
+			u.Apply(&f)
+		}
+		if err := checkAdapter(cur.Kind, f); err != nil {
+			return err
+		}
+		if u.SetConfig {
+			if f.Config, err = adapterConfig(cur.Kind, u.Config); err != nil {
+				return err
+			}
+		}
+		r, err = s.q.AdapterUpdate(ctx, tx, dbsqlc.AdapterUpdateParams{
+			Name: f.Name, Config: f.Config, EndpointID: f.EndpointID, AgentID: f.AgentID,
+			Queue: f.Queue, Enabled: f.Enabled, Cursor: f.Cursor,
+			ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
+		})
+		if err != nil {
+			return dbErr(err, "update adapter", adapterWhat("adapter "+id.String(), f))
+		}
+		out = adapterFrom(r)
+		return nil
+	})
+	return out, err
+}
+
+// DeleteAdapter deletes an adapter of a human t may act for; a pull adapter
+// stops polling, stored events keep existing without it.
+func (s *Store) DeleteAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID) error {
+	n, err := s.q.AdapterDelete(ctx, s.pool, dbsqlc.AdapterDeleteParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
+	if err != nil {
+		return dbErr(err, "delete adapter", "adapter "+id.String())
+	}
+	if n == 0 {
+		return notFound("adapter " + id.String())
+	}
+	return nil
+}
+
+// adapterConfig validates a config for kind and returns the normalized JSON
+// object to store: {} for WEBHOOK, every field with its default filled for
+// REDIS_STREAM.
+func adapterConfig(kind string, cfg map[string]any) (json.RawMessage, error) {
+	switch kind {
+	case KindWebhook:
+		if len(cfg) > 0 {
+			return nil, invalid("adapter.config", "must be empty for ADAPTER_KIND_WEBHOOK")
+		}
+		return json.RawMessage(`{}`), nil
+	case KindRedisStream:
+		c, violations := redisstream.ParseStored(cfg)
+		if len(violations) > 0 {
+			for i := range violations {
+				violations[i].Field = "adapter.config." + violations[i].Field
+			}
+			return nil, apierr.Invalid(violations...)
+		}
+		raw, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("marshal adapter config: %w", err)
+		}
+		return raw, nil
+	}
+	return nil, fmt.Errorf("sources: unknown adapter kind %q", kind)
+}

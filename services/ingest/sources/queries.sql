@@ -1,0 +1,247 @@
+-- Where events come from: webhook endpoints, their secrets, and adapters (sqlc: services/ingest/sources/internal/dbsqlc).
+-- This package alone writes endpoints, endpoint_secrets and adapters.
+--
+-- Tenancy lives here, not in Go: every statement of the admin API takes the caller's human id (caller_id) and
+-- whether the caller is an administrator, and filters with
+--   (administrator OR human_id = caller_id)
+-- so a row of another tenant is simply not matched: it looks exactly like a missing row (pgx.ErrNoRows / 0 rows),
+-- and a write that does not match changes nothing. Lists use keyset pagination on (created_at, id); the
+-- coalesce() bounds stand for "from the start" on the first page. The webhook edge and the adapter runner read
+-- across tenants: a slug is the endpoint's unguessable address, and a node runs every tenant's pull adapters.
+
+-- name: EndpointInsert :one
+-- Creates an endpoint for a human the caller may act for and, when agent_id is set, with an agent of that same
+-- human; no row when either is unknown or out of reach. endpoints_slug_key rejects a slug already taken (the
+-- caller retries with a fresh one).
+INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
+                       max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
+                       rate_limit_per_second)
+SELECT h.id,
+       sqlc.arg(slug)::text,
+       sqlc.arg(name)::text,
+       a.id,
+       sqlc.arg(queue)::text,
+       sqlc.arg(verification)::text,
+       sqlc.narg(signature_header)::text,
+       sqlc.narg(delivery_id_header)::text,
+       sqlc.arg(max_body_bytes)::integer,
+       sqlc.arg(enabled)::boolean,
+       sqlc.arg(hmac_algorithm)::text,
+       sqlc.arg(hmac_encoding)::text,
+       sqlc.arg(signature_prefix)::text,
+       sqlc.arg(tolerance_seconds)::integer,
+       sqlc.arg(rate_limit_per_second)::integer
+FROM humans AS h
+LEFT JOIN agents AS a ON a.id = sqlc.narg(agent_id)::uuid AND a.human_id = h.id
+WHERE h.id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR h.id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(agent_id)::uuid IS NULL OR a.id IS NOT NULL)
+RETURNING *;
+
+-- name: EndpointGet :one
+-- One endpoint of a human the caller may act for.
+SELECT *
+FROM endpoints
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
+-- name: EndpointLock :one
+-- One endpoint of a human the caller may act for, locked until the transaction ends, so changes to it and its
+-- secrets (the "last secret" rule) are serialized.
+SELECT *
+FROM endpoints
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+FOR UPDATE;
+
+-- name: EndpointList :many
+-- A page of endpoints, oldest first, optionally of one human; the tenancy filter applies whatever the filter says.
+SELECT *
+FROM endpoints
+WHERE (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(human_id)::uuid IS NULL OR human_id = sqlc.narg(human_id)::uuid)
+  AND (created_at, id) > (coalesce(sqlc.narg(after_created_at)::timestamptz, '-infinity'),
+                          coalesce(sqlc.narg(after_id)::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY created_at, id
+LIMIT sqlc.arg(max_rows)::integer;
+
+-- name: EndpointUpdate :one
+-- Writes every mutable column of an endpoint the caller may reach (the handler merged the patch into the row it
+-- locked with EndpointLock). A non-NULL agent_id must be an agent of the endpoint's own human; no row otherwise.
+UPDATE endpoints AS e
+SET name                  = sqlc.arg(name)::text,
+    agent_id              = sqlc.narg(agent_id)::uuid,
+    queue                 = sqlc.arg(queue)::text,
+    verification          = sqlc.arg(verification)::text,
+    signature_header      = sqlc.narg(signature_header)::text,
+    delivery_id_header    = sqlc.narg(delivery_id_header)::text,
+    max_body_bytes        = sqlc.arg(max_body_bytes)::integer,
+    enabled               = sqlc.arg(enabled)::boolean,
+    hmac_algorithm        = sqlc.arg(hmac_algorithm)::text,
+    hmac_encoding         = sqlc.arg(hmac_encoding)::text,
+    signature_prefix      = sqlc.arg(signature_prefix)::text,
+    tolerance_seconds     = sqlc.arg(tolerance_seconds)::integer,
+    rate_limit_per_second = sqlc.arg(rate_limit_per_second)::integer,
+    updated_at            = now()
+WHERE e.id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR e.human_id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(agent_id)::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = sqlc.narg(agent_id)::uuid AND a.human_id = e.human_id))
+RETURNING *;
+
+-- name: EndpointTouch :exec
+-- Moves updated_at of an endpoint whose secrets changed.
+UPDATE endpoints
+SET updated_at = now()
+WHERE id = sqlc.arg(id);
+
+-- name: EndpointDelete :execrows
+-- Deletes an endpoint; its secrets and WEBHOOK adapters cascade, its events keep a NULL endpoint.
+DELETE FROM endpoints
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
+-- name: EndpointSecretInsert :exec
+-- Stores one secret of an endpoint the caller already reached (EndpointInsert or EndpointLock in the same
+-- transaction). The id is chosen by the caller: it is the associated data the sealed material is bound to.
+INSERT INTO endpoint_secrets (id, endpoint_id, kind, key_id, sealed, hash, hint)
+VALUES (sqlc.arg(id)::uuid, sqlc.arg(endpoint_id)::uuid, sqlc.arg(kind)::text, sqlc.narg(key_id)::text,
+        sqlc.narg(sealed)::bytea, sqlc.narg(hash)::bytea, sqlc.arg(hint)::text);
+
+-- name: EndpointSecretList :many
+-- The secrets of some endpoints (already reached by the caller), without their material, oldest first; active
+-- is whether the secret still verifies by the database clock.
+SELECT id, endpoint_id, key_id, hint, created_at, expires_at,
+       (expires_at IS NULL OR expires_at > now())::boolean AS active
+FROM endpoint_secrets
+WHERE endpoint_id = ANY (sqlc.arg(endpoint_ids)::uuid[])
+ORDER BY endpoint_id, created_at, id;
+
+-- name: EndpointSecretExpireOthers :exec
+-- Rotation: every other unexpired secret of the endpoint keeps verifying for valid_for_micros from now, and never longer
+-- than it already would.
+UPDATE endpoint_secrets
+SET expires_at = least(coalesce(expires_at, 'infinity'), now() + sqlc.arg(valid_for_micros)::bigint * interval '1 microsecond')
+WHERE endpoint_id = sqlc.arg(endpoint_id)::uuid
+  AND id <> sqlc.arg(keep_id)::uuid
+  AND (expires_at IS NULL OR expires_at > now());
+
+-- name: EndpointSecretDelete :execrows
+-- Removes one secret of an endpoint the caller already reached.
+DELETE FROM endpoint_secrets
+WHERE id = sqlc.arg(id)
+  AND endpoint_id = sqlc.arg(endpoint_id)::uuid;
+
+-- name: EndpointSecretDeleteAll :exec
+-- Removes every secret of an endpoint the caller already reached (a verification change replaced them).
+DELETE FROM endpoint_secrets
+WHERE endpoint_id = sqlc.arg(endpoint_id)::uuid;
+
+-- name: AdapterInsert :one
+-- Creates an adapter for a human the caller may act for; a non-NULL agent_id or endpoint_id must belong to that
+-- same human. No row when any of them is unknown or out of reach. cursor, last_polled_at and last_error start
+-- NULL: the node's adapter runner writes them.
+INSERT INTO adapters (human_id, name, kind, config, endpoint_id, agent_id, queue, enabled)
+SELECT h.id,
+       sqlc.arg(name)::text,
+       sqlc.arg(kind)::text,
+       sqlc.arg(config)::jsonb,
+       ep.id,
+       a.id,
+       sqlc.arg(queue)::text,
+       sqlc.arg(enabled)::boolean
+FROM humans AS h
+LEFT JOIN agents AS a ON a.id = sqlc.narg(agent_id)::uuid AND a.human_id = h.id
+LEFT JOIN endpoints AS ep ON ep.id = sqlc.narg(endpoint_id)::uuid AND ep.human_id = h.id
+WHERE h.id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR h.id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(agent_id)::uuid IS NULL OR a.id IS NOT NULL)
+  AND (sqlc.narg(endpoint_id)::uuid IS NULL OR ep.id IS NOT NULL)
+RETURNING *;
+
+-- name: AdapterGet :one
+-- One adapter of a human the caller may act for.
+SELECT *
+FROM adapters
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
+-- name: AdapterLock :one
+-- One adapter of a human the caller may act for, locked until the transaction ends, so an update merges its patch
+-- into the row it will overwrite.
+SELECT *
+FROM adapters
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+FOR UPDATE;
+
+-- name: AdapterList :many
+-- A page of adapters, oldest first, optionally of one human; the tenancy filter applies whatever the filter says.
+SELECT *
+FROM adapters
+WHERE (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(human_id)::uuid IS NULL OR human_id = sqlc.narg(human_id)::uuid)
+  AND (created_at, id) > (coalesce(sqlc.narg(after_created_at)::timestamptz, '-infinity'),
+                          coalesce(sqlc.narg(after_id)::uuid, '00000000-0000-0000-0000-000000000000'))
+ORDER BY created_at, id
+LIMIT sqlc.arg(max_rows)::integer;
+
+-- name: AdapterUpdate :one
+-- Writes every mutable column of an adapter the caller may reach (the handler merged the patch into the row it
+-- locked with AdapterLock). A non-NULL agent_id or endpoint_id must belong to the adapter's own human; no row
+-- otherwise. kind, human_id, last_polled_at and last_error never change here.
+UPDATE adapters AS ad
+SET name        = sqlc.arg(name)::text,
+    config      = sqlc.arg(config)::jsonb,
+    endpoint_id = sqlc.narg(endpoint_id)::uuid,
+    agent_id    = sqlc.narg(agent_id)::uuid,
+    queue       = sqlc.arg(queue)::text,
+    enabled     = sqlc.arg(enabled)::boolean,
+    cursor      = sqlc.narg(cursor)::text,
+    updated_at  = now()
+WHERE ad.id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR ad.human_id = sqlc.arg(caller_id)::uuid)
+  AND (sqlc.narg(agent_id)::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = sqlc.narg(agent_id)::uuid AND a.human_id = ad.human_id))
+  AND (sqlc.narg(endpoint_id)::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM endpoints AS ep
+                  WHERE ep.id = sqlc.narg(endpoint_id)::uuid AND ep.human_id = ad.human_id))
+RETURNING *;
+
+-- name: AdapterDelete :execrows
+-- Deletes an adapter; its events keep a NULL adapter.
+DELETE FROM adapters
+WHERE id = sqlc.arg(id)
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+-- name: EndpointBySlug :one
+-- The endpoint a POST /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
+-- its tenant's request limit (ingest.limits; default_tenant_rate, pkg/settings' default, when missing).
+SELECT sqlc.embed(e),
+       coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),
+                sqlc.arg(default_tenant_rate)::integer)::integer AS tenant_requests_per_second
+FROM endpoints AS e
+WHERE e.slug = sqlc.arg(slug);
+
+-- name: EndpointActiveSecrets :many
+-- The secrets that verify right now: those not yet expired (a replaced secret keeps verifying until its
+-- expires_at, so senders can switch over).
+SELECT s.id, s.kind, s.key_id, s.sealed, s.hash
+FROM endpoint_secrets AS s
+WHERE s.endpoint_id = sqlc.arg(endpoint_id)
+  AND (s.expires_at IS NULL OR s.expires_at > now())
+ORDER BY s.created_at;
+
+-- name: AdaptersToRun :many
+-- The pull adapters a node runs: enabled Redis Streams adapters, with what their events need.
+SELECT a.id, a.human_id, a.queue, a.agent_id, a.config
+FROM adapters AS a
+WHERE a.enabled
+  AND a.kind = 'redis_stream'
+ORDER BY a.id;
+
+-- name: AdapterReport :exec
+-- Records an adapter's last run state for its admin RPCs ('' clears last_error).
+UPDATE adapters
+SET last_polled_at = now(),
+    last_error     = nullif(sqlc.arg(last_error)::text, '')
+WHERE id = sqlc.arg(id);

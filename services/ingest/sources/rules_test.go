@@ -1,0 +1,117 @@
+package sources
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/services/ingest/verify"
+)
+
+func violation(t *testing.T, err error) (codes.Code, string) {
+	t.Helper()
+	st, _ := apierr.ToStatus(err)
+	return st.Code(), st.Message()
+}
+
+// TestCheckEndpoint: the merged fields of an endpoint are refused with the
+// field to fix, and defaults make a minimal endpoint valid.
+func TestCheckEndpoint(t *testing.T) {
+	t.Parallel()
+	ok := EndpointFields{Queue: "hooks", Verification: verify.SchemeGitHub}
+	applyDefaults(&ok)
+	require.NoError(t, checkEndpoint(ok))
+	require.EqualValues(t, defaultMaxBodyBytes, ok.MaxBodyBytes)
+
+	header := "X Bad"
+	cases := map[string]struct {
+		mutate func(*EndpointFields)
+		msg    string
+	}{
+		"no queue":        {func(f *EndpointFields) { f.Queue = "" }, "invalid endpoint.queue: is required"},
+		"bad queue":       {func(f *EndpointFields) { f.Queue = "Hooks" }, "invalid endpoint.queue: must match"},
+		"hmac no header":  {func(f *EndpointFields) { f.Verification = verify.SchemeHMAC }, "invalid endpoint.signature_header: is required"},
+		"bad header name": {func(f *EndpointFields) { f.DeliveryIDHeader = &header }, "invalid endpoint.delivery_id_header: must be an HTTP header name"},
+		"big body":        {func(f *EndpointFields) { f.MaxBodyBytes = maxMaxBodyBytes + 1 }, "invalid endpoint.max_body_bytes"},
+		"algorithm":       {func(f *EndpointFields) { f.HmacAlgorithm = "md5" }, "invalid endpoint.hmac_algorithm"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := ok
+			tc.mutate(&f)
+			code, msg := violation(t, checkEndpoint(f))
+			require.Equal(t, codes.InvalidArgument, code)
+			require.Contains(t, msg, tc.msg)
+		})
+	}
+}
+
+// TestSecretFor: a caller's secret is checked for its scheme, a missing
+// one is generated only where the scheme allows.
+func TestSecretFor(t *testing.T) {
+	t.Parallel()
+	gen, err := secretFor(verify.SchemeStandardWebhooks, "", true)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(gen, "whsec_"))
+	gen, err = secretFor(verify.SchemeBearer, "", true)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(gen, "sbw_"))
+
+	for _, tc := range []struct {
+		scheme verify.Scheme
+		given  string
+		msg    string
+	}{
+		{verify.SchemeStripe, "", "is required for VERIFICATION_SCHEME_STRIPE"},
+		{verify.SchemeNone, "0123456789abcdef", "must be empty when verification is VERIFICATION_SCHEME_NONE"},
+		{verify.SchemeGitHub, "short", "must be 16–1024 characters"},
+		{verify.SchemeStandardWebhooks, "whsec_not*base64*at*all", `a "whsec_" secret must be followed by standard base64`},
+		{verify.SchemeBearer, "token with spaces inside", "must not contain whitespace"},
+		{verify.SchemeBasic, "no-colon-in-this-one", `must be "user:password"`},
+	} {
+		_, err := secretFor(tc.scheme, tc.given, true)
+		code, msg := violation(t, err)
+		require.Equal(t, codes.InvalidArgument, code, tc.scheme)
+		require.Contains(t, msg, tc.msg, tc.scheme)
+	}
+	_, err = secretFor(verify.SchemeGitHub, "", false)
+	require.ErrorContains(t, err, "is required", "an update never generates a secret")
+}
+
+// TestHint tells secrets apart without revealing them.
+func TestHint(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "whsec_…Q2xw", hint(verify.SchemeStandardWebhooks, "whsec_AAAAAAAAQ2xw"))
+	require.Equal(t, "…wxyz", hint(verify.SchemeGitHub, "abcdefghijklmnopqrstuvwxyz"))
+	require.Equal(t, "alice:…", hint(verify.SchemeBasic, "alice:secret-password"))
+}
+
+// TestContractTables: every contract value maps to a stored name and back.
+func TestContractTables(t *testing.T) {
+	t.Parallel()
+	for enum, scheme := range schemes {
+		got, ok := SchemeOf(enum)
+		require.True(t, ok)
+		require.Equal(t, scheme, got)
+		require.Equal(t, enum, SchemeEnum(scheme))
+	}
+	require.Len(t, schemes, 9)
+	for enum, kind := range kinds {
+		require.Equal(t, enum, KindEnum(kind))
+	}
+	require.Zero(t, SchemeEnum("no such scheme"))
+}
+
+func TestQueueName(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"a", "hooks", "a.b_c-d", strings.Repeat("a", 63)} {
+		require.True(t, QueueName(ok), ok)
+	}
+	for _, bad := range []string{"", "-a", "A", "a b", strings.Repeat("a", 64), "é"} {
+		require.False(t, QueueName(bad), bad)
+	}
+}
