@@ -7,7 +7,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/pkg/lifecycle"
-	"github.com/switchboard/switchboard/pkg/settings"
 )
 
 // Retention pacing: one pass per interval, each delete a short transaction
@@ -41,16 +40,7 @@ func (s *Server) Components() []lifecycle.Component {
 // leaves the other dimension unbounded). An event whose todo is still live
 // is never deleted. Safe on every node at once (SKIP LOCKED).
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
-	total, err := settings.Prune{
-		Key: settings.RetentionEvents, Default: settings.DefaultRetentionEvents,
-		ByAge: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
-			return s.store.PruneByAge(ctx, r.MaxAge(), n)
-		},
-		OverCap: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
-			return s.store.PruneOverCap(ctx, r.MaxRows, n)
-		},
-		Batch: retentionBatch, MaxBatches: retentionBatches,
-	}.Once(ctx, s.store.Pool())
+	total, err := s.store.PruneOnce(ctx, retentionBatch, retentionBatches)
 	if total > 0 {
 		s.log.Info("pruned events", zap.Int64("count", total))
 	}

@@ -2,12 +2,11 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
 )
@@ -51,7 +50,7 @@ func (k sink) Store(ctx context.Context, adapterID string, msgs []adapter.Messag
 	}
 	res, err := k.s.store.IngestBatch(ctx, events, store.Target{Queue: k.target.Queue, AgentID: k.target.AgentID, Kind: "adapter"})
 	if err != nil {
-		if !isDataError(err) {
+		if !apierr.IsDataError(err) {
 			// The database, not the messages: retry with backoff, never
 			// dead-letter for it.
 			err = fmt.Errorf("%w: %w", adapter.ErrSinkUnavailable, err)
@@ -68,12 +67,4 @@ func (k sink) Store(ctx context.Context, adapterID string, msgs []adapter.Messag
 		}
 	}
 	return nil
-}
-
-// isDataError reports whether Postgres refused the data itself (classes 22,
-// data exception, and 23, integrity constraint violation): retrying the
-// same messages cannot help.
-func isDataError(err error) bool {
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && (len(pg.Code) == 5 && (pg.Code[:2] == "22" || pg.Code[:2] == "23"))
 }

@@ -22,33 +22,9 @@ func (s *Server) pruneTick(ctx context.Context) {
 // kind per pass), each its own short transaction, and skip rows another node
 // holds, so every node can prune at once.
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
-	r, err := s.store.RetentionSettings(ctx)
-	if err != nil {
-		return 0, err
-	}
-	var total int64
-	for range s.opts.MaxBatchesPerTick {
-		n, err := s.store.PruneByAge(ctx, r.MaxAge, s.opts.RetentionBatch)
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if n < int64(s.opts.RetentionBatch) {
-			break
-		}
-	}
-	for range s.opts.MaxBatchesPerTick {
-		n, err := s.store.PruneOverCap(ctx, r.MaxRows, s.opts.RetentionBatch)
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if n < int64(s.opts.RetentionBatch) {
-			break
-		}
-	}
+	total, err := s.store.PruneOnce(ctx, s.opts.RetentionBatch, s.opts.MaxBatchesPerTick)
 	if total > 0 {
 		s.log.Info("pruned finished todos", zap.Int64("count", total))
 	}
-	return total, nil
+	return total, err
 }

@@ -22,28 +22,9 @@ func (s *Server) pruneTick(ctx context.Context) {
 // together), in bounded batches that skip rows another node holds, so every
 // node can prune at once. It returns how many it deleted.
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
-	r, err := s.store.RetentionSettings(ctx)
-	if err != nil {
-		return 0, err
-	}
-	var total int64
-	for _, prune := range []func() (int64, error){
-		func() (int64, error) { return s.store.PruneByAge(ctx, r.MaxAge, s.opts.RetentionBatch) },
-		func() (int64, error) { return s.store.PruneOverCap(ctx, r.MaxRows, s.opts.RetentionBatch) },
-	} {
-		for range maxRetentionBatches {
-			n, err := prune()
-			total += n
-			if err != nil {
-				return total, err
-			}
-			if n < int64(s.opts.RetentionBatch) {
-				break
-			}
-		}
-	}
+	total, err := s.store.PruneOnce(ctx, int32(s.opts.RetentionBatch), maxRetentionBatches)
 	if total > 0 {
 		s.log.Info("pruned durable realtime events", zap.Int64("count", total))
 	}
-	return total, nil
+	return total, err
 }

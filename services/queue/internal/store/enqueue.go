@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
 
@@ -43,7 +44,7 @@ type Enqueued struct {
 // is not the caller's is NOT_FOUND, naming the entry's index.
 func (s *Store) Enqueue(ctx context.Context, c Caller, queue string, items []NewTodo) ([]Enqueued, error) {
 	p := dbsqlc.TodoInsertBatchParams{
-		HumanID: c.HumanID, Queue: queue,
+		HumanID: c.HumanID, Queue: queue, DefaultMaxAttempts: settings.DefaultQueue.MaxAttempts,
 		AgentIds: make([]string, len(items)), EventIds: make([]int64, len(items)),
 		Kinds: make([]string, len(items)), Payloads: make([]string, len(items)),
 		Priorities: make([]int32, len(items)), MaxAttempts: make([]int32, len(items)),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
 
@@ -26,7 +27,8 @@ type ClaimArgs struct {
 // statement; an empty result means nothing is runnable now.
 func (s *Store) Claim(ctx context.Context, c Caller, a ClaimArgs) ([]Todo, error) {
 	rows, err := s.q.TodoClaim(ctx, s.hot, dbsqlc.TodoClaimParams{
-		Worker: a.Worker, LeaseSeconds: a.LeaseSeconds, HumanID: c.HumanID, Queue: a.Queue,
+		DefaultLeaseSeconds: settings.DefaultQueue.LeaseSeconds,
+		Worker:              a.Worker, LeaseSeconds: a.LeaseSeconds, HumanID: c.HumanID, Queue: a.Queue,
 		CallerAgentID: c.AgentID, BatchSize: a.Max,
 	})
 	if err != nil {
@@ -61,7 +63,8 @@ type HeartbeatResult struct {
 // Heartbeat renews leases in one statement; results are in item order.
 func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) ([]HeartbeatResult, error) {
 	p := dbsqlc.TodoHeartbeatBatchParams{
-		HumanID: c.HumanID, CallerAgentID: c.AgentID,
+		DefaultLeaseSeconds: settings.DefaultQueue.LeaseSeconds,
+		HumanID:             c.HumanID, CallerAgentID: c.AgentID,
 		Ids: make([]int64, len(items)), Attempts: make([]int32, len(items)), LeaseSeconds: make([]int32, len(items)),
 	}
 	for i, it := range items {

@@ -3,10 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
 
@@ -35,34 +35,28 @@ func (s *Store) Reap(ctx context.Context, batch, maxExpiries int32) ([]Reaped, e
 	return out, nil
 }
 
-// Retention is the setting retention.todos.
-type Retention struct {
-	MaxAge  time.Duration
-	MaxRows int64
+// PruneOnce applies retention.todos now (settings.Prune) to finished todos:
+// live ones are never candidates.
+func (s *Store) PruneOnce(ctx context.Context, batch int32, maxBatches int) (int64, error) {
+	return settings.Prune{
+		Key: settings.RetentionTodos, Default: settings.DefaultRetentionTodos,
+		ByAge: s.pruneByAge, OverCap: s.pruneOverCap, Batch: batch, MaxBatches: maxBatches,
+	}.Once(ctx, s.pool)
 }
 
-// RetentionSettings reads retention.todos (seeded defaults when missing).
-func (s *Store) RetentionSettings(ctx context.Context) (Retention, error) {
-	r, err := s.q.TodoRetentionSettings(ctx, s.pool)
-	if err != nil {
-		return Retention{}, fmt.Errorf("read retention.todos: %w", err)
-	}
-	return Retention{MaxAge: time.Duration(r.MaxAgeSeconds) * time.Second, MaxRows: r.MaxRows}, nil
-}
-
-// PruneByAge deletes up to batch finished todos older than maxAge.
-func (s *Store) PruneByAge(ctx context.Context, maxAge time.Duration, batch int32) (int64, error) {
-	n, err := s.q.TodoPruneByAge(ctx, s.pool, dbsqlc.TodoPruneByAgeParams{MaxAgeSeconds: maxAge.Seconds(), BatchSize: batch})
+// pruneByAge deletes up to batch finished todos older than r's age bound.
+func (s *Store) pruneByAge(ctx context.Context, r settings.Retention, batch int32) (int64, error) {
+	n, err := s.q.TodoPruneByAge(ctx, s.pool, dbsqlc.TodoPruneByAgeParams{MaxAgeSeconds: r.MaxAge().Seconds(), BatchSize: batch})
 	if err != nil {
 		return 0, fmt.Errorf("prune todos by age: %w", err)
 	}
 	return n, nil
 }
 
-// PruneOverCap deletes up to batch of the oldest finished todos beyond the
-// newest maxRows.
-func (s *Store) PruneOverCap(ctx context.Context, maxRows int64, batch int32) (int64, error) {
-	n, err := s.q.TodoPruneOverCap(ctx, s.pool, dbsqlc.TodoPruneOverCapParams{MaxRows: maxRows, BatchSize: batch})
+// pruneOverCap deletes up to batch of the oldest finished todos beyond the
+// newest r.MaxRows.
+func (s *Store) pruneOverCap(ctx context.Context, r settings.Retention, batch int32) (int64, error) {
+	n, err := s.q.TodoPruneOverCap(ctx, s.pool, dbsqlc.TodoPruneOverCapParams{MaxRows: r.MaxRows, BatchSize: batch})
 	if err != nil {
 		return 0, fmt.Errorf("prune todos over the row cap: %w", err)
 	}

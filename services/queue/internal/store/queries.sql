@@ -16,7 +16,8 @@
 -- * Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries) are in no index, so heartbeats
 --   are HOT updates.
 -- * Defaults (max_attempts, lease seconds) come from the setting queue.defaults, read inside the statement, so
---   there is no cache to go stale; the literal fallbacks apply only when an operator deleted the row.
+--   there is no cache to go stale; default_max_attempts and default_lease_seconds (pkg/settings' defaults) apply
+--   only when an operator deleted the row.
 
 -- name: TodoCheckRefs :one
 -- The 1-based position of the first batch entry whose agent_id or event_id is not the caller's (0 = all good):
@@ -50,7 +51,7 @@ SELECT sqlc.arg(human_id),
            SELECT greatest(1, (s.value ->> 'max_attempts')::integer)
            FROM settings AS s
            WHERE s.key = 'queue.defaults'
-       ), 25),
+       ), sqlc.arg(default_max_attempts)::integer),
        greatest(u.run_at, now()),
        nullif(u.dedupe_key, '')
 FROM (
@@ -105,7 +106,7 @@ SET state            = 'running',
     lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
                            nullif(sqlc.arg(lease_seconds)::integer, 0),
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
-                           30)))),
+                           sqlc.arg(default_lease_seconds)::integer)))),
     attempted_at     = now()
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
 RETURNING t.*;
@@ -119,7 +120,7 @@ UPDATE todos AS t
 SET lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
                            nullif(u.lease_seconds, 0),
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
-                           30))))
+                           sqlc.arg(default_lease_seconds)::integer))))
 FROM (
     SELECT unnest(sqlc.arg(ids)::bigint[])            AS id,
            unnest(sqlc.arg(attempts)::integer[])      AS attempt,
@@ -345,13 +346,6 @@ SET state            = CASE
 FROM expired
 WHERE t.id = expired.id
 RETURNING t.id, t.human_id, t.queue, t.agent_id, t.state;
-
--- name: TodoRetentionSettings :one
--- The setting retention.todos, with the seeded defaults when the row or a field is missing.
-SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.todos'),
-                604800)::bigint AS max_age_seconds,
-       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.todos'),
-                1000000)::bigint AS max_rows;
 
 -- name: TodoPruneByAge :execrows
 -- Deletes up to batch_size finished (completed, dead, cancelled) todos older than max_age_seconds, oldest

@@ -10,12 +10,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
@@ -68,43 +65,17 @@ func New(pool, hot *pgxpool.Pool) *Store {
 	return &Store{pool: pool, hot: hot, q: dbsqlc.New()}
 }
 
-// PostgreSQL SQLSTATEs the store turns into domain errors.
-const (
-	checkViolation      = "23514"
-	foreignKeyViolation = "23503"
-	invalidText         = "22P02"
-)
-
-// constraintField maps CHECK constraints to the request field to fix.
-var constraintField = map[string]apierr.FieldViolation{
+// constraints maps CHECK constraints to the request field to fix.
+var constraints = &apierr.Constraints{Checks: map[string]apierr.FieldViolation{
 	"queue_name_check":       {Field: "queue", Description: "must match ^[a-z0-9][a-z0-9._-]{0,62}$"},
 	"todos_priority_check":   {Field: "priority", Description: "must be between 0 and 4"},
 	"todos_dedupe_key_check": {Field: "dedupe_key", Description: "must be at most 255 characters"},
 	"todos_result_check":     {Field: "result", Description: "must be a JSON object"},
-}
+}}
 
-// mapErr turns a query error into a domain error; what names the resource
-// for NOT_FOUND. Unknown errors are wrapped with op for the server log
-// (clients see only "internal error").
-func mapErr(err error, op, what string) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return notFound(what)
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case checkViolation:
-			if v, ok := constraintField[pe.ConstraintName]; ok {
-				return apierr.Invalid(v)
-			}
-		case foreignKeyViolation:
-			// An agent or event deleted between the reference check and the
-			// insert: to the caller it is simply unknown.
-			return notFound(what)
-		}
-	}
-	return fmt.Errorf("%s: %w", op, err)
-}
+// mapErr turns a query error into a domain error (apierr.FromPostgres); what
+// names the resource for NOT_FOUND, op the statement in the server log.
+func mapErr(err error, op, what string) error { return apierr.FromPostgres(err, op, what, constraints) }
 
 // notFound is the one answer for a todo that is missing or out of reach.
 func notFound(what string) error { return apierr.NotFound("%s not found", what) }

@@ -7,33 +7,30 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/realtime/internal/store/dbsqlc"
 )
 
-// Retention is the setting retention.realtime_events.
-type Retention struct{ MaxAge, MaxRows int64 }
-
-// RetentionSettings reads retention.realtime_events (defaults when unset).
-func (s *Store) RetentionSettings(ctx context.Context) (Retention, error) {
-	r, err := s.q.RetentionSettings(ctx, s.pool)
-	if err != nil {
-		return Retention{}, fmt.Errorf("realtime retention settings: %w", err)
-	}
-	return Retention{MaxAge: r.MaxAgeSeconds, MaxRows: r.MaxRows}, nil
+// PruneOnce applies retention.realtime_events now (settings.Prune).
+func (s *Store) PruneOnce(ctx context.Context, batch int32, maxBatches int) (int64, error) {
+	return settings.Prune{
+		Key: settings.RetentionRealtimeEvents, Default: settings.DefaultRetentionRealtimeEvents,
+		ByAge: s.pruneByAge, OverCap: s.pruneOverCap, Batch: batch, MaxBatches: maxBatches,
+	}.Once(ctx, s.pool)
 }
 
-// PruneByAge deletes up to batch events older than maxAge seconds.
-func (s *Store) PruneByAge(ctx context.Context, maxAge int64, batch int) (int64, error) {
-	n, err := s.q.PruneByAge(ctx, s.pool, dbsqlc.PruneByAgeParams{MaxAgeSeconds: float64(maxAge), BatchSize: int32(batch)})
+// pruneByAge deletes up to batch events older than r's age bound.
+func (s *Store) pruneByAge(ctx context.Context, r settings.Retention, batch int32) (int64, error) {
+	n, err := s.q.PruneByAge(ctx, s.pool, dbsqlc.PruneByAgeParams{MaxAgeSeconds: r.MaxAge().Seconds(), BatchSize: batch})
 	if err != nil {
 		return 0, fmt.Errorf("prune realtime events by age: %w", err)
 	}
 	return n, nil
 }
 
-// PruneOverCap deletes up to batch of the oldest events beyond maxRows.
-func (s *Store) PruneOverCap(ctx context.Context, maxRows int64, batch int) (int64, error) {
-	n, err := s.q.PruneOverCap(ctx, s.pool, dbsqlc.PruneOverCapParams{MaxRows: maxRows, BatchSize: int32(batch)})
+// pruneOverCap deletes up to batch of the oldest events beyond r.MaxRows.
+func (s *Store) pruneOverCap(ctx context.Context, r settings.Retention, batch int32) (int64, error) {
+	n, err := s.q.PruneOverCap(ctx, s.pool, dbsqlc.PruneOverCapParams{MaxRows: r.MaxRows, BatchSize: batch})
 	if err != nil {
 		return 0, fmt.Errorf("prune realtime events over cap: %w", err)
 	}

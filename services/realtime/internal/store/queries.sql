@@ -39,13 +39,6 @@ LIMIT sqlc.arg(max_rows)::integer;
 -- One notification per payload, sent outside any write transaction (NOTIFY takes a cluster-wide lock at commit).
 SELECT pg_notify(sqlc.arg(channel)::text, p) FROM unnest(sqlc.arg(payloads)::text[]) AS p;
 
--- name: RetentionSettings :one
--- The setting retention.realtime_events, with the seeded defaults when the row or a field is missing.
-SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.realtime_events'),
-                86400)::bigint AS max_age_seconds,
-       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.realtime_events'),
-                100000)::bigint AS max_rows;
-
 -- name: PruneByAge :execrows
 -- Deletes up to batch_size durable events older than max_age_seconds, oldest first. Ids are in publish order, so
 -- the oldest are the lowest ids (primary key); SKIP LOCKED lets every node prune at once.

@@ -131,7 +131,8 @@ type TodoCheckRefsParams struct {
 //   - Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries) are in no index, so heartbeats
 //     are HOT updates.
 //   - Defaults (max_attempts, lease seconds) come from the setting queue.defaults, read inside the statement, so
-//     there is no cache to go stale; the literal fallbacks apply only when an operator deleted the row.
+//     there is no cache to go stale; default_max_attempts and default_lease_seconds (pkg/settings' defaults) apply
+//     only when an operator deleted the row.
 //
 // The 1-based position of the first batch entry whose agent_id or event_id is not the caller's (0 = all good):
 // an agent or event of another tenant must look unknown (NOT_FOUND), which a foreign key alone would not give.
@@ -147,13 +148,13 @@ WITH next AS MATERIALIZED (
     SELECT p.id
     FROM todos AS p
     WHERE p.state = 'pending'
-      AND p.human_id = $3
-      AND p.queue = $4
+      AND p.human_id = $4
+      AND p.queue = $5
       AND p.run_at <= now()
-      AND ($5::uuid IS NULL OR p.agent_id IS NULL
-           OR p.agent_id = $5::uuid)
+      AND ($6::uuid IS NULL OR p.agent_id IS NULL
+           OR p.agent_id = $6::uuid)
     ORDER BY p.priority, p.run_at, p.id
-    LIMIT $6::integer
+    LIMIT $7::integer
     FOR UPDATE SKIP LOCKED
 )
 UPDATE todos AS t
@@ -163,19 +164,20 @@ SET state            = 'running',
     lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
                            nullif($2::integer, 0),
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
-                           30)))),
+                           $3::integer)))),
     attempted_at     = now()
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
 RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result
 `
 
 type TodoClaimParams struct {
-	Worker        string
-	LeaseSeconds  int32
-	HumanID       uuid.UUID
-	Queue         string
-	CallerAgentID *uuid.UUID
-	BatchSize     int32
+	Worker              string
+	LeaseSeconds        int32
+	DefaultLeaseSeconds int32
+	HumanID             uuid.UUID
+	Queue               string
+	CallerAgentID       *uuid.UUID
+	BatchSize           int32
 }
 
 // Leases up to batch_size due todos, most urgent first. MATERIALIZED makes the locking SELECT run exactly once
@@ -189,6 +191,7 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 	rows, err := db.Query(ctx, todoClaim,
 		arg.Worker,
 		arg.LeaseSeconds,
+		arg.DefaultLeaseSeconds,
 		arg.HumanID,
 		arg.Queue,
 		arg.CallerAgentID,
@@ -553,27 +556,28 @@ UPDATE todos AS t
 SET lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
                            nullif(u.lease_seconds, 0),
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
-                           30))))
+                           $1::integer))))
 FROM (
-    SELECT unnest($3::bigint[])            AS id,
-           unnest($4::integer[])      AS attempt,
-           unnest($5::integer[]) AS lease_seconds
+    SELECT unnest($4::bigint[])            AS id,
+           unnest($5::integer[])      AS attempt,
+           unnest($6::integer[]) AS lease_seconds
 ) AS u
 WHERE t.id = u.id
-  AND t.human_id = $1
+  AND t.human_id = $2
   AND t.attempt = u.attempt
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
-  AND ($2::uuid IS NULL OR t.agent_id IS NULL
-       OR t.agent_id = $2::uuid)
+  AND ($3::uuid IS NULL OR t.agent_id IS NULL
+       OR t.agent_id = $3::uuid)
 RETURNING t.id, t.attempt, t.lease_expires_at::timestamptz AS lease_expires_at
 `
 
 type TodoHeartbeatBatchParams struct {
-	HumanID       uuid.UUID
-	CallerAgentID *uuid.UUID
-	Ids           []int64
-	Attempts      []int32
-	LeaseSeconds  []int32
+	DefaultLeaseSeconds int32
+	HumanID             uuid.UUID
+	CallerAgentID       *uuid.UUID
+	Ids                 []int64
+	Attempts            []int32
+	LeaseSeconds        []int32
 }
 
 type TodoHeartbeatBatchRow struct {
@@ -588,6 +592,7 @@ type TodoHeartbeatBatchRow struct {
 // carries the attempt so a batch that names one todo twice (with different tokens) maps each item exactly.
 func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeartbeatBatchParams) ([]TodoHeartbeatBatchRow, error) {
 	rows, err := db.Query(ctx, todoHeartbeatBatch,
+		arg.DefaultLeaseSeconds,
 		arg.HumanID,
 		arg.CallerAgentID,
 		arg.Ids,
@@ -625,20 +630,20 @@ SELECT $1,
            SELECT greatest(1, (s.value ->> 'max_attempts')::integer)
            FROM settings AS s
            WHERE s.key = 'queue.defaults'
-       ), 25),
+       ), $3::integer),
        greatest(u.run_at, now()),
        nullif(u.dedupe_key, '')
 FROM (
     -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
-    SELECT unnest($3::text[])                                AS agent_id,
-           unnest($4::bigint[])                              AS event_id,
-           unnest($5::text[])                                    AS kind,
-           unnest($6::text[])                                 AS payload,
-           unnest($7::integer[])                            AS priority,
-           unnest($8::integer[])                          AS max_attempts,
-           unnest($9::timestamptz[])                           AS run_at,
-           unnest($10::text[])                              AS dedupe_key,
-           generate_series(1, cardinality($5::text[]))::bigint AS ord
+    SELECT unnest($4::text[])                                AS agent_id,
+           unnest($5::bigint[])                              AS event_id,
+           unnest($6::text[])                                    AS kind,
+           unnest($7::text[])                                 AS payload,
+           unnest($8::integer[])                            AS priority,
+           unnest($9::integer[])                          AS max_attempts,
+           unnest($10::timestamptz[])                           AS run_at,
+           unnest($11::text[])                              AS dedupe_key,
+           generate_series(1, cardinality($6::text[]))::bigint AS ord
 ) AS u
 ORDER BY u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
@@ -646,16 +651,17 @@ RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, stat
 `
 
 type TodoInsertBatchParams struct {
-	HumanID     uuid.UUID
-	Queue       string
-	AgentIds    []string
-	EventIds    []int64
-	Kinds       []string
-	Payloads    []string
-	Priorities  []int32
-	MaxAttempts []int32
-	RunAts      []time.Time
-	DedupeKeys  []string
+	HumanID            uuid.UUID
+	Queue              string
+	DefaultMaxAttempts int32
+	AgentIds           []string
+	EventIds           []int64
+	Kinds              []string
+	Payloads           []string
+	Priorities         []int32
+	MaxAttempts        []int32
+	RunAts             []time.Time
+	DedupeKeys         []string
 }
 
 // Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ”
@@ -667,6 +673,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 	rows, err := db.Query(ctx, todoInsertBatch,
 		arg.HumanID,
 		arg.Queue,
+		arg.DefaultMaxAttempts,
 		arg.AgentIds,
 		arg.EventIds,
 		arg.Kinds,
@@ -1101,26 +1108,6 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 		&i.LeaseExpiries,
 		&i.Result,
 	)
-	return i, err
-}
-
-const todoRetentionSettings = `-- name: TodoRetentionSettings :one
-SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.todos'),
-                604800)::bigint AS max_age_seconds,
-       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.todos'),
-                1000000)::bigint AS max_rows
-`
-
-type TodoRetentionSettingsRow struct {
-	MaxAgeSeconds int64
-	MaxRows       int64
-}
-
-// The setting retention.todos, with the seeded defaults when the row or a field is missing.
-func (q *Queries) TodoRetentionSettings(ctx context.Context, db DBTX) (TodoRetentionSettingsRow, error) {
-	row := db.QueryRow(ctx, todoRetentionSettings)
-	var i TodoRetentionSettingsRow
-	err := row.Scan(&i.MaxAgeSeconds, &i.MaxRows)
 	return i, err
 }
 

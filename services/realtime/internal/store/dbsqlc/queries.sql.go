@@ -409,23 +409,3 @@ func (q *Queries) PruneOverCap(ctx context.Context, db DBTX, arg PruneOverCapPar
 	}
 	return result.RowsAffected(), nil
 }
-
-const retentionSettings = `-- name: RetentionSettings :one
-SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.realtime_events'),
-                86400)::bigint AS max_age_seconds,
-       coalesce((SELECT (s.value ->> 'max_rows')::bigint FROM settings AS s WHERE s.key = 'retention.realtime_events'),
-                100000)::bigint AS max_rows
-`
-
-type RetentionSettingsRow struct {
-	MaxAgeSeconds int64
-	MaxRows       int64
-}
-
-// The setting retention.realtime_events, with the seeded defaults when the row or a field is missing.
-func (q *Queries) RetentionSettings(ctx context.Context, db DBTX) (RetentionSettingsRow, error) {
-	row := db.QueryRow(ctx, retentionSettings)
-	var i RetentionSettingsRow
-	err := row.Scan(&i.MaxAgeSeconds, &i.MaxRows)
-	return i, err
-}
