@@ -35,10 +35,6 @@ WHERE e.human_id = sqlc.arg(human_id)
 ORDER BY e.id
 LIMIT sqlc.arg(max_rows)::integer;
 
--- name: Notify :exec
--- One notification per payload, sent outside any write transaction (NOTIFY takes a cluster-wide lock at commit).
-SELECT pg_notify(sqlc.arg(channel)::text, p) FROM unnest(sqlc.arg(payloads)::text[]) AS p;
-
 -- name: RetentionSettings :one
 -- The setting retention.realtime_events, with the seeded defaults when the row or a field is missing.
 SELECT coalesce((SELECT (s.value ->> 'max_age_seconds')::bigint FROM settings AS s WHERE s.key = 'retention.realtime_events'),
