@@ -16,7 +16,7 @@ MODULES := $(shell go list -f '{{.Dir}}' -m)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/switchboard/switchboard/pkg/buildinfo.Version=$(VERSION)
 # Paths written by `make generate` (checked by `make verify`).
-GENERATED := gen ':(glob)services/**/dbsqlc/**'
+GENERATED := gen ':(glob)services/**/dbsqlc/**' ':(glob)pkg/**/dbsqlc/**'
 PG := eval "$$(deploy/local/postgres.sh)"
 
 .PHONY: help

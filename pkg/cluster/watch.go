@@ -25,7 +25,7 @@ type Event struct {
 
 // Watch sends the current membership (one Joined per node, then Synced) and
 // then every change it observes, polling node_registry every interval, until
-// ctx is done or send fails. Polling keeps it correct without LISTEN/NOTIFY;
+// ctx is done or send fails. Polling keeps it correct without listen/notify;
 // clients of the stream never poll.
 func (s *Store) Watch(ctx context.Context, interval time.Duration, send func(Event) error) error {
 	known := map[string]Node{}

@@ -8,7 +8,7 @@ import (
 
 // Goroutines is a Component that runs each of its functions on its own
 // goroutine from Start until Stop: the shape of a background worker with a
-// few loops (a LISTEN connection, a flusher, a reader). Each function gets a
+// few loops (a listen connection, a flusher, a reader). Each function gets a
 // context that Stop cancels and must return soon after. Start returns at
 // once; Stop is safe before Start and more than once.
 type Goroutines struct {

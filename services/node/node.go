@@ -26,14 +26,10 @@ import (
 	"github.com/switchboard/switchboard/pkg/lifecycle"
 	sblog "github.com/switchboard/switchboard/pkg/logging"
 	"github.com/switchboard/switchboard/pkg/postgres"
-	"github.com/switchboard/switchboard/services/admin"
 	"github.com/switchboard/switchboard/services/gateway"
 	"github.com/switchboard/switchboard/services/gateway/dashboard"
 	"github.com/switchboard/switchboard/services/ingest"
-	"github.com/switchboard/switchboard/services/ingest/sources"
 	"github.com/switchboard/switchboard/services/queue"
-	"github.com/switchboard/switchboard/services/realtime"
-	"github.com/switchboard/switchboard/services/registry"
 )
 
 // maxReadinessInterval caps how often a node re-checks Postgres and the
@@ -185,6 +181,12 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 			return gs.Drain(ctx)
 		}},
 	}
+	// The node's notifier (one listen connection, one sender, shared by the
+	// queue and realtime) starts before the services' background loops and
+	// stops after them, so none of them runs without it.
+	if reg.notifier != nil {
+		components = append(components, reg.notifier)
+	}
 	// Services' background loops (the queue's wake-ups, reaper, retention)
 	// start after migration and stop first: waking long-poll Claims before
 	// the drain lets them return instead of holding the drain up.
@@ -237,77 +239,4 @@ func newPool(ctx context.Context, cfg config.Config, hot bool) (*pgxpool.Pool, e
 	}
 	postgres.ConfigurePool(pc)
 	return pgxpool.NewWithConfig(ctx, pc)
-}
-
-// pools are the node's connection pools; hot is nil unless the node serves
-// the queue or ingest.
-type pools struct{ main, hot *pgxpool.Pool }
-
-// registered is what registerServices leaves for the node to run and mount.
-type registered struct {
-	background []lifecycle.Component
-	// hooks serves ingest.HookPattern; nil unless the node serves ingest.
-	hooks http.Handler
-}
-
-func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg config.Config,
-	services []string, h *health, identity *auth.Store,
-) (out registered, err error) {
-	// Realtime first: the queue and ingest publish their lifecycle events
-	// through it. Then the queue: ingest tells it of the todos its events
-	// create.
-	var rt *realtime.Server
-	if slices.Contains(services, realtime.Name) {
-		l, o := log.With(sblog.Service(realtime.Name)), realtime.Options{NodeID: cfg.Cluster.NodeID}
-		if cfg.Realtime.EphemeralTransport == realtime.TransportMesh {
-			if rt, err = realtime.NewMesh(l, p.main, o, []byte(cfg.Realtime.ClusterSecret)); err != nil {
-				return out, fmt.Errorf("%s: %w", config.EnvClusterSecret, err)
-			}
-		} else {
-			rt = realtime.New(l, p.main, o)
-		}
-	}
-	var q *queue.Server
-	if slices.Contains(services, queue.Name) {
-		o := queue.Options{HotPool: p.hot}
-		if rt != nil {
-			o.OnChange = todoLifecycle(rt)
-		}
-		q = queue.New(log.With(sblog.Service(queue.Name)), p.main, o)
-	}
-	for _, name := range services {
-		l := log.With(sblog.Service(name))
-		switch name {
-		case registry.Name:
-			s := registry.New(l, p.main, registry.Options{
-				NodeID:             cfg.Cluster.NodeID,
-				Status:             h.Status,
-				SinceLastHeartbeat: h.member.SinceLastHeartbeat,
-				WatchInterval:      min(cfg.Cluster.HeartbeatInterval, time.Second),
-			})
-			gs.Register(s.Desc(), s)
-		case queue.Name:
-			gs.Register(q.Desc(), q)
-			out.background = append(out.background, q.Components()...)
-		case ingest.Name:
-			o := ingest.Options{SealingKeys: cfg.Ingest.SealingKeys, NodeID: cfg.Cluster.NodeID, HotPool: p.hot}
-			if q != nil {
-				o.Enqueued = q.Announce
-			}
-			if rt != nil {
-				o.Received = eventLifecycle(rt)
-			}
-			s := ingest.New(l, p.main, o)
-			gs.Register(s.Desc(), s)
-			out.hooks = s.HookHandler()
-			out.background = append(out.background, s.Components()...)
-		case realtime.Name:
-			rt.Register(gs)
-			out.background = append(out.background, rt.Components()...)
-		case admin.Name:
-			s := admin.New(l, p.main, identity, sources.New(p.main, cfg.Ingest.SealingKeys))
-			gs.Register(s.Desc(), s)
-		}
-	}
-	return out, nil
 }

@@ -17,7 +17,7 @@ import (
 //     always leaves a wake-up behind (the waiter's buffer holds one);
 //  2. it tries to claim (one statement);
 //  3. with nothing claimed it waits for the first of: a wake-up (an enqueue
-//     on this node, or another node's pg_notify through the LISTEN
+//     on this node, or another node's pg_notify through the node's listen
 //     connection), a poll tick (Options.PollInterval; correctness never
 //     depends on NOTIFY), the wait deadline, shutdown, or the caller giving
 //     up; then it goes back to 2 unless it is out of time.

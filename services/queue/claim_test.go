@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/pgnotify"
 	"github.com/switchboard/switchboard/services/queue"
 )
 
@@ -57,8 +58,12 @@ func TestLongPollWokenByOtherNode(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, queue.Options{PollInterval: time.Minute})
 	// A second node on the same database: its enqueue reaches e's waiter only
-	// through pg_notify and e's LISTEN connection.
-	other := queue.New(zap.NewNop(), e.pool, queue.Options{PollInterval: time.Minute})
+	// through pg_notify and e's listen connection. e runs its private
+	// notifier; other shares its node's, which the node runs first.
+	shared := pgnotify.New(zap.NewNop(), e.pool, pgnotify.Options{})
+	other := queue.New(zap.NewNop(), e.pool, queue.Options{PollInterval: time.Minute, Notifier: shared})
+	require.NoError(t, shared.Start(t.Context()))
+	t.Cleanup(func() { require.NoError(t, shared.Stop(context.Background())) })
 	for _, s := range []*queue.Server{e.srv, other} {
 		for _, c := range s.Components() {
 			require.NoError(t, c.Start(t.Context()))
@@ -76,7 +81,7 @@ func TestLongPollWokenByOtherNode(t *testing.T) {
 
 func TestLongPollFallsBackToPolling(t *testing.T) {
 	t.Parallel()
-	// No components run (no NOTIFY, no LISTEN) and the todo is made due by a
+	// No components run (no notifier) and the todo is made due by a
 	// plain UPDATE that wakes nobody: only the poll tick can find it.
 	e := newEnv(t, queue.Options{PollInterval: 50 * time.Millisecond})
 	res, err := e.srv.Enqueue(e.owner(t), &queuev1.EnqueueRequest{Queue: "q", RunAt: nil, MaxAttempts: 1, Kind: "later"})
@@ -94,7 +99,7 @@ func TestLongPollFallsBackToPolling(t *testing.T) {
 func TestLongPollReturnsEmptyOnShutdown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	wake := e.srv.Components()[0]
+	wake := component(t, e.srv, queue.Name+"-wake")
 	require.NoError(t, wake.Start(t.Context()))
 	done := claimAsync(t, e.worker(t), e.srv, "q")
 	require.NoError(t, wake.Stop(t.Context()))

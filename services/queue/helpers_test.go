@@ -17,6 +17,7 @@ import (
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/services/queue"
 )
@@ -177,4 +178,16 @@ func (e *env) dbNow(t *testing.T) time.Time {
 	var now time.Time
 	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT now()`).Scan(&now))
 	return now
+}
+
+// component is the background part of srv named name.
+func component(t *testing.T, srv *queue.Server, name string) lifecycle.Component {
+	t.Helper()
+	for _, c := range srv.Components() {
+		if c.Name() == name {
+			return c
+		}
+	}
+	t.Fatalf("no component %q", name)
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/pgnotify"
 	"github.com/switchboard/switchboard/services/queue"
 )
 
@@ -80,13 +81,16 @@ func TestComponents(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, queue.Options{ReapInterval: 10 * time.Millisecond, RetentionInterval: 10 * time.Millisecond})
 	comps := e.srv.Components()
-	require.Len(t, comps, 5)
+	require.Len(t, comps, 6)
+	require.Equal(t, queue.Name+"-notifier", comps[0].Name(), "without Options.Notifier its own, first (it stops last)")
 	names := map[string]bool{}
 	for _, c := range comps {
 		names[c.Name()] = true
 		require.NoError(t, c.Stop(t.Context()), "stop before start")
 	}
-	require.Len(t, names, 5)
+	require.Len(t, names, 6)
+	shared := queue.New(zap.NewNop(), e.pool, queue.Options{Notifier: pgnotify.New(zap.NewNop(), e.pool, pgnotify.Options{})})
+	require.Len(t, shared.Components(), 5, "a shared notifier is the node's to run")
 
 	fresh := queue.New(zap.NewNop(), e.pool, queue.Options{ReapInterval: 10 * time.Millisecond, RetentionInterval: 10 * time.Millisecond})
 	id := e.enqueue(t, "q", 1)[0]

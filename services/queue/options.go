@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchboard/switchboard/pkg/pgnotify"
 )
 
 // Options tunes the service; every zero field takes the default named in
@@ -25,9 +27,12 @@ type Options struct {
 	// NotifyWindow coalesces pg_notify: at most one per (tenant, queue) per
 	// window. Default 5 ms.
 	NotifyWindow time.Duration
-	// ListenRetryMin and ListenRetryMax bound the LISTEN connection's
-	// reconnect backoff. Defaults 100 ms and 10 s.
-	ListenRetryMin, ListenRetryMax time.Duration
+	// Notifier is the node's shared notifier: it carries wake-ups between
+	// nodes (sends after commit, receives on its listen connection, with its
+	// reconnect policy). The caller runs it, starting it after New and
+	// before Components. Nil: the service builds a private one over its
+	// pool and includes it in Components (standalone use, tests).
+	Notifier *pgnotify.Notifier
 
 	// ReapInterval is how often the reaper looks for expired leases.
 	// Default 1 s.
@@ -103,8 +108,6 @@ func (o Options) withDefaults() Options {
 	def(&o.PollInterval, 500*time.Millisecond)
 	def(&o.MaxWait, 60*time.Second)
 	def(&o.NotifyWindow, 5*time.Millisecond)
-	def(&o.ListenRetryMin, 100*time.Millisecond)
-	def(&o.ListenRetryMax, 10*time.Second)
 	def(&o.ReapInterval, time.Second)
 	def(&o.RetentionInterval, time.Minute)
 	def(&o.BackoffBase, time.Second)

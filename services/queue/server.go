@@ -30,6 +30,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/lifecycle"
+	"github.com/switchboard/switchboard/pkg/pgnotify"
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
@@ -44,11 +45,15 @@ type Server struct {
 	store *store.Store
 	opts  Options
 
-	waiters  *waiters
-	notifier *notifier
-	wake     *wakeComponent
-	reaper   *lifecycle.Loop
-	pruner   *lifecycle.Loop
+	waiters *waiters
+	// wakeups coalesces the notifications that wake other nodes' claims;
+	// ownNotifier is the private notifier behind it when Options.Notifier
+	// was nil (nil otherwise: the node runs the shared one).
+	wakeups     *pgnotify.Coalescer
+	ownNotifier *pgnotify.Notifier
+	wake        lifecycle.Component
+	reaper      *lifecycle.Loop
+	pruner      *lifecycle.Loop
 
 	// completes and heartbeats merge concurrent single-item Complete and
 	// Heartbeat calls into batch statements.
@@ -69,8 +74,8 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 	}
 	o = o.withDefaults()
 	s := &Server{log: log, store: store.New(pool, o.HotPool), opts: o, waiters: newWaiters()}
-	s.notifier = newNotifier(log, s.store, o.NotifyWindow)
-	s.wake = newWakeComponent(log, s.store, s.waiters, s.notifier, o)
+	s.useNotifier(log, pool, o.Notifier)
+	s.wake = s.wakeComponent()
 	s.reaper = lifecycle.NewLoop(Name+"-reaper", o.ReapInterval, s.reapTick)
 	s.pruner = lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, s.pruneTick)
 	s.completes = newMerger(Name+"-complete-merger", o.MergeWindow, o.MergeMaxItems, s.store.CompleteTodos,
@@ -84,14 +89,20 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 func (s *Server) Desc() *grpc.ServiceDesc { return &queuev1.QueueService_ServiceDesc }
 
 // Components are the service's background parts, to run in the node's
-// lifecycle group: the wake-up relay (coalesced pg_notify after enqueue
-// commits, and a LISTEN connection that wakes this node's long-poll claims),
-// the lease reaper, retention, and the mergers that batch concurrent
-// single-item Complete and Heartbeat calls. The RPCs work without them
-// (claims still poll, tests call ReapOnce/PruneOnce, Complete and Heartbeat
-// run one statement each), but a node must run them.
+// lifecycle group in this order: the private notifier when Options.Notifier
+// was nil (it sends the coalesced pg_notify after enqueue commits and holds
+// the listen connection that wakes this node's long-poll claims; with a
+// shared one the node runs it, before these), the wake-up release on
+// shutdown, the lease reaper, retention, and the mergers that batch
+// concurrent single-item Complete and Heartbeat calls. The RPCs work
+// without them (claims still poll, tests call ReapOnce/PruneOnce, Complete
+// and Heartbeat run one statement each), but a node must run them.
 func (s *Server) Components() []lifecycle.Component {
-	return []lifecycle.Component{s.wake, s.reaper, s.pruner, s.completes, s.heartbeats}
+	var out []lifecycle.Component
+	if s.ownNotifier != nil {
+		out = append(out, s.ownNotifier)
+	}
+	return append(out, s.wake, s.reaper, s.pruner, s.completes, s.heartbeats)
 }
 
 // caller returns the tenant (and agent) the request's queries run for.

@@ -100,7 +100,7 @@ func (w *waiters) wakeN(k queueKey, n int, except *waiter) {
 	}
 }
 
-// wakeAll signals every waiter: after the LISTEN connection (re)connects,
+// wakeAll signals every waiter: after the listen connection (re)connects,
 // notifications sent while it was down are lost, so everyone re-checks.
 func (w *waiters) wakeAll() {
 	w.mu.Lock()
@@ -125,7 +125,8 @@ func (w *waiters) close() { w.closeOnce.Do(func() { close(w.closing) }) }
 func (s *Server) announce(human uuid.UUID, queue string, n int) {
 	k := queueKey{human: human, queue: queue}
 	s.waiters.wakeN(k, max(n, 1), nil)
-	s.notifier.mark(k)
+	p := k.payload()
+	s.wakeups.Mark(p, p)
 }
 
 // count is the number of waiting claims.

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
+	"github.com/switchboard/switchboard/pkg/pgnotify"
 	"github.com/switchboard/switchboard/services/realtime"
 )
 
@@ -40,11 +42,12 @@ func TestEphemeralDeliveredLiveAndNeverStored(t *testing.T) {
 
 // TestEphemeralFromAnotherNodeArrivesOverNotify: two nodes on one database;
 // an ephemeral event published on one reaches a subscriber of the other
-// through pg_notify, once.
+// through pg_notify, once. a runs its private notifier, b a shared one.
 func TestEphemeralFromAnotherNodeArrivesOverNotify(t *testing.T) {
 	t.Parallel()
 	a := newEnv(t, realtime.Options{})
-	b := newEnvOn(t, a.pool, realtime.Options{})
+	b := newEnvOn(t, a.pool, realtime.Options{Notifier: pgnotify.New(zap.NewNop(), a.pool, pgnotify.Options{})})
+	require.Len(t, b.srv.Components(), len(a.srv.Components())-1, "b's notifier is not among its components")
 	b.human = a.human
 	s := b.subscribe(a.human, &realtimev1.SubscribeRequest{Channels: []string{"cursor"}, IncludeEphemeral: true})
 	b.subscribed(1)

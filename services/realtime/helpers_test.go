@@ -63,6 +63,10 @@ func newEnvOn(t *testing.T, pool *pgxpool.Pool, opts realtime.Options) *env {
 	gs, err := grpcserver.New(t.Context(), zap.NewNop(), grpcserver.Options{Addr: "127.0.0.1:0", Authorize: testAuthorize})
 	require.NoError(t, err)
 	gs.Register(e.srv.Desc(), e.srv)
+	if n := opts.Notifier; n != nil { // shared, as a node runs it: first in, last out
+		require.NoError(t, n.Start(t.Context()))
+		t.Cleanup(func() { require.NoError(t, n.Stop(context.Background())) })
+	}
 	for _, c := range e.srv.Components() {
 		require.NoError(t, c.Start(t.Context()))
 		t.Cleanup(func() { require.NoError(t, c.Stop(context.Background())) })

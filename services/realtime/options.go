@@ -3,6 +3,7 @@ package realtime
 import (
 	"time"
 
+	"github.com/switchboard/switchboard/pkg/pgnotify"
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
 
@@ -23,8 +24,9 @@ const (
 	// (8000 bytes) with its envelope; the mesh keeps the same limit so the
 	// Publish API does not depend on the transport.
 	MaxEphemeralPayload = 7 << 10
-	// maxNotifyPayload is PostgreSQL's cap on a NOTIFY payload, less one.
-	maxNotifyPayload = 7999
+	// maxNotifyPayload is PostgreSQL's cap on a NOTIFY payload, less one
+	// (7999 bytes).
+	maxNotifyPayload = pgnotify.MaxPayload
 )
 
 // Options tune the service. Zero fields take the defaults in withDefaults.
@@ -35,6 +37,13 @@ type Options struct {
 	// Transport carries ephemeral events to other nodes. Nil: pg_notify
 	// (TransportNotify). The mesh is built by the node and passed here.
 	Transport wire.Transport
+	// Notifier is the node's shared notifier: it sends the coalesced
+	// "new durable events" notifications (and, with the notify transport,
+	// the ephemeral events) and receives them on its listen connection. The
+	// caller runs it, starting it after New and before Components. Nil: the
+	// service builds a private one over its pool and includes it in
+	// Components (standalone use, tests).
+	Notifier *pgnotify.Notifier
 	// Keepalive is how long a stream may be idle before a Keepalive is sent
 	// (the contract says 15 s; tests shorten it).
 	Keepalive time.Duration
@@ -62,8 +71,9 @@ type Options struct {
 	// nodes that are gone (sending their leave events) and checks that its
 	// own rows survived (a Postgres crash empties UNLOGGED tables).
 	PresenceInterval time.Duration
-	// EphemeralQueue bounds ephemeral events waiting for the NOTIFY sender;
-	// past it they are dropped (ephemeral delivery is best effort).
+	// EphemeralQueue bounds ephemeral events waiting for the notifier's
+	// sender; past it they are dropped and counted (ephemeral delivery is
+	// best effort).
 	EphemeralQueue int
 }
 

@@ -78,7 +78,7 @@ func (s *Server) publishDurable(ctx context.Context, e store.Event) (int64, time
 		return 0, time.Time{}, err
 	}
 	s.reader.poke()
-	s.notifier.mark(id)
+	s.markDurable(id)
 	return id, at, nil
 }
 
@@ -99,8 +99,8 @@ func (s *Server) publishEphemeral(e wire.Ephemeral, payload *structpb.Struct) er
 		}
 		s.hub.dispatchEphemeral(k, ev)
 	}
-	if s.notifyTransport != nil {
-		s.notifyTransport.send(encoded)
+	if s.ephemeralOut != nil {
+		s.sendEphemeral(encoded)
 	} else {
 		s.transport.Broadcast(e)
 	}

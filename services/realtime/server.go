@@ -13,7 +13,8 @@
 //     transport — pg_notify with the payload (Options.Transport nil), or the
 //     node-to-node mesh (internal/mesh). The Publish API is the same for both.
 //
-// Each node is broadcast-and-discard: one LISTEN connection, one reader, and
+// Each node is broadcast-and-discard: one listen connection (the node's
+// pgnotify.Notifier, shared with the queue), one reader, and
 // a hub that offers each event to the local subscribers of its (tenant,
 // channel) without ever waiting for one (a subscriber that falls behind is
 // cut off and resumes). Presence rows (UNLOGGED) say who listens where,
@@ -24,6 +25,7 @@ package realtime
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -34,6 +36,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/lifecycle"
+	"github.com/switchboard/switchboard/pkg/pgnotify"
 	"github.com/switchboard/switchboard/services/realtime/internal/mesh"
 	"github.com/switchboard/switchboard/services/realtime/internal/store"
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
@@ -52,7 +55,6 @@ type Server struct {
 
 	hub      *hub
 	reader   *reader
-	notifier *durableNotifier
 	relay    *lifecycle.Goroutines
 	loops    []lifecycle.Component // presence upkeep, retention
 	presence presenceSet
@@ -61,9 +63,16 @@ type Server struct {
 	// ready is closed once the reader's cursor is set (relay.startReader).
 	ready chan struct{}
 
-	transport       wire.Transport   // Options.Transport (the mesh), or nil:
-	notifyTransport *notifyTransport // pg_notify, when no transport was given
-	mesh            *mesh.Mesh       // set by NewMesh
+	// durable coalesces "new durable events up to newestID" (relay.go);
+	// ownNotifier is the private notifier behind it when Options.Notifier
+	// was nil (nil otherwise: the node runs the shared one).
+	durable     *pgnotify.Coalescer
+	newestID    atomic.Int64
+	ownNotifier *pgnotify.Notifier
+
+	transport    wire.Transport  // Options.Transport (the mesh), or nil:
+	ephemeralOut *pgnotify.Queue // pg_notify, when no transport was given
+	mesh         *mesh.Mesh      // set by NewMesh
 }
 
 // New returns the realtime service over pool. Its Components must run for
@@ -73,12 +82,10 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	st := store.New(pool)
 	s := &Server{log: log, store: st, opts: o, hub: newHub(), ready: make(chan struct{})}
 	s.reader = newReader(log, st, s.hub, durableEvent, o)
-	s.notifier = newDurableNotifier(log, st, o.NotifyWindow)
 	s.transport = o.Transport
-	if s.transport == nil {
-		s.notifyTransport = newNotifyTransport(log, st, o.EphemeralQueue)
-	}
-	// After the transport: the relay runs the NOTIFY sender when there is one.
+	// After the reader and the transport: it subscribes the reader, and
+	// the ephemeral channel only when no other transport was given.
+	s.useNotifier(log, pool, o.Notifier)
 	s.relay = (&relay{s: s}).component()
 	s.loops = []lifecycle.Component{
 		lifecycle.NewLoop(Name+"-presence", o.PresenceInterval, s.presenceTick),
@@ -90,11 +97,16 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 // Desc is the gRPC service descriptor Server implements.
 func (s *Server) Desc() *grpc.ServiceDesc { return &realtimev1.RealtimeService_ServiceDesc }
 
-// Components are the service's background parts (the reader, LISTEN,
-// notifications, presence upkeep, retention), to run in the node's
-// lifecycle group before the gRPC server serves.
+// Components are the service's background parts, to run in the node's
+// lifecycle group before the gRPC server serves, in this order: the private
+// notifier when Options.Notifier was nil (with a shared one the node runs
+// it, before these), the mesh's links, the reader, presence upkeep and
+// retention.
 func (s *Server) Components() []lifecycle.Component {
 	out := []lifecycle.Component{}
+	if s.ownNotifier != nil {
+		out = append(out, s.ownNotifier)
+	}
 	if s.mesh != nil {
 		out = append(out, s.mesh)
 	}

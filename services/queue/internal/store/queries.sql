@@ -417,14 +417,3 @@ SELECT coalesce(s.n_live_tup, 0)::bigint AS n_live_tup,
        ), 0)::double precision AS oldest_xact_age_seconds
 FROM pg_catalog.pg_stat_user_tables AS s
 WHERE s.relid = 'todos'::regclass;
-
--- name: QueueNotify :exec
--- Tells the other nodes' listeners that queues have new work, one notification per payload
--- ('<human_id>:<queue>'). Sent after the enqueue committed, never inside
--- its transaction: NOTIFY takes a cluster-wide lock at commit.
-SELECT pg_notify('switchboard_queue', p.payload)
-FROM unnest(sqlc.arg(payloads)::text[]) AS p (payload);
-
--- name: QueueListen :exec
--- Subscribes this session to the queue wake-up channel (see QueueNotify).
-LISTEN switchboard_queue;

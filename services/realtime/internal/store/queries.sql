@@ -35,9 +35,6 @@ WHERE e.human_id = sqlc.arg(human_id)
 ORDER BY e.id
 LIMIT sqlc.arg(max_rows)::integer;
 
--- name: Notify :exec
--- One notification per payload, sent outside any write transaction (NOTIFY takes a cluster-wide lock at commit).
-SELECT pg_notify(sqlc.arg(channel)::text, p) FROM unnest(sqlc.arg(payloads)::text[]) AS p;
 
 -- name: PruneByAge :execrows
 -- Deletes up to batch_size durable events older than max_age_seconds, oldest first. Ids are in publish order, so

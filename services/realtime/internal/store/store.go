@@ -1,6 +1,6 @@
 // Package store is the realtime service's data access: durable events (insert,
-// the node reader's scan, a subscriber's replay, retention), the LISTEN/NOTIFY
-// plumbing, and presence rows.
+// the node reader's scan, a subscriber's replay, retention) and presence rows.
+// Notifications are pkg/pgnotify's.
 package store
 
 import (
@@ -110,37 +110,4 @@ func (s *Store) Replay(ctx context.Context, human uuid.UUID, channels []string, 
 		out[i] = Event{ID: r.ID, HumanID: human, Channel: r.Channel, Kind: r.Kind, Payload: r.Payload, PublishedBy: r.PublishedBy, CreatedAt: r.CreatedAt}
 	}
 	return out, nil
-}
-
-// Notify sends one notification per payload on channel, in one statement
-// outside any write transaction.
-func (s *Store) Notify(ctx context.Context, channel string, payloads []string) error {
-	if err := s.q.Notify(ctx, s.pool, dbsqlc.NotifyParams{Channel: channel, Payloads: payloads}); err != nil {
-		return fmt.Errorf("notify %s: %w", channel, err)
-	}
-	return nil
-}
-
-// Listen holds one connection LISTENing on channels until ctx ends or the
-// connection fails; onReady runs once the LISTENs are in place.
-func (s *Store) Listen(ctx context.Context, channels []string, onReady func(), onNotify func(channel, payload string)) error {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("acquire listen connection: %w", err)
-	}
-	raw := conn.Hijack()
-	defer raw.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the session ends either way
-	for _, c := range channels {
-		if _, err := raw.Exec(ctx, "LISTEN "+pgx.Identifier{c}.Sanitize()); err != nil {
-			return fmt.Errorf("listen %s: %w", c, err)
-		}
-	}
-	onReady()
-	for {
-		n, err := raw.WaitForNotification(ctx)
-		if err != nil {
-			return fmt.Errorf("wait for notification: %w", err)
-		}
-		onNotify(n.Channel, n.Payload)
-	}
 }

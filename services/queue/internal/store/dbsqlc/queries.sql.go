@@ -12,29 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const queueListen = `-- name: QueueListen :exec
-LISTEN switchboard_queue
-`
-
-// Subscribes this session to the queue wake-up channel (see QueueNotify).
-func (q *Queries) QueueListen(ctx context.Context, db DBTX) error {
-	_, err := db.Exec(ctx, queueListen)
-	return err
-}
-
-const queueNotify = `-- name: QueueNotify :exec
-SELECT pg_notify('switchboard_queue', p.payload)
-FROM unnest($1::text[]) AS p (payload)
-`
-
-// Tells the other nodes' listeners that queues have new work, one notification per payload
-// ('<human_id>:<queue>'). Sent after the enqueue committed, never inside
-// its transaction: NOTIFY takes a cluster-wide lock at commit.
-func (q *Queries) QueueNotify(ctx context.Context, db DBTX, payloads []string) error {
-	_, err := db.Exec(ctx, queueNotify, payloads)
-	return err
-}
-
 const todoCancel = `-- name: TodoCancel :one
 UPDATE todos
 SET state            = 'cancelled',

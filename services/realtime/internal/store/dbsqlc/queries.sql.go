@@ -201,21 +201,6 @@ func (q *Queries) MaxEventID(ctx context.Context, db DBTX) (int64, error) {
 	return max_id, err
 }
 
-const notify = `-- name: Notify :exec
-SELECT pg_notify($1::text, p) FROM unnest($2::text[]) AS p
-`
-
-type NotifyParams struct {
-	Channel  string
-	Payloads []string
-}
-
-// One notification per payload, sent outside any write transaction (NOTIFY takes a cluster-wide lock at commit).
-func (q *Queries) Notify(ctx context.Context, db DBTX, arg NotifyParams) error {
-	_, err := db.Exec(ctx, notify, arg.Channel, arg.Payloads)
-	return err
-}
-
 const presenceCount = `-- name: PresenceCount :one
 SELECT count(*)::bigint FROM realtime_presence WHERE node_id = $1
 `
