@@ -68,10 +68,7 @@ func (s *Server) PublishEvent(ctx context.Context, req *ingestv1.PublishEventReq
 		}
 		return &ingestv1.PublishEventResponse{Event: eventProto(row, true), Duplicate: true}, nil
 	}
-	if req.GetQueue() != "" {
-		s.enqueued(ctx, p.HumanID, req.GetQueue())
-	}
-	s.received(e, stored)
+	s.received(e, req.GetQueue(), stored)
 	row, err := s.store.GetEvent(ctx, p.HumanID, stored.EventID)
 	if err != nil {
 		return nil, err

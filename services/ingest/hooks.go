@@ -102,10 +102,7 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 		unavailable(w)
 		return
 	}
-	if !stored.Duplicate {
-		s.enqueued(ctx, ep.HumanID, ep.Queue)
-		s.received(ev, stored)
-	}
+	s.received(ev, ep.Queue, stored)
 	w.Header().Set("Content-Type", "application/json")
 	if stored.Duplicate {
 		_, _ = io.WriteString(w, `{"status":"duplicate"}`+"\n")

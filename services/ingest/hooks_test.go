@@ -55,7 +55,7 @@ func newEnvOn(t *testing.T, pool *pgxpool.Pool, keys *secretbox.Keyring) *env {
 	require.NoError(t, e.pool.QueryRow(t.Context(),
 		`INSERT INTO humans (email) VALUES ($1) RETURNING id`, uuid.NewString()+"@example.test").Scan(&e.human))
 	e.queue = queue.New(zap.NewNop(), e.pool)
-	srv := ingest.New(zap.NewNop(), e.pool, ingest.Options{SealingKeys: keys, Enqueued: e.queue.Announce})
+	srv := ingest.New(zap.NewNop(), e.pool, ingest.Options{SealingKeys: keys, Todos: e.queue.Todos()})
 	mux := http.NewServeMux()
 	mux.Handle(ingest.HookPattern, srv.HookHandler())
 	hs := httptest.NewServer(mux)

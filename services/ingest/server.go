@@ -9,7 +9,6 @@
 package ingest
 
 import (
-	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,6 +20,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/secretbox"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
 	"github.com/switchboard/switchboard/services/ingest/sources"
+	"github.com/switchboard/switchboard/services/queue"
 )
 
 // Name is the service's name in `switchboard serve` and in logs.
@@ -30,11 +30,12 @@ const Name = "ingest"
 type Options struct {
 	// SealingKeys opens the endpoint secrets (config.Ingest.SealingKeys).
 	SealingKeys *secretbox.Keyring
-	// Enqueued, when set, is told of each todo an event created, after the
-	// commit (the node's queue service wakes its long-poll claims and
-	// notifies other nodes). Without it the service sends the queue's
-	// pg_notify itself.
-	Enqueued func(human uuid.UUID, queue string, n int)
+	// Todos is the node's writer of todos (queue.NewTodos): an event's todo
+	// is inserted through it in the event's transaction, and announced
+	// through it after the commit like any other. Default: a writer of the
+	// service's own without a notifier (it wakes this process's claims only;
+	// for tests).
+	Todos *queue.Todos
 	// NodeID, when set, makes the node run its consumer of every enabled
 	// pull adapter (named after the node), reconciled with the adapters
 	// table every AdapterInterval (default 10 s). Empty: no adapters run.
@@ -61,6 +62,7 @@ type Server struct {
 
 	log       *zap.Logger
 	store     *store.Store
+	todos     *queue.Todos
 	sources   *sources.Store
 	opts      Options
 	endpoints *endpoints
@@ -71,10 +73,14 @@ type Server struct {
 
 // New returns the ingest service over pool.
 func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
-	st := store.New(pool, opts.HotPool)
+	todos := opts.Todos
+	if todos == nil {
+		todos = queue.NewTodos(pool, nil, queue.TodosOptions{HotPool: opts.HotPool})
+	}
+	st := store.New(pool, opts.HotPool, todos)
 	src := sources.New(pool, opts.SealingKeys)
 	s := &Server{
-		log: log, store: st, sources: src, opts: opts, endpoints: newEndpoints(src), limits: newLimiters(),
+		log: log, store: st, todos: todos, sources: src, opts: opts, endpoints: newEndpoints(src), limits: newLimiters(),
 		batcher: newBatcher(st),
 	}
 	if opts.NodeID != "" {
@@ -90,26 +96,16 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 // Desc is the gRPC service descriptor Server implements.
 func (s *Server) Desc() *grpc.ServiceDesc { return &ingestv1.IngestService_ServiceDesc }
 
-// notifyTimeout bounds the best-effort wake-up after a commit.
-const notifyTimeout = 2 * time.Second
-
-// enqueued reports a new todo in queue (after its commit).
-// received reports a stored event to Options.Received.
-func (s *Server) received(e store.Event, st store.Stored) {
-	if s.opts.Received != nil && !st.Duplicate {
-		s.opts.Received(Received{HumanID: e.HumanID, EventID: st.EventID, TodoID: st.TodoID, Source: e.Source, Topic: e.Topic})
-	}
-}
-
-func (s *Server) enqueued(ctx context.Context, human uuid.UUID, queue string) {
-	if s.opts.Enqueued != nil {
-		s.opts.Enqueued(human, queue, 1)
+// received reports a stored event to Options.Received and announces its
+// todo in queue into (after its commit).
+func (s *Server) received(e store.Event, into string, st store.Stored) {
+	if st.Duplicate {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
-	defer cancel()
-	if err := s.store.Notify(ctx, human, queue); err != nil {
-		// Claims poll as well: a lost wake-up costs latency, not the todo.
-		s.log.Warn("could not notify the queue of a new todo", zap.Error(err))
+	if st.Todo != nil {
+		s.todos.Committed(e.HumanID, into, []queue.EventTodo{*st.Todo})
+	}
+	if s.opts.Received != nil {
+		s.opts.Received(Received{HumanID: e.HumanID, EventID: st.EventID, TodoID: st.TodoID, Source: e.Source, Topic: e.Topic})
 	}
 }

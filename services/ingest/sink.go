@@ -58,13 +58,7 @@ func (k sink) Store(ctx context.Context, adapterID string, msgs []adapter.Messag
 		return err
 	}
 	for i, r := range res {
-		k.s.received(events[i], r)
-	}
-	for _, r := range res {
-		if !r.Duplicate && k.target.Queue != "" {
-			k.s.enqueued(ctx, k.target.HumanID, k.target.Queue)
-			break // one wake-up covers the batch
-		}
+		k.s.received(events[i], k.target.Queue, r)
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 ) (out registered, err error) {
 	// One notifier for the node over the main pool: both services subscribe
 	// to it here, before the node starts it.
-	if slices.Contains(services, realtime.Name) || slices.Contains(services, queue.Name) {
+	if slices.Contains(services, realtime.Name) || slices.Contains(services, queue.Name) || slices.Contains(services, ingest.Name) {
 		out.notifier = pgnotify.New(log, p.main, pgnotify.Options{})
 	}
 	// Realtime first: the queue and ingest publish their lifecycle events
@@ -89,13 +89,19 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			rt = realtime.New(l, p.main, o)
 		}
 	}
-	var q *queue.Server
-	if slices.Contains(services, queue.Name) {
-		o := queue.Options{HotPool: p.hot, Notifier: out.notifier}
+	// The todo writer the queue and ingest share, so every new todo
+	// announces itself the same way.
+	var todos *queue.Todos
+	if slices.Contains(services, queue.Name) || slices.Contains(services, ingest.Name) {
+		o := queue.TodosOptions{HotPool: p.hot}
 		if rt != nil {
 			o.OnChange = todoLifecycle(rt)
 		}
-		q = queue.New(log.With(sblog.Service(queue.Name)), p.main, o)
+		todos = queue.NewTodos(p.main, out.notifier, o)
+	}
+	var q *queue.Server
+	if slices.Contains(services, queue.Name) {
+		q = queue.New(log.With(sblog.Service(queue.Name)), p.main, queue.Options{Todos: todos, Notifier: out.notifier})
 	}
 	for _, name := range services {
 		l := log.With(sblog.Service(name))
@@ -112,10 +118,7 @@ func registerServices(gs *grpcserver.Server, log *zap.Logger, p pools, cfg confi
 			gs.Register(q.Desc(), q)
 			out.background = append(out.background, q.Components()...)
 		case ingest.Name:
-			o := ingest.Options{SealingKeys: cfg.Ingest.SealingKeys, NodeID: cfg.Cluster.NodeID, HotPool: p.hot}
-			if q != nil {
-				o.Enqueued = q.Announce
-			}
+			o := ingest.Options{SealingKeys: cfg.Ingest.SealingKeys, NodeID: cfg.Cluster.NodeID, HotPool: p.hot, Todos: todos}
 			if rt != nil {
 				o.Received = eventLifecycle(rt)
 			}

@@ -28,7 +28,7 @@ func (s *Server) Cancel(ctx context.Context, req *queuev1.CancelRequest) (*queue
 	if err != nil {
 		return nil, err
 	}
-	s.emit(EventCancelled, t)
+	s.todos.emit(EventCancelled, t)
 	pt, err := todoProto(t)
 	if err != nil {
 		return nil, err
@@ -180,13 +180,13 @@ func (s *Server) Redrive(ctx context.Context, req *queuev1.RedriveRequest) (*que
 		}
 		n = int64(len(moved))
 		for _, id := range moved {
-			s.emitEvent(TodoEvent{Kind: EventRedriven, TodoID: id, HumanID: c.HumanID, Queue: req.GetQueue(), State: "pending"})
+			s.todos.emitEvent(TodoEvent{Kind: EventRedriven, TodoID: id, HumanID: c.HumanID, Queue: req.GetQueue(), State: "pending"})
 		}
 	} else if n, err = s.store.RedriveQueue(ctx, c, req.GetQueue(), int64(req.GetLimit())); err != nil {
 		return nil, err
 	}
 	if n > 0 {
-		s.announce(c.HumanID, req.GetQueue(), int(min(n, maxBatch)))
+		s.todos.announce(c.HumanID, req.GetQueue(), int(min(n, maxBatch)))
 	}
 	return &queuev1.RedriveResponse{RedrivenCount: n}, nil
 }

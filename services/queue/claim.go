@@ -56,7 +56,7 @@ func (s *Server) Claim(ctx context.Context, req *queuev1.ClaimRequest) (*queuev1
 		return nil, ctx.Err()
 	}
 	for _, t := range todos {
-		s.emit(EventClaimed, t)
+		s.todos.emit(EventClaimed, t)
 	}
 	out, err := todoProtos(todos)
 	if err != nil {

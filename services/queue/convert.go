@@ -167,15 +167,3 @@ func timestamp(t *time.Time) *timestamppb.Timestamp {
 	}
 	return timestamppb.New(*t)
 }
-
-// emit reports a committed change of t to Options.OnChange.
-func (s *Server) emit(kind EventKind, t store.Todo) {
-	s.emitEvent(TodoEvent{Kind: kind, TodoID: t.ID, HumanID: t.HumanID, Queue: t.Queue, AgentID: t.AgentID, State: t.State})
-}
-
-// emitEvent reports a committed change to Options.OnChange.
-func (s *Server) emitEvent(e TodoEvent) {
-	if s.opts.OnChange != nil {
-		s.opts.OnChange(e)
-	}
-}

@@ -14,8 +14,9 @@ import (
 // maxBatch is the largest EnqueueBatch, Claim and batch lease call.
 const maxBatch = 1000
 
-// defaultPriority is a todo's priority when the request leaves it unset.
-const defaultPriority = 2
+// DefaultPriority is a todo's priority when its creator leaves it unset
+// (0 most urgent, 4 least).
+const DefaultPriority = 2
 
 // Enqueue adds one todo. A dedupe_key already held in the queue returns the
 // existing todo with duplicate = true and writes nothing.
@@ -94,11 +95,11 @@ func (s *Server) enqueue(ctx context.Context, c store.Caller, queue string, item
 	for _, r := range res {
 		if !r.Duplicate {
 			created++
-			s.emit(EventEnqueued, r.Todo)
+			s.todos.emit(EventEnqueued, r.Todo)
 		}
 	}
 	if created > 0 {
-		s.announce(c.HumanID, queue, created)
+		s.todos.announce(c.HumanID, queue, created)
 	}
 	return res, nil
 }
@@ -112,7 +113,7 @@ func newTodo(prefix string, r *queuev1.EnqueueRequest) (store.NewTodo, error) {
 		return store.NewTodo{}, err
 	}
 	n := store.NewTodo{
-		EventID: r.GetEventId(), Kind: r.GetKind(), Payload: payload, Priority: defaultPriority,
+		EventID: r.GetEventId(), Kind: r.GetKind(), Payload: payload, Priority: DefaultPriority,
 		MaxAttempts: r.GetMaxAttempts(), DedupeKey: r.GetDedupeKey(),
 	}
 	if r != nil && r.Priority != nil { // nil (possible in-process) is an empty request

@@ -87,7 +87,7 @@ func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*q
 		return nil, fmt.Errorf("complete todo %d: the completed row was not read back", it.ID)
 	}
 	t := *r.Todo
-	s.emit(EventCompleted, t)
+	s.todos.emit(EventCompleted, t)
 	pt, err := todoProto(t)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func (s *Server) CompleteBatch(ctx context.Context, req *queuev1.CompleteBatchRe
 		out.Results[i] = &queuev1.CompleteBatchResult{Id: items[i].ID, Outcome: outcomeProto(r.Outcome)}
 		if r.Outcome == store.OK {
 			d := r.Done
-			s.emitEvent(TodoEvent{Kind: EventCompleted, TodoID: d.ID, HumanID: d.HumanID, Queue: d.Queue, AgentID: d.AgentID, State: d.State})
+			s.todos.emitEvent(TodoEvent{Kind: EventCompleted, TodoID: d.ID, HumanID: d.HumanID, Queue: d.Queue, AgentID: d.AgentID, State: d.State})
 		}
 	}
 	return out, nil
@@ -153,7 +153,7 @@ func (s *Server) Fail(ctx context.Context, req *queuev1.FailRequest) (*queuev1.F
 	if err != nil {
 		return nil, err
 	}
-	s.emit(EventFailed, t)
+	s.todos.emit(EventFailed, t)
 	pt, err := todoProto(t)
 	if err != nil {
 		return nil, err
@@ -182,9 +182,9 @@ func (s *Server) Release(ctx context.Context, req *queuev1.ReleaseRequest) (*que
 	if err != nil {
 		return nil, err
 	}
-	s.emit(EventReleased, t)
+	s.todos.emit(EventReleased, t)
 	if delay == 0 {
-		s.announce(t.HumanID, t.Queue, 1)
+		s.todos.announce(t.HumanID, t.Queue, 1)
 	}
 	pt, err := todoProto(t)
 	if err != nil {

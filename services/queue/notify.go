@@ -12,22 +12,28 @@ import (
 )
 
 // notifyChannel carries wake-ups between nodes; the payload is a queueKey
-// ("<human_id>:<queue>"). Ingest sends on it too, with its own statement.
+// ("<human_id>:<queue>").
 const notifyChannel = "switchboard_queue"
 
-// useNotifier connects the service to n, the node's notifier (or, when the
-// caller gave none, a private one over pool that Components then runs):
-// enqueues mark their queue on a coalescer, so a queue gets at most one
-// notification per NotifyWindow however fast it is written, sent after the
-// commit and never inside it; other nodes' notifications wake this node's
-// waiters of that queue, and every (re)connect wakes all of them, since what
-// was sent while the listen connection was down is lost.
-func (s *Server) useNotifier(log *zap.Logger, pool *pgxpool.Pool, n *pgnotify.Notifier) {
+// useNotifier connects the service to the node's notifier (or, when the
+// caller gave none, a private one over pool that Components then runs) and
+// to the node's todo writer (or one of its own): committed changes that give
+// a queue work mark it on the writer's coalescer, so a queue gets at most
+// one notification per NotifyWindow however fast it is written, sent after
+// the commit and never inside it; other nodes' notifications wake this
+// node's waiters of that queue, and every (re)connect wakes all of them,
+// since what was sent while the listen connection was down is lost.
+func (s *Server) useNotifier(log *zap.Logger, pool *pgxpool.Pool) {
+	n := s.opts.Notifier
 	if n == nil {
 		n = pgnotify.New(log, pool, pgnotify.Options{Name: Name + "-notifier"})
 		s.ownNotifier = n
 	}
-	s.wakeups = n.Coalescer(notifyChannel, s.opts.NotifyWindow)
+	s.todos = s.opts.Todos
+	if s.todos == nil {
+		s.todos = NewTodos(pool, n, TodosOptions{HotPool: s.opts.HotPool, NotifyWindow: s.opts.NotifyWindow, OnChange: s.opts.OnChange})
+	}
+	s.store, s.waiters = s.todos.store, s.todos.waiters
 	err := n.Subscribe(notifyChannel, pgnotify.Subscriber{
 		OnNotify: func(p string) {
 			if k, ok := parseQueueKey(p); ok {

@@ -27,6 +27,12 @@ type Options struct {
 	// NotifyWindow coalesces pg_notify: at most one per (tenant, queue) per
 	// window. Default 5 ms.
 	NotifyWindow time.Duration
+	// Todos is the node's shared writer of todos (NewTodos), which ingest
+	// writes through too; when set, HotPool, NotifyWindow and OnChange are
+	// the ones it was built with. Default: a writer of the service's own,
+	// built from this Options.
+	Todos *Todos
+
 	// Notifier is the node's shared notifier: it carries wake-ups between
 	// nodes (sends after commit, receives on its listen connection, with its
 	// reconnect policy). The caller runs it, starting it after New and
@@ -99,6 +105,9 @@ const (
 	EventRedriven  EventKind = "redriven"
 )
 
+// defaultNotifyWindow is Options.NotifyWindow's default.
+const defaultNotifyWindow = 5 * time.Millisecond
+
 func (o Options) withDefaults() Options {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -107,7 +116,7 @@ func (o Options) withDefaults() Options {
 	}
 	def(&o.PollInterval, 500*time.Millisecond)
 	def(&o.MaxWait, 60*time.Second)
-	def(&o.NotifyWindow, 5*time.Millisecond)
+	def(&o.NotifyWindow, defaultNotifyWindow)
 	def(&o.ReapInterval, time.Second)
 	def(&o.RetentionInterval, time.Minute)
 	def(&o.BackoffBase, time.Second)

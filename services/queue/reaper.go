@@ -41,13 +41,13 @@ func (s *Server) ReapOnce(ctx context.Context) (int, error) {
 func (s *Server) reaped(rows []store.Reaped) {
 	back := map[queueKey]int{}
 	for _, r := range rows {
-		s.emitEvent(TodoEvent{Kind: EventExpired, TodoID: r.ID, HumanID: r.HumanID, Queue: r.Queue, AgentID: r.AgentID, State: r.State})
+		s.todos.emitEvent(TodoEvent{Kind: EventExpired, TodoID: r.ID, HumanID: r.HumanID, Queue: r.Queue, AgentID: r.AgentID, State: r.State})
 		if r.State == "pending" {
 			back[queueKey{human: r.HumanID, queue: r.Queue}]++
 		}
 	}
 	for k, n := range back {
-		s.announce(k.human, k.queue, n)
+		s.todos.announce(k.human, k.queue, n)
 	}
 	if n := len(rows); n > 0 {
 		s.log.Info("reaped expired leases", zap.Int("count", n))

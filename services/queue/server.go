@@ -45,11 +45,12 @@ type Server struct {
 	store *store.Store
 	opts  Options
 
+	// todos writes new todos and announces every committed change that
+	// gives a queue work; waiters is its registry of waiting claims.
+	todos   *Todos
 	waiters *waiters
-	// wakeups coalesces the notifications that wake other nodes' claims;
-	// ownNotifier is the private notifier behind it when Options.Notifier
-	// was nil (nil otherwise: the node runs the shared one).
-	wakeups     *pgnotify.Coalescer
+	// ownNotifier is the private notifier when Options.Notifier was nil
+	// (nil otherwise: the node runs the shared one).
 	ownNotifier *pgnotify.Notifier
 	wake        lifecycle.Component
 	reaper      *lifecycle.Loop
@@ -73,8 +74,8 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 		o = opts[0]
 	}
 	o = o.withDefaults()
-	s := &Server{log: log, store: store.New(pool, o.HotPool), opts: o, waiters: newWaiters()}
-	s.useNotifier(log, pool, o.Notifier)
+	s := &Server{log: log, opts: o}
+	s.useNotifier(log, pool)
 	s.wake = s.wakeComponent()
 	s.reaper = lifecycle.NewLoop(Name+"-reaper", o.ReapInterval, s.reapTick)
 	s.pruner = lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, s.pruneTick)
@@ -84,6 +85,10 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 		func(it store.HeartbeatItem) int64 { return it.ID })
 	return s
 }
+
+// Todos is the writer the service creates todos through (Options.Todos, or
+// its own).
+func (s *Server) Todos() *Todos { return s.todos }
 
 // Desc is the gRPC service descriptor Server implements.
 func (s *Server) Desc() *grpc.ServiceDesc { return &queuev1.QueueService_ServiceDesc }

@@ -118,17 +118,6 @@ func (w *waiters) wakeAll() {
 // close makes every current and future waiting claim return (shutdown).
 func (w *waiters) close() { w.closeOnce.Do(func() { close(w.closing) }) }
 
-// announce tells claimers that queue (of human) has n new runnable todos,
-// after the change committed: up to n waiters in this process at once (each
-// claims at least one), other nodes through a coalesced pg_notify (which
-// wakes all their waiters of the queue: the count is not carried).
-func (s *Server) announce(human uuid.UUID, queue string, n int) {
-	k := queueKey{human: human, queue: queue}
-	s.waiters.wakeN(k, max(n, 1), nil)
-	p := k.payload()
-	s.wakeups.Mark(p, p)
-}
-
 // count is the number of waiting claims.
 func (w *waiters) count() int {
 	w.mu.Lock()
@@ -143,9 +132,3 @@ func (w *waiters) count() int {
 // Waiting is the number of long-poll Claims waiting for work on this node
 // right now (a gauge for metrics, and a condition tests can poll).
 func (s *Server) Waiting() int { return s.waiters.count() }
-
-// Announce tells the queue that n todos were committed into (human, queue)
-// by another service of this process (ingest stores an event's todo in its
-// own transaction): waiting claims here are woken at once and other nodes
-// through the coalesced pg_notify, exactly as after Enqueue.
-func (s *Server) Announce(human uuid.UUID, queue string, n int) { s.announce(human, queue, n) }

@@ -1,49 +1,100 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 
-	"github.com/switchboard/switchboard/pkg/settings"
+	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
+	"github.com/switchboard/switchboard/services/queue"
 )
 
-// IngestBatch stores events that share a human, a source and a target with
-// their todos in ONE statement: a single event, the group commit of
-// concurrent webhook requests, or a pull adapter's batch. Results are in item
-// order. A delivery id stored before, or earlier in the same batch, is a
-// duplicate. Body-hash dedup is not checked here (Ingest does it under its
-// lock). If the statement fails nothing was stored (it is one statement),
-// so the caller may retry the items one by one.
+// IngestBatch stores events that share a human, a source and a target, with
+// their todos, in ONE round trip and one commit: a single event, the group
+// commit of concurrent webhook requests, or a pull adapter's batch. Results
+// are in item order. A delivery id stored before, or earlier in the same
+// batch, is a duplicate. Body-hash dedup is not checked here (Ingest does it
+// under its lock). If it fails nothing was stored, so the caller may retry
+// the items one by one. The caller announces the created todos
+// (queue.Todos.Committed) once it returned.
 func (s *Store) IngestBatch(ctx context.Context, events []Event, t Target) ([]Stored, error) {
 	return s.ingestBatch(ctx, s.write, events, t)
 }
 
-func (s *Store) ingestBatch(ctx context.Context, db dbsqlc.DBTX, events []Event, t Target) ([]Stored, error) {
+// ingestBatch sends the events' insert and, when t has a queue, the queue's
+// insert of their todos in one pipeline on db: in one implicit transaction
+// on a pool, inside the caller's transaction on a pgx.Tx.
+func (s *Store) ingestBatch(ctx context.Context, db postgres.BatchSender, events []Event, t Target) (_ []Stored, err error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
-	first := events[0]
-	n := len(events)
-	p := dbsqlc.EventIngestBatchParams{
+	p, err := insertParams(events)
+	if err != nil {
+		return nil, err
+	}
+	pipe := postgres.NewPipeline(db)
+	defer func() {
+		if cerr := pipe.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	inserted := s.q.EventInsertBatch(ctx, pipe, []dbsqlc.EventInsertBatchParams{p})
+	var todos func() ([]queue.EventTodo, error)
+	if t.Queue != "" {
+		todos = s.todos.QueueEventTodos(ctx, pipe, queue.EventTodos{
+			HumanID: p.HumanID, Source: p.Source, Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind, Payload: t.Payload,
+		})
+	}
+	pipe.Send(ctx)
+	var rows []dbsqlc.EventInsertBatchRow
+	inserted.Query(func(_ int, r []dbsqlc.EventInsertBatchRow, e error) { rows, err = r, e })
+	if err != nil {
+		return nil, fmt.Errorf("ingest: store %d events: %w", len(events), err)
+	}
+	out, err := matchBatch(events, rows)
+	if err != nil || todos == nil {
+		return out, err
+	}
+	created, err := todos()
+	if err != nil {
+		return nil, fmt.Errorf("ingest: store the todos of %d events: %w", len(events), err)
+	}
+	byEvent := make(map[int64]*queue.EventTodo, len(created))
+	for i := range created {
+		byEvent[created[i].EventID] = &created[i]
+	}
+	for i := range out {
+		if td := byEvent[out[i].EventID]; td != nil && !out[i].Duplicate {
+			out[i].TodoID, out[i].Todo = td.ID, td
+		}
+	}
+	return out, nil
+}
+
+// insertParams encodes events (all of one human, source and publisher) as
+// EventInsertBatch's parallel arrays.
+func insertParams(events []Event) (dbsqlc.EventInsertBatchParams, error) {
+	first, n := events[0], len(events)
+	p := dbsqlc.EventInsertBatchParams{
 		HumanID: first.HumanID, Source: first.Source, EndpointID: first.EndpointID, AdapterID: first.AdapterID,
-		PublishedBy: first.PublishedBy, Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind, TodoPayload: t.Payload,
-		DefaultMaxAttempts: settings.DefaultQueue.MaxAttempts,
-		DeliveryIds:        make([]string, n), Topics: make([]string, n), Headers: make([]string, n), ContentTypes: make([]string, n),
+		PublishedBy: first.PublishedBy,
+		DeliveryIds: make([]string, n), Topics: make([]string, n), Headers: make([]string, n), ContentTypes: make([]string, n),
 		Payloads: make([][]byte, n), BodySha256s: make([][]byte, n), VerifiedSchemes: make([]string, n), SourceIps: make([]string, n),
 	}
 	for i, e := range events {
 		if e.HumanID != first.HumanID || e.Source != first.Source || !sameID(e.PublishedBy, first.PublishedBy) {
-			return nil, fmt.Errorf("ingest: batch item %d is of another tenant, source or publisher", i)
+			return p, fmt.Errorf("ingest: batch item %d is of another tenant, source or publisher", i)
 		}
 		h := []byte(`{}`)
 		if e.Headers != nil {
 			var err error
 			if h, err = json.Marshal(e.Headers); err != nil {
-				return nil, fmt.Errorf("ingest: headers: %w", err)
+				return p, fmt.Errorf("ingest: headers: %w", err)
 			}
 		}
 		p.DeliveryIds[i], p.Topics[i], p.Headers[i], p.ContentTypes[i] = e.DeliveryID, e.Topic, string(h), e.ContentType
@@ -58,11 +109,7 @@ func (s *Store) ingestBatch(ctx context.Context, db dbsqlc.DBTX, events []Event,
 			p.SourceIps[i] = e.SourceIP.String()
 		}
 	}
-	rows, err := s.q.EventIngestBatch(ctx, db, p)
-	if err != nil {
-		return nil, fmt.Errorf("ingest: store %d events: %w", n, err)
-	}
-	return matchBatch(events, rows)
+	return p, nil
 }
 
 func sameID(a, b *uuid.UUID) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
@@ -70,9 +117,10 @@ func sameID(a, b *uuid.UUID) bool { return (a == nil) == (b == nil) && (a == nil
 // matchBatch pairs items with the inserted rows: keyed items by delivery id
 // (the first item with an id is the one that could be inserted), unkeyed
 // items in order with the unkeyed rows, whose ids ascend in item order.
-func matchBatch(events []Event, rows []dbsqlc.EventIngestBatchRow) ([]Stored, error) {
-	byKey := map[string]dbsqlc.EventIngestBatchRow{}
-	var unkeyed []dbsqlc.EventIngestBatchRow
+func matchBatch(events []Event, rows []dbsqlc.EventInsertBatchRow) ([]Stored, error) {
+	slices.SortFunc(rows, func(a, b dbsqlc.EventInsertBatchRow) int { return cmp.Compare(a.ID, b.ID) })
+	byKey := map[string]dbsqlc.EventInsertBatchRow{}
+	var unkeyed []dbsqlc.EventInsertBatchRow
 	for _, r := range rows {
 		if r.DeliveryID != "" {
 			byKey[r.DeliveryID] = r
@@ -82,22 +130,21 @@ func matchBatch(events []Event, rows []dbsqlc.EventIngestBatchRow) ([]Stored, er
 	}
 	out := make([]Stored, len(events))
 	for i, e := range events {
+		var r dbsqlc.EventInsertBatchRow
 		if e.DeliveryID == "" {
 			if len(unkeyed) == 0 { // cannot happen: an event without an id never conflicts
 				return nil, fmt.Errorf("ingest: batch returned fewer events than it was given")
 			}
-			r := unkeyed[0]
-			unkeyed = unkeyed[1:]
-			out[i] = Stored{EventID: r.ID, TodoID: r.TodoID, ReceivedAt: r.ReceivedAt}
-			continue
+			r, unkeyed = unkeyed[0], unkeyed[1:]
+		} else {
+			var ok bool
+			if r, ok = byKey[e.DeliveryID]; !ok {
+				out[i] = Stored{Duplicate: true}
+				continue
+			}
+			delete(byKey, e.DeliveryID) // a later item with the same id is a duplicate
 		}
-		r, ok := byKey[e.DeliveryID]
-		if !ok {
-			out[i] = Stored{Duplicate: true}
-			continue
-		}
-		delete(byKey, e.DeliveryID) // a later item with the same id is a duplicate
-		out[i] = Stored{EventID: r.ID, TodoID: r.TodoID, ReceivedAt: r.ReceivedAt}
+		out[i] = Stored{EventID: r.ID, ReceivedAt: r.ReceivedAt}
 	}
 	return out, nil
 }

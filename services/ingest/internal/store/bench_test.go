@@ -1,3 +1,5 @@
+//go:build integration
+
 package store_test
 
 import (
@@ -14,12 +16,14 @@ import (
 
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
+	"github.com/switchboard/switchboard/services/queue"
 )
 
 // BenchmarkIngestBatch measures the database's side of the webhook edge
-// alone: the one statement (event + todo per item, one commit) the group
-// commit runs, in batches of n from ONE connection, as the group commit
-// does, on a generic-plan session like the node's. Each op is one batch;
+// alone: the one transaction (the events, then their todos through the
+// queue's writer; one commit) the group commit runs, in batches of n from
+// ONE connection, as the group commit does, on a generic-plan session like
+// the node's. Each op is one batch;
 // events/s is the ceiling of the HTTP path at concurrency n, before HTTP,
 // verification or the load generator take their share of the CPU.
 //
@@ -32,7 +36,7 @@ func BenchmarkIngestBatch(b *testing.B) {
 	require.NoError(b, pool.QueryRow(b.Context(), `INSERT INTO humans (email) VALUES ('bench@example.test') RETURNING id`).Scan(&human))
 	require.NoError(b, pool.QueryRow(b.Context(), `INSERT INTO endpoints (human_id, slug, queue, verification)
 		VALUES ($1, 'bench-endpoint-0001', 'bench', 'standard_webhooks') RETURNING id`, human).Scan(&endpoint))
-	st := store.New(pool, nil)
+	st := store.New(pool, nil, queue.NewTodos(pool, nil, queue.TodosOptions{}))
 	ip := netip.MustParseAddr("127.0.0.1")
 	body := []byte(`{"run":"bench","n":1,"pad":"` + strings.Repeat("x", 192) + `"}`)
 	var seq atomic.Int64

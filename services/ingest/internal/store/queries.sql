@@ -1,5 +1,6 @@
--- The ingest write path's SQL. Every event is stored with its todo in one transaction (Store.Ingest); the edge
--- answers 2xx only after that commit.
+-- The events table's statements (this package alone writes it). Every event is stored with its todo in one
+-- transaction (Store.Ingest, Store.IngestBatch; the todo through the queue's writer); the edge answers 2xx only
+-- after that commit.
 
 -- name: LockBodyHash :exec
 -- Serialises concurrent deliveries of one body to one source for the rest of the transaction, so two replays
@@ -16,11 +17,6 @@ WHERE e.human_id = sqlc.arg(human_id)
   AND e.body_sha256 = sqlc.arg(body_sha256)::bytea
   AND e.received_at > now() - make_interval(secs => sqlc.arg(window_seconds)::double precision)
 LIMIT 1;
-
--- name: QueueNotify :exec
--- Wakes other nodes' long-poll claims for the todo's queue (the queue service's channel and payload format),
--- sent after the commit.
-SELECT pg_notify('switchboard_queue', sqlc.arg(payload)::text);
 
 -- name: AgentOfHuman :one
 -- 1 when the agent belongs to the human: a todo may only be addressed to the caller's own agents (another
@@ -101,13 +97,13 @@ WHERE id IN (
     FOR UPDATE OF e SKIP LOCKED
 );
 
--- name: EventIngestBatch :many
--- Stores events of one source with their todos in ONE statement (one transaction, one round trip, one commit):
--- a single event, the group commit of concurrent webhook requests, or an adapter's batch. Arrays are parallel,
--- one element per event; '' (or an empty body_sha256) means none. Rows are inserted in ORDER BY ord order, so
--- identity ids ascend in item order; a delivery id stored before, or earlier in the same batch, conflicts and
--- is absent from the result (a duplicate, which writes nothing). Todos are created only when queue is not '';
--- their payload is todo_payload, or a reference to the event when that is NULL.
+-- name: EventInsertBatch :batchmany
+-- Stores events of one source in ONE statement: a single event, the group commit of concurrent webhook requests,
+-- or an adapter's batch. Their todos' insert (the queue's TodoInsertForEvents) follows in the same pipeline, so
+-- both commit together in one round trip. Arrays are
+-- parallel, one element per event; '' (or an empty body_sha256) means none. Rows are inserted in ORDER BY ord
+-- order, so identity ids ascend in item order; a delivery id stored before, or earlier in the same batch,
+-- conflicts and is absent from the result (a duplicate, which writes nothing).
 WITH input AS (
     SELECT unnest(sqlc.arg(delivery_ids)::text[])                           AS delivery_id,
            unnest(sqlc.arg(topics)::text[])                                 AS topic,
@@ -118,31 +114,13 @@ WITH input AS (
            unnest(sqlc.arg(verified_schemes)::text[])                       AS verified_scheme,
            unnest(sqlc.arg(source_ips)::text[])                             AS source_ip,
            generate_series(1, cardinality(sqlc.arg(topics)::text[]))::bigint AS ord
-), ev AS (
-    INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
-                        content_type, payload, body_sha256, verified_scheme, source_ip)
-    SELECT sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), sqlc.narg(published_by),
-           i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
-           nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet
-    FROM input AS i
-    ORDER BY i.ord
-    ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
-    RETURNING id, received_at, delivery_id, topic, content_type
-), td AS (
-    INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
-    SELECT sqlc.arg(human_id), sqlc.arg(queue)::text, sqlc.narg(agent_id), ev.id, sqlc.arg(kind),
-           coalesce(sqlc.narg(todo_payload)::jsonb,
-                    jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', sqlc.arg(source)::text,
-                                                         'topic', nullif(ev.topic, ''),
-                                                         'content_type', nullif(ev.content_type, ''),
-                                                         'delivery_id', ev.delivery_id))),
-           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'),
-                    sqlc.arg(default_max_attempts)::integer)
-    FROM ev
-    WHERE sqlc.arg(queue)::text <> ''
-    RETURNING id, event_id
 )
-SELECT ev.id, ev.received_at, coalesce(ev.delivery_id, '')::text AS delivery_id, coalesce(td.id, 0)::bigint AS todo_id
-FROM ev
-LEFT JOIN td ON td.event_id = ev.id
-ORDER BY ev.id;
+INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
+                    content_type, payload, body_sha256, verified_scheme, source_ip)
+SELECT sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), sqlc.narg(published_by),
+       i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
+       nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet
+FROM input AS i
+ORDER BY i.ord
+ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
+RETURNING id, received_at, coalesce(delivery_id, '')::text AS delivery_id;

@@ -17,27 +17,32 @@ import (
 
 	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
+	"github.com/switchboard/switchboard/services/queue"
 )
 
 // Store runs the ingest queries over a pool.
 type Store struct {
 	pool *pgxpool.Pool
-	// write runs the event write statement (EventIngestBatch): the node's
-	// pool of generic-plan sessions when it has one, else pool.
+	// write runs the pipeline every event takes (EventInsertBatch and its
+	// todos): the node's pool of generic-plan sessions when it has one,
+	// else pool.
 	write *pgxpool.Pool
+	// todos is the queue's writer: an event's todo is inserted through it,
+	// in the event's pipeline and transaction.
+	todos *queue.Todos
 	q     *dbsqlc.Queries
 }
 
 // New returns a store over pool. write, when not nil, runs the write
-// statement every event takes; its sessions should use
-// plan_cache_mode=force_generic_plan (the node's hot pool): the statement's
-// custom plan always looks cheaper, since it sees the batch's arrays, so
-// PostgreSQL would otherwise plan it again on every execution.
-func New(pool, write *pgxpool.Pool) *Store {
+// transaction every event takes; its sessions should use
+// plan_cache_mode=force_generic_plan (the node's hot pool): the statements'
+// custom plans always look cheaper, since they see the batch's arrays, so
+// PostgreSQL would otherwise plan them again on every execution.
+func New(pool, write *pgxpool.Pool, todos *queue.Todos) *Store {
 	if write == nil {
 		write = pool
 	}
-	return &Store{pool: pool, write: write, q: dbsqlc.New()}
+	return &Store{pool: pool, write: write, todos: todos, q: dbsqlc.New()}
 }
 
 // Event is one inbound event to store.
@@ -77,8 +82,11 @@ type Stored struct {
 	// Duplicate: the event was stored before; nothing was written.
 	Duplicate  bool
 	EventID    int64 // 0 for a duplicate
-	TodoID     int64 // 0 for a duplicate
+	TodoID     int64 // 0 for a duplicate or no todo
 	ReceivedAt time.Time
+	// Todo is the event's new todo (nil for a duplicate or no todo), to
+	// announce with queue.Todos.Committed after the commit.
+	Todo *queue.EventTodo
 }
 
 // Ingest stores e and its todo, or recognises a duplicate and writes
@@ -134,10 +142,4 @@ func (s *Store) recentBody(ctx context.Context, tx pgx.Tx, e Event) (bool, error
 		return false, fmt.Errorf("ingest: recent body: %w", err)
 	}
 	return true, nil
-}
-
-// Notify wakes other nodes' long-poll claims of queue (best effort, after
-// the commit).
-func (s *Store) Notify(ctx context.Context, human uuid.UUID, queue string) error {
-	return s.q.QueueNotify(ctx, s.pool, human.String()+":"+queue)
 }

@@ -43,26 +43,10 @@ type Enqueued struct {
 // nothing is. The result is in request order. An agent_id or event_id that
 // is not the caller's is NOT_FOUND, naming the entry's index.
 func (s *Store) Enqueue(ctx context.Context, c Caller, queue string, items []NewTodo) ([]Enqueued, error) {
-	p := dbsqlc.TodoInsertBatchParams{
-		HumanID: c.HumanID, Queue: queue, DefaultMaxAttempts: settings.DefaultQueue.MaxAttempts,
-		AgentIds: make([]string, len(items)), EventIds: make([]int64, len(items)),
-		Kinds: make([]string, len(items)), Payloads: make([]string, len(items)),
-		Priorities: make([]int32, len(items)), MaxAttempts: make([]int32, len(items)),
-		RunAts: make([]time.Time, len(items)), DedupeKeys: make([]string, len(items)),
-	}
-	refs := false
-	for i, it := range items {
-		if it.AgentID != nil {
-			p.AgentIds[i] = it.AgentID.String()
-			refs = true
-		}
-		refs = refs || it.EventID != 0
-		p.EventIds[i], p.Kinds[i], p.Payloads[i] = it.EventID, it.Kind, string(it.Payload)
-		p.Priorities[i], p.MaxAttempts[i], p.RunAts[i], p.DedupeKeys[i] = it.Priority, it.MaxAttempts, it.RunAt, it.DedupeKey
-	}
 	var out []Enqueued
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if refs {
+		p := insertParams(c, queue, items)
+		if refs(items) {
 			bad, err := s.q.TodoCheckRefs(ctx, tx, dbsqlc.TodoCheckRefsParams{AgentIds: p.AgentIds, EventIds: p.EventIds, HumanID: c.HumanID})
 			if err != nil {
 				return fmt.Errorf("check references: %w", err)
@@ -71,17 +55,51 @@ func (s *Store) Enqueue(ctx context.Context, c Caller, queue string, items []New
 				return apierr.NotFound("request %d: agent_id or event_id not found", bad-1)
 			}
 		}
-		rows, err := s.q.TodoInsertBatch(ctx, tx, p)
-		if err != nil {
-			return mapErr(err, "insert todos", "agent or event")
-		}
-		out, err = s.match(ctx, tx, c, queue, items, rows)
+		var err error
+		out, err = s.insert(ctx, tx, c, queue, items, p)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+func (s *Store) insert(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo, p dbsqlc.TodoInsertBatchParams) ([]Enqueued, error) {
+	rows, err := s.q.TodoInsertBatch(ctx, tx, p)
+	if err != nil {
+		return nil, mapErr(err, "insert todos", "agent or event")
+	}
+	return s.match(ctx, tx, c, queue, items, rows)
+}
+
+// insertParams encodes items as TodoInsertBatch's parallel arrays.
+func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatchParams {
+	p := dbsqlc.TodoInsertBatchParams{
+		HumanID: c.HumanID, Queue: queue, DefaultMaxAttempts: settings.DefaultQueue.MaxAttempts,
+		AgentIds: make([]string, len(items)), EventIds: make([]int64, len(items)),
+		Kinds: make([]string, len(items)), Payloads: make([]string, len(items)),
+		Priorities: make([]int32, len(items)), MaxAttempts: make([]int32, len(items)),
+		RunAts: make([]time.Time, len(items)), DedupeKeys: make([]string, len(items)),
+	}
+	for i, it := range items {
+		if it.AgentID != nil {
+			p.AgentIds[i] = it.AgentID.String()
+		}
+		p.EventIds[i], p.Kinds[i], p.Payloads[i] = it.EventID, it.Kind, string(it.Payload)
+		p.Priorities[i], p.MaxAttempts[i], p.RunAts[i], p.DedupeKeys[i] = it.Priority, it.MaxAttempts, it.RunAt, it.DedupeKey
+	}
+	return p
+}
+
+// refs reports whether any item names an agent or an event.
+func refs(items []NewTodo) bool {
+	for _, it := range items {
+		if it.AgentID != nil || it.EventID != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // match pairs request entries with the inserted rows and looks up the

@@ -70,6 +70,38 @@ ORDER BY u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
 RETURNING *;
 
+-- name: TodoInsertForEvents :batchmany
+-- The todos of the events of one source that this transaction stored (ingest's writes: the events' insert and
+-- this go in one pipeline, so event and todo commit together in one round trip). The statement finds the events
+-- itself: stamped with this transaction's start (received_at = now()) and inserted by it (xmin), so a duplicate
+-- delivery that stored nothing gets no todo. The MATERIALIZED CTE is planned on its own, so it always walks
+-- idx_events_received_at to the few rows this transaction stamped, never idx_events_human_source through every
+-- event of a busy source (which a generic plan made before the table's first ANALYZE would). payload NULL is a
+-- reference to the event. Ids ascend in event order. RETURNING carries what the announcement needs, not the row.
+WITH mine AS MATERIALIZED (
+    SELECT e.id, e.human_id, e.source, e.topic, e.content_type, e.delivery_id
+    FROM events AS e
+    WHERE e.received_at = now()
+      AND e.xmin = pg_current_xact_id()::xid
+)
+INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
+SELECT m.human_id,
+       sqlc.arg(queue),
+       sqlc.narg(agent_id),
+       m.id,
+       sqlc.arg(kind),
+       coalesce(sqlc.narg(payload)::jsonb,
+                jsonb_strip_nulls(jsonb_build_object('event_id', m.id, 'source', m.source, 'topic', nullif(m.topic, ''),
+                                                     'content_type', nullif(m.content_type, ''),
+                                                     'delivery_id', m.delivery_id))),
+       coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'),
+                sqlc.arg(default_max_attempts)::integer)
+FROM mine AS m
+WHERE m.human_id = sqlc.arg(human_id)::uuid
+  AND m.source = sqlc.arg(source)::text
+ORDER BY m.id
+RETURNING id, event_id, agent_id, state;
+
 -- name: TodoGetByDedupeKeys :many
 -- The todos that already hold some dedupe keys of a queue: what Enqueue returns for duplicates.
 SELECT *

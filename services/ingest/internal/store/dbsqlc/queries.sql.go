@@ -135,125 +135,6 @@ func (q *Queries) EventGet(ctx context.Context, db DBTX, arg EventGetParams) (Ev
 	return i, err
 }
 
-const eventIngestBatch = `-- name: EventIngestBatch :many
-WITH input AS (
-    SELECT unnest($1::text[])                           AS delivery_id,
-           unnest($2::text[])                                 AS topic,
-           unnest($3::text[])                                AS headers,
-           unnest($4::text[])                          AS content_type,
-           unnest($5::bytea[])                              AS payload,
-           unnest($6::bytea[])                          AS body_sha256,
-           unnest($7::text[])                       AS verified_scheme,
-           unnest($8::text[])                             AS source_ip,
-           generate_series(1, cardinality($2::text[]))::bigint AS ord
-), ev AS (
-    INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
-                        content_type, payload, body_sha256, verified_scheme, source_ip)
-    SELECT $9, $10, $11, $12, $13,
-           i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
-           nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet
-    FROM input AS i
-    ORDER BY i.ord
-    ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
-    RETURNING id, received_at, delivery_id, topic, content_type
-), td AS (
-    INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
-    SELECT $9, $14::text, $15, ev.id, $16,
-           coalesce($17::jsonb,
-                    jsonb_strip_nulls(jsonb_build_object('event_id', ev.id, 'source', $10::text,
-                                                         'topic', nullif(ev.topic, ''),
-                                                         'content_type', nullif(ev.content_type, ''),
-                                                         'delivery_id', ev.delivery_id))),
-           coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'),
-                    $18::integer)
-    FROM ev
-    WHERE $14::text <> ''
-    RETURNING id, event_id
-)
-SELECT ev.id, ev.received_at, coalesce(ev.delivery_id, '')::text AS delivery_id, coalesce(td.id, 0)::bigint AS todo_id
-FROM ev
-LEFT JOIN td ON td.event_id = ev.id
-ORDER BY ev.id
-`
-
-type EventIngestBatchParams struct {
-	DeliveryIds        []string
-	Topics             []string
-	Headers            []string
-	ContentTypes       []string
-	Payloads           [][]byte
-	BodySha256s        [][]byte
-	VerifiedSchemes    []string
-	SourceIps          []string
-	HumanID            uuid.UUID
-	Source             string
-	EndpointID         *uuid.UUID
-	AdapterID          *uuid.UUID
-	PublishedBy        *uuid.UUID
-	Queue              string
-	AgentID            *uuid.UUID
-	Kind               string
-	TodoPayload        json.RawMessage
-	DefaultMaxAttempts int32
-}
-
-type EventIngestBatchRow struct {
-	ID         int64
-	ReceivedAt time.Time
-	DeliveryID string
-	TodoID     int64
-}
-
-// Stores events of one source with their todos in ONE statement (one transaction, one round trip, one commit):
-// a single event, the group commit of concurrent webhook requests, or an adapter's batch. Arrays are parallel,
-// one element per event; ” (or an empty body_sha256) means none. Rows are inserted in ORDER BY ord order, so
-// identity ids ascend in item order; a delivery id stored before, or earlier in the same batch, conflicts and
-// is absent from the result (a duplicate, which writes nothing). Todos are created only when queue is not ”;
-// their payload is todo_payload, or a reference to the event when that is NULL.
-func (q *Queries) EventIngestBatch(ctx context.Context, db DBTX, arg EventIngestBatchParams) ([]EventIngestBatchRow, error) {
-	rows, err := db.Query(ctx, eventIngestBatch,
-		arg.DeliveryIds,
-		arg.Topics,
-		arg.Headers,
-		arg.ContentTypes,
-		arg.Payloads,
-		arg.BodySha256s,
-		arg.VerifiedSchemes,
-		arg.SourceIps,
-		arg.HumanID,
-		arg.Source,
-		arg.EndpointID,
-		arg.AdapterID,
-		arg.PublishedBy,
-		arg.Queue,
-		arg.AgentID,
-		arg.Kind,
-		arg.TodoPayload,
-		arg.DefaultMaxAttempts,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []EventIngestBatchRow{}
-	for rows.Next() {
-		var i EventIngestBatchRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.ReceivedAt,
-			&i.DeliveryID,
-			&i.TodoID,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const eventList = `-- name: EventList :many
 SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.topic, e.delivery_id, e.received_at,
        e.headers, e.content_type,
@@ -455,22 +336,12 @@ type LockBodyHashParams struct {
 	BodySha256 []byte
 }
 
-// The ingest write path's SQL. Every event is stored with its todo in one transaction (Store.Ingest); the edge
-// answers 2xx only after that commit.
+// The events table's statements (this package alone writes it). Every event is stored with its todo in one
+// transaction (Store.Ingest, Store.IngestBatch; the todo through the queue's writer); the edge answers 2xx only
+// after that commit.
 // Serialises concurrent deliveries of one body to one source for the rest of the transaction, so two replays
 // cannot both pass EventRecentByBody before either inserts.
 func (q *Queries) LockBodyHash(ctx context.Context, db DBTX, arg LockBodyHashParams) error {
 	_, err := db.Exec(ctx, lockBodyHash, arg.Source, arg.BodySha256)
-	return err
-}
-
-const queueNotify = `-- name: QueueNotify :exec
-SELECT pg_notify('switchboard_queue', $1::text)
-`
-
-// Wakes other nodes' long-poll claims for the todo's queue (the queue service's channel and payload format),
-// sent after the commit.
-func (q *Queries) QueueNotify(ctx context.Context, db DBTX, payload string) error {
-	_, err := db.Exec(ctx, queueNotify, payload)
 	return err
 }

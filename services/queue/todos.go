@@ -1,0 +1,111 @@
+package queue
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchboard/switchboard/pkg/pgnotify"
+	"github.com/switchboard/switchboard/pkg/postgres"
+	"github.com/switchboard/switchboard/services/queue/internal/store"
+)
+
+// Todos is a node's one writer of the todos table, shared by the queue's
+// RPCs and by every service that creates todos inside its own transaction
+// (ingest stores an event and its todo in one commit). A todo that commits
+// always announces itself the same way, whoever wrote it: this node's
+// waiting claims of its queue wake at once, other nodes' through one
+// coalesced pg_notify on the node's notifier (after the commit, never
+// inside it), and the todo.enqueued lifecycle event is emitted.
+type Todos struct {
+	store    *store.Store
+	waiters  *waiters
+	wakeups  *pgnotify.Coalescer
+	onChange func(TodoEvent)
+}
+
+// TodosOptions tune NewTodos; zero fields take their defaults.
+type TodosOptions struct {
+	// HotPool runs the statements every worker repeats (see
+	// Options.HotPool). Default: the pool.
+	HotPool *pgxpool.Pool
+	// NotifyWindow coalesces wake-ups: at most one pg_notify per (tenant,
+	// queue) per window. Default 5 ms.
+	NotifyWindow time.Duration
+	// OnChange, when set, is called after every committed lifecycle change
+	// of a todo (the hook for realtime events). It runs on the writer's
+	// goroutine and must not block.
+	OnChange func(TodoEvent)
+}
+
+// NewTodos returns the writer over pool; n is the node's notifier, which
+// carries its wake-ups to the other nodes (the caller runs it). Without one
+// (nil) the writer wakes only this process's claims: for tests of a single
+// service.
+func NewTodos(pool *pgxpool.Pool, n *pgnotify.Notifier, o TodosOptions) *Todos {
+	if o.NotifyWindow <= 0 {
+		o.NotifyWindow = defaultNotifyWindow
+	}
+	t := &Todos{store: store.New(pool, o.HotPool), waiters: newWaiters(), onChange: o.OnChange}
+	if n != nil {
+		t.wakeups = n.Coalescer(notifyChannel, o.NotifyWindow)
+	}
+	return t
+}
+
+// EventTodos names the todos of the events one transaction stores: the
+// events' tenant and source, and where their todos go.
+type EventTodos = store.EventTodos
+
+// EventTodo is a todo QueueEventTodos created: its id, its event's, and what
+// its announcement carries.
+type EventTodo = store.EventTodo
+
+// QueueEventTodos queues into p, the caller's pipeline that holds its insert
+// of events, the insert of a todo for every event of e's tenant and source
+// that p's transaction stores: both go to the database in one round trip
+// and commit together. The returned function reads the todos (in event
+// order) once p is sent; announce them with Committed after the commit. The
+// caller vouches for e's agent (ingest takes it from its own endpoint).
+func (t *Todos) QueueEventTodos(ctx context.Context, p *postgres.Pipeline, e EventTodos) func() ([]EventTodo, error) {
+	return t.store.QueueEventTodos(ctx, p, e)
+}
+
+// Committed announces todos whose insert (QueueEventTodos) committed,
+// exactly as after an Enqueue.
+func (t *Todos) Committed(human uuid.UUID, queue string, created []EventTodo) {
+	if len(created) == 0 {
+		return
+	}
+	for _, td := range created {
+		t.emitEvent(TodoEvent{Kind: EventEnqueued, TodoID: td.ID, HumanID: human, Queue: queue, AgentID: td.AgentID, State: td.State})
+	}
+	t.announce(human, queue, len(created))
+}
+
+// announce tells claimers that queue (of human) has n new runnable todos,
+// after the change committed: up to n waiters in this process at once (each
+// claims at least one), other nodes through a coalesced pg_notify (which
+// wakes all their waiters of the queue: the count is not carried).
+func (t *Todos) announce(human uuid.UUID, queue string, n int) {
+	k := queueKey{human: human, queue: queue}
+	t.waiters.wakeN(k, max(n, 1), nil)
+	if t.wakeups != nil {
+		p := k.payload()
+		t.wakeups.Mark(p, p)
+	}
+}
+
+// emit reports a committed change of td to the OnChange hook.
+func (t *Todos) emit(kind EventKind, td store.Todo) {
+	t.emitEvent(TodoEvent{Kind: kind, TodoID: td.ID, HumanID: td.HumanID, Queue: td.Queue, AgentID: td.AgentID, State: td.State})
+}
+
+// emitEvent reports a committed change to the OnChange hook.
+func (t *Todos) emitEvent(e TodoEvent) {
+	if t.onChange != nil {
+		t.onChange(e)
+	}
+}
