@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,6 +64,8 @@ const benchWorkers = 4
 func BenchmarkDrainSingles(b *testing.B) {
 	pool := pgtest.NewPool(b)
 	srv := queue.New(zap.NewNop(), pool)
+	var stmts atomic.Int64
+	queue.OnMergedStatement(srv, func(int) { stmts.Add(1) })
 	for _, c := range srv.Components() {
 		require.NoError(b, c.Start(b.Context()))
 		b.Cleanup(func() { require.NoError(b, c.Stop(context.Background())) })
@@ -97,4 +100,5 @@ func BenchmarkDrainSingles(b *testing.B) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "todos/s")
+	b.ReportMetric(float64(b.N)/float64(stmts.Load()), "todos/stmt")
 }
