@@ -10,44 +10,48 @@ import (
 )
 
 // run is the flusher: one flush at a time until Stop, then flushes until
-// nothing is queued.
+// nothing is queued. Its one way out goes through drain, so a call queued
+// just before Stop is never left behind.
 func (b *Batcher[K, I, R]) run(ctx context.Context) {
 	defer close(b.done)
+	for b.due() {
+		b.flush(ctx)
+	}
+	b.drain(ctx)
+}
+
+// due waits until a flush is due (true): the queue is full, or the window
+// of its oldest call has passed. It returns false once Stop was called.
+func (b *Batcher[K, I, R]) due() bool {
 	for {
 		b.mu.Lock()
 		n := len(b.queue)
 		var deadline time.Time
-		if n > 0 && n < b.maxItems {
+		if n > 0 {
 			deadline = b.queue[0].at.Add(b.window)
 		}
 		b.mu.Unlock()
-		switch {
-		case n == 0:
-			select {
-			case <-b.kick:
-				continue
-			case <-b.stop:
-				return
-			}
-		case !deadline.IsZero() && b.clock.Now().Before(deadline):
-			fired, stopTimer := b.clock.At(deadline)
-			select {
-			case <-fired:
-			case <-b.kick: // full now, or a new oldest item: look again
-			case <-b.stop:
-				stopTimer()
-				b.drain(ctx)
-				return
-			}
-			stopTimer()
-			continue
+		if n >= b.maxItems || (n > 0 && !b.clock.Now().Before(deadline)) {
+			return true
 		}
-		b.flush(ctx)
+		var fired <-chan time.Time // nil, so never, while nothing is queued
+		stopTimer := func() {}
+		if n > 0 {
+			fired, stopTimer = b.clock.At(deadline)
+		}
+		select {
+		case <-fired:
+		case <-b.kick: // a first call, or a full queue: look again
+		case <-b.stop:
+			stopTimer()
+			return false
+		}
+		stopTimer()
 	}
 }
 
 // drain flushes until nothing is queued (a flush may leave duplicates).
-// Nothing is queued once Stop has changed the state, so it ends.
+// Nothing new is queued once Stop has changed the state, so it ends.
 func (b *Batcher[K, I, R]) drain(ctx context.Context) {
 	for {
 		b.mu.Lock()

@@ -2,6 +2,7 @@ package groupcommit_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,4 +179,32 @@ func TestTimeout(t *testing.T) {
 		require.ErrorIs(t, recv(t, b).err, context.DeadlineExceeded)
 		tb.noStatement(t)
 	})
+}
+
+// TestStopRacingCalls: calls racing Stop each return their result, queued
+// or direct; none is left behind in the queue.
+func TestStopRacingCalls(t *testing.T) {
+	t.Parallel()
+	exec := func(_ context.Context, key string, items []int64) ([]string, error) {
+		res := make([]string, len(items))
+		for i, it := range items {
+			res[i] = result(key, it)
+		}
+		return res, nil
+	}
+	for range 200 {
+		b := groupcommit.New("test", exec, groupcommit.Options[int64]{})
+		require.NoError(t, b.Start(t.Context()))
+		var wg sync.WaitGroup
+		for i := range int64(4) {
+			wg.Go(func() {
+				res, err := b.Do(t.Context(), "k", i)
+				if err != nil || res != result("k", i) {
+					t.Errorf("%d: %q, %v", i, res, err)
+				}
+			})
+		}
+		require.NoError(t, b.Stop(t.Context()))
+		wg.Wait()
+	}
 }
