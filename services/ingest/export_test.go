@@ -1,7 +1,8 @@
 package ingest
 
-// OnBatchStatement sets a hook told each group-commit statement's size.
-func (s *Server) OnBatchStatement(f func(n int)) { s.batcher.onStatement = f }
+// OnBatchStatement sets a hook told each group-commit statement's size
+// (one-by-one retries of a failed batch included).
+func (s *Server) OnBatchStatement(f func(n int)) { s.batcher.OnStatement(f) }
 
 // RunningAdapters is how many adapters this node's runner has running now.
 func (s *Server) RunningAdapters() int {

@@ -1,7 +1,9 @@
 package queue_test
 
 import (
+	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,3 +54,51 @@ func BenchmarkDrain(b *testing.B) {
 
 // benchWorkers is the number of concurrent claimers in BenchmarkDrain.
 const benchWorkers = 4
+
+// BenchmarkDrainSingles is BenchmarkDrain through the group commit: each
+// claimed todo is completed by its own single-item Complete call, 100 at a
+// time per worker, which the running Complete merger folds into batch
+// statements. Run:
+//
+//	go test -run '^$' -bench DrainSingles -benchtime 20000x ./services/queue/
+func BenchmarkDrainSingles(b *testing.B) {
+	pool := pgtest.NewPool(b)
+	srv := queue.New(zap.NewNop(), pool)
+	var stmts atomic.Int64
+	queue.OnMergedStatement(srv, func(int) { stmts.Add(1) })
+	for _, c := range srv.Components() {
+		require.NoError(b, c.Start(b.Context()))
+		b.Cleanup(func() { require.NoError(b, c.Stop(context.Background())) })
+	}
+	human := seedHuman(b, pool)
+	agent := seedAgent(b, pool, human, "bench")
+	owner, worker := asHuman(b, human), asAgent(b, human, agent)
+	for i := 0; i < b.N; i += 1000 {
+		_, err := srv.EnqueueBatch(owner, &queuev1.EnqueueBatchRequest{Queue: "bench", Requests: make([]*queuev1.EnqueueRequest, min(1000, b.N-i))})
+		require.NoError(b, err)
+	}
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range benchWorkers {
+		wg.Go(func() {
+			for {
+				res, err := srv.Claim(worker, &queuev1.ClaimRequest{Queue: "bench", WorkerId: "b", MaxTodos: 100})
+				if err != nil || len(res.GetTodos()) == 0 {
+					return
+				}
+				var each sync.WaitGroup
+				for _, td := range res.GetTodos() {
+					each.Go(func() {
+						if _, err := srv.Complete(worker, &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt()}); err != nil {
+							b.Error(err)
+						}
+					})
+				}
+				each.Wait()
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "todos/s")
+	b.ReportMetric(float64(b.N)/float64(stmts.Load()), "todos/stmt")
+}

@@ -6,7 +6,7 @@ var Backoff = backoff
 // OnMergedStatement calls f with the size of every statement the Complete
 // merger sends (single-item fallbacks included). Set it before Start and
 // before any call.
-func OnMergedStatement(s *Server, f func(n int)) { s.completes.onStatement = f }
+func OnMergedStatement(s *Server, f func(n int)) { s.completes.OnStatement(f) }
 
 // AfterClaim runs f between a claim's statement and its response.
 func AfterClaim(s *Server, f func()) { s.afterClaim = f }

@@ -23,7 +23,7 @@ func (s *Server) Heartbeat(ctx context.Context, req *queuev1.HeartbeatRequest) (
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.heartbeats.do(ctx, c, it)
+	r, err := s.heartbeats.Do(ctx, keyOf(c), it)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*q
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.completes.do(ctx, c, it)
+	r, err := s.completes.Do(ctx, keyOf(c), it)
 	if err != nil {
 		return nil, err
 	}

@@ -56,11 +56,11 @@ type Server struct {
 	reaper      *lifecycle.Loop
 	pruner      *lifecycle.Loop
 
-	// completes and heartbeats merge concurrent single-item Complete and
-	// Heartbeat calls into batch statements.
 	// afterClaim is a test seam run between a claim and its response.
 	afterClaim func()
 
+	// completes and heartbeats merge concurrent single-item Complete and
+	// Heartbeat calls into batch statements.
 	completes  *merger[store.CompleteItem, store.CompleteResult]
 	heartbeats *merger[store.HeartbeatItem, store.HeartbeatResult]
 }
@@ -79,9 +79,9 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 	s.wake = s.wakeComponent()
 	s.reaper = lifecycle.NewLoop(Name+"-reaper", o.ReapInterval, s.reapTick)
 	s.pruner = lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, s.pruneTick)
-	s.completes = newMerger(Name+"-complete-merger", o.MergeWindow, o.MergeMaxItems, s.store.CompleteTodos,
+	s.completes = newMerger(Name+"-complete-merger", o, s.store.CompleteTodos,
 		func(it store.CompleteItem) int64 { return it.ID })
-	s.heartbeats = newMerger(Name+"-heartbeat-merger", o.MergeWindow, o.MergeMaxItems, s.store.Heartbeat,
+	s.heartbeats = newMerger(Name+"-heartbeat-merger", o, s.store.Heartbeat,
 		func(it store.HeartbeatItem) int64 { return it.ID })
 	return s
 }
