@@ -36,6 +36,9 @@ type Options struct {
 	// service's own without a notifier (it wakes this process's claims only;
 	// for tests).
 	Todos *queue.Todos
+	// Sources reads the endpoints and adapters (the node's one store of
+	// them). Default: one of the service's own over the pool.
+	Sources *sources.Store
 	// NodeID, when set, makes the node run its consumer of every enabled
 	// pull adapter (named after the node), reconciled with the adapters
 	// table every AdapterInterval (default 10 s). Empty: no adapters run.
@@ -78,7 +81,10 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 		todos = queue.NewTodos(pool, nil, queue.TodosOptions{HotPool: opts.HotPool})
 	}
 	st := store.New(pool, opts.HotPool, todos)
-	src := sources.New(pool, opts.SealingKeys)
+	src := opts.Sources
+	if src == nil {
+		src = sources.New(pool, opts.SealingKeys)
+	}
 	s := &Server{
 		log: log, store: st, todos: todos, sources: src, opts: opts, endpoints: newEndpoints(src), limits: newLimiters(),
 		batcher: newBatcher(st),

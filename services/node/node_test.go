@@ -305,7 +305,7 @@ func TestParseServices(t *testing.T) {
 	require.Equal(t, node.All, all)
 	got, err := node.ParseServices("gateway, queue,queue")
 	require.NoError(t, err)
-	require.Equal(t, []string{"queue", "gateway"}, got, "canonical order, no duplicates")
+	require.Equal(t, []string{"gateway", "queue"}, got, "sorted, no duplicates")
 	_, err = node.ParseServices("queue,billing")
 	require.ErrorContains(t, err, `unknown service "billing"`)
 }

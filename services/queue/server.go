@@ -90,6 +90,11 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 // its own).
 func (s *Server) Todos() *Todos { return s.todos }
 
+// Drain makes every waiting long-poll Claim return now, empty-handed, and
+// every later one not wait: the node calls it when it starts draining,
+// after the shutdown delay, so no Claim holds the drain of RPCs up.
+func (s *Server) Drain() { s.waiters.close() }
+
 // Desc is the gRPC service descriptor Server implements.
 func (s *Server) Desc() *grpc.ServiceDesc { return &queuev1.QueueService_ServiceDesc }
 
