@@ -24,6 +24,9 @@ type Agent struct {
 	DisabledAt *time.Time
 }
 
+// Position is the agent's place in its lists (keyset.Row).
+func (a Agent) Position() keyset.Cursor { return keyset.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} }
+
 // NewAgent is what CreateAgent stores.
 type NewAgent struct {
 	HumanID     uuid.UUID

@@ -28,6 +28,9 @@ type Credential struct {
 	RevokedAt   *time.Time
 }
 
+// Position is the credential's place in its lists (keyset.Row).
+func (c Credential) Position() keyset.Cursor { return keyset.Cursor{CreatedAt: c.CreatedAt, ID: c.ID} }
+
 // NewCredential is what MintCredential mints.
 type NewCredential struct {
 	HumanID uuid.UUID

@@ -21,6 +21,9 @@ type Human struct {
 	DisabledAt  *time.Time
 }
 
+// Position is the human's place in its lists (keyset.Row).
+func (h Human) Position() keyset.Cursor { return keyset.Cursor{CreatedAt: h.CreatedAt, ID: h.ID} }
+
 // NewHuman is what CreateHuman stores.
 type NewHuman struct {
 	Email       string

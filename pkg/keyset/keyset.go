@@ -91,13 +91,18 @@ func Encode(created time.Time, id uuid.UUID, scope string) string {
 	return base64.RawURLEncoding.EncodeToString(raw)
 }
 
+// Row is a row of a keyset list: it knows its position.
+type Row interface {
+	Position() Cursor
+}
+
 // Trim cuts rows fetched with limit+1 to limit and returns the next page's
 // token (empty on the last page), keyed on the last row kept.
-func Trim[T any](rows []T, limit int32, scope string, key func(T) (time.Time, uuid.UUID)) ([]T, string) {
+func Trim[T Row](rows []T, limit int32, scope string) ([]T, string) {
 	if int32(len(rows)) <= limit {
 		return rows, ""
 	}
 	rows = rows[:limit]
-	created, id := key(rows[len(rows)-1])
-	return rows, Encode(created, id, scope)
+	last := rows[len(rows)-1].Position()
+	return rows, Encode(last.CreatedAt, last.ID, scope)
 }

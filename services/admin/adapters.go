@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
-	"github.com/switchboard/switchboard/pkg/keyset"
 	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
@@ -46,48 +44,22 @@ func (s *Server) CreateAdapter(ctx context.Context, req *adminv1.CreateAdapterRe
 		return nil, err
 	}
 	a, err := s.sources.CreateAdapter(ctx, t, humanID, kind, f, in.GetConfig().AsMap())
-	if err != nil {
-		return nil, err
-	}
-	out, err := adapterProto(a)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.CreateAdapterResponse{Adapter: out}, nil
+	out, err := render(a, err, adapterProto)
+	return reply(&adminv1.CreateAdapterResponse{Adapter: out}, err)
 }
 
 // GetAdapter returns one adapter of a human the caller may act for.
 func (s *Server) GetAdapter(ctx context.Context, req *adminv1.GetAdapterRequest) (*adminv1.GetAdapterResponse, error) {
-	a, err := byID(ctx, "id", req.GetId(), s.sources.GetAdapter)
-	if err != nil {
-		return nil, err
-	}
-	out, err := adapterProto(a)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.GetAdapterResponse{Adapter: out}, nil
+	a, err := got(ctx, req.GetId(), s.sources.GetAdapter, adapterProto)
+	return reply(&adminv1.GetAdapterResponse{Adapter: a}, err)
 }
 
 // ListAdapters lists adapters oldest first. An empty human_id means the
 // caller's own human, or every human for an administrator; a
 // non-administrator naming another human gets an empty page.
 func (s *Server) ListAdapters(ctx context.Context, req *adminv1.ListAdaptersRequest) (*adminv1.ListAdaptersResponse, error) {
-	t, humanID, err := ownerFilter(ctx, req.GetHumanId())
-	if err != nil {
-		return nil, err
-	}
-	adapters, next, err := page(ctx, req, "adapters|"+idString(humanID), listed[sources.Adapter, *adminv1.Adapter]{
-		fetch: func(ctx context.Context, after *keyset.Cursor, limit int32) ([]sources.Adapter, error) {
-			return s.sources.ListAdapters(ctx, t, humanID, after, limit)
-		},
-		key:    func(a sources.Adapter) (time.Time, uuid.UUID) { return a.CreatedAt, a.ID },
-		render: adapterProto,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.ListAdaptersResponse{Adapters: adapters, NextPageToken: next}, nil
+	adapters, next, err := listOwned(ctx, req, "adapters", s.sources.ListAdapters, adapterProto)
+	return reply(&adminv1.ListAdaptersResponse{Adapters: adapters, NextPageToken: next}, err)
 }
 
 // UpdateAdapter changes the fields named in update_mask of an adapter of a
@@ -139,23 +111,14 @@ func (s *Server) UpdateAdapter(ctx context.Context, req *adminv1.UpdateAdapterRe
 	a, err := unlessEmpty(ctx, t, id, fields, s.sources.GetAdapter, func() (sources.Adapter, error) {
 		return s.sources.UpdateAdapter(ctx, t, id, u)
 	})
-	if err != nil {
-		return nil, err
-	}
-	out, err := adapterProto(a)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.UpdateAdapterResponse{Adapter: out}, nil
+	out, err := render(a, err, adapterProto)
+	return reply(&adminv1.UpdateAdapterResponse{Adapter: out}, err)
 }
 
 // DeleteAdapter deletes an adapter of a human the caller may act for; a
 // pull adapter stops polling, stored events keep existing without it.
 func (s *Server) DeleteAdapter(ctx context.Context, req *adminv1.DeleteAdapterRequest) (*adminv1.DeleteAdapterResponse, error) {
-	if _, err := byID(ctx, "id", req.GetId(), deleted(s.sources.DeleteAdapter)); err != nil {
-		return nil, err
-	}
-	return &adminv1.DeleteAdapterResponse{}, nil
+	return reply(&adminv1.DeleteAdapterResponse{}, removed(ctx, req.GetId(), s.sources.DeleteAdapter))
 }
 
 // adapterProto renders an adapter. The config column is a jsonb object

@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/auth"
-	"github.com/switchboard/switchboard/pkg/keyset"
 )
 
 // maxMetadataBytes is Agent.metadata's limit, "at most 64 KiB serialized".
@@ -43,48 +40,22 @@ func (s *Server) CreateAgent(ctx context.Context, req *adminv1.CreateAgentReques
 		return nil, err
 	}
 	a, err := s.identity.CreateAgent(ctx, t, auth.NewAgent{HumanID: humanID, Name: in.GetName(), Description: in.GetDescription(), Metadata: meta})
-	if err != nil {
-		return nil, err
-	}
-	pa, err := agentProto(a)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.CreateAgentResponse{Agent: pa}, nil
+	pa, err := render(a, err, agentProto)
+	return reply(&adminv1.CreateAgentResponse{Agent: pa}, err)
 }
 
 // GetAgent returns one agent of a human the caller may act for.
 func (s *Server) GetAgent(ctx context.Context, req *adminv1.GetAgentRequest) (*adminv1.GetAgentResponse, error) {
-	a, err := byID(ctx, "id", req.GetId(), s.identity.GetAgent)
-	if err != nil {
-		return nil, err
-	}
-	pa, err := agentProto(a)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.GetAgentResponse{Agent: pa}, nil
+	a, err := got(ctx, req.GetId(), s.identity.GetAgent, agentProto)
+	return reply(&adminv1.GetAgentResponse{Agent: a}, err)
 }
 
 // ListAgents lists agents oldest first. An empty human_id means the caller's
 // own human, or every human for an administrator; a non-administrator naming
 // another human gets an empty page, as for an unknown one.
 func (s *Server) ListAgents(ctx context.Context, req *adminv1.ListAgentsRequest) (*adminv1.ListAgentsResponse, error) {
-	t, humanID, err := ownerFilter(ctx, req.GetHumanId())
-	if err != nil {
-		return nil, err
-	}
-	agents, next, err := page(ctx, req, "agents|"+idString(humanID), listed[auth.Agent, *adminv1.Agent]{
-		fetch: func(ctx context.Context, after *keyset.Cursor, limit int32) ([]auth.Agent, error) {
-			return s.identity.ListAgents(ctx, t, humanID, after, limit)
-		},
-		key:    func(a auth.Agent) (time.Time, uuid.UUID) { return a.CreatedAt, a.ID },
-		render: agentProto,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.ListAgentsResponse{Agents: agents, NextPageToken: next}, nil
+	agents, next, err := listOwned(ctx, req, "agents", s.identity.ListAgents, agentProto)
+	return reply(&adminv1.ListAgentsResponse{Agents: agents, NextPageToken: next}, err)
 }
 
 // UpdateAgent changes the fields named in update_mask of an agent of a
@@ -130,23 +101,14 @@ func (s *Server) UpdateAgent(ctx context.Context, req *adminv1.UpdateAgentReques
 	a, err := unlessEmpty(ctx, t, id, fields, s.identity.GetAgent, func() (auth.Agent, error) {
 		return s.identity.UpdateAgent(ctx, t, id, patch)
 	})
-	if err != nil {
-		return nil, err
-	}
-	pa, err := agentProto(a)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.UpdateAgentResponse{Agent: pa}, nil
+	pa, err := render(a, err, agentProto)
+	return reply(&adminv1.UpdateAgentResponse{Agent: pa}, err)
 }
 
 // DeleteAgent deletes an agent of a human the caller may act for, and its
 // credentials; rows that merely referenced it keep existing without one.
 func (s *Server) DeleteAgent(ctx context.Context, req *adminv1.DeleteAgentRequest) (*adminv1.DeleteAgentResponse, error) {
-	if _, err := byID(ctx, "id", req.GetId(), deleted(s.identity.DeleteAgent)); err != nil {
-		return nil, err
-	}
-	return &adminv1.DeleteAgentResponse{}, nil
+	return reply(&adminv1.DeleteAgentResponse{}, removed(ctx, req.GetId(), s.identity.DeleteAgent))
 }
 
 // metadataJSON serializes Agent.metadata (nil = {}) and enforces its size

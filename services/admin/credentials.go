@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
-
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/keyset"
@@ -42,10 +40,7 @@ func (s *Server) MintCredential(ctx context.Context, req *adminv1.MintCredential
 	c, token, err := s.identity.MintCredential(ctx, t, auth.NewCredential{
 		HumanID: humanID, AgentID: agentID, Name: req.GetName(), Scopes: req.GetScopes(), ExpiresAt: expires,
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.MintCredentialResponse{Credential: credentialProto(c), Token: token}, nil
+	return reply(&adminv1.MintCredentialResponse{Credential: credentialProto(c), Token: token}, err)
 }
 
 // ListCredentials lists credentials newest first, never their tokens. An
@@ -61,27 +56,17 @@ func (s *Server) ListCredentials(ctx context.Context, req *adminv1.ListCredentia
 		return nil, err
 	}
 	scope := "credentials|" + idString(f.HumanID) + "|" + idString(f.AgentID) + "|" + strconv.FormatBool(f.IncludeInactive)
-	creds, next, err := page(ctx, req, scope, listed[auth.Credential, *adminv1.Credential]{
-		fetch: func(ctx context.Context, before *keyset.Cursor, limit int32) ([]auth.Credential, error) {
-			return s.identity.ListCredentials(ctx, t, f, before, limit)
-		},
-		key:    func(c auth.Credential) (time.Time, uuid.UUID) { return c.CreatedAt, c.ID },
-		render: infallible(credentialProto),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.ListCredentialsResponse{Credentials: creds, NextPageToken: next}, nil
+	creds, next, err := page(ctx, req, scope, func(ctx context.Context, before *keyset.Cursor, limit int32) ([]auth.Credential, error) {
+		return s.identity.ListCredentials(ctx, t, f, before, limit)
+	}, infallible(credentialProto))
+	return reply(&adminv1.ListCredentialsResponse{Credentials: creds, NextPageToken: next}, err)
 }
 
 // RevokeCredential makes a credential of a human the caller may act for stop
 // working. Revoking it again succeeds and keeps the first revoked_at.
 func (s *Server) RevokeCredential(ctx context.Context, req *adminv1.RevokeCredentialRequest) (*adminv1.RevokeCredentialResponse, error) {
-	c, err := byID(ctx, "id", req.GetId(), s.identity.RevokeCredential)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.RevokeCredentialResponse{Credential: credentialProto(c)}, nil
+	c, err := got(ctx, req.GetId(), s.identity.RevokeCredential, infallible(credentialProto))
+	return reply(&adminv1.RevokeCredentialResponse{Credential: c}, err)
 }
 
 func credentialProto(c auth.Credential) *adminv1.Credential {

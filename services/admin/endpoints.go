@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
-	"github.com/switchboard/switchboard/pkg/keyset"
 	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
@@ -49,41 +48,22 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 		return nil, err
 	}
 	e, secret, err := s.sources.CreateEndpoint(ctx, t, humanID, f, req.GetSecret())
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.CreateEndpointResponse{Endpoint: endpointProto(e), Secret: secret}, nil
+	return reply(&adminv1.CreateEndpointResponse{Endpoint: endpointProto(e), Secret: secret}, err)
 }
 
 // GetEndpoint returns one endpoint of a human the caller may act for,
 // describing its secrets but never returning them.
 func (s *Server) GetEndpoint(ctx context.Context, req *adminv1.GetEndpointRequest) (*adminv1.GetEndpointResponse, error) {
-	e, err := byID(ctx, "id", req.GetId(), s.sources.GetEndpoint)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.GetEndpointResponse{Endpoint: endpointProto(e)}, nil
+	e, err := got(ctx, req.GetId(), s.sources.GetEndpoint, infallible(endpointProto))
+	return reply(&adminv1.GetEndpointResponse{Endpoint: e}, err)
 }
 
 // ListEndpoints lists endpoints oldest first. An empty human_id means the
 // caller's own human, or every human for an administrator; a
 // non-administrator naming another human gets an empty page.
 func (s *Server) ListEndpoints(ctx context.Context, req *adminv1.ListEndpointsRequest) (*adminv1.ListEndpointsResponse, error) {
-	t, humanID, err := ownerFilter(ctx, req.GetHumanId())
-	if err != nil {
-		return nil, err
-	}
-	endpoints, next, err := page(ctx, req, "endpoints|"+idString(humanID), listed[sources.Endpoint, *adminv1.Endpoint]{
-		fetch: func(ctx context.Context, after *keyset.Cursor, limit int32) ([]sources.Endpoint, error) {
-			return s.sources.ListEndpoints(ctx, t, humanID, after, limit)
-		},
-		key:    func(e sources.Endpoint) (time.Time, uuid.UUID) { return e.CreatedAt, e.ID },
-		render: infallible(endpointProto),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.ListEndpointsResponse{Endpoints: endpoints, NextPageToken: next}, nil
+	endpoints, next, err := listOwned(ctx, req, "endpoints", s.sources.ListEndpoints, infallible(endpointProto))
+	return reply(&adminv1.ListEndpointsResponse{Endpoints: endpoints, NextPageToken: next}, err)
 }
 
 // UpdateEndpoint changes the fields named in update_mask of an endpoint of
@@ -146,19 +126,13 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "rate_limit_per_second", &f.RateLimitPerSecond, in.GetRateLimitPerSecond())
 	}
 	e, err := s.sources.UpdateEndpoint(ctx, t, id, u)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, nil
+	return reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
 }
 
 // DeleteEndpoint deletes an endpoint of a human the caller may act for, its
 // secrets and its WEBHOOK adapters.
 func (s *Server) DeleteEndpoint(ctx context.Context, req *adminv1.DeleteEndpointRequest) (*adminv1.DeleteEndpointResponse, error) {
-	if _, err := byID(ctx, "id", req.GetId(), deleted(s.sources.DeleteEndpoint)); err != nil {
-		return nil, err
-	}
-	return &adminv1.DeleteEndpointResponse{}, nil
+	return reply(&adminv1.DeleteEndpointResponse{}, removed(ctx, req.GetId(), s.sources.DeleteEndpoint))
 }
 
 // AddEndpointSecret adds a secret to an endpoint of a human the caller may
@@ -181,10 +155,7 @@ func (s *Server) AddEndpointSecret(ctx context.Context, req *adminv1.AddEndpoint
 		validFor = d.AsDuration()
 	}
 	e, plain, secretID, err := s.sources.AddEndpointSecret(ctx, t, id, req.GetSecret(), validFor)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.AddEndpointSecretResponse{Endpoint: endpointProto(e), Secret: plain, SecretId: secretID.String()}, nil
+	return reply(&adminv1.AddEndpointSecretResponse{Endpoint: endpointProto(e), Secret: plain, SecretId: secretID.String()}, err)
 }
 
 // RemoveEndpointSecret deletes one secret of an endpoint of a human the
@@ -204,10 +175,7 @@ func (s *Server) RemoveEndpointSecret(ctx context.Context, req *adminv1.RemoveEn
 		return nil, err
 	}
 	e, err := s.sources.RemoveEndpointSecret(ctx, t, id, secretID)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.RemoveEndpointSecretResponse{Endpoint: endpointProto(e)}, nil
+	return reply(&adminv1.RemoveEndpointSecretResponse{Endpoint: endpointProto(e)}, err)
 }
 
 // endpointProto renders an endpoint: its secrets described, never returned.

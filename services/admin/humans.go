@@ -3,9 +3,6 @@ package admin
 import (
 	"context"
 	"slices"
-	"time"
-
-	"github.com/google/uuid"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/auth"
@@ -25,20 +22,14 @@ func (s *Server) CreateHuman(ctx context.Context, req *adminv1.CreateHumanReques
 		return nil, invalid("human.email", "is required")
 	}
 	h, err := s.identity.CreateHuman(ctx, auth.NewHuman{Email: in.GetEmail(), DisplayName: in.GetDisplayName(), IsAdmin: in.GetIsAdmin()})
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.CreateHumanResponse{Human: humanProto(h)}, nil
+	return reply(&adminv1.CreateHumanResponse{Human: humanProto(h)}, err)
 }
 
 // GetHuman returns one human; a non-administrator may read only itself
 // (any other id is NOT_FOUND, filtered in SQL).
 func (s *Server) GetHuman(ctx context.Context, req *adminv1.GetHumanRequest) (*adminv1.GetHumanResponse, error) {
-	h, err := byID(ctx, "id", req.GetId(), s.identity.GetHuman)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.GetHumanResponse{Human: humanProto(h)}, nil
+	h, err := got(ctx, req.GetId(), s.identity.GetHuman, infallible(humanProto))
+	return reply(&adminv1.GetHumanResponse{Human: h}, err)
 }
 
 // ListHumans lists humans oldest first; a non-administrator sees only itself.
@@ -47,17 +38,10 @@ func (s *Server) ListHumans(ctx context.Context, req *adminv1.ListHumansRequest)
 	if err != nil {
 		return nil, err
 	}
-	humans, next, err := page(ctx, req, "humans", listed[auth.Human, *adminv1.Human]{
-		fetch: func(ctx context.Context, after *keyset.Cursor, limit int32) ([]auth.Human, error) {
-			return s.identity.ListHumans(ctx, t, after, limit)
-		},
-		key:    func(h auth.Human) (time.Time, uuid.UUID) { return h.CreatedAt, h.ID },
-		render: infallible(humanProto),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.ListHumansResponse{Humans: humans, NextPageToken: next}, nil
+	humans, next, err := page(ctx, req, "humans", func(ctx context.Context, after *keyset.Cursor, limit int32) ([]auth.Human, error) {
+		return s.identity.ListHumans(ctx, t, after, limit)
+	}, infallible(humanProto))
+	return reply(&adminv1.ListHumansResponse{Humans: humans, NextPageToken: next}, err)
 }
 
 // UpdateHuman changes the fields named in update_mask. A non-administrator
@@ -106,10 +90,7 @@ func (s *Server) UpdateHuman(ctx context.Context, req *adminv1.UpdateHumanReques
 	h, err := unlessEmpty(ctx, t, id, fields, s.identity.GetHuman, func() (auth.Human, error) {
 		return s.identity.UpdateHuman(ctx, t, id, patch)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.UpdateHumanResponse{Human: humanProto(h)}, nil
+	return reply(&adminv1.UpdateHumanResponse{Human: humanProto(h)}, err)
 }
 
 // DeleteHuman deletes a human and everything it owns, in one statement
@@ -119,10 +100,7 @@ func (s *Server) DeleteHuman(ctx context.Context, req *adminv1.DeleteHumanReques
 	if _, err := administrator(ctx, "delete humans"); err != nil {
 		return nil, err
 	}
-	if _, err := byID(ctx, "id", req.GetId(), deleted(s.identity.DeleteHuman)); err != nil {
-		return nil, err
-	}
-	return &adminv1.DeleteHumanResponse{}, nil
+	return reply(&adminv1.DeleteHumanResponse{}, removed(ctx, req.GetId(), s.identity.DeleteHuman))
 }
 
 func humanProto(h auth.Human) *adminv1.Human {

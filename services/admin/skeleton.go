@@ -15,7 +15,7 @@ import (
 // pages and renderings. Each resource's file supplies only its owner's
 // method and its proto rendering.
 
-// byID runs a Get or Delete: the caller, the id in field, then do.
+// byID runs a Get, Delete or Revoke: the caller, the id in field, then do.
 func byID[T any](ctx context.Context, field, raw string, do func(context.Context, auth.Tenant, uuid.UUID) (T, error)) (T, error) {
 	var zero T
 	_, t, err := caller(ctx)
@@ -29,11 +29,31 @@ func byID[T any](ctx context.Context, field, raw string, do func(context.Context
 	return do(ctx, t, id)
 }
 
-// deleted adapts an owner's Delete to byID.
-func deleted(del func(context.Context, auth.Tenant, uuid.UUID) error) func(context.Context, auth.Tenant, uuid.UUID) (struct{}, error) {
-	return func(ctx context.Context, t auth.Tenant, id uuid.UUID) (struct{}, error) {
-		return struct{}{}, del(ctx, t, id)
+// got runs a Get of the row the request's id names, rendered.
+func got[T, P any](ctx context.Context, id string, get func(context.Context, auth.Tenant, uuid.UUID) (T, error), render func(T) (P, error)) (P, error) {
+	row, err := byID(ctx, "id", id, get)
+	if err != nil {
+		var zero P
+		return zero, err
 	}
+	return render(row)
+}
+
+// removed runs a Delete of the row the request's id names.
+func removed(ctx context.Context, id string, del func(context.Context, auth.Tenant, uuid.UUID) error) error {
+	_, err := byID(ctx, "id", id, func(ctx context.Context, t auth.Tenant, id uuid.UUID) (struct{}, error) {
+		return struct{}{}, del(ctx, t, id)
+	})
+	return err
+}
+
+// reply is the response when err is nil, and nil with err otherwise.
+func reply[R any](r R, err error) (R, error) {
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return r, nil
 }
 
 // pageRequest is every List request of the contract.
@@ -42,18 +62,19 @@ type pageRequest interface {
 	GetPageToken() string
 }
 
-// listed is one resource's list: how to fetch a page after a cursor and how
-// a row is keyed and rendered.
-type listed[T, P any] struct {
-	fetch  func(ctx context.Context, after *keyset.Cursor, limit int32) ([]T, error)
-	key    func(T) (time.Time, uuid.UUID)
-	render func(T) (P, error)
+// ownedRequest is a List of tenant-owned rows with the optional human_id
+// filter.
+type ownedRequest interface {
+	pageRequest
+	GetHumanId() string
 }
 
 // page runs a List after its filters: the page size, the page token (issued
 // for scope, which names the list and its filters), one row more than the
 // page to tell whether another follows, and the rendering.
-func page[T, P any](ctx context.Context, req pageRequest, scope string, l listed[T, P]) ([]P, string, error) {
+func page[T keyset.Row, P any](ctx context.Context, req pageRequest, scope string,
+	fetch func(ctx context.Context, after *keyset.Cursor, limit int32) ([]T, error), render func(T) (P, error),
+) ([]P, string, error) {
 	limit, err := keyset.Size(req.GetPageSize())
 	if err != nil {
 		return nil, "", err
@@ -62,18 +83,34 @@ func page[T, P any](ctx context.Context, req pageRequest, scope string, l listed
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := l.fetch(ctx, after, limit+1)
+	rows, err := fetch(ctx, after, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
-	rows, next := keyset.Trim(rows, limit, scope, l.key)
+	rows, next := keyset.Trim(rows, limit, scope)
 	out := make([]P, len(rows))
 	for i, r := range rows {
-		if out[i], err = l.render(r); err != nil {
+		if out[i], err = render(r); err != nil {
 			return nil, "", err
 		}
 	}
 	return out, next, nil
+}
+
+// listOwned runs a List of tenant-owned rows of kind: an empty human_id
+// means the caller's own human, or every human for an administrator; a
+// non-administrator naming another human gets an empty page, as for an
+// unknown one.
+func listOwned[T keyset.Row, P any](ctx context.Context, req ownedRequest, kind string,
+	list func(context.Context, auth.Tenant, *uuid.UUID, *keyset.Cursor, int32) ([]T, error), render func(T) (P, error),
+) ([]P, string, error) {
+	t, humanID, err := ownerFilter(ctx, req.GetHumanId())
+	if err != nil {
+		return nil, "", err
+	}
+	return page(ctx, req, kind+"|"+idString(humanID), func(ctx context.Context, after *keyset.Cursor, limit int32) ([]T, error) {
+		return list(ctx, t, humanID, after, limit)
+	}, render)
 }
 
 // infallible adapts a rendering that cannot fail.
@@ -165,4 +202,13 @@ func ownerFilter(ctx context.Context, humanID string) (auth.Tenant, *uuid.UUID, 
 	}
 	id, err := parseOptionalID("human_id", humanID)
 	return t, id, err
+}
+
+// render renders row, unless err says there is none.
+func render[T, P any](row T, err error, f func(T) (P, error)) (P, error) {
+	if err != nil {
+		var zero P
+		return zero, err
+	}
+	return f(row)
 }

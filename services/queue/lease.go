@@ -36,18 +36,9 @@ func (s *Server) Heartbeat(ctx context.Context, req *queuev1.HeartbeatRequest) (
 // HeartbeatBatch extends many leases in one statement, with one outcome per
 // item.
 func (s *Server) HeartbeatBatch(ctx context.Context, req *queuev1.HeartbeatBatchRequest) (*queuev1.HeartbeatBatchResponse, error) {
-	c, err := caller(ctx)
+	c, items, err := batchItems(ctx, req.GetItems(), heartbeatItem)
 	if err != nil {
 		return nil, err
-	}
-	if n := len(req.GetItems()); n == 0 || n > maxBatch {
-		return nil, invalid("items", "must hold 1 to 1000 items")
-	}
-	items := make([]store.HeartbeatItem, len(req.GetItems()))
-	for i, r := range req.GetItems() {
-		if items[i], err = heartbeatItem(itemPrefix(i), r); err != nil {
-			return nil, err
-		}
 	}
 	res, err := s.store.Heartbeat(ctx, c, items)
 	if err != nil {
@@ -98,18 +89,9 @@ func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*q
 // CompleteBatch completes many todos in one statement, with one outcome per
 // item.
 func (s *Server) CompleteBatch(ctx context.Context, req *queuev1.CompleteBatchRequest) (*queuev1.CompleteBatchResponse, error) {
-	c, err := caller(ctx)
+	c, items, err := batchItems(ctx, req.GetItems(), completeItem)
 	if err != nil {
 		return nil, err
-	}
-	if n := len(req.GetItems()); n == 0 || n > maxBatch {
-		return nil, invalid("items", "must hold 1 to 1000 items")
-	}
-	items := make([]store.CompleteItem, len(req.GetItems()))
-	for i, r := range req.GetItems() {
-		if items[i], err = completeItem(itemPrefix(i), r); err != nil {
-			return nil, err
-		}
 	}
 	res, err := s.store.Complete(ctx, c, items)
 	if err != nil {
@@ -197,6 +179,25 @@ func (s *Server) Release(ctx context.Context, req *queuev1.ReleaseRequest) (*que
 const maxRetryAfter = 30 * 24 * time.Hour
 
 func itemPrefix(i int) string { return fmt.Sprintf("items[%d].", i) }
+
+// batchItems checks a batch lease call: its caller, 1–1000 items, and each
+// item through parse (errors name the item's index).
+func batchItems[P, I any](ctx context.Context, reqs []P, parse func(prefix string, r P) (I, error)) (store.Caller, []I, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return c, nil, err
+	}
+	if n := len(reqs); n == 0 || n > maxBatch {
+		return c, nil, invalid("items", "must hold 1 to 1000 items")
+	}
+	items := make([]I, len(reqs))
+	for i, r := range reqs {
+		if items[i], err = parse(itemPrefix(i), r); err != nil {
+			return c, nil, err
+		}
+	}
+	return c, items, nil
+}
 
 // lease checks a (todo id, lease token) pair.
 func lease(prefix string, id int64, token int32) (store.Lease, error) {

@@ -30,6 +30,9 @@ type Adapter struct {
 	UpdatedAt    time.Time
 }
 
+// Position is the adapter's place in its lists (keyset.Row).
+func (a Adapter) Position() keyset.Cursor { return keyset.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} }
+
 // AdapterFields are an adapter's columns an admin may set.
 type AdapterFields struct {
 	Name string

@@ -31,6 +31,9 @@ type Endpoint struct {
 	Secrets []EndpointSecret
 }
 
+// Position is the endpoint's place in its lists (keyset.Row).
+func (e Endpoint) Position() keyset.Cursor { return keyset.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} }
+
 // EndpointFields are an endpoint's mutable columns.
 type EndpointFields struct {
 	Name               string
