@@ -25,6 +25,7 @@ import (
 // The access matrix (access_test.go) against a running node: each caller
 // holds a real credential in a real database.
 
+// callers is every kind of caller the matrix names, each tried on every RPC.
 var callers = []string{anonymous, reader, publisher, agent, tenantAdmin, administrator}
 
 // mintFixtures creates a tenant with an agent, a credential per caller kind,
