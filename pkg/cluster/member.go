@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 	sblog "github.com/switchboard/switchboard/pkg/logging"
 )
 
@@ -70,8 +71,7 @@ type Member struct {
 	lastErr     error     // the last tick's database error, nil when it worked
 
 	failed chan error
-	cancel context.CancelFunc
-	done   chan struct{}
+	loops  *lifecycle.Goroutines
 }
 
 // NewMember returns an unstarted member.
@@ -79,13 +79,15 @@ func NewMember(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Member {
 	if opts.OnChange == nil {
 		opts.OnChange = func() {}
 	}
-	return &Member{
+	m := &Member{
 		log:     log.With(sblog.Component("membership")),
 		store:   NewStore(pool),
 		opts:    opts,
 		started: time.Now(),
 		failed:  make(chan error, 1),
 	}
+	m.loops = lifecycle.NewGoroutines("membership", m.loop)
+	return m
 }
 
 // Name implements lifecycle.Component.
@@ -100,11 +102,7 @@ func (m *Member) Start(ctx context.Context) error {
 	if err := m.register(ctx); err != nil {
 		return err
 	}
-	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m.cancel = cancel
-	m.done = make(chan struct{})
-	go m.loop(loopCtx)
-	return nil
+	return m.loops.Start(ctx)
 }
 
 // Stop ends the heartbeat loop and deregisters, so peers see this node leave
@@ -114,11 +112,9 @@ func (m *Member) Stop(ctx context.Context) error {
 	m.stopping = true
 	m.mu.Unlock()
 	m.opts.OnChange()
-	if m.cancel == nil {
-		return nil
+	if err := m.loops.Stop(ctx); err != nil {
+		return err
 	}
-	m.cancel()
-	<-m.done
 	m.mu.Lock()
 	registered := m.registered
 	m.registered = false
@@ -173,7 +169,6 @@ func (m *Member) register(ctx context.Context) error {
 }
 
 func (m *Member) loop(ctx context.Context) {
-	defer close(m.done)
 	t := time.NewTicker(m.opts.Interval)
 	defer t.Stop()
 	failures := 0

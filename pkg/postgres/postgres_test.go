@@ -3,6 +3,7 @@
 package postgres_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestReadinessFollowsTheSchema(t *testing.T) {
 		got = append(got, r.Ready())
 	})
 	require.NoError(t, r.Start(t.Context()))
-	t.Cleanup(func() { require.NoError(t, r.Stop(t.Context())) })
+	t.Cleanup(func() { require.NoError(t, r.Stop(context.WithoutCancel(t.Context()))) }) // t.Context() is done by cleanup time
 	require.False(t, r.Ready())
 	checked, reachable, current := r.State()
 	require.True(t, checked)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 	sblog "github.com/switchboard/switchboard/pkg/logging"
 )
 
@@ -26,36 +27,30 @@ type Readiness struct {
 	reachable atomic.Bool
 	current   atomic.Bool
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	loops *lifecycle.Goroutines
+	once  sync.Once
+	last  *bool // the last check's result; Start's first check, then the loop's
 }
 
 // NewReadiness returns a checker that runs every interval once started and
 // calls onChange whenever its result changes.
 func NewReadiness(log *zap.Logger, pool *pgxpool.Pool, interval time.Duration, onChange func()) *Readiness {
-	return &Readiness{log: log.With(sblog.Component("readiness")), pool: pool, interval: interval, onChange: onChange}
+	r := &Readiness{log: log.With(sblog.Component("readiness")), pool: pool, interval: interval, onChange: onChange}
+	r.loops = lifecycle.NewGoroutines("readiness", r.loop)
+	return r
 }
 
 // Name implements lifecycle.Component.
 func (r *Readiness) Name() string { return "readiness" }
 
 // Start checks once synchronously (so a node reports SERVING as soon as it is
-// started), then keeps checking in the background.
+// started), then keeps checking in the background until Stop.
 func (r *Readiness) Start(ctx context.Context) error {
-	r.once.Do(func() {
-		// Checks continue until Stop, not until the run context ends.
-		ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		r.cancel = cancel
-		r.done = make(chan struct{})
-		last := r.check(ctx, nil)
-		go r.loop(ctx, last)
-	})
-	return nil
+	r.once.Do(func() { r.last = r.check(ctx, nil) })
+	return r.loops.Start(ctx)
 }
 
-func (r *Readiness) loop(ctx context.Context, last *bool) {
-	defer close(r.done)
+func (r *Readiness) loop(ctx context.Context) {
 	t := time.NewTicker(r.interval)
 	defer t.Stop()
 	for {
@@ -63,7 +58,7 @@ func (r *Readiness) loop(ctx context.Context, last *bool) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			last = r.check(ctx, last)
+			r.last = r.check(ctx, r.last)
 		}
 	}
 }
@@ -101,10 +96,4 @@ func (r *Readiness) State() (checked, reachable, current bool) {
 }
 
 // Stop ends the background checks. Safe before Start and twice.
-func (r *Readiness) Stop(context.Context) error {
-	if r.cancel != nil {
-		r.cancel()
-		<-r.done
-	}
-	return nil
-}
+func (r *Readiness) Stop(ctx context.Context) error { return r.loops.Stop(ctx) }

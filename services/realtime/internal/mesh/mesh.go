@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	meshv1 "github.com/switchboard/switchboard/gen/switchboard/mesh/v1"
+	"github.com/switchboard/switchboard/pkg/cluster"
 	"github.com/switchboard/switchboard/pkg/lifecycle"
 	sblog "github.com/switchboard/switchboard/pkg/logging"
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
@@ -33,7 +34,7 @@ type Options struct {
 	// (pass the configured string, or base64 of a binary key). A node
 	// presents it on every link it dials and accepts only links that do.
 	Secret []byte
-	// Pool reads node_registry.
+	// Pool reads node_registry (through pkg/cluster, its owner).
 	Pool *pgxpool.Pool
 	// Log defaults to a no-op logger.
 	Log *zap.Logger
@@ -83,6 +84,7 @@ type Mesh struct {
 
 	o         Options
 	log       *zap.Logger
+	registry  *cluster.Store    // node_registry, read through its owner
 	secret    string            // sent on outgoing links
 	secretSum [sha256.Size]byte // compared against inbound ones
 	loop      *lifecycle.Loop
@@ -147,6 +149,7 @@ func New(o Options) (*Mesh, error) {
 		log:          o.Log.With(sblog.Component("realtime-mesh")),
 		secret:       string(o.Secret), // a copy: the caller may reuse its slice
 		secretSum:    sha256.Sum256(o.Secret),
+		registry:     cluster.NewStore(o.Pool),
 		peers:        map[string]*peer{},
 		badEndpoints: map[string]string{},
 	}

@@ -3,6 +3,7 @@ package mesh
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,36 +14,21 @@ import (
 // dependency: the service uses the mesh, not the other way round).
 const serviceName = "realtime"
 
-// peersSQL lists the other nodes that run realtime. pkg/cluster writes
-// stats.services in the same upsert that creates a node's row, so no live
-// Switchboard node is ever without it: a row that lacks the key was not
-// written by a node that could serve MeshService, and is not dialed.
-//
-// Hand-written rather than sqlc: the mesh owns no table and this is its only
-// query; it reads columns pkg/cluster's queries already rely on.
-const peersSQL = `
-SELECT node_id, endpoint
-FROM node_registry
-WHERE node_id <> $1
-  AND stats -> 'services' @> jsonb_build_array($2::text)`
-
-// readPeers returns node id → endpoint for every peer in the registry.
+// readPeers returns node id → endpoint for every other node in the registry
+// that runs realtime. pkg/cluster, which owns node_registry, writes a node's
+// services in the same upsert that creates its row, so no live node is ever
+// without them: a row that lists none was not written by a node that could
+// serve MeshService, and is not dialed.
 func (m *Mesh) readPeers(ctx context.Context) (map[string]string, error) {
-	rows, err := m.o.Pool.Query(ctx, peersSQL, m.o.NodeID, serviceName)
+	nodes, err := m.registry.List(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mesh: read node_registry: %w", err)
+		return nil, fmt.Errorf("mesh: read the registry: %w", err)
 	}
-	defer rows.Close()
 	out := map[string]string{}
-	for rows.Next() {
-		var id, endpoint string
-		if err := rows.Scan(&id, &endpoint); err != nil {
-			return nil, fmt.Errorf("mesh: read node_registry: %w", err)
+	for _, n := range nodes {
+		if n.NodeID != m.o.NodeID && slices.Contains(n.Services(), serviceName) {
+			out[n.NodeID] = n.Endpoint
 		}
-		out[id] = endpoint
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("mesh: read node_registry: %w", err)
 	}
 	return out, nil
 }
