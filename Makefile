@@ -63,12 +63,14 @@ build: ## Build bin/switchboard
 	go build -ldflags "$(LDFLAGS)" -o bin/switchboard ./services/cmd/switchboard
 
 .PHONY: vet
-vet: ## go vet every module, both test tiers
+vet: ## go vet every module: the unit tier, then both tiers (build tag integration)
+	go vet work
 	go vet -tags integration work
 
 .PHONY: lint
-lint: ## golangci-lint every module (config: .golangci.yaml)
+lint: ## golangci-lint every module (config: .golangci.yaml): the unit tier, then both tiers
 	@deploy/local/tools.sh lint
+	golangci-lint run $(addsuffix /...,$(MODULES))
 	golangci-lint run --build-tags integration $(addsuffix /...,$(MODULES))
 
 .PHONY: tidy

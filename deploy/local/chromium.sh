@@ -6,8 +6,10 @@
 #
 # When /usr/bin/chromium (or a chromium on PATH) already exists it only prints
 # that path. Otherwise, when root on Debian, it installs the chromium package
-# with apt-get; if it cannot, it exits non-zero and says why. Messages go to
-# stderr so stdout is only ever the path.
+# with apt-get --no-install-recommends (what it recommends, chromium-sandbox,
+# is not needed: the tests run it headless with --no-sandbox); if it cannot,
+# it exits non-zero and says why. Messages go to stderr so stdout is only
+# ever the path.
 set -euo pipefail
 
 log() { printf 'chromium.sh: %s\n' "$*" >&2; }
@@ -29,7 +31,7 @@ if find_chromium; then
 fi
 
 if [[ $(id -u) -ne 0 ]]; then
-  log "chromium is not installed and this is not root; run: sudo apt-get install -y chromium"
+  log "chromium is not installed and this is not root; run: sudo apt-get install -y --no-install-recommends chromium"
   exit 1
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
@@ -43,7 +45,7 @@ if ! apt-get update -qq >&2; then
   log "apt-get update failed; check network access to the Debian mirrors"
   exit 1
 fi
-if ! apt-get install -y -qq chromium >&2; then
+if ! apt-get install -y -qq --no-install-recommends chromium >&2; then
   log "apt-get install chromium failed"
   exit 1
 fi

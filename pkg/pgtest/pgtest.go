@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package pgtest gives each test its own real PostgreSQL database, cloned
 // from a template that is migrated once per schema version, so tests run in
 // parallel (across packages too) without sharing rows.
@@ -5,6 +7,10 @@
 // The server is TEST_DATABASE_URL (default: the local trust-auth server at
 // 127.0.0.1:5432 as user postgres). Cloning a migrated template takes tens of
 // milliseconds; migrating from scratch per test would take seconds.
+//
+// Every file carries the integration build tag: a test that imports pgtest
+// needs Postgres, so it cannot compile in the unit tier (`make unit`) by
+// accident; it belongs in a file tagged integration too.
 package pgtest
 
 import (

@@ -1,3 +1,5 @@
+//go:build integration
+
 package postgres_test
 
 import (
@@ -8,14 +10,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/pkg/postgres"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func emptyPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
@@ -71,14 +70,4 @@ func TestReadinessFollowsTheSchema(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, []bool{false, true}, got, "one report per change")
-}
-
-func TestWaitReachableGivesUpWhenContextEnds(t *testing.T) {
-	t.Parallel()
-	pool, err := pgxpool.New(t.Context(), "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-	defer cancel()
-	require.ErrorContains(t, postgres.WaitReachable(ctx, zap.NewNop(), pool), "postgres not reachable")
 }

@@ -7,15 +7,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	"google.golang.org/grpc/codes"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/pkg/settings"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestMigrationsSeedTheDefaults: what a fresh database holds is exactly what
 // every reader falls back to, key for key.

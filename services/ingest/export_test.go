@@ -1,3 +1,5 @@
+//go:build integration
+
 package ingest
 
 // OnBatchStatement sets a hook told each group-commit statement's size

@@ -1,3 +1,5 @@
+//go:build integration
+
 package node_test
 
 import (
@@ -296,16 +298,4 @@ func TestCancelStopsCleanlyAndClosesListeners(t *testing.T) {
 	require.NoError(t, b.stop())
 	_, err := healthpb.NewHealthClient(b.conn).Check(t.Context(), &healthpb.HealthCheckRequest{})
 	require.Equal(t, codes.Unavailable, status.Code(err))
-}
-
-func TestParseServices(t *testing.T) {
-	t.Parallel()
-	all, err := node.ParseServices("all")
-	require.NoError(t, err)
-	require.Equal(t, node.All, all)
-	got, err := node.ParseServices("gateway, queue,queue")
-	require.NoError(t, err)
-	require.Equal(t, []string{"gateway", "queue"}, got, "sorted, no duplicates")
-	_, err = node.ParseServices("queue,billing")
-	require.ErrorContains(t, err, `unknown service "billing"`)
 }

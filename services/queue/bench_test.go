@@ -1,3 +1,5 @@
+//go:build integration
+
 package queue_test
 
 import (
@@ -18,7 +20,7 @@ import (
 // auth): b.N todos drained by benchWorkers workers that claim and batch-complete 100
 // at a time. Run:
 //
-//	go test -run '^$' -bench Drain -benchtime 50000x ./services/queue/
+//	go test -tags integration -run '^$' -bench Drain -benchtime 50000x ./services/queue/
 func BenchmarkDrain(b *testing.B) {
 	pool := pgtest.NewPool(b)
 	srv := queue.New(zap.NewNop(), pool)
@@ -60,7 +62,7 @@ const benchWorkers = 4
 // time per worker, which the running Complete merger folds into batch
 // statements. Run:
 //
-//	go test -run '^$' -bench DrainSingles -benchtime 20000x ./services/queue/
+//	go test -tags integration -run '^$' -bench DrainSingles -benchtime 20000x ./services/queue/
 func BenchmarkDrainSingles(b *testing.B) {
 	pool := pgtest.NewPool(b)
 	srv := queue.New(zap.NewNop(), pool)

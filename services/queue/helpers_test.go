@@ -1,3 +1,5 @@
+//go:build integration
+
 package queue_test
 
 import (
@@ -9,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -21,8 +22,6 @@ import (
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/services/queue"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // env is one test's queue server over its own migrated database, with one
 // tenant (human) that has one agent.

@@ -1,3 +1,5 @@
+//go:build integration
+
 package main_test
 
 import (
@@ -7,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchboard/switchboard/pkg/pgtest"
-	"github.com/switchboard/switchboard/services/gateway/dashboard/dashboardtest"
+	"github.com/switchboard/switchboard/services/internal/dashboardtest"
 )
 
 // The dashboard page, in headless Chromium, against a real three-node

@@ -1,6 +1,6 @@
 // Package cli implements the switchboard command line: argument parsing and
-// the serve, migrate and version commands. It reads configuration through
-// pkg/config only.
+// the serve, migrate, token and version commands; `bench` is dispatched to
+// services/internal/bench. It reads configuration through pkg/config only.
 package cli
 
 import (
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/switchboard/switchboard/pkg/buildinfo"
+	"github.com/switchboard/switchboard/services/internal/bench"
 )
 
 const usage = `switchboard — durable ingest, queue, registry and realtime on one Postgres
@@ -43,10 +44,11 @@ func usageErr(format string, args ...any) error {
 }
 
 // ExitCode maps an error from Run to the process exit status: 2 for usage
-// mistakes, 1 for everything else.
+// mistakes (the benchmarks' included), 1 for everything else.
 func ExitCode(err error) int {
 	var u *UsageError
-	if errors.As(err, &u) {
+	var b *bench.UsageError
+	if errors.As(err, &u) || errors.As(err, &b) {
 		return 2
 	}
 	return 1
@@ -78,7 +80,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, lookup func(strin
 		return token(ctx, args[1:], stdout, lookup)
 	case "bench":
 		tuneGC(lookup)
-		return Bench(ctx, args[1:], stdout, lookup)
+		return benchCmd(ctx, args[1:], stdout, lookup)
 	case "version", "--version":
 		bi := buildinfo.Get()
 		_, err := fmt.Fprintf(stdout, "switchboard %s (revision %s, %s)\n", bi.Version, orUnknown(bi.Revision), bi.GoVersion)

@@ -1,3 +1,5 @@
+//go:build integration
+
 package redisstream
 
 import (
@@ -11,15 +13,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
 )
 
 const redisAddr = "127.0.0.1:6379"
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // newRedis connects to the real Redis the tests need and fails (never skips)
 // when it is not there.

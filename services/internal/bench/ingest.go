@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"bytes"
@@ -20,7 +20,8 @@ import (
 	"time"
 )
 
-const benchIngestUsage = `switchboard bench ingest --requests N --concurrency C [--url http://127.0.0.1:8080] [--body-bytes 256] [--queue bench-ingest]`
+// IngestUsage is the command line of `bench ingest`.
+const IngestUsage = `switchboard bench ingest --requests N --concurrency C [--url http://127.0.0.1:8080] [--body-bytes 256] [--queue bench-ingest]`
 
 // benchIngestConfig is the parsed command line of `bench ingest`.
 type benchIngestConfig struct {
@@ -67,7 +68,7 @@ func parseBenchIngest(args []string, lookup func(string) (string, bool)) (benchI
 	return cfg, nil
 }
 
-// BenchIngest runs `switchboard bench ingest`: it creates a Standard
+// Ingest runs `switchboard bench ingest`: it creates a Standard
 // Webhooks endpoint through the admin API, sends --requests signed
 // deliveries over HTTP with --concurrency in flight (each a distinct
 // delivery, so each stores an event and a todo), and prints one line:
@@ -75,7 +76,7 @@ func parseBenchIngest(args []string, lookup func(string) (string, bool)) (benchI
 //	RESULT accepted_per_s=<n> p50_ms=<n> p99_ms=<n>
 //
 // Any answer but 200 counts as a failure and fails the run.
-func BenchIngest(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
+func Ingest(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
 	cfg, err := parseBenchIngest(args, lookup)
 	if err != nil {
 		return err

@@ -1,9 +1,15 @@
+//go:build integration
+
 // Package dashboardtest holds helpers for tests that drive the admin
 // dashboard page in a headless Chromium through chromedp.
 //
 // The browser is Debian's chromium; deploy/local/chromium.sh installs it. A
 // missing browser fails the test (it never skips), so a machine without one
 // cannot pass the suite by silently testing nothing.
+//
+// Every file carries the integration build tag: a test that imports this
+// package needs a browser, so it cannot compile in the unit tier (`make unit`)
+// by accident; it belongs in a file tagged integration too.
 package dashboardtest
 
 import (

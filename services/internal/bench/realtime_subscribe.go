@@ -1,4 +1,4 @@
-package cli
+package bench
 
 // The subscriber side of `bench realtime`: each stream reads raw frames,
 // tallies the run's events and resumes a stream the node ended.

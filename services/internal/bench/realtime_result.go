@@ -1,4 +1,4 @@
-package cli
+package bench
 
 // The outcome of a `bench realtime` run: adding up the subscriptions'
 // tallies, the RESULT line, and what makes the run fail.

@@ -1,0 +1,81 @@
+// Package bench implements the load generators behind `switchboard bench
+// queue|ingest|realtime`: each parses its own flags, runs against nodes
+// that are already serving, logs progress to stderr and prints one RESULT
+// line on stdout. The cli package dispatches to Queue, Ingest and Realtime;
+// a *UsageError means a mistake on the command line (exit code 2).
+//
+// The benchmarks run on the same machine as the nodes and their database,
+// so they are written to cost little CPU per operation (ingest_conn.go,
+// realtime_wire.go say how).
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// EnvToken is the bearer token `switchboard bench` sends. It needs the scopes
+// publisher (Enqueue, EnqueueBatch) and agent (Claim, Heartbeat, Complete…):
+// mint an agent-scoped credential with scopes agent,publisher
+// (AdminService.MintCredential with agent_id set and scopes
+// ["agent", "publisher"]). With the read scope too, the benchmark first checks
+// that the queue is empty.
+const EnvToken = "SWITCHBOARD_TOKEN"
+
+// UsageError is a mistake in a benchmark's command line; the switchboard
+// command exits 2 on it, as on its own usage errors.
+type UsageError struct{ msg string }
+
+func (e *UsageError) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &UsageError{msg: fmt.Sprintf(format, args...) + " (see `switchboard help`)"}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentile returns the nearest-rank p-th percentile (0 < p ≤ 100) of
+// sorted (ascending): the smallest value with at least p% of the values at or
+// below it. It returns 0 for no values.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	return sorted[min(max(rank, 1), len(sorted))-1]
+}
+
+// progress prints line() to stderr once a second until the returned stop is
+// called.
+func (b *bench) progress(line func() string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintln(b.stderr, line())
+			}
+		}
+	})
+	var once sync.Once
+	return func() { once.Do(func() { close(done); wg.Wait() }) }
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
