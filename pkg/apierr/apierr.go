@@ -148,6 +148,16 @@ func withViolations(s *status.Status, vs []FieldViolation) *status.Status {
 	return s
 }
 
+// Reply is a handler's answer: r when err is nil, else no response and err.
+// It lets a handler end with one line however its last call went.
+func Reply[R any](r R, err error) (R, error) {
+	if err != nil {
+		var none R
+		return none, err
+	}
+	return r, nil
+}
+
 // Unavailable reports a transient condition the client should retry.
 func Unavailable(format string, args ...any) error { return newf(ErrUnavailable, format, args...) }
 

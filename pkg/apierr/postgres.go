@@ -65,6 +65,19 @@ func FromPostgres(err error, op, what string, c *Constraints) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
+// Affected maps the result of a statement that must change one row (a
+// delete, say): its error through FromPostgres, and no row changed as
+// NOT_FOUND for what.
+func Affected(n int64, err error, op, what string, c *Constraints) error {
+	if err != nil {
+		return FromPostgres(err, op, what, c)
+	}
+	if n == 0 {
+		return NotFound("%s not found", what)
+	}
+	return nil
+}
+
 // IsUniqueViolation reports whether err is a unique violation of the named
 // constraint (a store that retries with a fresh value, such as a random
 // slug, tells its own collisions from the client's).

@@ -7,8 +7,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth/internal/dbsqlc"
 	"github.com/switchboard/switchboard/pkg/keyset"
+	"github.com/switchboard/switchboard/pkg/postgres"
 )
 
 // Agent is a row of agents: a persona owned by a human.
@@ -80,11 +82,7 @@ func (s *Store) ListAgents(ctx context.Context, t Tenant, humanID *uuid.UUID, af
 	if err != nil {
 		return nil, dbErr(err, "list agents", "agent")
 	}
-	out := make([]Agent, len(rows))
-	for i, r := range rows {
-		out[i] = Agent(r)
-	}
-	return out, nil
+	return postgres.Convert(rows, func(r dbsqlc.Agent) Agent { return Agent(r) }), nil
 }
 
 // UpdateAgent applies p to an agent of a human t may act for.
@@ -113,11 +111,5 @@ func (s *Store) UpdateAgent(ctx context.Context, t Tenant, id uuid.UUID, p Agent
 // credentials (ON DELETE CASCADE).
 func (s *Store) DeleteAgent(ctx context.Context, t Tenant, id uuid.UUID) error {
 	n, err := s.q.AgentDelete(ctx, s.pool, dbsqlc.AgentDeleteParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
-	if err != nil {
-		return dbErr(err, "delete agent", "agent "+id.String())
-	}
-	if n == 0 {
-		return notFound("agent " + id.String())
-	}
-	return nil
+	return apierr.Affected(n, err, "delete agent", "agent "+id.String(), constraints)
 }

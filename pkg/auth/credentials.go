@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth/internal/dbsqlc"
 	"github.com/switchboard/switchboard/pkg/keyset"
+	"github.com/switchboard/switchboard/pkg/postgres"
 )
 
 // Credential is a row of credentials without its token hash, which never
@@ -137,11 +138,7 @@ func (s *Store) ListCredentials(ctx context.Context, t Tenant, f CredentialFilte
 	if err != nil {
 		return nil, dbErr(err, "list credentials", "credential")
 	}
-	out := make([]Credential, len(rows))
-	for i, r := range rows {
-		out[i] = Credential(r)
-	}
-	return out, nil
+	return postgres.Convert(rows, func(r dbsqlc.CredentialListRow) Credential { return Credential(r) }), nil
 }
 
 // RevokeCredential revokes a credential t may reach; revoking it again

@@ -6,8 +6,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth/internal/dbsqlc"
 	"github.com/switchboard/switchboard/pkg/keyset"
+	"github.com/switchboard/switchboard/pkg/postgres"
 )
 
 // Human is a row of humans: a person and the unit of tenancy.
@@ -72,11 +74,7 @@ func (s *Store) ListHumans(ctx context.Context, t Tenant, after *keyset.Cursor, 
 	if err != nil {
 		return nil, dbErr(err, "list humans", "human")
 	}
-	out := make([]Human, len(rows))
-	for i, r := range rows {
-		out[i] = Human(r)
-	}
-	return out, nil
+	return postgres.Convert(rows, func(r dbsqlc.Human) Human { return Human(r) }), nil
 }
 
 // UpdateHuman applies p to a human t may see. A non-administrator's patch
@@ -106,11 +104,5 @@ func (s *Store) UpdateHuman(ctx context.Context, t Tenant, id uuid.UUID, p Human
 // statement, everything it owns. Only an administrator's call matches.
 func (s *Store) DeleteHuman(ctx context.Context, t Tenant, id uuid.UUID) error {
 	n, err := s.q.HumanDelete(ctx, s.pool, dbsqlc.HumanDeleteParams{ID: id, Administrator: t.Administrator})
-	if err != nil {
-		return dbErr(err, "delete human", "human "+id.String())
-	}
-	if n == 0 {
-		return notFound("human " + id.String())
-	}
-	return nil
+	return apierr.Affected(n, err, "delete human", "human "+id.String(), constraints)
 }

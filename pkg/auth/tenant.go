@@ -36,6 +36,3 @@ var constraints = &apierr.Constraints{
 
 // dbErr maps a statement's error for a client; what names the row.
 func dbErr(err error, op, what string) error { return apierr.FromPostgres(err, op, what, constraints) }
-
-// notFound is the one answer for a row that is missing or out of reach.
-func notFound(what string) error { return apierr.NotFound("%s not found", what) }

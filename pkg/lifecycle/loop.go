@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // Goroutines is a Component that runs each of its functions on its own
@@ -85,4 +87,15 @@ func NewLoop(name string, interval time.Duration, tick func(ctx context.Context)
 			}
 		}
 	})}
+}
+
+// Warned adapts a pass that can fail (a reaper's or pruner's "once") to a
+// Loop's tick: a failure is logged at WARN with msg, except while the loop
+// is stopping. The pass's own result is for its callers (tests, logs).
+func Warned[N any](log *zap.Logger, msg string, pass func(context.Context) (N, error)) func(context.Context) {
+	return func(ctx context.Context) {
+		if _, err := pass(ctx); err != nil && ctx.Err() == nil {
+			log.Warn(msg, zap.Error(err))
+		}
+	}
 }

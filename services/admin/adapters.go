@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
@@ -45,13 +46,13 @@ func (s *Server) CreateAdapter(ctx context.Context, req *adminv1.CreateAdapterRe
 	}
 	a, err := s.sources.CreateAdapter(ctx, t, humanID, kind, f, in.GetConfig().AsMap())
 	out, err := render(a, err, adapterProto)
-	return reply(&adminv1.CreateAdapterResponse{Adapter: out}, err)
+	return apierr.Reply(&adminv1.CreateAdapterResponse{Adapter: out}, err)
 }
 
 // GetAdapter returns one adapter of a human the caller may act for.
 func (s *Server) GetAdapter(ctx context.Context, req *adminv1.GetAdapterRequest) (*adminv1.GetAdapterResponse, error) {
 	a, err := got(ctx, req.GetId(), s.sources.GetAdapter, adapterProto)
-	return reply(&adminv1.GetAdapterResponse{Adapter: a}, err)
+	return apierr.Reply(&adminv1.GetAdapterResponse{Adapter: a}, err)
 }
 
 // ListAdapters lists adapters oldest first. An empty human_id means the
@@ -59,7 +60,7 @@ func (s *Server) GetAdapter(ctx context.Context, req *adminv1.GetAdapterRequest)
 // non-administrator naming another human gets an empty page.
 func (s *Server) ListAdapters(ctx context.Context, req *adminv1.ListAdaptersRequest) (*adminv1.ListAdaptersResponse, error) {
 	adapters, next, err := listOwned(ctx, req, "adapters", s.sources.ListAdapters, adapterProto)
-	return reply(&adminv1.ListAdaptersResponse{Adapters: adapters, NextPageToken: next}, err)
+	return apierr.Reply(&adminv1.ListAdaptersResponse{Adapters: adapters, NextPageToken: next}, err)
 }
 
 // UpdateAdapter changes the fields named in update_mask of an adapter of a
@@ -112,13 +113,13 @@ func (s *Server) UpdateAdapter(ctx context.Context, req *adminv1.UpdateAdapterRe
 		return s.sources.UpdateAdapter(ctx, t, id, u)
 	})
 	out, err := render(a, err, adapterProto)
-	return reply(&adminv1.UpdateAdapterResponse{Adapter: out}, err)
+	return apierr.Reply(&adminv1.UpdateAdapterResponse{Adapter: out}, err)
 }
 
 // DeleteAdapter deletes an adapter of a human the caller may act for; a
 // pull adapter stops polling, stored events keep existing without it.
 func (s *Server) DeleteAdapter(ctx context.Context, req *adminv1.DeleteAdapterRequest) (*adminv1.DeleteAdapterResponse, error) {
-	return reply(&adminv1.DeleteAdapterResponse{}, removed(ctx, req.GetId(), s.sources.DeleteAdapter))
+	return apierr.Reply(&adminv1.DeleteAdapterResponse{}, removed(ctx, req.GetId(), s.sources.DeleteAdapter))
 }
 
 // adapterProto renders an adapter. The config column is a jsonb object

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 )
 
@@ -41,13 +42,13 @@ func (s *Server) CreateAgent(ctx context.Context, req *adminv1.CreateAgentReques
 	}
 	a, err := s.identity.CreateAgent(ctx, t, auth.NewAgent{HumanID: humanID, Name: in.GetName(), Description: in.GetDescription(), Metadata: meta})
 	pa, err := render(a, err, agentProto)
-	return reply(&adminv1.CreateAgentResponse{Agent: pa}, err)
+	return apierr.Reply(&adminv1.CreateAgentResponse{Agent: pa}, err)
 }
 
 // GetAgent returns one agent of a human the caller may act for.
 func (s *Server) GetAgent(ctx context.Context, req *adminv1.GetAgentRequest) (*adminv1.GetAgentResponse, error) {
 	a, err := got(ctx, req.GetId(), s.identity.GetAgent, agentProto)
-	return reply(&adminv1.GetAgentResponse{Agent: a}, err)
+	return apierr.Reply(&adminv1.GetAgentResponse{Agent: a}, err)
 }
 
 // ListAgents lists agents oldest first. An empty human_id means the caller's
@@ -55,7 +56,7 @@ func (s *Server) GetAgent(ctx context.Context, req *adminv1.GetAgentRequest) (*a
 // another human gets an empty page, as for an unknown one.
 func (s *Server) ListAgents(ctx context.Context, req *adminv1.ListAgentsRequest) (*adminv1.ListAgentsResponse, error) {
 	agents, next, err := listOwned(ctx, req, "agents", s.identity.ListAgents, agentProto)
-	return reply(&adminv1.ListAgentsResponse{Agents: agents, NextPageToken: next}, err)
+	return apierr.Reply(&adminv1.ListAgentsResponse{Agents: agents, NextPageToken: next}, err)
 }
 
 // UpdateAgent changes the fields named in update_mask of an agent of a
@@ -102,13 +103,13 @@ func (s *Server) UpdateAgent(ctx context.Context, req *adminv1.UpdateAgentReques
 		return s.identity.UpdateAgent(ctx, t, id, patch)
 	})
 	pa, err := render(a, err, agentProto)
-	return reply(&adminv1.UpdateAgentResponse{Agent: pa}, err)
+	return apierr.Reply(&adminv1.UpdateAgentResponse{Agent: pa}, err)
 }
 
 // DeleteAgent deletes an agent of a human the caller may act for, and its
 // credentials; rows that merely referenced it keep existing without one.
 func (s *Server) DeleteAgent(ctx context.Context, req *adminv1.DeleteAgentRequest) (*adminv1.DeleteAgentResponse, error) {
-	return reply(&adminv1.DeleteAgentResponse{}, removed(ctx, req.GetId(), s.identity.DeleteAgent))
+	return apierr.Reply(&adminv1.DeleteAgentResponse{}, removed(ctx, req.GetId(), s.identity.DeleteAgent))
 }
 
 // metadataJSON serializes Agent.metadata (nil = {}) and enforces its size

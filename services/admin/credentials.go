@@ -7,6 +7,7 @@ import (
 	"time"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/keyset"
 )
@@ -40,7 +41,7 @@ func (s *Server) MintCredential(ctx context.Context, req *adminv1.MintCredential
 	c, token, err := s.identity.MintCredential(ctx, t, auth.NewCredential{
 		HumanID: humanID, AgentID: agentID, Name: req.GetName(), Scopes: req.GetScopes(), ExpiresAt: expires,
 	})
-	return reply(&adminv1.MintCredentialResponse{Credential: credentialProto(c), Token: token}, err)
+	return apierr.Reply(&adminv1.MintCredentialResponse{Credential: credentialProto(c), Token: token}, err)
 }
 
 // ListCredentials lists credentials newest first, never their tokens. An
@@ -59,14 +60,14 @@ func (s *Server) ListCredentials(ctx context.Context, req *adminv1.ListCredentia
 	creds, next, err := page(ctx, req, scope, func(ctx context.Context, before *keyset.Cursor, limit int32) ([]auth.Credential, error) {
 		return s.identity.ListCredentials(ctx, t, f, before, limit)
 	}, infallible(credentialProto))
-	return reply(&adminv1.ListCredentialsResponse{Credentials: creds, NextPageToken: next}, err)
+	return apierr.Reply(&adminv1.ListCredentialsResponse{Credentials: creds, NextPageToken: next}, err)
 }
 
 // RevokeCredential makes a credential of a human the caller may act for stop
 // working. Revoking it again succeeds and keeps the first revoked_at.
 func (s *Server) RevokeCredential(ctx context.Context, req *adminv1.RevokeCredentialRequest) (*adminv1.RevokeCredentialResponse, error) {
 	c, err := got(ctx, req.GetId(), s.identity.RevokeCredential, infallible(credentialProto))
-	return reply(&adminv1.RevokeCredentialResponse{Credential: c}, err)
+	return apierr.Reply(&adminv1.RevokeCredentialResponse{Credential: c}, err)
 }
 
 func credentialProto(c auth.Credential) *adminv1.Credential {

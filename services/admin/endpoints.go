@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
@@ -48,14 +49,14 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 		return nil, err
 	}
 	e, secret, err := s.sources.CreateEndpoint(ctx, t, humanID, f, req.GetSecret())
-	return reply(&adminv1.CreateEndpointResponse{Endpoint: endpointProto(e), Secret: secret}, err)
+	return apierr.Reply(&adminv1.CreateEndpointResponse{Endpoint: endpointProto(e), Secret: secret}, err)
 }
 
 // GetEndpoint returns one endpoint of a human the caller may act for,
 // describing its secrets but never returning them.
 func (s *Server) GetEndpoint(ctx context.Context, req *adminv1.GetEndpointRequest) (*adminv1.GetEndpointResponse, error) {
 	e, err := got(ctx, req.GetId(), s.sources.GetEndpoint, infallible(endpointProto))
-	return reply(&adminv1.GetEndpointResponse{Endpoint: e}, err)
+	return apierr.Reply(&adminv1.GetEndpointResponse{Endpoint: e}, err)
 }
 
 // ListEndpoints lists endpoints oldest first. An empty human_id means the
@@ -63,7 +64,7 @@ func (s *Server) GetEndpoint(ctx context.Context, req *adminv1.GetEndpointReques
 // non-administrator naming another human gets an empty page.
 func (s *Server) ListEndpoints(ctx context.Context, req *adminv1.ListEndpointsRequest) (*adminv1.ListEndpointsResponse, error) {
 	endpoints, next, err := listOwned(ctx, req, "endpoints", s.sources.ListEndpoints, infallible(endpointProto))
-	return reply(&adminv1.ListEndpointsResponse{Endpoints: endpoints, NextPageToken: next}, err)
+	return apierr.Reply(&adminv1.ListEndpointsResponse{Endpoints: endpoints, NextPageToken: next}, err)
 }
 
 // UpdateEndpoint changes the fields named in update_mask of an endpoint of
@@ -126,13 +127,13 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "rate_limit_per_second", &f.RateLimitPerSecond, in.GetRateLimitPerSecond())
 	}
 	e, err := s.sources.UpdateEndpoint(ctx, t, id, u)
-	return reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
+	return apierr.Reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
 }
 
 // DeleteEndpoint deletes an endpoint of a human the caller may act for, its
 // secrets and its WEBHOOK adapters.
 func (s *Server) DeleteEndpoint(ctx context.Context, req *adminv1.DeleteEndpointRequest) (*adminv1.DeleteEndpointResponse, error) {
-	return reply(&adminv1.DeleteEndpointResponse{}, removed(ctx, req.GetId(), s.sources.DeleteEndpoint))
+	return apierr.Reply(&adminv1.DeleteEndpointResponse{}, removed(ctx, req.GetId(), s.sources.DeleteEndpoint))
 }
 
 // AddEndpointSecret adds a secret to an endpoint of a human the caller may
@@ -155,7 +156,7 @@ func (s *Server) AddEndpointSecret(ctx context.Context, req *adminv1.AddEndpoint
 		validFor = d.AsDuration()
 	}
 	e, plain, secretID, err := s.sources.AddEndpointSecret(ctx, t, id, req.GetSecret(), validFor)
-	return reply(&adminv1.AddEndpointSecretResponse{Endpoint: endpointProto(e), Secret: plain, SecretId: secretID.String()}, err)
+	return apierr.Reply(&adminv1.AddEndpointSecretResponse{Endpoint: endpointProto(e), Secret: plain, SecretId: secretID.String()}, err)
 }
 
 // RemoveEndpointSecret deletes one secret of an endpoint of a human the
@@ -175,7 +176,7 @@ func (s *Server) RemoveEndpointSecret(ctx context.Context, req *adminv1.RemoveEn
 		return nil, err
 	}
 	e, err := s.sources.RemoveEndpointSecret(ctx, t, id, secretID)
-	return reply(&adminv1.RemoveEndpointSecretResponse{Endpoint: endpointProto(e)}, err)
+	return apierr.Reply(&adminv1.RemoveEndpointSecretResponse{Endpoint: endpointProto(e)}, err)
 }
 
 // endpointProto renders an endpoint: its secrets described, never returned.

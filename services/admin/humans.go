@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/keyset"
 )
@@ -22,14 +23,14 @@ func (s *Server) CreateHuman(ctx context.Context, req *adminv1.CreateHumanReques
 		return nil, invalid("human.email", "is required")
 	}
 	h, err := s.identity.CreateHuman(ctx, auth.NewHuman{Email: in.GetEmail(), DisplayName: in.GetDisplayName(), IsAdmin: in.GetIsAdmin()})
-	return reply(&adminv1.CreateHumanResponse{Human: humanProto(h)}, err)
+	return apierr.Reply(&adminv1.CreateHumanResponse{Human: humanProto(h)}, err)
 }
 
 // GetHuman returns one human; a non-administrator may read only itself
 // (any other id is NOT_FOUND, filtered in SQL).
 func (s *Server) GetHuman(ctx context.Context, req *adminv1.GetHumanRequest) (*adminv1.GetHumanResponse, error) {
 	h, err := got(ctx, req.GetId(), s.identity.GetHuman, infallible(humanProto))
-	return reply(&adminv1.GetHumanResponse{Human: h}, err)
+	return apierr.Reply(&adminv1.GetHumanResponse{Human: h}, err)
 }
 
 // ListHumans lists humans oldest first; a non-administrator sees only itself.
@@ -41,7 +42,7 @@ func (s *Server) ListHumans(ctx context.Context, req *adminv1.ListHumansRequest)
 	humans, next, err := page(ctx, req, "humans", func(ctx context.Context, after *keyset.Cursor, limit int32) ([]auth.Human, error) {
 		return s.identity.ListHumans(ctx, t, after, limit)
 	}, infallible(humanProto))
-	return reply(&adminv1.ListHumansResponse{Humans: humans, NextPageToken: next}, err)
+	return apierr.Reply(&adminv1.ListHumansResponse{Humans: humans, NextPageToken: next}, err)
 }
 
 // UpdateHuman changes the fields named in update_mask. A non-administrator
@@ -90,7 +91,7 @@ func (s *Server) UpdateHuman(ctx context.Context, req *adminv1.UpdateHumanReques
 	h, err := unlessEmpty(ctx, t, id, fields, s.identity.GetHuman, func() (auth.Human, error) {
 		return s.identity.UpdateHuman(ctx, t, id, patch)
 	})
-	return reply(&adminv1.UpdateHumanResponse{Human: humanProto(h)}, err)
+	return apierr.Reply(&adminv1.UpdateHumanResponse{Human: humanProto(h)}, err)
 }
 
 // DeleteHuman deletes a human and everything it owns, in one statement
@@ -100,7 +101,7 @@ func (s *Server) DeleteHuman(ctx context.Context, req *adminv1.DeleteHumanReques
 	if _, err := administrator(ctx, "delete humans"); err != nil {
 		return nil, err
 	}
-	return reply(&adminv1.DeleteHumanResponse{}, removed(ctx, req.GetId(), s.identity.DeleteHuman))
+	return apierr.Reply(&adminv1.DeleteHumanResponse{}, removed(ctx, req.GetId(), s.identity.DeleteHuman))
 }
 
 func humanProto(h auth.Human) *adminv1.Human {

@@ -47,15 +47,6 @@ func removed(ctx context.Context, id string, del func(context.Context, auth.Tena
 	return err
 }
 
-// reply is the response when err is nil, and nil with err otherwise.
-func reply[R any](r R, err error) (R, error) {
-	if err != nil {
-		var zero R
-		return zero, err
-	}
-	return r, nil
-}
-
 // pageRequest is every List request of the contract.
 type pageRequest interface {
 	GetPageSize() int32

@@ -23,11 +23,7 @@ const (
 // (with Options.NodeID) the pull adapters. Without them webhooks are stored
 // one statement each.
 func (s *Server) Components() []lifecycle.Component {
-	cs := []lifecycle.Component{s.batcher, lifecycle.NewLoop(Name+"-retention", retentionInterval, func(ctx context.Context) {
-		if _, err := s.PruneOnce(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("event retention failed", zap.Error(err))
-		}
-	})}
+	cs := []lifecycle.Component{s.batcher, lifecycle.NewLoop(Name+"-retention", retentionInterval, lifecycle.Warned(s.log, "event retention failed", s.PruneOnce))}
 	if s.adapters != nil {
 		cs = append(cs, s.adapters)
 	}

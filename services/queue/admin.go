@@ -9,52 +9,36 @@ import (
 	"github.com/google/uuid"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
 // Cancel moves a PENDING or RUNNING todo to CANCELLED.
 func (s *Server) Cancel(ctx context.Context, req *queuev1.CancelRequest) (*queuev1.CancelResponse, error) {
-	c, err := caller(ctx)
+	c, err := callerOf(ctx, req.GetId())
 	if err != nil {
 		return nil, err
-	}
-	if req.GetId() <= 0 {
-		return nil, invalid("id", "must be ≥ 1")
 	}
 	if len([]rune(req.GetReason())) > maxErrorChars {
 		return nil, invalid("reason", "must be at most 4096 characters")
 	}
-	t, err := s.store.Cancel(ctx, c, req.GetId(), req.GetReason())
-	if err != nil {
-		return nil, err
-	}
-	s.todos.emit(EventCancelled, t)
-	pt, err := todoProto(t)
-	if err != nil {
-		return nil, err
-	}
-	return &queuev1.CancelResponse{Todo: pt}, nil
+	pt, err := s.changed(EventCancelled)(s.store.Cancel(ctx, c, req.GetId(), req.GetReason()))
+	return apierr.Reply(&queuev1.CancelResponse{Todo: pt}, err)
 }
 
 // GetTodo returns one todo of the caller's tenant (for an agent: addressed
 // to it or to no agent).
 func (s *Server) GetTodo(ctx context.Context, req *queuev1.GetTodoRequest) (*queuev1.GetTodoResponse, error) {
-	c, err := caller(ctx)
+	c, err := callerOf(ctx, req.GetId())
 	if err != nil {
 		return nil, err
-	}
-	if req.GetId() <= 0 {
-		return nil, invalid("id", "must be ≥ 1")
 	}
 	t, err := s.store.Get(ctx, c, req.GetId())
 	if err != nil {
 		return nil, err
 	}
 	pt, err := todoProto(t)
-	if err != nil {
-		return nil, err
-	}
-	return &queuev1.GetTodoResponse{Todo: pt}, nil
+	return apierr.Reply(&queuev1.GetTodoResponse{Todo: pt}, err)
 }
 
 // Page sizes: "0–1000; 0 means 100".
@@ -155,13 +139,11 @@ func decodePageToken(tok, scope string) (*int64, error) {
 // Redrive moves DEAD todos of a queue back to PENDING: the listed ids, or
 // (ids empty) up to limit of the queue's dead todos, oldest first (0 = all).
 func (s *Server) Redrive(ctx context.Context, req *queuev1.RedriveRequest) (*queuev1.RedriveResponse, error) {
-	c, err := caller(ctx)
+	c, err := callerIn(ctx, req.GetQueue())
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case req.GetQueue() == "":
-		return nil, invalid("queue", "is required")
 	case len(req.GetIds()) > maxBatch:
 		return nil, invalid("ids", "must hold at most 1000 ids")
 	case req.GetLimit() < 0 || req.GetLimit() > 1_000_000:

@@ -21,12 +21,9 @@ const DefaultPriority = 2
 // Enqueue adds one todo. A dedupe_key already held in the queue returns the
 // existing todo with duplicate = true and writes nothing.
 func (s *Server) Enqueue(ctx context.Context, req *queuev1.EnqueueRequest) (*queuev1.EnqueueResponse, error) {
-	c, err := caller(ctx)
+	c, err := callerIn(ctx, req.GetQueue())
 	if err != nil {
 		return nil, err
-	}
-	if req.GetQueue() == "" {
-		return nil, invalid("queue", "is required")
 	}
 	item, err := newTodo("", req)
 	if err != nil {
@@ -47,15 +44,12 @@ func (s *Server) Enqueue(ctx context.Context, req *queuev1.EnqueueRequest) (*que
 // INSERT for the whole batch); the first invalid entry fails the batch and
 // is named by its index.
 func (s *Server) EnqueueBatch(ctx context.Context, req *queuev1.EnqueueBatchRequest) (*queuev1.EnqueueBatchResponse, error) {
-	c, err := caller(ctx)
+	c, err := callerIn(ctx, req.GetQueue())
 	if err != nil {
 		return nil, err
 	}
 	reqs := req.GetRequests()
-	switch {
-	case req.GetQueue() == "":
-		return nil, invalid("queue", "is required")
-	case len(reqs) == 0 || len(reqs) > maxBatch:
+	if len(reqs) == 0 || len(reqs) > maxBatch {
 		return nil, invalid("requests", "must hold 1 to 1000 entries")
 	}
 	items := make([]store.NewTodo, len(reqs))

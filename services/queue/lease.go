@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
@@ -129,18 +130,10 @@ func (s *Server) Fail(ctx context.Context, req *queuev1.FailRequest) (*queuev1.F
 		}
 		delay = ra.AsDuration()
 	}
-	t, err := s.store.Fail(ctx, c, store.FailArgs{
+	pt, err := s.changed(EventFailed)(s.store.Fail(ctx, c, store.FailArgs{
 		Lease: l, Error: truncate(req.GetError(), maxErrorChars), Backoff: delay, DeadLetter: req.GetDeadLetter(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.todos.emit(EventFailed, t)
-	pt, err := todoProto(t)
-	if err != nil {
-		return nil, err
-	}
-	return &queuev1.FailResponse{Todo: pt}, nil
+	}))
+	return apierr.Reply(&queuev1.FailResponse{Todo: pt}, err)
 }
 
 // Release gives a running todo back without penalty.
@@ -161,18 +154,11 @@ func (s *Server) Release(ctx context.Context, req *queuev1.ReleaseRequest) (*que
 		delay = d.AsDuration()
 	}
 	t, err := s.store.Release(ctx, c, l, delay)
-	if err != nil {
-		return nil, err
-	}
-	s.todos.emit(EventReleased, t)
-	if delay == 0 {
+	if err == nil && delay == 0 {
 		s.todos.announce(t.HumanID, t.Queue, 1)
 	}
-	pt, err := todoProto(t)
-	if err != nil {
-		return nil, err
-	}
-	return &queuev1.ReleaseResponse{Todo: pt}, nil
+	pt, err := s.changed(EventReleased)(t, err)
+	return apierr.Reply(&queuev1.ReleaseResponse{Todo: pt}, err)
 }
 
 // maxRetryAfter is FailRequest.retry_after's upper bound (30 days).

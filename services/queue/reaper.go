@@ -8,15 +8,9 @@ import (
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
-// reapTick ends expired leases, batch by batch, until a batch comes back
-// short or MaxBatchesPerTick is reached (the rest waits for the next tick).
-func (s *Server) reapTick(ctx context.Context) {
-	if _, err := s.ReapOnce(ctx); err != nil && ctx.Err() == nil {
-		s.log.Warn("lease reaper failed", zap.Error(err))
-	}
-}
-
-// ReapOnce runs one reaper pass now and returns how many leases it ended.
+// ReapOnce runs one reaper pass now and returns how many leases it ended:
+// batch by batch, until a batch comes back short or MaxBatchesPerTick is
+// reached (the rest waits for the next pass).
 // Every node runs the reaper; each UPDATE is bounded (Options.ReapBatch)
 // and skips rows another node holds, so concurrent passes never collide or
 // double-count an expiry.

@@ -6,13 +6,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// pruneTick applies retention once.
-func (s *Server) pruneTick(ctx context.Context) {
-	if _, err := s.PruneOnce(ctx); err != nil && ctx.Err() == nil {
-		s.log.Warn("todo retention failed", zap.Error(err))
-	}
-}
-
 // PruneOnce applies the setting retention.todos now and returns how many
 // finished (completed, dead, cancelled) todos it deleted: those finished
 // longer than max_age_seconds ago, then the oldest beyond the newest

@@ -77,8 +77,8 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 	s := &Server{log: log, opts: o}
 	s.useNotifier(log, pool)
 	s.wake = s.wakeComponent()
-	s.reaper = lifecycle.NewLoop(Name+"-reaper", o.ReapInterval, s.reapTick)
-	s.pruner = lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, s.pruneTick)
+	s.reaper = lifecycle.NewLoop(Name+"-reaper", o.ReapInterval, lifecycle.Warned(log, "lease reaper failed", s.ReapOnce))
+	s.pruner = lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, lifecycle.Warned(log, "todo retention failed", s.PruneOnce))
 	s.completes = newMerger(Name+"-complete-merger", o, s.store.CompleteTodos,
 		func(it store.CompleteItem) int64 { return it.ID })
 	s.heartbeats = newMerger(Name+"-heartbeat-merger", o, s.store.Heartbeat,
@@ -122,6 +122,36 @@ func caller(ctx context.Context) (store.Caller, error) {
 		return store.Caller{}, fmt.Errorf("queue: no verified principal: %w", apierr.ErrUnauthenticated)
 	}
 	return store.Caller{HumanID: p.HumanID, AgentID: p.AgentID}, nil
+}
+
+// callerOf is caller for a request about one todo: its id must be ≥ 1.
+func callerOf(ctx context.Context, id int64) (store.Caller, error) {
+	c, err := caller(ctx)
+	if err == nil && id <= 0 {
+		err = invalid("id", "must be ≥ 1")
+	}
+	return c, err
+}
+
+// callerIn is caller for a request about one queue, which it must name.
+func callerIn(ctx context.Context, queue string) (store.Caller, error) {
+	c, err := caller(ctx)
+	if err == nil && queue == "" {
+		err = invalid("queue", "is required")
+	}
+	return c, err
+}
+
+// changed reports a committed change of a todo as kind and renders the
+// todo: what the RPCs that change one answer.
+func (s *Server) changed(kind EventKind) func(store.Todo, error) (*queuev1.Todo, error) {
+	return func(t store.Todo, err error) (*queuev1.Todo, error) {
+		if err != nil {
+			return nil, err
+		}
+		s.todos.emit(kind, t)
+		return todoProto(t)
+	}
 }
 
 // invalid is INVALID_ARGUMENT for one field.

@@ -10,12 +10,9 @@ import (
 // runnable todo, and the todos table's vacuum health. An unknown queue is
 // all zeros, not an error.
 func (s *Server) QueueStats(ctx context.Context, req *queuev1.QueueStatsRequest) (*queuev1.QueueStatsResponse, error) {
-	c, err := caller(ctx)
+	c, err := callerIn(ctx, req.GetQueue())
 	if err != nil {
 		return nil, err
-	}
-	if req.GetQueue() == "" {
-		return nil, invalid("queue", "is required")
 	}
 	st, err := s.store.Stats(ctx, c, req.GetQueue())
 	if err != nil {

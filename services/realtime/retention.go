@@ -10,13 +10,6 @@ import (
 // worked off over several ticks instead of one long burst.
 const maxRetentionBatches = 20
 
-// pruneTick applies retention once (a lifecycle.Loop tick).
-func (s *Server) pruneTick(ctx context.Context) {
-	if _, err := s.PruneOnce(ctx); err != nil && ctx.Err() == nil {
-		s.log.Warn("realtime retention failed", zap.Error(err))
-	}
-}
-
 // PruneOnce applies retention.realtime_events now: durable events older than
 // max_age_seconds, then the oldest beyond the newest max_rows (both bounds
 // together), in bounded batches that skip rows another node holds, so every

@@ -89,7 +89,7 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	s.relay = (&relay{s: s}).component()
 	s.loops = []lifecycle.Component{
 		lifecycle.NewLoop(Name+"-presence", o.PresenceInterval, s.presenceTick),
-		lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, s.pruneTick),
+		lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, lifecycle.Warned(log, "realtime retention failed", s.PruneOnce)),
 	}
 	return s
 }

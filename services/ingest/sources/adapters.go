@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/keyset"
+	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter/redisstream"
 	"github.com/switchboard/switchboard/services/ingest/sources/internal/dbsqlc"
 )
@@ -127,11 +128,7 @@ func (s *Store) ListAdapters(ctx context.Context, t auth.Tenant, humanID *uuid.U
 	if err != nil {
 		return nil, dbErr(err, "list adapters", "adapter")
 	}
-	out := make([]Adapter, len(rows))
-	for i, r := range rows {
-		out[i] = adapterFrom(r)
-	}
-	return out, nil
+	return postgres.Convert(rows, adapterFrom), nil
 }
 
 // UpdateAdapter changes an adapter of a human t may act for, under its row
@@ -177,13 +174,7 @@ func (s *Store) UpdateAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID, 
 // stops polling, stored events keep existing without it.
 func (s *Store) DeleteAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID) error {
 	n, err := s.q.AdapterDelete(ctx, s.pool, dbsqlc.AdapterDeleteParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
-	if err != nil {
-		return dbErr(err, "delete adapter", "adapter "+id.String())
-	}
-	if n == 0 {
-		return notFound("adapter " + id.String())
-	}
-	return nil
+	return apierr.Affected(n, err, "delete adapter", "adapter "+id.String(), constraints)
 }
 
 // adapterConfig validates a config for kind and returns the normalized JSON

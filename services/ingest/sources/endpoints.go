@@ -261,13 +261,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 // and WEBHOOK adapters cascade.
 func (s *Store) DeleteEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID) error {
 	n, err := s.q.EndpointDelete(ctx, s.pool, dbsqlc.EndpointDeleteParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
-	if err != nil {
-		return dbErr(err, "delete endpoint", "endpoint "+id.String())
-	}
-	if n == 0 {
-		return notFound("endpoint " + id.String())
-	}
-	return nil
+	return apierr.Affected(n, err, "delete endpoint", "endpoint "+id.String(), constraints)
 }
 
 // withLockedEndpoint runs fn in a transaction holding the row lock of an

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/ingest/sources/internal/dbsqlc"
 	"github.com/switchboard/switchboard/services/ingest/verify"
@@ -114,11 +115,7 @@ func (s *Store) PullAdapters(ctx context.Context) ([]PullAdapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sources: adapters to run: %w", err)
 	}
-	out := make([]PullAdapter, len(rows))
-	for i, r := range rows {
-		out[i] = PullAdapter(r)
-	}
-	return out, nil
+	return postgres.Convert(rows, func(r dbsqlc.AdaptersToRunRow) PullAdapter { return PullAdapter(r) }), nil
 }
 
 // ReportAdapter records an adapter's last run for its admin reads:

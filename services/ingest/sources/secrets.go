@@ -117,7 +117,7 @@ func (s *Store) RemoveEndpointSecret(ctx context.Context, t auth.Tenant, id, sec
 	err := s.withLockedEndpoint(ctx, t, id, func(tx pgx.Tx, cur Endpoint) error {
 		i := slices.IndexFunc(cur.Secrets, func(sec EndpointSecret) bool { return sec.ID == secretID })
 		if i < 0 {
-			return notFound("secret " + secretID.String())
+			return apierr.NotFound("secret %s not found", secretID)
 		}
 		last := cur.Verification != verify.SchemeNone && cur.Secrets[i].Active &&
 			!slices.ContainsFunc(cur.Secrets, func(sec EndpointSecret) bool { return sec.ID != secretID && sec.Active })
@@ -125,11 +125,8 @@ func (s *Store) RemoveEndpointSecret(ctx context.Context, t auth.Tenant, id, sec
 			return apierr.FailedPrecondition("secret %s is the endpoint's last unexpired secret; add its replacement first", secretID)
 		}
 		n, err := s.q.EndpointSecretDelete(ctx, tx, dbsqlc.EndpointSecretDeleteParams{ID: secretID, EndpointID: id})
-		if err != nil {
-			return dbErr(err, "delete endpoint secret", "secret "+secretID.String())
-		}
-		if n == 0 {
-			return notFound("secret " + secretID.String())
+		if err := apierr.Affected(n, err, "delete endpoint secret", "secret "+secretID.String(), constraints); err != nil {
+			return err
 		}
 		out, err = s.touched(ctx, tx, t, id)
 		return err

@@ -61,8 +61,6 @@ var constraints = &apierr.Constraints{
 // dbErr maps a statement's error for a client; what names the row.
 func dbErr(err error, op, what string) error { return apierr.FromPostgres(err, op, what, constraints) }
 
-func notFound(what string) error { return apierr.NotFound("%s not found", what) }
-
 func invalid(field, description string) error {
 	return apierr.Invalid(apierr.FieldViolation{Field: field, Description: description})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
 )
 
@@ -76,11 +77,7 @@ func (s *Store) ListEvents(ctx context.Context, f EventFilter) ([]EventRow, erro
 	if err != nil {
 		return nil, fmt.Errorf("ingest: list events: %w", err)
 	}
-	out := make([]EventRow, len(rows))
-	for i, r := range rows {
-		out[i] = EventRow(r)
-	}
-	return out, nil
+	return postgres.Convert(rows, func(r dbsqlc.EventListRow) EventRow { return EventRow(r) }), nil
 }
 
 // AgentBelongs reports whether agent is one of human's agents.
