@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -21,17 +20,13 @@ var adapterFields = []string{"name", "config", "endpoint_id", "agent_id", "queue
 // when adapter.human_id is empty; only an administrator may name another).
 // Its agent and endpoint must be that human's.
 func (s *Server) CreateAdapter(ctx context.Context, req *adminv1.CreateAdapterRequest) (*adminv1.CreateAdapterResponse, error) {
-	p, t, err := caller(ctx)
+	in := req.GetAdapter()
+	t, humanID, err := creator(ctx, "adapter.human_id", in.GetHumanId())
 	if err != nil {
 		return nil, err
 	}
-	in := req.GetAdapter()
 	if in == nil {
 		return nil, invalid("adapter", "is required")
-	}
-	humanID, err := humanOr(p, "adapter.human_id", in.GetHumanId())
-	if err != nil {
-		return nil, err
 	}
 	kind, ok := sources.KindOf(in.GetKind())
 	if !ok {
@@ -67,16 +62,8 @@ func (s *Server) ListAdapters(ctx context.Context, req *adminv1.ListAdaptersRequ
 // human the caller may act for. kind and human_id never change; config and
 // endpoint_id are checked against the stored kind.
 func (s *Server) UpdateAdapter(ctx context.Context, req *adminv1.UpdateAdapterRequest) (*adminv1.UpdateAdapterResponse, error) {
-	_, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
 	in := req.GetAdapter()
-	id, err := parseID("adapter.id", in.GetId())
-	if err != nil {
-		return nil, err
-	}
-	fields, err := updateFields(req.GetUpdateMask(), adapterFields, []string{"config"}, slices.Concat(
+	up, err := updating(ctx, "adapter.id", in.GetId(), req.GetUpdateMask(), adapterFields, []string{"config"},
 		presentIf(in.GetName() != "", "name"),
 		presentIf(in.GetConfig() != nil, "config"),
 		presentIf(in.GetEndpointId() != "", "endpoint_id"),
@@ -84,10 +71,11 @@ func (s *Server) UpdateAdapter(ctx context.Context, req *adminv1.UpdateAdapterRe
 		presentIf(in.GetQueue() != "", "queue"),
 		presentIf(in.Enabled != nil, "enabled"),
 		presentIf(in.GetCursor() != "", "cursor"),
-	))
+	)
 	if err != nil {
 		return nil, err
 	}
+	t, id, fields := up.t, up.id, up.fields
 	var agentID, endpointID *uuid.UUID
 	if fields["agent_id"] {
 		if agentID, err = parseOptionalID("adapter.agent_id", in.GetAgentId()); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -24,12 +23,8 @@ var agentFields = []string{"name", "description", "metadata", "disabled_at"}
 // agent.human_id is empty; only an administrator may name another (for
 // anyone else another human is NOT_FOUND, like an unknown one).
 func (s *Server) CreateAgent(ctx context.Context, req *adminv1.CreateAgentRequest) (*adminv1.CreateAgentResponse, error) {
-	p, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
 	in := req.GetAgent()
-	humanID, err := humanOr(p, "agent.human_id", in.GetHumanId())
+	t, humanID, err := creator(ctx, "agent.human_id", in.GetHumanId())
 	if err != nil {
 		return nil, err
 	}
@@ -62,24 +57,17 @@ func (s *Server) ListAgents(ctx context.Context, req *adminv1.ListAgentsRequest)
 // UpdateAgent changes the fields named in update_mask of an agent of a
 // human the caller may act for. human_id is immutable.
 func (s *Server) UpdateAgent(ctx context.Context, req *adminv1.UpdateAgentRequest) (*adminv1.UpdateAgentResponse, error) {
-	_, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
 	in := req.GetAgent()
-	id, err := parseID("agent.id", in.GetId())
-	if err != nil {
-		return nil, err
-	}
-	fields, err := updateFields(req.GetUpdateMask(), agentFields, []string{"metadata"}, slices.Concat(
+	u, err := updating(ctx, "agent.id", in.GetId(), req.GetUpdateMask(), agentFields, []string{"metadata"},
 		presentIf(in.GetName() != "", "name"),
 		presentIf(in.GetDescription() != "", "description"),
 		presentIf(in.GetMetadata() != nil, "metadata"),
 		presentIf(in.GetDisabledAt() != nil, "disabled_at"),
-	))
+	)
 	if err != nil {
 		return nil, err
 	}
+	t, id, fields := u.t, u.id, u.fields
 	var patch auth.AgentPatch
 	if fields["name"] {
 		if in.GetName() == "" {

@@ -17,11 +17,7 @@ import (
 // that human's agents. Which scopes it may hold is pkg/auth's rule. The
 // plaintext token is returned once; only its keyed hash is stored.
 func (s *Server) MintCredential(ctx context.Context, req *adminv1.MintCredentialRequest) (*adminv1.MintCredentialResponse, error) {
-	p, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	humanID, err := humanOr(p, "human_id", req.GetHumanId())
+	t, humanID, err := creator(ctx, "human_id", req.GetHumanId())
 	if err != nil {
 		return nil, err
 	}

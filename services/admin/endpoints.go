@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,17 +21,13 @@ var endpointFields = []string{
 // endpoint.human_id is empty; only an administrator may name another) with
 // its first secret, which is returned here once.
 func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpointRequest) (*adminv1.CreateEndpointResponse, error) {
-	p, t, err := caller(ctx)
+	in := req.GetEndpoint()
+	t, humanID, err := creator(ctx, "endpoint.human_id", in.GetHumanId())
 	if err != nil {
 		return nil, err
 	}
-	in := req.GetEndpoint()
 	if in == nil {
 		return nil, invalid("endpoint", "is required")
-	}
-	humanID, err := humanOr(p, "endpoint.human_id", in.GetHumanId())
-	if err != nil {
-		return nil, err
 	}
 	scheme, ok := sources.SchemeOf(in.GetVerification())
 	if !ok {
@@ -71,16 +66,8 @@ func (s *Server) ListEndpoints(ctx context.Context, req *adminv1.ListEndpointsRe
 // a human the caller may act for. The slug and human_id never change; the
 // secrets only with a verification change (see UpdateEndpointRequest.secret).
 func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpointRequest) (*adminv1.UpdateEndpointResponse, error) {
-	_, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
 	in := req.GetEndpoint()
-	id, err := parseID("endpoint.id", in.GetId())
-	if err != nil {
-		return nil, err
-	}
-	fields, err := updateFields(req.GetUpdateMask(), endpointFields, nil, slices.Concat(
+	u, err := updating(ctx, "endpoint.id", in.GetId(), req.GetUpdateMask(), endpointFields, nil,
 		presentIf(in.GetName() != "", "name"),
 		presentIf(in.GetAgentId() != "", "agent_id"),
 		presentIf(in.GetQueue() != "", "queue"),
@@ -94,11 +81,12 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		presentIf(in.GetSignaturePrefix() != "", "signature_prefix"),
 		presentIf(in.GetToleranceSeconds() != 0, "tolerance_seconds"),
 		presentIf(in.GetRateLimitPerSecond() != 0, "rate_limit_per_second"),
-	))
+	)
 	if err != nil {
 		return nil, err
 	}
-	u := sources.EndpointUpdate{Secret: req.GetSecret()}
+	fields := u.fields
+	change := sources.EndpointUpdate{Secret: req.GetSecret()}
 	var agentID *uuid.UUID
 	if fields["agent_id"] {
 		if agentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
@@ -110,9 +98,9 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		if !ok {
 			return nil, invalid("endpoint.verification", "must be a defined scheme other than UNSPECIFIED")
 		}
-		u.Verification = &scheme
+		change.Verification = &scheme
 	}
-	u.Apply = func(f *sources.EndpointFields) {
+	change.Apply = func(f *sources.EndpointFields) {
 		set(fields, "name", &f.Name, in.GetName())
 		set(fields, "agent_id", &f.AgentID, agentID)
 		set(fields, "queue", &f.Queue, in.GetQueue())
@@ -126,7 +114,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "tolerance_seconds", &f.ToleranceSeconds, in.GetToleranceSeconds())
 		set(fields, "rate_limit_per_second", &f.RateLimitPerSecond, in.GetRateLimitPerSecond())
 	}
-	e, err := s.sources.UpdateEndpoint(ctx, t, id, u)
+	e, err := s.sources.UpdateEndpoint(ctx, u.t, u.id, change)
 	return apierr.Reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
 }
 

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"slices"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
@@ -50,25 +49,18 @@ func (s *Server) ListHumans(ctx context.Context, req *adminv1.ListHumansRequest)
 // disabled_at is PERMISSION_DENIED (it concerns the caller's own role, so
 // it reveals nothing), and any other human is NOT_FOUND.
 func (s *Server) UpdateHuman(ctx context.Context, req *adminv1.UpdateHumanRequest) (*adminv1.UpdateHumanResponse, error) {
-	p, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
 	in := req.GetHuman()
-	id, err := parseID("human.id", in.GetId())
-	if err != nil {
-		return nil, err
-	}
-	fields, err := updateFields(req.GetUpdateMask(), humanFields, nil, slices.Concat(
+	u, err := updating(ctx, "human.id", in.GetId(), req.GetUpdateMask(), humanFields, nil,
 		presentIf(in.GetEmail() != "", "email"),
 		presentIf(in.GetDisplayName() != "", "display_name"),
 		presentIf(in.GetIsAdmin(), "is_admin"),
 		presentIf(in.GetDisabledAt() != nil, "disabled_at"),
-	))
+	)
 	if err != nil {
 		return nil, err
 	}
-	if !p.Administrator && (fields["is_admin"] || fields["disabled_at"]) {
+	t, id, fields := u.t, u.id, u.fields
+	if !u.p.Administrator && (fields["is_admin"] || fields["disabled_at"]) {
 		return nil, denied("only administrators may change is_admin or disabled_at")
 	}
 	var patch auth.HumanPatch

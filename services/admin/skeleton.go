@@ -2,9 +2,11 @@ package admin
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/switchboard/switchboard/pkg/auth"
@@ -175,14 +177,41 @@ func unlessEmpty[T any](ctx context.Context, t auth.Tenant, id uuid.UUID, fields
 	return apply()
 }
 
-// humanOr is the human a Create is for: the caller's own when raw is empty,
-// else the one named in field (whether the caller may act for it is the
-// owner's SQL's to decide: NOT_FOUND when not).
-func humanOr(p auth.Principal, field, raw string) (uuid.UUID, error) {
-	if raw == "" {
-		return p.HumanID, nil
+// creator is a Create's caller and the human the row is for: the caller's
+// own when raw is empty, else the one named in field (whether the caller may
+// act for it is the owner's SQL's to decide: NOT_FOUND when not).
+func creator(ctx context.Context, field, raw string) (auth.Tenant, uuid.UUID, error) {
+	p, t, err := caller(ctx)
+	if err != nil || raw == "" {
+		return t, p.HumanID, err
 	}
-	return parseID(field, raw)
+	id, err := parseID(field, raw)
+	return t, id, err
+}
+
+// update is an Update's preamble resolved: who asks, which row, and the
+// top-level fields to change.
+type update struct {
+	p      auth.Principal
+	t      auth.Tenant
+	id     uuid.UUID
+	fields map[string]bool
+}
+
+// updating runs an Update's preamble: the caller, the row's id (named
+// idField in errors), and its mask through updateFields, where present
+// lists the fields the message sets (the meaning of an empty mask).
+func updating(ctx context.Context, idField, id string, mask *fieldmaskpb.FieldMask, allowed, wholes []string, present ...[]string) (update, error) {
+	var u update
+	var err error
+	if u.p, u.t, err = caller(ctx); err != nil {
+		return u, err
+	}
+	if u.id, err = parseID(idField, id); err != nil {
+		return u, err
+	}
+	u.fields, err = updateFields(mask, allowed, wholes, slices.Concat(present...))
+	return u, err
 }
 
 // ownerFilter is a List's caller and its optional human_id filter.
