@@ -99,3 +99,16 @@ func Warned[N any](log *zap.Logger, msg string, pass func(context.Context) (N, e
 		}
 	}
 }
+
+// Sleep waits d or until ctx is done; it reports whether d elapsed (false:
+// the loop is stopping).
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,6 +1,9 @@
 package settings
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Prune is one table's retention under a retention.* setting: rows older
 // than the age bound, then the oldest beyond the row cap (both bounds apply
@@ -29,12 +32,12 @@ func (p Prune) Once(ctx context.Context, db DB) (int64, error) {
 		return 0, err
 	}
 	var total int64
-	for _, rule := range []func(context.Context, Retention, int32) (int64, error){p.ByAge, p.OverCap} {
+	for i, rule := range []func(context.Context, Retention, int32) (int64, error){p.ByAge, p.OverCap} {
 		for range p.MaxBatches {
 			n, err := rule(ctx, r, p.Batch)
 			total += n
 			if err != nil {
-				return total, err
+				return total, fmt.Errorf("%s: prune %s: %w", p.Key, [...]string{"by age", "over the row cap"}[i], err)
 			}
 			if n < int64(p.Batch) {
 				break

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 )
 
 // maxAckInFlight bounds the CompleteBatch calls of one Worker in flight at
@@ -149,7 +150,7 @@ func (a *acker) send(batch []*ackItem) {
 			a.sendSingly(batch)
 			return
 		}
-		if !isTransient(err) || !sleep(ctx, bo.next()) {
+		if !isTransient(err) || !lifecycle.Sleep(ctx, bo.next()) {
 			break
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 )
 
 // ackAttempts bounds the tries of one Complete, Fail or Release that meets
@@ -131,7 +132,7 @@ func (w *Worker) ack(ctx context.Context, todo *queuev1.Todo, what string, call 
 		if err = call(ctx); err == nil {
 			return true
 		}
-		if isLeaseGone(err) || !isTransient(err) || !sleep(ctx, bo.next()) {
+		if isLeaseGone(err) || !isTransient(err) || !lifecycle.Sleep(ctx, bo.next()) {
 			break
 		}
 	}

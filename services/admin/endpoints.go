@@ -8,6 +8,7 @@ import (
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
@@ -128,43 +129,31 @@ func (s *Server) DeleteEndpoint(ctx context.Context, req *adminv1.DeleteEndpoint
 // act for, optionally giving its other secrets a grace period, and returns
 // the new secret once.
 func (s *Server) AddEndpointSecret(ctx context.Context, req *adminv1.AddEndpointSecretRequest) (*adminv1.AddEndpointSecretResponse, error) {
-	_, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := parseID("endpoint_id", req.GetEndpointId())
-	if err != nil {
-		return nil, err
-	}
-	var validFor time.Duration
-	if d := req.GetPreviousValidFor(); d != nil {
-		if err := d.CheckValid(); err != nil {
-			return nil, invalid("previous_valid_for", "is not a valid duration")
+	return byID(ctx, "endpoint_id", req.GetEndpointId(), func(ctx context.Context, t auth.Tenant, id uuid.UUID) (*adminv1.AddEndpointSecretResponse, error) {
+		var validFor time.Duration
+		if d := req.GetPreviousValidFor(); d != nil {
+			if err := d.CheckValid(); err != nil {
+				return nil, invalid("previous_valid_for", "is not a valid duration")
+			}
+			validFor = d.AsDuration()
 		}
-		validFor = d.AsDuration()
-	}
-	e, plain, secretID, err := s.sources.AddEndpointSecret(ctx, t, id, req.GetSecret(), validFor)
-	return apierr.Reply(&adminv1.AddEndpointSecretResponse{Endpoint: endpointProto(e), Secret: plain, SecretId: secretID.String()}, err)
+		e, plain, secretID, err := s.sources.AddEndpointSecret(ctx, t, id, req.GetSecret(), validFor)
+		return apierr.Reply(&adminv1.AddEndpointSecretResponse{Endpoint: endpointProto(e), Secret: plain, SecretId: secretID.String()}, err)
+	})
 }
 
 // RemoveEndpointSecret deletes one secret of an endpoint of a human the
 // caller may act for, unless it is the last unexpired one of a scheme that
 // needs a secret.
 func (s *Server) RemoveEndpointSecret(ctx context.Context, req *adminv1.RemoveEndpointSecretRequest) (*adminv1.RemoveEndpointSecretResponse, error) {
-	_, t, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := parseID("endpoint_id", req.GetEndpointId())
-	if err != nil {
-		return nil, err
-	}
-	secretID, err := parseID("secret_id", req.GetSecretId())
-	if err != nil {
-		return nil, err
-	}
-	e, err := s.sources.RemoveEndpointSecret(ctx, t, id, secretID)
-	return apierr.Reply(&adminv1.RemoveEndpointSecretResponse{Endpoint: endpointProto(e)}, err)
+	return byID(ctx, "endpoint_id", req.GetEndpointId(), func(ctx context.Context, t auth.Tenant, id uuid.UUID) (*adminv1.RemoveEndpointSecretResponse, error) {
+		secretID, err := parseID("secret_id", req.GetSecretId())
+		if err != nil {
+			return nil, err
+		}
+		e, err := s.sources.RemoveEndpointSecret(ctx, t, id, secretID)
+		return apierr.Reply(&adminv1.RemoveEndpointSecretResponse{Endpoint: endpointProto(e)}, err)
+	})
 }
 
 // endpointProto renders an endpoint: its secrets described, never returned.

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/settings"
 )
 
@@ -26,14 +27,8 @@ func (s *Server) GetSetting(ctx context.Context, req *adminv1.GetSettingRequest)
 		return nil, invalid("key", "is required")
 	}
 	st, err := settings.Get(ctx, s.settings, req.GetKey())
-	if err != nil {
-		return nil, err
-	}
-	ps, err := settingProto(st)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.GetSettingResponse{Setting: ps}, nil
+	ps, err := render(st, err, settingProto)
+	return apierr.Reply(&adminv1.GetSettingResponse{Setting: ps}, err)
 }
 
 // ListSettings returns every setting, ordered by key (not paginated).
@@ -88,14 +83,8 @@ func (s *Server) UpdateSetting(ctx context.Context, req *adminv1.UpdateSettingRe
 	} else {
 		st, err = settings.Update(ctx, s.settings, t.Administrator, key, patch)
 	}
-	if err != nil {
-		return nil, err
-	}
-	ps, err := settingProto(st)
-	if err != nil {
-		return nil, err
-	}
-	return &adminv1.UpdateSettingResponse{Setting: ps}, nil
+	ps, err := render(st, err, settingProto)
+	return apierr.Reply(&adminv1.UpdateSettingResponse{Setting: ps}, err)
 }
 
 // settingValueJSON validates a new value against its key's shape

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 	"github.com/switchboard/switchboard/services/realtime/internal/store"
 )
 
@@ -73,7 +74,7 @@ func (r *reader) init(ctx context.Context) error {
 		return err
 	}
 	for len(wait) > 0 {
-		if !sleep(ctx, r.recheck) {
+		if !lifecycle.Sleep(ctx, r.recheck) {
 			return ctx.Err()
 		}
 		now, err := r.store.PublishersInProgress(ctx)
@@ -197,17 +198,5 @@ func keepOnly(set, now map[string]struct{}) {
 		if _, ok := now[k]; !ok {
 			delete(set, k)
 		}
-	}
-}
-
-// sleep waits d or until ctx ends; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

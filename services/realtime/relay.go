@@ -84,7 +84,7 @@ func (c *relay) startReader(ctx context.Context) {
 			return
 		}
 		c.s.log.Warn("realtime reader cannot start yet; retrying", zap.Error(err), zap.Duration("retry_in", delay))
-		if !sleep(ctx, delay) {
+		if !lifecycle.Sleep(ctx, delay) {
 			return
 		}
 		delay = min(delay*2, 5*time.Second)

@@ -10,7 +10,6 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -67,15 +66,4 @@ func (b *bench) progress(line func() string) (stop func()) {
 	})
 	var once sync.Once
 	return func() { once.Do(func() { close(done); wg.Wait() }) }
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 )
 
 // drain waits until every enqueued todo was completed and returns the time
@@ -53,7 +54,7 @@ func (b *bench) drain(ctx context.Context, started time.Time, werr <-chan error)
 // enqueue being sent.
 func (b *bench) trickle(ctx context.Context, werr <-chan error) (fromAck, fromSend []time.Duration, err error) {
 	// Let every worker get back into its long-poll Claim.
-	if !sleepCtx(ctx, 200*time.Millisecond) {
+	if !lifecycle.Sleep(ctx, 200*time.Millisecond) {
 		return nil, nil, ctx.Err()
 	}
 	fromAck = make([]time.Duration, 0, b.cfg.trickle)

@@ -19,6 +19,7 @@ import (
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
 	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 )
 
 // rtBench is one run's shared state.
@@ -172,7 +173,7 @@ func (b *rtBench) publish(ctx context.Context, p *rtPub, start, measureFrom, sto
 	next := start.Add(time.Duration(float64(time.Second) * float64(p.idx) / rate))
 	for seq := 0; next.Before(stop); seq++ {
 		if d := time.Until(next); d > 0 {
-			if !sleepCtx(ctx, d) {
+			if !lifecycle.Sleep(ctx, d) {
 				return
 			}
 		} else if seq > 0 {

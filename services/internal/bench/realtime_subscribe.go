@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
+	"github.com/switchboard/switchboard/pkg/lifecycle"
 )
 
 // overhead is the serialized size of a data payload with an empty pad.
@@ -57,7 +58,7 @@ func (b *rtBench) receive(sctx context.Context, s *rtSub) {
 				(c == codes.ResourceExhausted || c == codes.Unavailable) {
 				s.resumes++
 				s.resumeErr = err
-				if !sleepCtx(sctx, rtResumePause) {
+				if !lifecycle.Sleep(sctx, rtResumePause) {
 					return
 				}
 				err = subscribe()

@@ -40,25 +40,12 @@ func (s *Store) Reap(ctx context.Context, batch, maxExpiries int32) ([]Reaped, e
 func (s *Store) PruneOnce(ctx context.Context, batch int32, maxBatches int) (int64, error) {
 	return settings.Prune{
 		Key: settings.RetentionTodos, Default: settings.DefaultRetentionTodos,
-		ByAge: s.pruneByAge, OverCap: s.pruneOverCap, Batch: batch, MaxBatches: maxBatches,
+		ByAge: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
+			return s.q.TodoPruneByAge(ctx, s.pool, dbsqlc.TodoPruneByAgeParams{MaxAgeSeconds: r.MaxAge().Seconds(), BatchSize: n})
+		},
+		OverCap: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
+			return s.q.TodoPruneOverCap(ctx, s.pool, dbsqlc.TodoPruneOverCapParams{MaxRows: r.MaxRows, BatchSize: n})
+		},
+		Batch: batch, MaxBatches: maxBatches,
 	}.Once(ctx, s.pool)
-}
-
-// pruneByAge deletes up to batch finished todos older than r's age bound.
-func (s *Store) pruneByAge(ctx context.Context, r settings.Retention, batch int32) (int64, error) {
-	n, err := s.q.TodoPruneByAge(ctx, s.pool, dbsqlc.TodoPruneByAgeParams{MaxAgeSeconds: r.MaxAge().Seconds(), BatchSize: batch})
-	if err != nil {
-		return 0, fmt.Errorf("prune todos by age: %w", err)
-	}
-	return n, nil
-}
-
-// pruneOverCap deletes up to batch of the oldest finished todos beyond the
-// newest r.MaxRows.
-func (s *Store) pruneOverCap(ctx context.Context, r settings.Retention, batch int32) (int64, error) {
-	n, err := s.q.TodoPruneOverCap(ctx, s.pool, dbsqlc.TodoPruneOverCapParams{MaxRows: r.MaxRows, BatchSize: batch})
-	if err != nil {
-		return 0, fmt.Errorf("prune todos over the row cap: %w", err)
-	}
-	return n, nil
 }

@@ -15,26 +15,14 @@ import (
 func (s *Store) PruneOnce(ctx context.Context, batch int32, maxBatches int) (int64, error) {
 	return settings.Prune{
 		Key: settings.RetentionRealtimeEvents, Default: settings.DefaultRetentionRealtimeEvents,
-		ByAge: s.pruneByAge, OverCap: s.pruneOverCap, Batch: batch, MaxBatches: maxBatches,
+		ByAge: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
+			return s.q.PruneByAge(ctx, s.pool, dbsqlc.PruneByAgeParams{MaxAgeSeconds: r.MaxAge().Seconds(), BatchSize: n})
+		},
+		OverCap: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
+			return s.q.PruneOverCap(ctx, s.pool, dbsqlc.PruneOverCapParams{MaxRows: r.MaxRows, BatchSize: n})
+		},
+		Batch: batch, MaxBatches: maxBatches,
 	}.Once(ctx, s.pool)
-}
-
-// pruneByAge deletes up to batch events older than r's age bound.
-func (s *Store) pruneByAge(ctx context.Context, r settings.Retention, batch int32) (int64, error) {
-	n, err := s.q.PruneByAge(ctx, s.pool, dbsqlc.PruneByAgeParams{MaxAgeSeconds: r.MaxAge().Seconds(), BatchSize: batch})
-	if err != nil {
-		return 0, fmt.Errorf("prune realtime events by age: %w", err)
-	}
-	return n, nil
-}
-
-// pruneOverCap deletes up to batch of the oldest events beyond r.MaxRows.
-func (s *Store) pruneOverCap(ctx context.Context, r settings.Retention, batch int32) (int64, error) {
-	n, err := s.q.PruneOverCap(ctx, s.pool, dbsqlc.PruneOverCapParams{MaxRows: r.MaxRows, BatchSize: batch})
-	if err != nil {
-		return 0, fmt.Errorf("prune realtime events over cap: %w", err)
-	}
-	return n, nil
 }
 
 // Member is one subscription's presence on its channels.
