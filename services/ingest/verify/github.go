@@ -1,11 +1,5 @@
 package verify
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"strings"
-)
-
 // githubVerifier checks X-Hub-Signature-256. The legacy SHA-1 X-Hub-Signature
 // header is deliberately ignored.
 type githubVerifier struct{ secrets [][]byte }
@@ -15,16 +9,12 @@ func (v githubVerifier) Verify(r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	encoded, ok := strings.CutPrefix(header, "sha256=")
-	if !ok {
-		return Result{}, unverified("github: signature lacks sha256= prefix")
+	sig, err := hexSHA256("github", header, "sha256=", "signature lacks sha256= prefix")
+	if err != nil {
+		return Result{}, err
 	}
-	sig, err := hex.DecodeString(encoded)
-	if err != nil || len(sig) != sha256.Size {
-		return Result{}, unverified("github: malformed signature")
-	}
-	if !anySHA256Matches(v.secrets, sig, r.Body) {
-		return Result{}, unverified("github: signature mismatch")
+	if err := sha256Matches("github", v.secrets, sig, r.Body); err != nil {
+		return Result{}, err
 	}
 	return Result{Scheme: SchemeGitHub, DeliveryID: r.Header.Get("X-GitHub-Delivery")}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -133,4 +134,27 @@ func copySecrets(scheme Scheme, secrets [][]byte) ([][]byte, error) {
 		out = append(out, append([]byte(nil), s...))
 	}
 	return out, nil
+}
+
+// hexSHA256 decodes a "<prefix><hex>" header carrying a SHA-256 MAC, as
+// GitHub and Slack send them; wrongPrefix says what a missing prefix means.
+func hexSHA256(provider, header, prefix, wrongPrefix string) ([]byte, error) {
+	encoded, ok := strings.CutPrefix(header, prefix)
+	if !ok {
+		return nil, unverified(provider + ": " + wrongPrefix)
+	}
+	sig, err := hex.DecodeString(encoded)
+	if err != nil || len(sig) != sha256.Size {
+		return nil, unverified(provider + ": malformed signature")
+	}
+	return sig, nil
+}
+
+// sha256Matches is anySHA256Matches as the verifiers answer it: nil, or
+// the provider's mismatch.
+func sha256Matches(provider string, secrets [][]byte, sig []byte, parts ...[]byte) error {
+	if !anySHA256Matches(secrets, sig, parts...) {
+		return unverified(provider + ": signature mismatch")
+	}
+	return nil
 }

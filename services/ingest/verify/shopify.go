@@ -15,8 +15,8 @@ func (v shopifyVerifier) Verify(r Request) (Result, error) {
 	if err != nil || len(sig) != sha256.Size {
 		return Result{}, unverified("shopify: malformed signature")
 	}
-	if !anySHA256Matches(v.secrets, sig, r.Body) {
-		return Result{}, unverified("shopify: signature mismatch")
+	if err := sha256Matches("shopify", v.secrets, sig, r.Body); err != nil {
+		return Result{}, err
 	}
 	return Result{Scheme: SchemeShopify, DeliveryID: r.Header.Get("X-Shopify-Webhook-Id")}, nil
 }

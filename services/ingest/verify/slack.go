@@ -1,11 +1,6 @@
 package verify
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"strings"
-	"time"
-)
+import "time"
 
 // slackVerifier checks Slack's v0 request signing.
 type slackVerifier struct {
@@ -26,16 +21,12 @@ func (v slackVerifier) Verify(r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	encoded, ok := strings.CutPrefix(header, "v0=")
-	if !ok {
-		return Result{}, unverified("slack: unsupported signature version")
+	sig, err := hexSHA256("slack", header, "v0=", "unsupported signature version")
+	if err != nil {
+		return Result{}, err
 	}
-	sig, err := hex.DecodeString(encoded)
-	if err != nil || len(sig) != sha256.Size {
-		return Result{}, unverified("slack: malformed signature")
-	}
-	if !anySHA256Matches(v.secrets, sig, []byte("v0:"+rawTS+":"), r.Body) {
-		return Result{}, unverified("slack: signature mismatch")
+	if err := sha256Matches("slack", v.secrets, sig, []byte("v0:"+rawTS+":"), r.Body); err != nil {
+		return Result{}, err
 	}
 	return Result{Scheme: SchemeSlack, Timestamp: ts}, nil
 }

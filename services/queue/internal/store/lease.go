@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
@@ -74,28 +75,16 @@ func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) 
 	if err != nil {
 		return nil, mapErr(err, "heartbeat", "todo")
 	}
-	// Keyed by (id, token): a batch may name one todo twice, and only the
-	// item whose token matched was applied.
 	expires := make(map[Lease]time.Time, len(rows))
 	for _, r := range rows {
 		expires[Lease{ID: r.ID, Token: r.Attempt}] = r.LeaseExpiresAt
 	}
-	applied := make([]bool, len(items))
-	for i, it := range items {
-		_, applied[i] = expires[it.Lease]
+	oc, at, err := fenced(ctx, s, c, p.Ids, postgres.Convert(items, func(it HeartbeatItem) Lease { return it.Lease }), expires)
+	out := make([]HeartbeatResult, len(oc))
+	for i := range oc {
+		out[i] = HeartbeatResult{Outcome: oc[i], ExpiresAt: at[i]}
 	}
-	oc, err := s.outcomes(ctx, c, p.Ids, applied)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]HeartbeatResult, len(items))
-	for i, it := range items {
-		out[i] = HeartbeatResult{Outcome: oc[i]}
-		if oc[i] == OK {
-			out[i].ExpiresAt = expires[it.Lease]
-		}
-	}
-	return out, nil
+	return out, err
 }
 
 // CompleteItem completes one lease; Result is a JSON object or nil.
@@ -176,22 +165,12 @@ func (s *Store) complete(ctx context.Context, db dbsqlc.DBTX, c Caller, items []
 	for _, r := range rows {
 		done[Lease{ID: r.ID, Token: r.Attempt}] = r
 	}
-	applied := make([]bool, len(items))
-	for i, it := range items {
-		_, applied[i] = done[it.Lease]
+	oc, applied, err := fenced(ctx, s, c, p.Ids, postgres.Convert(items, func(it CompleteItem) Lease { return it.Lease }), done)
+	out := make([]CompleteResult, len(oc))
+	for i := range oc {
+		out[i] = CompleteResult{Outcome: oc[i], Done: applied[i]}
 	}
-	oc, err := s.outcomes(ctx, c, p.Ids, applied)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]CompleteResult, len(items))
-	for i, it := range items {
-		out[i] = CompleteResult{Outcome: oc[i]}
-		if oc[i] == OK {
-			out[i].Done = done[it.Lease]
-		}
-	}
-	return out, nil
+	return out, err
 }
 
 // FailArgs records one failed attempt.
@@ -249,4 +228,27 @@ func OutcomeError(o Outcome, id int64) error {
 		return notFound(todoName(id))
 	}
 	return staleErr(id)
+}
+
+// fenced pairs a fenced batch's items (their leases, and the ids they name)
+// with what the statement returned for the ones it applied, keyed by lease:
+// a batch may name one todo twice, and only the item whose token matched
+// was applied. It returns each item's outcome (why the others were not
+// applied, looked up in one query) and, for the applied ones, their value.
+func fenced[V any](ctx context.Context, s *Store, c Caller, ids []int64, ls []Lease, got map[Lease]V) ([]Outcome, []V, error) {
+	applied := make([]bool, len(ls))
+	for i, l := range ls {
+		_, applied[i] = got[l]
+	}
+	oc, err := s.outcomes(ctx, c, ids, applied)
+	if err != nil {
+		return nil, nil, err
+	}
+	vals := make([]V, len(ls))
+	for i, l := range ls {
+		if oc[i] == OK {
+			vals[i] = got[l]
+		}
+	}
+	return oc, vals, nil
 }
