@@ -48,13 +48,12 @@ func (e *Error) Error() string { return e.Message }
 // Unwrap lets errors.Is match the sentinel kind.
 func (e *Error) Unwrap() error { return e.Kind }
 
-// NotFound reports a missing resource, e.g. NotFound("todo %d not found", id).
+// NotFound reports a missing resource, e.g. NotFound("todo %d not found",
+// id).
 func NotFound(format string, args ...any) error { return newf(ErrNotFound, format, args...) }
 
 // AlreadyExists reports a uniqueness conflict.
-func AlreadyExists(format string, args ...any) error {
-	return newf(ErrAlreadyExists, format, args...)
-}
+func AlreadyExists(format string, args ...any) error { return newf(ErrAlreadyExists, format, args...) }
 
 // FailedPrecondition reports a state conflict, such as a stale lease token.
 func FailedPrecondition(format string, args ...any) error {
@@ -62,8 +61,25 @@ func FailedPrecondition(format string, args ...any) error {
 }
 
 // Unimplemented reports an RPC whose behaviour has not been built yet.
-func Unimplemented(format string, args ...any) error {
-	return newf(ErrUnimplemented, format, args...)
+func Unimplemented(format string, args ...any) error { return newf(ErrUnimplemented, format, args...) }
+
+// Unavailable reports a transient condition the client should retry.
+func Unavailable(format string, args ...any) error { return newf(ErrUnavailable, format, args...) }
+
+// Unauthenticated reports a missing or invalid credential.
+func Unauthenticated(format string, args ...any) error {
+	return newf(ErrUnauthenticated, format, args...)
+}
+
+// PermissionDenied reports a valid credential that may not do this.
+func PermissionDenied(format string, args ...any) error {
+	return newf(ErrPermissionDenied, format, args...)
+}
+
+// ResourceExhausted reports a limit the caller ran into: a payload over its
+// cap, a subscriber too far behind.
+func ResourceExhausted(format string, args ...any) error {
+	return newf(ErrResourceExhausted, format, args...)
 }
 
 // Invalid reports bad request fields. Each violation becomes a
@@ -156,23 +172,4 @@ func Reply[R any](r R, err error) (R, error) {
 		return none, err
 	}
 	return r, nil
-}
-
-// Unavailable reports a transient condition the client should retry.
-func Unavailable(format string, args ...any) error { return newf(ErrUnavailable, format, args...) }
-
-// Unauthenticated reports a missing or invalid credential.
-func Unauthenticated(format string, args ...any) error {
-	return newf(ErrUnauthenticated, format, args...)
-}
-
-// PermissionDenied reports a valid credential that may not do this.
-func PermissionDenied(format string, args ...any) error {
-	return newf(ErrPermissionDenied, format, args...)
-}
-
-// ResourceExhausted is a limit the caller ran into (RESOURCE_EXHAUSTED): a
-// payload over its cap, a subscriber too far behind.
-func ResourceExhausted(format string, args ...any) error {
-	return newf(ErrResourceExhausted, format, args...)
 }

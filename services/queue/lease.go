@@ -16,19 +16,8 @@ import (
 // calls share batch statements (Server.heartbeats); each returns after its
 // own statement committed.
 func (s *Server) Heartbeat(ctx context.Context, req *queuev1.HeartbeatRequest) (*queuev1.HeartbeatResponse, error) {
-	c, err := caller(ctx)
+	_, r, err := merged(ctx, req, heartbeatItem, s.heartbeats)
 	if err != nil {
-		return nil, err
-	}
-	it, err := heartbeatItem("", req)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.heartbeats.Do(ctx, keyOf(c), it)
-	if err != nil {
-		return nil, err
-	}
-	if err := store.OutcomeError(r.Outcome, it.ID); err != nil {
 		return nil, err
 	}
 	return &queuev1.HeartbeatResponse{LeaseExpiresAt: timestamppb.New(r.ExpiresAt)}, nil
@@ -59,19 +48,8 @@ func (s *Server) HeartbeatBatch(ctx context.Context, req *queuev1.HeartbeatBatch
 // Concurrent calls share batch statements (Server.completes); each returns
 // after its own statement committed.
 func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*queuev1.CompleteResponse, error) {
-	c, err := caller(ctx)
+	it, r, err := merged(ctx, req, completeItem, s.completes)
 	if err != nil {
-		return nil, err
-	}
-	it, err := completeItem("", req)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.completes.Do(ctx, keyOf(c), it)
-	if err != nil {
-		return nil, err
-	}
-	if err := store.OutcomeError(r.Outcome, it.ID); err != nil {
 		return nil, err
 	}
 	if r.Todo == nil {
@@ -165,6 +143,27 @@ func (s *Server) Release(ctx context.Context, req *queuev1.ReleaseRequest) (*que
 const maxRetryAfter = 30 * 24 * time.Hour
 
 func itemPrefix(i int) string { return fmt.Sprintf("items[%d].", i) }
+
+// merged runs a single-item lease call: its caller, its item (parse), the
+// batch statement the merger shares among concurrent calls, and the item's
+// outcome as the call's error (a stale token or an unknown todo).
+func merged[P any, I interface{ TodoID() int64 }, R interface{ Err(id int64) error }](ctx context.Context, req P,
+	parse func(prefix string, r P) (I, error), m *merger[I, R],
+) (I, R, error) {
+	var it I
+	var r R
+	c, err := caller(ctx)
+	if err != nil {
+		return it, r, err
+	}
+	if it, err = parse("", req); err != nil {
+		return it, r, err
+	}
+	if r, err = m.Do(ctx, keyOf(c), it); err != nil {
+		return it, r, err
+	}
+	return it, r, r.Err(it.TodoID())
+}
 
 // batchItems checks a batch lease call: its caller, 1–1000 items, and each
 // item through parse (errors name the item's index).

@@ -49,6 +49,9 @@ type Lease struct {
 	Token int32
 }
 
+// TodoID is the todo the lease is of.
+func (l Lease) TodoID() int64 { return l.ID }
+
 // HeartbeatItem renews one lease; LeaseSeconds 0 = the default.
 type HeartbeatItem struct {
 	Lease
@@ -60,6 +63,9 @@ type HeartbeatResult struct {
 	Outcome   Outcome
 	ExpiresAt time.Time
 }
+
+// Err is the outcome as the single-item RPC answers it (OutcomeError).
+func (r HeartbeatResult) Err(id int64) error { return OutcomeError(r.Outcome, id) }
 
 // Heartbeat renews leases in one statement; results are in item order.
 func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) ([]HeartbeatResult, error) {
@@ -104,6 +110,9 @@ type CompleteResult struct {
 	Done    Completed
 	Todo    *Todo
 }
+
+// Err is the outcome as the single-item RPC answers it (OutcomeError).
+func (r CompleteResult) Err(id int64) error { return OutcomeError(r.Outcome, id) }
 
 // Complete marks leased todos COMPLETED in one statement; results are in
 // item order.
