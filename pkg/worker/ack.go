@@ -61,6 +61,36 @@ func (a *acker) stop() {
 	a.wg.Wait()
 }
 
+// gather adds items from a.in to batch until it holds size, a.in closes
+// (closed), or, with a timer, that timer or a.hurry fires; without one
+// (nil), it takes only what is queued now.
+func (a *acker) gather(batch []*ackItem, size int, timer <-chan time.Time) (out []*ackItem, closed bool) {
+	for len(batch) < size {
+		var it *ackItem
+		var ok bool
+		if timer != nil {
+			select {
+			case it, ok = <-a.in:
+			case <-timer:
+				return batch, false
+			case <-a.hurry:
+				return batch, false
+			}
+		} else {
+			select {
+			case it, ok = <-a.in:
+			default:
+				return batch, false
+			}
+		}
+		if !ok {
+			return batch, true
+		}
+		batch = append(batch, it)
+	}
+	return batch, false
+}
+
 func (a *acker) collect() {
 	size, delay := a.w.opts.AckBatch, max(a.w.opts.AckDelay, 0)
 	timer := time.NewTimer(time.Hour)
@@ -70,41 +100,16 @@ func (a *acker) collect() {
 		if !ok {
 			return
 		}
-		batch := []*ackItem{first}
-		closed := false
+		batch, closed := []*ackItem{first}, false
 		if delay > 0 && !closedChan(a.hurry) {
 			timer.Reset(delay)
-		wait:
-			for len(batch) < size {
-				select {
-				case it, ok := <-a.in:
-					if !ok {
-						closed = true
-						break wait
-					}
-					batch = append(batch, it)
-				case <-timer.C:
-					break wait
-				case <-a.hurry:
-					break wait
-				}
-			}
+			batch, closed = a.gather(batch, size, timer.C)
 			timer.Stop()
 		}
 		a.sem <- struct{}{}
-		// Top up with whatever queued meanwhile (all sends may have been busy).
-	fill:
-		for !closed && len(batch) < size {
-			select {
-			case it, ok := <-a.in:
-				if !ok {
-					closed = true
-					break fill
-				}
-				batch = append(batch, it)
-			default:
-				break fill
-			}
+		if !closed {
+			// Top up with whatever queued meanwhile (all sends may have been busy).
+			batch, closed = a.gather(batch, size, nil)
 		}
 		a.wg.Go(func() {
 			defer func() { <-a.sem }()

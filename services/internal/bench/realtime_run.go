@@ -87,32 +87,36 @@ func runBenchRealtime(ctx context.Context, cfg benchRealtimeConfig, stderr io.Wr
 	b.pad = strings.Repeat("x", max(0, cfg.size-b.overhead()))
 
 	// One connection per subscriber and per publisher, as separate clients
-	// would have.
-	dial := func(addr string) (realtimev1.RealtimeServiceClient, func(), error) {
+	// would have; client i connects to node i mod len(addrs).
+	var conns []*grpc.ClientConn
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	connect := func(i int) (string, realtimev1.RealtimeServiceClient, error) {
+		addr := cfg.addrs[i%len(cfg.addrs)]
 		conn, err := grpc.NewClient(addr,
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithPerRPCCredentials(auth.Bearer{Token: cfg.token, AllowInsecure: true}))
 		if err != nil {
-			return nil, nil, fmt.Errorf("bench realtime: connect %s: %w", addr, err)
+			return addr, nil, fmt.Errorf("bench realtime: connect %s: %w", addr, err)
 		}
-		return realtimev1.NewRealtimeServiceClient(conn), func() { _ = conn.Close() }, nil
+		conns = append(conns, conn)
+		return addr, realtimev1.NewRealtimeServiceClient(conn), nil
 	}
 	for i := range cfg.subscribers {
-		addr := cfg.addrs[i%len(cfg.addrs)]
-		c, closeConn, err := dial(addr)
+		addr, c, err := connect(i)
 		if err != nil {
 			return rtResult{}, err
 		}
-		defer closeConn()
 		b.subs = append(b.subs, &rtSub{addr: addr, client: c, tally: newRTTally(cfg.publishers), ready: make(chan struct{})})
 	}
 	for i := range cfg.publishers {
-		addr := cfg.addrs[i%len(cfg.addrs)]
-		c, closeConn, err := dial(addr)
+		addr, c, err := connect(i)
 		if err != nil {
 			return rtResult{}, err
 		}
-		defer closeConn()
 		b.pubs = append(b.pubs, &rtPub{idx: i, addr: addr, client: c, out: rtPublished{failed: map[int]bool{}}})
 	}
 	kind := map[bool]string{false: "durable", true: "ephemeral"}[cfg.ephemeral]
