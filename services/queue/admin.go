@@ -33,11 +33,7 @@ func (s *Server) GetTodo(ctx context.Context, req *queuev1.GetTodoRequest) (*que
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.store.Get(ctx, c, req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	pt, err := todoProto(t)
+	pt, err := rendered(s.store.Get(ctx, c, req.GetId()))
 	return apierr.Reply(&queuev1.GetTodoResponse{Todo: pt}, err)
 }
 

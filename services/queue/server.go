@@ -142,15 +142,22 @@ func callerIn(ctx context.Context, queue string) (store.Caller, error) {
 	return c, err
 }
 
+// rendered renders a todo a read returned, unless it returned an error.
+func rendered(t store.Todo, err error) (*queuev1.Todo, error) {
+	if err != nil {
+		return nil, err
+	}
+	return todoProto(t)
+}
+
 // changed reports a committed change of a todo as kind and renders the
 // todo: what the RPCs that change one answer.
 func (s *Server) changed(kind EventKind) func(store.Todo, error) (*queuev1.Todo, error) {
 	return func(t store.Todo, err error) (*queuev1.Todo, error) {
-		if err != nil {
-			return nil, err
+		if err == nil {
+			s.todos.emit(kind, t)
 		}
-		s.todos.emit(kind, t)
-		return todoProto(t)
+		return rendered(t, err)
 	}
 }
 
