@@ -39,7 +39,7 @@ const (
 	// modCore is every node: pools, the gRPC server with auth, health,
 	// membership, readiness and migrations.
 	modCore = "core"
-	// modNotifier is the node's one LISTEN connection and NOTIFY sender.
+	// modNotifier is the node's one listen connection and notify sender.
 	modNotifier = "notifier"
 	// modTodos is the node's one writer of todos (queue.Todos).
 	modTodos = "todos"

@@ -245,3 +245,34 @@ DELETE FROM public.widgets;`,
 	_, err = readOwners("## Table owners\n| `a` | `x` |\n| `a` | `y` |\n")
 	require.ErrorContains(t, err, "listed twice")
 }
+
+// TestOneListenConnection: a node's one LISTEN connection is pkg/pgnotify's;
+// no other non-test Go file, generated code included, issues LISTEN (or
+// talks of it), so no component grows a listen loop of its own again.
+func TestOneListenConnection(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "third_party" || d.Name() == "node_modules" || d.Name() == ".local") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(d.Name(), ".go") || strings.HasSuffix(d.Name(), "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), "LISTEN") {
+			rel, _ := filepath.Rel(root, path)
+			found = append(found, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"pkg/pgnotify/listen.go"}, found)
+}
