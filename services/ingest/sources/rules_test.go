@@ -106,12 +106,12 @@ func TestContractTables(t *testing.T) {
 	require.Zero(t, SchemeEnum("no such scheme"))
 }
 
-func TestQueueName(t *testing.T) {
+func TestValidQueueName(t *testing.T) {
 	t.Parallel()
 	for _, ok := range []string{"a", "hooks", "a.b_c-d", strings.Repeat("a", 63)} {
-		require.True(t, QueueName(ok), ok)
+		require.True(t, validQueueName(ok), ok)
 	}
 	for _, bad := range []string{"", "-a", "A", "a b", strings.Repeat("a", 64), "é"} {
-		require.False(t, QueueName(bad), bad)
+		require.False(t, validQueueName(bad), bad)
 	}
 }
