@@ -6,7 +6,6 @@ package dbsqlc
 
 import (
 	"encoding/json"
-	"net/netip"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,31 +28,6 @@ type Adapter struct {
 	UpdatedAt    time.Time
 }
 
-type Agent struct {
-	ID          uuid.UUID
-	HumanID     uuid.UUID
-	Name        string
-	Description string
-	Metadata    json.RawMessage
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	DisabledAt  *time.Time
-}
-
-type Credential struct {
-	ID          uuid.UUID
-	HumanID     uuid.UUID
-	AgentID     *uuid.UUID
-	Name        string
-	TokenPrefix string
-	TokenHash   []byte
-	Scopes      []string
-	CreatedAt   time.Time
-	ExpiresAt   *time.Time
-	LastUsedAt  *time.Time
-	RevokedAt   *time.Time
-}
-
 type Endpoint struct {
 	ID                 uuid.UUID
 	HumanID            uuid.UUID
@@ -73,107 +47,4 @@ type Endpoint struct {
 	SignaturePrefix    string
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
-}
-
-type EndpointSecret struct {
-	ID         uuid.UUID
-	EndpointID uuid.UUID
-	Kind       string
-	KeyID      *string
-	Sealed     []byte
-	Hash       []byte
-	Hint       string
-	CreatedAt  time.Time
-	ExpiresAt  *time.Time
-}
-
-type Event struct {
-	ID             int64
-	HumanID        uuid.UUID
-	Source         string
-	EndpointID     *uuid.UUID
-	AdapterID      *uuid.UUID
-	PublishedBy    *uuid.UUID
-	Topic          string
-	DeliveryID     *string
-	ReceivedAt     time.Time
-	Headers        json.RawMessage
-	ContentType    string
-	Payload        []byte
-	SizeBytes      *int32
-	CreatedAt      time.Time
-	BodySha256     []byte
-	VerifiedScheme string
-	SourceIp       *netip.Addr
-}
-
-type Human struct {
-	ID          uuid.UUID
-	Email       string
-	DisplayName string
-	IsAdmin     bool
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	DisabledAt  *time.Time
-}
-
-type NodeRegistry struct {
-	NodeID       string
-	Endpoint     string
-	Seq          *int32
-	RegisteredAt *time.Time
-	Heartbeat    *time.Time
-	Stats        json.RawMessage
-}
-
-type RealtimeEvent struct {
-	ID          int64
-	HumanID     uuid.UUID
-	Channel     string
-	Kind        string
-	Payload     json.RawMessage
-	PublishedBy string
-	CreatedAt   time.Time
-}
-
-type RealtimePresence struct {
-	SubscriptionID uuid.UUID
-	Channel        string
-	NodeID         string
-	HumanID        uuid.UUID
-	Member         string
-	JoinedAt       time.Time
-}
-
-type Setting struct {
-	Key         string
-	Value       json.RawMessage
-	Description string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-}
-
-type Todo struct {
-	ID             int64
-	HumanID        uuid.UUID
-	Queue          string
-	AgentID        *uuid.UUID
-	EventID        *int64
-	Kind           string
-	Payload        json.RawMessage
-	Priority       int16
-	State          string
-	Attempt        int32
-	MaxAttempts    int32
-	RunAt          time.Time
-	LeaseOwner     *string
-	LeaseExpiresAt *time.Time
-	LastError      *string
-	Errors         json.RawMessage
-	DedupeKey      *string
-	CreatedAt      time.Time
-	AttemptedAt    *time.Time
-	FinishedAt     *time.Time
-	LeaseExpiries  int32
-	Result         json.RawMessage
 }
