@@ -38,7 +38,28 @@ func (c codec) Marshal(v any) (mem.BufferSlice, error) {
 	return c.proto.Marshal(v)
 }
 
-func (c codec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
+// Unmarshal decodes protobuf. A request that does not decode (invalid UTF-8
+// in a string, nesting past protobuf's limit, broken bytes) is the caller's
+// INVALID_ARGUMENT, but grpc-go would answer INTERNAL for any codec error:
+// so such a message is marked with the offending field's path instead and
+// decodes "successfully", and the request guard refuses it before any
+// handler runs (wire.go).
+func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
+	err := c.proto.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	m, ok := v.(proto.Message)
+	if !ok {
+		return err
+	}
+	vio := wireViolation(data.Materialize(), m.ProtoReflect().Descriptor(), level{})
+	if vio == nil {
+		vio = &violation{why: undecodable.why}
+	}
+	markFault(m, vio)
+	return nil
+}
 
 // Name is "proto": to clients this is the ordinary protobuf codec.
 func (codec) Name() string { return "proto" }

@@ -40,7 +40,10 @@ func RequestID(ctx context.Context) string {
 //     causes are logged exactly once;
 //  5. authorization, before validation, so a caller without a valid
 //     credential learns nothing about the request's shape;
-//  6. request validation (protovalidate rules from the contracts), last before
+//  6. the request guard (guard.go): text PostgreSQL cannot store, JSON and
+//     messages nested too deeply, and requests that did not decode, before
+//     any rule or handler reads them;
+//  7. request validation (protovalidate rules from the contracts), last before
 //     the handler, so a bad request never reaches it.
 //
 // Streams additionally end when the server starts draining (see Server.Drain).
@@ -65,6 +68,7 @@ func (s *Server) chain() []grpc.ServerOption {
 			logging.UnaryServerInterceptor(lg, logOpts...),
 			s.unaryErrors,
 			s.unaryAuth,
+			unaryGuard,
 			s.unaryValidate,
 		),
 		grpc.ChainStreamInterceptor(
@@ -73,6 +77,7 @@ func (s *Server) chain() []grpc.ServerOption {
 			logging.StreamServerInterceptor(lg, logOpts...),
 			s.streamErrors,
 			s.streamAuth,
+			streamGuard,
 			s.streamValidate,
 			s.streamDrain,
 		),
@@ -167,9 +172,18 @@ func (s *Server) streamErrors(srv any, ss grpc.ServerStream, info *grpc.StreamSe
 
 // toStatus is the single place handler errors become client statuses.
 func (s *Server) toStatus(ctx context.Context, method string, err error) error {
-	st, internal := apierr.ToStatus(err)
-	if internal {
+	st, logCause := apierr.ToStatus(err)
+	if st.Code() == codes.DeadlineExceeded && ctx.Err() == nil {
+		// A deadline of the server's own (a bounded wait for a database
+		// connection, say), not the caller's: the caller may retry.
+		st, logCause = status.New(codes.Unavailable, "the server timed out waiting for the database; retry shortly"), true
+	}
+	switch {
+	case logCause && st.Code() == codes.Internal:
 		s.log.Error("internal error", sblog.Method(method), sblog.RequestID(RequestID(ctx)), zap.Error(err))
+	case logCause:
+		s.log.Warn("database fault", sblog.Method(method), sblog.RequestID(RequestID(ctx)),
+			zap.Stringer("code", st.Code()), zap.Error(err))
 	}
 	return st.Err()
 }

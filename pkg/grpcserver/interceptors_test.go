@@ -3,6 +3,7 @@ package grpcserver_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,9 @@ type scripted struct {
 }
 
 func (scripted) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	if strings.ContainsRune(req.GetService(), 0) {
+		panic("a request the guard refuses reached the handler")
+	}
 	switch req.GetService() {
 	case "panic":
 		panic("handler bug")

@@ -17,7 +17,12 @@ var ErrNotObject = errors.New("not a JSON object")
 // structpb.NewStruct gives the same values as protojson.Unmarshal (numbers
 // are doubles either way; jsonb holds valid UTF-8 only) in well under half
 // the time.
+//
+// JSON nested deeper than MaxReadDepth is refused with ErrTooDeep.
 func FromJSON(raw []byte) (*structpb.Struct, error) {
+	if Depth(raw) > MaxReadDepth {
+		return nil, ErrTooDeep
+	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package structjson_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,4 +28,25 @@ func TestFromJSONRefusesWhatIsNotAnObject(t *testing.T) {
 		_, err := structjson.FromJSON([]byte(raw))
 		require.Error(t, err, raw)
 	}
+}
+
+func TestDepth(t *testing.T) {
+	t.Parallel()
+	cases := map[string]int{
+		`1`: 0, `"[{"`: 0, `{}`: 1, `{"a":[1]}`: 2, `[[],[[]]]`: 3, `{"k":"\"}{["}`: 1, `{"a":{"b":{}},"c":[]}`: 3,
+	}
+	for raw, want := range cases {
+		require.Equal(t, want, structjson.Depth([]byte(raw)), raw)
+	}
+}
+
+func TestFromJSONRefusesWhatCannotBeDelivered(t *testing.T) {
+	t.Parallel()
+	nested := func(n int) []byte {
+		return []byte(`{"a":` + strings.Repeat(`[`, n-1) + strings.Repeat(`]`, n-1) + `}`)
+	}
+	_, err := structjson.FromJSON(nested(structjson.MaxReadDepth))
+	require.NoError(t, err)
+	_, err = structjson.FromJSON(nested(structjson.MaxReadDepth + 1))
+	require.ErrorIs(t, err, structjson.ErrTooDeep)
 }

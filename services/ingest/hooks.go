@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -13,9 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
 	"github.com/switchboard/switchboard/services/ingest/verify"
 )
@@ -43,7 +46,8 @@ var droppedHeaders = map[string]bool{
 // HookHandler serves POST /hooks/{slug}: limits, verification, then the
 // event and its todo in one transaction, and 2xx only after the commit.
 // Answers: 200 stored or duplicate; 404 unknown or disabled endpoint; 413
-// body over the endpoint's cap; 401 not verified (no detail); 429 with
+// body over the endpoint's cap; 401 not verified (no detail); 400 a header
+// that cannot be stored (a NUL or invalid UTF-8: textcheck), named; 429 with
 // Retry-After over the endpoint's or tenant's rate; 503 when the database
 // cannot take it (the sender retries).
 func (s *Server) HookHandler() http.Handler {
@@ -96,6 +100,12 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), storeTimeout)
 	defer cancel()
 	ev := s.hookEvent(r, ep, res, body)
+	if what, err := unstorableText(ev); err != nil {
+		// Not the database's fault: a retry would fail the same way.
+		s.log.Info("webhook refused: text that cannot be stored", zap.String("endpoint_id", ep.ID.String()), zap.String("in", what))
+		hookError(w, http.StatusBadRequest, what+" "+err.Error())
+		return
+	}
 	stored, err := s.batcher.ingest(ctx, ev, store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: "webhook"})
 	if err != nil {
 		s.log.Warn("webhook: store failed; answering 503", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
@@ -124,9 +134,7 @@ func (s *Server) hookEvent(r *http.Request, ep *hookEndpoint, res verify.Result,
 	if e.DeliveryID == "" && ep.DeliveryIDHeader != "" {
 		e.DeliveryID = r.Header.Get(ep.DeliveryIDHeader)
 	}
-	if len(e.DeliveryID) > 255 {
-		e.DeliveryID = e.DeliveryID[:255]
-	}
+	e.DeliveryID = cut(e.DeliveryID, 255)
 	if e.DeliveryID == "" || !res.DeliveryIDSigned {
 		sum := sha256.Sum256(body)
 		e.BodySHA256 = sum[:]
@@ -143,6 +151,42 @@ func (s *Server) hookEvent(r *http.Request, ep *hookEndpoint, res verify.Result,
 		}
 	}
 	return e
+}
+
+// unstorableText names the first text of e that textcheck refuses (a NUL,
+// invalid UTF-8) and why: every header stored with the event, its
+// Content-Type and delivery id. PostgreSQL would refuse it in the text and
+// jsonb columns, and the sender would get a 503 and retry forever. Go's
+// HTTP server already answers 400 for control characters in a header, but
+// passes bytes 0x80–0xFF, so a non-UTF-8 value does reach here.
+func unstorableText(e store.Event) (string, error) {
+	if err := textcheck.Check(e.ContentType); err != nil {
+		return "header Content-Type", err
+	}
+	if err := textcheck.Check(e.DeliveryID); err != nil {
+		return "delivery id", err
+	}
+	for k, v := range e.Headers {
+		if err := textcheck.Check(k); err != nil {
+			return "header name " + strconv.QuoteToASCII(cut(k, 64)), err
+		}
+		if err := textcheck.Check(v); err != nil {
+			return "header " + k, err
+		}
+	}
+	return "", nil
+}
+
+// cut shortens s to at most n bytes without splitting a UTF-8 sequence
+// (a split one is invalid UTF-8, which the text columns refuse).
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // readBody reads at most limit bytes within hookReadTimeout; status is 413
@@ -173,7 +217,11 @@ func isTimeout(err error) bool {
 func hookError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = io.WriteString(w, `{"error":"`+msg+`"}`+"\n")
+	// Encoded, not spliced: a message may name a header the sender chose.
+	b, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{msg})
+	_, _ = w.Write(append(b, '\n'))
 }
 
 func unavailable(w http.ResponseWriter) {

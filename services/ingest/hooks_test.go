@@ -41,6 +41,7 @@ type env struct {
 	human uuid.UUID
 	url   string
 	queue *queue.Server
+	hook  http.Handler // the edge itself, for requests no HTTP client would send
 }
 
 func newEnv(t *testing.T) *env {
@@ -58,8 +59,9 @@ func newEnvOn(t *testing.T, pool *pgxpool.Pool, keys *secretbox.Keyring) *env {
 		`INSERT INTO humans (email) VALUES ($1) RETURNING id`, uuid.NewString()+"@example.test").Scan(&e.human))
 	e.queue = queue.New(zap.NewNop(), e.pool)
 	srv := ingest.New(zap.NewNop(), e.pool, ingest.Options{SealingKeys: keys, Todos: e.queue.Todos()})
+	e.hook = srv.HookHandler()
 	mux := http.NewServeMux()
-	mux.Handle(ingest.HookPattern, srv.HookHandler())
+	mux.Handle(ingest.HookPattern, e.hook)
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 	e.url = hs.URL

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // waitFor is the bound of every wait on a condition in these tests: long, so
 // a loaded CI machine does not fail them; conditions usually hold in ms.
-const waitFor = 20 * time.Second
+const waitFor = 60 * time.Second
 
 // env is a realtime node over its own migrated database, served over real
 // gRPC on loopback with the node's interceptor chain. Callers are chosen per
@@ -54,13 +54,19 @@ func newEnv(t *testing.T, opts realtime.Options) *env {
 
 func newEnvOn(t *testing.T, pool *pgxpool.Pool, opts realtime.Options) *env {
 	t.Helper()
+	return newEnvLogged(t, pool, opts, zap.NewNop())
+}
+
+// newEnvLogged is newEnvOn with the service logging to log.
+func newEnvLogged(t *testing.T, pool *pgxpool.Pool, opts realtime.Options, log *zap.Logger) *env {
+	t.Helper()
 	if opts.NodeID == "" {
 		opts.NodeID = "node-" + uuid.NewString()[:8]
 	}
 	// The node's own registry row: presence sweeps the rows of unregistered nodes.
 	_, err := pool.Exec(t.Context(), `INSERT INTO node_registry (node_id, endpoint) VALUES ($1, '127.0.0.1:1') ON CONFLICT DO NOTHING`, opts.NodeID)
 	require.NoError(t, err)
-	e := &env{t: t, pool: pool, srv: realtime.New(zap.NewNop(), pool, opts)}
+	e := &env{t: t, pool: pool, srv: realtime.New(log, pool, opts)}
 	e.human = e.seedHuman()
 	gs, err := grpcserver.New(t.Context(), zap.NewNop(), grpcserver.Options{Addr: "127.0.0.1:0", Authorize: testAuthorize})
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -119,8 +120,10 @@ func (s *Server) deliverRemote(e wire.Ephemeral) {
 		return
 	}
 	ev, err := ephemeralEvent(e, nil)
-	if err != nil {
-		return // another node's bug; nothing a subscriber could use
+	if err != nil { // another node's bug; nothing a subscriber could use
+		s.log.Warn("undeliverable ephemeral event; skipped", zap.String("origin", e.Origin),
+			zap.String("human_id", e.HumanID.String()), zap.String("channel", e.Channel), zap.Error(err))
+		return
 	}
 	s.hub.dispatchEphemeral(k, ev)
 }

@@ -150,8 +150,12 @@ func (r *reader) drain(ctx context.Context) (pending bool, err error) {
 			}
 			next = e.ID + 1
 			d, err := r.conv(e)
-			if err != nil { // stored by Publish as a JSON object; cannot happen short of corruption
-				r.log.Error("unreadable realtime event; skipped", zap.Int64("id", e.ID), zap.Error(err))
+			if err != nil {
+				// A row no subscriber could decode (JSON nested past what
+				// structjson renders, written before Publish capped it or
+				// around the API). The cursor moves past it: stopping here
+				// would stop every subscriber of every tenant for good.
+				undeliverable(r.log, e, err)
 				continue
 			}
 			out = append(out, d)
@@ -170,6 +174,13 @@ func (r *reader) drain(ctx context.Context) (pending bool, err error) {
 			return false, nil
 		}
 	}
+}
+
+// undeliverable logs a durable event that is skipped, for the live
+// fan-out and for replays alike.
+func undeliverable(log *zap.Logger, e store.Event, err error) {
+	log.Warn("undeliverable realtime event; skipped", zap.Int64("event_id", e.ID),
+		zap.String("human_id", e.HumanID.String()), zap.String("channel", e.Channel), zap.Error(err))
 }
 
 // holeFinal decides a hole at id `at`: final when every publish that might

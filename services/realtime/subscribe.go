@@ -26,7 +26,9 @@ import (
 //
 // A subscriber whose buffer fills (it reads slower than events arrive) is
 // ended with RESOURCE_EXHAUSTED naming the id to resume from; the fan-out
-// never waits for it.
+// never waits for it. A stored event that cannot be rendered (a row written
+// around Publish's limits) is skipped with a Warn, live and on replay alike,
+// so it never ends a stream, nor every resume after it.
 func (s *Server) Subscribe(req *realtimev1.SubscribeRequest, stream grpc.ServerStreamingServer[realtimev1.SubscribeResponse]) error {
 	ctx := stream.Context()
 	c, err := caller(ctx)
@@ -121,9 +123,10 @@ func (s *Server) replay(stream grpc.ServerStreamingServer[realtimev1.SubscribeRe
 		for _, e := range evs {
 			d, err := durableEvent(e)
 			if err != nil {
-				return after, fmt.Errorf("replay event %d: %w", e.ID, err)
-			}
-			if err := stream.SendMsg(d.out.msg); err != nil {
+				// Skipped as the live fan-out skips it: failing the stream
+				// would fail its resume from after_id too, forever.
+				undeliverable(s.log, e, err)
+			} else if err := stream.SendMsg(d.out.msg); err != nil {
 				return after, err
 			}
 			after = e.ID
