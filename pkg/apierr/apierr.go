@@ -1,8 +1,10 @@
 // Package apierr holds the domain errors that stores and services return, and
 // ToStatus, the one function that turns any error into the gRPC status a
 // client sees. Handlers never build statuses for internal failures themselves:
-// whatever is not a known domain error becomes a generic Internal with the
-// cause logged server-side, so SQL and stack details never reach a client.
+// a fault of the database becomes UNAVAILABLE (or ABORTED for a deadlock or
+// serialization failure: see transient.go), and whatever else is not a known
+// domain error becomes a generic Internal; in both cases the cause is logged
+// server-side, so SQL and stack details never reach a client.
 package apierr
 
 import (
@@ -27,6 +29,7 @@ var (
 	ErrResourceExhausted  = errors.New("resource exhausted")
 	ErrUnavailable        = errors.New("unavailable")
 	ErrUnimplemented      = errors.New("unimplemented")
+	ErrAborted            = errors.New("aborted")
 )
 
 // Error is a domain error whose Message is safe to show to a client.
@@ -112,11 +115,19 @@ var kindCodes = []struct {
 	{ErrResourceExhausted, codes.ResourceExhausted},
 	{ErrUnavailable, codes.Unavailable},
 	{ErrUnimplemented, codes.Unimplemented},
+	{ErrAborted, codes.Aborted},
 }
 
+// Client-facing texts of the database's faults.
+const (
+	msgUnavailable = "the database is unavailable; retry shortly"
+	msgConflict    = "the transaction was aborted by a conflicting one; retry"
+)
+
 // ToStatus maps err to the status a client receives. The second result is
-// true when the error is internal (unknown): the caller must log err, because
-// the client only sees "internal error".
+// true when the client sees a generic text only (INTERNAL "internal error",
+// or the UNAVAILABLE or ABORTED of a database fault): the caller must log
+// err, at error level for INTERNAL.
 func ToStatus(err error) (*status.Status, bool) {
 	if err == nil {
 		return status.New(codes.OK, ""), false
@@ -144,6 +155,12 @@ func ToStatus(err error) (*status.Status, bool) {
 		if errors.Is(err, kc.kind) {
 			return status.New(kc.code, kc.kind.Error()), false
 		}
+	}
+	switch {
+	case IsConflict(err):
+		return status.New(codes.Aborted, msgConflict), true
+	case IsTransient(err):
+		return status.New(codes.Unavailable, msgUnavailable), true
 	}
 	return status.New(codes.Internal, "internal error"), true
 }

@@ -5,33 +5,27 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
-	"github.com/switchboard/switchboard/pkg/lifecycle"
 )
 
 // maxAckInFlight bounds the CompleteBatch calls of one Worker in flight at
 // once; items queue up (and batches grow) while all are busy.
 const maxAckInFlight = 4
 
-// ackItem is one successful todo waiting for its CompleteBatch.
-type ackItem struct {
-	todo *queuev1.Todo
-}
-
 // acker coalesces the completions of one Run into CompleteBatch calls of up
 // to AckBatch items, sent when the batch is full or AckDelay after its first
 // item, whichever comes first.
 type acker struct {
-	w    *Worker
-	base context.Context
+	w  *Worker
+	hb *heartbeater
 	// hurry is closed when Run's context is cancelled: from then on batches
 	// are sent without waiting for AckDelay, so shutdown is not slowed.
 	hurry <-chan struct{}
-	in    chan *ackItem
+	in    chan *lease
 	sem   chan struct{}
 	wg    sync.WaitGroup // the collector and the sends
 	// single is set once the server answered CompleteBatch UNIMPLEMENTED:
@@ -40,17 +34,17 @@ type acker struct {
 	mu     sync.Mutex
 }
 
-func (w *Worker) startAcker(ctx, base context.Context) *acker {
-	a := &acker{w: w, base: base, hurry: ctx.Done(), in: make(chan *ackItem, w.opts.Concurrency+w.opts.Buffer), sem: make(chan struct{}, maxAckInFlight)}
+func (w *Worker) startAcker(ctx context.Context, hb *heartbeater) *acker {
+	a := &acker{w: w, hb: hb, hurry: ctx.Done(), in: make(chan *lease, w.opts.Concurrency+w.opts.Buffer), sem: make(chan struct{}, maxAckInFlight)}
 	a.wg.Go(a.collect)
 	return a
 }
 
-// complete queues todo and calls queued. It does not wait for the outcome:
-// the send counts it, and stop waits for every send, so the handler's
+// complete queues l and calls queued. It does not wait for the outcome:
+// the send reports it, and stop waits for every send, so the handler's
 // goroutine is free for the next todo at once.
-func (a *acker) complete(todo *queuev1.Todo, queued func()) {
-	a.in <- &ackItem{todo: todo}
+func (a *acker) complete(l *lease, queued func()) {
+	a.in <- l
 	queued()
 }
 
@@ -64,9 +58,9 @@ func (a *acker) stop() {
 // gather adds items from a.in to batch until it holds size, a.in closes
 // (closed), or, with a timer, that timer or a.hurry fires; without one
 // (nil), it takes only what is queued now.
-func (a *acker) gather(batch []*ackItem, size int, timer <-chan time.Time) (out []*ackItem, closed bool) {
+func (a *acker) gather(batch []*lease, size int, timer <-chan time.Time) (out []*lease, closed bool) {
 	for len(batch) < size {
-		var it *ackItem
+		var it *lease
 		var ok bool
 		if timer != nil {
 			select {
@@ -100,7 +94,7 @@ func (a *acker) collect() {
 		if !ok {
 			return
 		}
-		batch, closed := []*ackItem{first}, false
+		batch, closed := []*lease{first}, false
 		if delay > 0 && !closedChan(a.hurry) {
 			timer.Reset(delay)
 			batch, closed = a.gather(batch, size, timer.C)
@@ -121,56 +115,47 @@ func (a *acker) collect() {
 	}
 }
 
-// send completes batch with CompleteBatch, retrying transport errors with
-// backoff within the lease, and counts each item's outcome.
-func (a *acker) send(batch []*ackItem) {
+// send completes batch with CompleteBatch (retried, see settleAcks) and
+// reports each item's outcome.
+func (a *acker) send(batch []*lease) {
+	a.w.settleAcks(a.hb.base, a.hb, "complete", Completed, batch, a.completeBatch)
+}
+
+// completeBatch is one attempt of a CompleteBatch; against a server without
+// it, one Complete per item.
+func (a *acker) completeBatch(ctx context.Context, ls []*lease) []ackAnswer {
 	w := a.w
 	a.mu.Lock()
 	single := a.single
 	a.mu.Unlock()
 	if single {
-		a.sendSingly(batch)
-		return
+		return w.completeEach(ctx, ls)
 	}
-	req := &queuev1.CompleteBatchRequest{Items: make([]*queuev1.CompleteRequest, len(batch))}
-	for i, it := range batch {
-		req.Items[i] = &queuev1.CompleteRequest{Id: it.todo.GetId(), LeaseToken: it.todo.GetAttempt()}
+	req := &queuev1.CompleteBatchRequest{Items: make([]*queuev1.CompleteRequest, len(ls))}
+	for i, l := range ls {
+		req.Items[i] = &queuev1.CompleteRequest{Id: l.todo.GetId(), LeaseToken: l.todo.GetLeaseToken()}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.base), time.Duration(w.opts.LeaseSeconds)*time.Second)
-	defer cancel()
-	bo := backoff{base: 50 * time.Millisecond, max: 2 * time.Second}
-	var (
-		resp *queuev1.CompleteBatchResponse
-		err  error
-	)
-	for range ackAttempts {
-		if resp, err = w.client.CompleteBatch(ctx, req); err == nil {
-			break
-		}
-		if status.Code(err) == codes.Unimplemented {
-			a.mu.Lock()
-			a.single = true
-			a.mu.Unlock()
-			w.log.Info("server lacks CompleteBatch; completing one todo per call")
-			a.sendSingly(batch)
-			return
-		}
-		if !isTransient(err) || !lifecycle.Sleep(ctx, bo.next()) {
-			break
-		}
+	resp, err := w.client.CompleteBatch(ctx, req, grpc.WaitForReady(true))
+	if status.Code(err) == codes.Unimplemented {
+		a.mu.Lock()
+		a.single = true
+		a.mu.Unlock()
+		w.log.Info("server lacks CompleteBatch; completing one todo per call")
+		return w.completeEach(ctx, ls)
 	}
+	answers := make([]ackAnswer, len(ls))
 	if err != nil {
-		for _, it := range batch {
-			w.countAckErr(it.todo, "complete", err)
+		for i := range answers {
+			answers[i].err = err
 		}
-		return
+		return answers
 	}
 	w.stats.ackBatches.Add(1)
 	results := resp.GetResults()
 	var byID map[int64]queuev1.BatchOutcome
-	for i, it := range batch {
+	for i, l := range ls {
 		var out queuev1.BatchOutcome
-		if i < len(results) && results[i].GetId() == it.todo.GetId() {
+		if i < len(results) && results[i].GetId() == l.todo.GetId() {
 			out = results[i].GetOutcome()
 		} else { // out of order or missing: match by id
 			if byID == nil {
@@ -179,36 +164,43 @@ func (a *acker) send(batch []*ackItem) {
 					byID[r.GetId()] = r.GetOutcome()
 				}
 			}
-			out = byID[it.todo.GetId()]
+			out = byID[l.todo.GetId()]
 		}
 		switch out {
 		case queuev1.BatchOutcome_BATCH_OUTCOME_OK:
-			w.stats.completed.Add(1)
-		case queuev1.BatchOutcome_BATCH_OUTCOME_STALE_LEASE, queuev1.BatchOutcome_BATCH_OUTCOME_NOT_FOUND:
-			w.countAckErr(it.todo, "complete", status.Error(codes.FailedPrecondition, out.String()))
+		case queuev1.BatchOutcome_BATCH_OUTCOME_ALREADY:
+			answers[i].already = true
+		case queuev1.BatchOutcome_BATCH_OUTCOME_STALE_LEASE:
+			answers[i].err = status.Error(codes.FailedPrecondition, out.String())
+		case queuev1.BatchOutcome_BATCH_OUTCOME_NOT_FOUND:
+			answers[i].err = status.Error(codes.NotFound, out.String())
 		default:
-			w.countAckErr(it.todo, "complete", status.Errorf(codes.Internal, "no outcome for the item (%s)", out))
+			answers[i].err = status.Errorf(codes.Internal, "no outcome for the item (%s)", out)
 		}
 	}
+	return answers
 }
 
-// sendSingly completes each item of batch with its own Complete call.
-func (a *acker) sendSingly(batch []*ackItem) {
-	for _, it := range batch {
-		a.w.completeSingle(a.base, it.todo)
-	}
-}
+// maxSingleAcks bounds the Complete calls of one attempt in flight at once
+// (servers without CompleteBatch).
+const maxSingleAcks = 16
 
-// countAckErr counts and logs a lease-ending call that did not succeed.
-func (w *Worker) countAckErr(todo *queuev1.Todo, what string, err error) {
-	log := w.log.With(zap.Int64("todo_id", todo.GetId()), zap.Int32("lease_token", todo.GetAttempt()), zap.Error(err))
-	if isLeaseGone(err) {
-		w.stats.leaseLost.Add(1)
-		log.Warn(what + ": lease lost")
-		return
+// completeEach is one attempt of completing each of ls with its own
+// Complete call.
+func (w *Worker) completeEach(ctx context.Context, ls []*lease) []ackAnswer {
+	answers := make([]ackAnswer, len(ls))
+	sem := make(chan struct{}, maxSingleAcks)
+	var wg sync.WaitGroup
+	for i, l := range ls {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			resp, err := w.client.Complete(ctx, &queuev1.CompleteRequest{Id: l.todo.GetId(), LeaseToken: l.todo.GetLeaseToken()}, grpc.WaitForReady(true))
+			answers[i] = answer(err, resp.GetAlready(), resp.GetTodo())
+		})
 	}
-	w.stats.ackErrors.Add(1)
-	log.Error(what + " failed; the lease will expire and the todo be retried")
+	wg.Wait()
+	return answers
 }
 
 func closedChan(c <-chan struct{}) bool {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -22,6 +23,7 @@ type claimResult struct {
 	n     int
 	wait  time.Duration
 	start time.Time
+	end   time.Time // when the answer came
 	todos []*queuev1.Todo
 	err   error
 }
@@ -64,7 +66,7 @@ func (w *Worker) claimLoop(ctx, base context.Context, r *run, wg *sync.WaitGroup
 			go func() {
 				start := time.Now()
 				todos, err := w.claim(claimCtx, n, wait)
-				results <- claimResult{n: n, wait: wait, start: start, todos: todos, err: err}
+				results <- claimResult{n: n, wait: wait, start: start, end: time.Now(), todos: todos, err: err}
 			}()
 		}
 		if stopping && inFlight == 0 {
@@ -93,17 +95,20 @@ func (w *Worker) claimLoop(ctx, base context.Context, r *run, wg *sync.WaitGroup
 		case res := <-results:
 			inFlight--
 			todos := res.todos
+			w.stats.claimed.Add(int64(len(todos)))
 			if len(todos) > res.n { // a server bug; never hold more than we have room for
 				w.log.Warn("claim returned more todos than asked for", zap.Int("asked", res.n), zap.Int("got", len(todos)))
 				for _, t := range todos[res.n:] {
-					w.release(base, t)
+					l := r.hb.add(t, w.claimedUntil(res, t))
+					if l.finish() == nil {
+						wg.Go(func() { w.release(base, r.hb, l) })
+					}
 				}
 				todos = todos[:res.n]
 			}
 			free += res.n - len(todos)
-			w.stats.claimed.Add(int64(len(todos)))
 			for _, t := range todos {
-				w.dispatch(base, r, wg, t)
+				w.dispatch(base, r, wg, t, w.claimedUntil(res, t))
 			}
 			if stopping || ctx.Err() != nil {
 				continue // stopping: a claim error now is the cancellation
@@ -158,8 +163,8 @@ func (w *Worker) claimLoop(ctx, base context.Context, r *run, wg *sync.WaitGroup
 // one). Handler goroutines live for the whole Run: one goroutine per todo
 // paid for growing a fresh stack every time, a tenth of a busy worker's CPU.
 // Only claimLoop calls it.
-func (w *Worker) dispatch(base context.Context, r *run, wg *sync.WaitGroup, todo *queuev1.Todo) {
-	l := r.hb.add(todo)
+func (w *Worker) dispatch(base context.Context, r *run, wg *sync.WaitGroup, todo *queuev1.Todo, expires time.Time) {
+	l := r.hb.add(todo, expires)
 	if r.handlers < w.opts.Concurrency {
 		r.handlers++
 		wg.Go(func() {
@@ -186,6 +191,14 @@ func (w *Worker) handle(base context.Context, r *run, l *lease) {
 	w.process(base, r, l, free)
 }
 
+// claimedUntil is when the lease of todo, claimed by res, ends.
+func (w *Worker) claimedUntil(res claimResult, todo *queuev1.Todo) time.Time {
+	return leaseEnd(res.start, res.end, todo.GetLeaseExpiresAt(), time.Duration(w.opts.LeaseSeconds)*time.Second)
+}
+
+// claim asks for n todos. It waits for a ready connection (a node that is
+// down or restarting is not an error while another may come up) within the
+// call's deadline.
 func (w *Worker) claim(ctx context.Context, n int, wait time.Duration) ([]*queuev1.Todo, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait+claimSlack)
 	defer cancel()
@@ -195,7 +208,7 @@ func (w *Worker) claim(ctx context.Context, n int, wait time.Duration) ([]*queue
 		MaxTodos:     int32(n),
 		LeaseSeconds: w.opts.LeaseSeconds,
 		Wait:         durationpb.New(wait),
-	})
+	}, grpc.WaitForReady(true))
 	if err != nil {
 		return nil, err
 	}

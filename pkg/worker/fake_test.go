@@ -2,18 +2,22 @@ package worker_test
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 )
@@ -30,10 +34,17 @@ type fakeQueue struct {
 	pending  []int64
 	wake     chan struct{} // closed and replaced when todos become pending
 	claimErr func(n int) error
-	// completeErr, when set, may fail the n-th CompleteBatch call.
-	completeErr func(n int) error
+	// fault, when set, may fail the n-th call of method (Complete,
+	// CompleteBatch, Fail, Release, Heartbeat, HeartbeatBatch): before it
+	// takes effect, or with after after it did (the answer is lost, as when
+	// a node dies after the commit).
+	fault func(method string, n int) (after bool, err error)
+	// calls counts the ack and heartbeat calls by method.
+	calls map[string]int
 	// noBatch makes CompleteBatch and HeartbeatBatch UNIMPLEMENTED.
 	noBatch bool
+	// auth holds the authorization metadata of every call.
+	auth []string
 
 	claims     []*queuev1.ClaimRequest
 	claimTimes []time.Time
@@ -43,7 +54,6 @@ type fakeQueue struct {
 	// completeBatches holds the ids of every CompleteBatch call that was
 	// answered, hbBatches the size of every HeartbeatBatch call.
 	completeBatches [][]int64
-	completeCalls   int
 	hbBatches       []int
 	singleCompletes int
 	fails           []*queuev1.FailRequest
@@ -56,28 +66,76 @@ type fakeTodo struct {
 	todo     *queuev1.Todo
 	state    queuev1.TodoState
 	leaseEnd time.Time
+	// token is the current lease's token; ended and endedBy record how the
+	// lease with token endedToken ended ("Complete", "Fail", "Release"), so
+	// that a retried ack is answered already.
+	token, endedToken int64
+	ended             string
 }
 
 func newFakeQueue() *fakeQueue {
-	return &fakeQueue{todos: map[int64]*fakeTodo{}, heartbeats: map[int64]int{}, stale: map[string]int{}, wake: make(chan struct{})}
+	return &fakeQueue{todos: map[int64]*fakeTodo{}, heartbeats: map[int64]int{}, stale: map[string]int{}, calls: map[string]int{}, wake: make(chan struct{})}
+}
+
+// fakeNode is one gRPC server in front of a fakeQueue.
+type fakeNode struct {
+	addr  string
+	srv   *grpc.Server
+	mu    sync.Mutex
+	calls int // RPCs this node received
+}
+
+// served returns how many RPCs the node received.
+func (n *fakeNode) served() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.calls
+}
+
+// node starts a gRPC server for f on 127.0.0.1:0 (stopped at cleanup).
+func (f *fakeQueue) node(t *testing.T) *fakeNode {
+	t.Helper()
+	var lc net.ListenConfig
+	lis, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	n := &fakeNode{addr: lis.Addr().String()}
+	n.srv = grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		n.mu.Lock()
+		n.calls++
+		n.mu.Unlock()
+		md, _ := metadata.FromIncomingContext(ctx)
+		f.mu.Lock()
+		f.auth = append(f.auth, strings.Join(md.Get("authorization"), ","))
+		f.mu.Unlock()
+		return h(ctx, req)
+	}))
+	queuev1.RegisterQueueServiceServer(n.srv, f)
+	go func() { _ = n.srv.Serve(lis) }()
+	t.Cleanup(n.srv.Stop)
+	return n
 }
 
 // serve starts f on 127.0.0.1:0 and returns a client connection to it.
 func (f *fakeQueue) serve(t *testing.T) *grpc.ClientConn {
 	t.Helper()
-	var lc net.ListenConfig
-	lis, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
+	n := f.node(t)
+	conn, err := grpc.NewClient("passthrough:///"+n.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
-	srv := grpc.NewServer()
-	queuev1.RegisterQueueServiceServer(srv, f)
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///"+lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = conn.Close()
-		srv.Stop()
-	})
+	t.Cleanup(func() { _ = conn.Close() })
 	return conn
+}
+
+// newToken returns a random lease token ≥ 1 (as the server's 63-bit ones).
+func newToken() int64 { return rand.Int64N(math.MaxInt64-1) + 1 } //nolint:gosec // a test's tokens need no secrecy
+
+// inject counts a call of method and asks fault about it. The caller holds
+// f.mu.
+func (f *fakeQueue) inject(method string) (after bool, err error) {
+	f.calls[method]++
+	if f.fault == nil {
+		return false, nil
+	}
+	return f.fault(method, f.calls[method])
 }
 
 // add enqueues n todos with payload {"n": i} and returns their ids.
@@ -106,6 +164,14 @@ func (f *fakeQueue) expire(id int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.todos[id].todo.Attempt++
+	f.todos[id].token = newToken()
+}
+
+// token returns id's current lease token.
+func (f *fakeQueue) token(id int64) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.todos[id].token
 }
 
 func (f *fakeQueue) setClaimErr(fn func(n int) error) {
@@ -128,6 +194,8 @@ type record struct {
 	released           []int64
 	running, remaining int
 	stale              map[string]int
+	calls              map[string]int
+	auth               []string
 }
 
 func (f *fakeQueue) record() record {
@@ -139,6 +207,10 @@ func (f *fakeQueue) record() record {
 		completed: append([]int64(nil), f.completed...), completeBatches: append([][]int64(nil), f.completeBatches...),
 		hbBatches: append([]int(nil), f.hbBatches...), singleCompletes: f.singleCompletes, fails: append([]*queuev1.FailRequest(nil), f.fails...),
 		released: append([]int64(nil), f.released...), remaining: len(f.pending), stale: map[string]int{},
+		calls: map[string]int{}, auth: append([]string(nil), f.auth...),
+	}
+	for k, v := range f.calls {
+		r.calls[k] = v
 	}
 	for k, v := range f.heartbeats {
 		r.heartbeats[k] = v
@@ -191,114 +263,13 @@ func (f *fakeQueue) Claim(ctx context.Context, req *queuev1.ClaimRequest) (*queu
 		td.todo.State = td.state
 		td.todo.LeaseOwner = req.GetWorkerId()
 		td.leaseEnd = time.Now().Add(time.Duration(req.GetLeaseSeconds()) * time.Second)
-		resp.Todos = append(resp.Todos, proto.CloneOf(td.todo))
+		td.todo.LeaseExpiresAt = timestamppb.New(td.leaseEnd)
+		td.token = newToken()
+		c := proto.CloneOf(td.todo)
+		c.LeaseToken = td.token // only in the ClaimResponse
+		resp.Todos = append(resp.Todos, c)
 	}
 	f.pending = f.pending[n:]
-	return resp, nil
-}
-
-// leased returns the running todo id with token, or a stale-token error.
-// The caller holds f.mu.
-func (f *fakeQueue) leased(method string, id int64, token int32) (*fakeTodo, error) {
-	td, ok := f.todos[id]
-	if !ok {
-		return nil, status.Error(codes.NotFound, "no such todo")
-	}
-	if td.state != queuev1.TodoState_TODO_STATE_RUNNING || td.todo.GetAttempt() != token {
-		f.stale[method]++
-		return nil, status.Error(codes.FailedPrecondition, "stale lease token")
-	}
-	return td, nil
-}
-
-func (f *fakeQueue) Heartbeat(_ context.Context, req *queuev1.HeartbeatRequest) (*queuev1.HeartbeatResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.hbReqs = append(f.hbReqs, proto.CloneOf(req))
-	td, err := f.leased("Heartbeat", req.GetId(), req.GetLeaseToken())
-	if err != nil {
-		return nil, err
-	}
-	f.heartbeats[req.GetId()]++
-	td.leaseEnd = time.Now().Add(time.Duration(req.GetLeaseSeconds()) * time.Second)
-	return &queuev1.HeartbeatResponse{}, nil
-}
-
-func (f *fakeQueue) Complete(_ context.Context, req *queuev1.CompleteRequest) (*queuev1.CompleteResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	td, err := f.leased("Complete", req.GetId(), req.GetLeaseToken())
-	if err != nil {
-		return nil, err
-	}
-	td.state = queuev1.TodoState_TODO_STATE_COMPLETED
-	f.completed = append(f.completed, req.GetId())
-	f.singleCompletes++
-	return &queuev1.CompleteResponse{}, nil
-}
-
-// outcome maps a leased() error to a batch outcome.
-func outcome(err error) queuev1.BatchOutcome {
-	switch status.Code(err) {
-	case codes.OK:
-		return queuev1.BatchOutcome_BATCH_OUTCOME_OK
-	case codes.NotFound:
-		return queuev1.BatchOutcome_BATCH_OUTCOME_NOT_FOUND
-	default:
-		return queuev1.BatchOutcome_BATCH_OUTCOME_STALE_LEASE
-	}
-}
-
-func (f *fakeQueue) CompleteBatch(_ context.Context, req *queuev1.CompleteBatchRequest) (*queuev1.CompleteBatchResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.noBatch {
-		return nil, status.Error(codes.Unimplemented, "no CompleteBatch")
-	}
-	if n := len(req.GetItems()); n == 0 || n > 1000 {
-		return nil, status.Error(codes.InvalidArgument, "items must hold 1 to 1000 items")
-	}
-	f.completeCalls++
-	if f.completeErr != nil {
-		if err := f.completeErr(f.completeCalls); err != nil {
-			return nil, err
-		}
-	}
-	resp := &queuev1.CompleteBatchResponse{}
-	ids := make([]int64, 0, len(req.GetItems()))
-	for _, it := range req.GetItems() {
-		ids = append(ids, it.GetId())
-		td, err := f.leased("CompleteBatch", it.GetId(), it.GetLeaseToken())
-		if err == nil {
-			td.state = queuev1.TodoState_TODO_STATE_COMPLETED
-			f.completed = append(f.completed, it.GetId())
-		}
-		resp.Results = append(resp.Results, &queuev1.CompleteBatchResult{Id: it.GetId(), Outcome: outcome(err)})
-	}
-	f.completeBatches = append(f.completeBatches, ids)
-	return resp, nil
-}
-
-func (f *fakeQueue) HeartbeatBatch(_ context.Context, req *queuev1.HeartbeatBatchRequest) (*queuev1.HeartbeatBatchResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.noBatch {
-		return nil, status.Error(codes.Unimplemented, "no HeartbeatBatch")
-	}
-	if n := len(req.GetItems()); n == 0 || n > 1000 {
-		return nil, status.Error(codes.InvalidArgument, "items must hold 1 to 1000 items")
-	}
-	resp := &queuev1.HeartbeatBatchResponse{}
-	for _, it := range req.GetItems() {
-		f.hbReqs = append(f.hbReqs, proto.CloneOf(it))
-		td, err := f.leased("HeartbeatBatch", it.GetId(), it.GetLeaseToken())
-		if err == nil {
-			f.heartbeats[it.GetId()]++
-			td.leaseEnd = time.Now().Add(time.Duration(it.GetLeaseSeconds()) * time.Second)
-		}
-		resp.Results = append(resp.Results, &queuev1.HeartbeatBatchResult{Id: it.GetId(), Outcome: outcome(err)})
-	}
-	f.hbBatches = append(f.hbBatches, len(req.GetItems()))
 	return resp, nil
 }
 
@@ -306,29 +277,4 @@ func (f *fakeQueue) set(fn func(f *fakeQueue)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fn(f)
-}
-
-func (f *fakeQueue) Fail(_ context.Context, req *queuev1.FailRequest) (*queuev1.FailResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	td, err := f.leased("Fail", req.GetId(), req.GetLeaseToken())
-	if err != nil {
-		return nil, err
-	}
-	td.state = queuev1.TodoState_TODO_STATE_DEAD // retries are not modelled
-	f.fails = append(f.fails, proto.CloneOf(req))
-	return &queuev1.FailResponse{}, nil
-}
-
-func (f *fakeQueue) Release(_ context.Context, req *queuev1.ReleaseRequest) (*queuev1.ReleaseResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	td, err := f.leased("Release", req.GetId(), req.GetLeaseToken())
-	if err != nil {
-		return nil, err
-	}
-	// Back to pending but not re-offered: the tests count releases.
-	td.state = queuev1.TodoState_TODO_STATE_PENDING
-	f.released = append(f.released, req.GetId())
-	return &queuev1.ReleaseResponse{}, nil
 }

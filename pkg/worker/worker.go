@@ -47,7 +47,8 @@ type Options struct {
 	// LeaseSeconds is the lease asked for on Claim and on every Heartbeat,
 	// 1–3600. Default 30.
 	LeaseSeconds int32
-	// HeartbeatInterval is how often each running todo's lease is renewed.
+	// HeartbeatInterval is how often each held todo's lease is renewed
+	// (waiting, running, or with its ack being retried).
 	// Default LeaseSeconds/3.
 	HeartbeatInterval time.Duration
 	// Wait is the long-poll duration of a Claim when the queue is empty,
@@ -73,6 +74,21 @@ type Options struct {
 	// NoAckDelay (any negative value) sends what is queued at once, without
 	// waiting. At most 1 s.
 	AckDelay time.Duration
+	// AckTimeout bounds how long one todo's Complete, Fail or Release is
+	// retried after transient errors while heartbeats keep its lease alive
+	// (retries stop earlier when the lease would expire: see the package
+	// documentation). Default 5 minutes.
+	AckTimeout time.Duration
+	// OnAck, when set, is told the final outcome of every claimed todo,
+	// exactly once, after the server confirmed it (Completed, Failed,
+	// DeadLettered, Released) or when it said the lease is gone (LeaseLost)
+	// or the SDK gave up without a confirmation (Unconfirmed). err is nil
+	// for the confirmed outcomes and says why otherwise. Tie exactly-once
+	// side effects to Completed (see the package documentation). OnAck is
+	// called from several goroutines at once, possibly after Run's context
+	// is cancelled but always before Run returns; it must not block for
+	// long (it holds up the acks behind it) nor call Run.
+	OnAck func(todo *queuev1.Todo, outcome Outcome, err error)
 	// Logger receives warnings and debug events. Default: no logging.
 	Logger *zap.Logger
 }
@@ -87,11 +103,13 @@ const (
 	maxAckDelay     = time.Second
 	defaultAckBatch = 500
 	defaultAckDelay = 2 * time.Millisecond
-	maxPrefetch     = 1000
-	maxBuffer       = 1000
-	maxLeaseSeconds = 3600
-	maxWait         = 60 * time.Second
-	maxErrorLen     = 4096
+	// defaultAckTimeout is Options.AckTimeout's default.
+	defaultAckTimeout = 5 * time.Minute
+	maxPrefetch       = 1000
+	maxBuffer         = 1000
+	maxLeaseSeconds   = 3600
+	maxWait           = 60 * time.Second
+	maxErrorLen       = 4096
 	// claimSlack is added to Wait for the Claim RPC deadline.
 	claimSlack = 10 * time.Second
 )
@@ -174,6 +192,9 @@ func withDefaults(o Options) Options {
 	if o.AckDelay == 0 {
 		o.AckDelay = defaultAckDelay
 	}
+	if o.AckTimeout == 0 {
+		o.AckTimeout = defaultAckTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
@@ -207,8 +228,8 @@ func (w *Worker) validate() error {
 		return fmt.Errorf("worker: AckBatch %d is outside 1–%d", o.AckBatch, maxAckBatch)
 	case o.AckDelay > maxAckDelay:
 		return fmt.Errorf("worker: AckDelay %s is over %s", o.AckDelay, maxAckDelay)
-	case o.ShutdownGrace < 0 || o.BackoffMin < 0:
-		return errors.New("worker: negative ShutdownGrace or BackoffMin")
+	case o.ShutdownGrace < 0 || o.BackoffMin < 0 || o.AckTimeout < 0:
+		return errors.New("worker: negative ShutdownGrace, BackoffMin or AckTimeout")
 	}
 	return nil
 }
@@ -233,9 +254,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer cancelHandlers(nil)
 
 	var wg sync.WaitGroup
+	hb := w.startHeartbeater(base)
 	r := &run{
-		hb:       w.startHeartbeater(base),
-		acks:     w.startAcker(ctx, base),
+		hb:       hb,
+		acks:     w.startAcker(ctx, hb),
 		freed:    make(chan struct{}, w.opts.Concurrency+w.opts.Buffer),
 		work:     make(chan *lease, w.opts.Concurrency+w.opts.Buffer),
 		stopping: ctx.Done(),
@@ -254,9 +276,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		cancelHandlers(errShutdown)
 		<-done
 	}
-	// Every handler has returned and its completion is queued; stop
-	// flushes and waits for the sends (so Stats are final on return), then
-	// the heartbeater stops.
+	// Every handler has returned, its Fail or Release is settled and its
+	// completion is queued; stop flushes and waits for the sends and their
+	// retries (so Stats are final and every OnAck was called on return),
+	// then the heartbeater, which renewed the leases meanwhile, stops.
 	r.acks.stop()
 	r.hb.stop()
 	return fatal

@@ -10,7 +10,9 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -54,6 +56,7 @@ func New(ctx context.Context, upstream string) (*Gateway, error) {
 		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 		runtime.WithIncomingHeaderMatcher(headerMatcher),
 		runtime.WithForwardResponseOption(healthHTTPStatus),
+		runtime.WithErrorHandler(retryableErrors),
 		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
 			if http.CanonicalHeaderKey(key) == requestIDHeader {
 				return requestIDHeader, true
@@ -92,6 +95,20 @@ func healthHTTPStatus(_ context.Context, w http.ResponseWriter, m proto.Message)
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	return nil
+}
+
+// retryAfterSeconds is the Retry-After of a 503: long enough for a database
+// restart or failover to finish, short enough not to idle a client.
+const retryAfterSeconds = "2"
+
+// retryableErrors is the default error rendering plus Retry-After on the
+// 503 of UNAVAILABLE (a database fault, a draining node), which HTTP clients
+// and proxies use to pace their retries.
+func retryableErrors(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	if status.Code(err) == codes.Unavailable {
+		w.Header().Set("Retry-After", retryAfterSeconds)
+	}
+	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }
 
 // Handler serves the gateway routes.

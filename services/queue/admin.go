@@ -33,7 +33,7 @@ func (s *Server) GetTodo(ctx context.Context, req *queuev1.GetTodoRequest) (*que
 	if err != nil {
 		return nil, err
 	}
-	pt, err := rendered(s.store.Get(ctx, c, req.GetId()))
+	pt, err := s.rendered(s.store.Get(ctx, c, req.GetId()))
 	return apierr.Reply(&queuev1.GetTodoResponse{Todo: pt}, err)
 }
 
@@ -77,9 +77,7 @@ func (s *Server) ListTodos(ctx context.Context, req *queuev1.ListTodosRequest) (
 		raw, _ := json.Marshal(pageToken{BeforeID: rows[len(rows)-1].ID, Scope: scope}) // plain fields: cannot fail
 		out.NextPageToken = base64.RawURLEncoding.EncodeToString(raw)
 	}
-	if out.Todos, err = todoProtos(rows); err != nil {
-		return nil, err
-	}
+	out.Todos = s.todoProtos(rows)
 	return out, nil
 }
 

@@ -16,7 +16,7 @@ import (
 func (e *env) kill(t *testing.T, q string) int64 {
 	t.Helper()
 	td := e.claimOne(t, q)
-	_, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: td.GetId(), LeaseToken: td.GetAttempt(), Error: "dead", DeadLetter: true})
+	_, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken(), Error: "dead", DeadLetter: true})
 	require.NoError(t, err)
 	return td.GetId()
 }
@@ -81,7 +81,7 @@ func TestCancel(t *testing.T) {
 	require.Equal(t, ids[1], td.GetId())
 	_, err = e.srv.Cancel(ctx, &queuev1.CancelRequest{Id: ids[1]})
 	require.NoError(t, err)
-	require.Equal(t, allCodes(codes.FailedPrecondition), staleCalls(t, e, ids[1], td.GetAttempt()))
+	require.Equal(t, allCodes(codes.FailedPrecondition), staleCalls(t, e, ids[1], td.GetLeaseToken()))
 
 	_, err = e.srv.Cancel(ctx, &queuev1.CancelRequest{Id: ids[1]})
 	require.Equal(t, codes.FailedPrecondition, code(err), "already cancelled")
@@ -134,13 +134,13 @@ func TestQueueStats(t *testing.T) {
 	ids := e.enqueue(t, "q", 6)
 	e.claim(t, "q", 1) // running: ids[0]
 	td := e.claimOne(t, "q")
-	_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt()})
+	_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()})
 	require.NoError(t, err)
 	e.kill(t, "q")
 	_, err = e.srv.Cancel(ctx, &queuev1.CancelRequest{Id: ids[5]})
 	require.NoError(t, err)
 	td = e.claimOne(t, "q")
-	_, err = e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: td.GetId(), LeaseToken: td.GetAttempt(), Error: "x", RetryAfter: durationpb.New(3600e9)})
+	_, err = e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken(), Error: "x", RetryAfter: durationpb.New(3600e9)})
 	require.NoError(t, err)
 	_, err = e.pool.Exec(t.Context(), `UPDATE todos SET run_at = now() - interval '90 seconds' WHERE id = $1`, ids[4])
 	require.NoError(t, err)

@@ -42,7 +42,7 @@ func BenchmarkDrain(b *testing.B) {
 				}
 				items := make([]*queuev1.CompleteRequest, len(res.GetTodos()))
 				for i, td := range res.GetTodos() {
-					items[i] = &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt()}
+					items[i] = &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()}
 				}
 				if _, err := srv.CompleteBatch(worker, &queuev1.CompleteBatchRequest{Items: items}); err != nil {
 					return
@@ -91,7 +91,7 @@ func BenchmarkDrainSingles(b *testing.B) {
 				var each sync.WaitGroup
 				for _, td := range res.GetTodos() {
 					each.Go(func() {
-						if _, err := srv.Complete(worker, &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt()}); err != nil {
+						if _, err := srv.Complete(worker, &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()}); err != nil {
 							b.Error(err)
 						}
 					})

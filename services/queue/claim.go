@@ -55,14 +55,36 @@ func (s *Server) Claim(ctx context.Context, req *queuev1.ClaimRequest) (*queuev1
 		s.releaseAbandoned(ctx, c, todos)
 		return nil, ctx.Err()
 	}
+	out := make([]*queuev1.Todo, 0, len(todos))
 	for _, t := range todos {
+		pt, err := renderTodo(t)
+		if err != nil {
+			s.deadLetterUndeliverable(ctx, c, t, err)
+			continue
+		}
+		pt.LeaseToken = *t.LeaseToken // the claimer's alone: no other answer carries it
 		s.todos.emit(EventClaimed, t)
-	}
-	out, err := todoProtos(todos)
-	if err != nil {
-		return nil, err
+		out = append(out, pt)
 	}
 	return &queuev1.ClaimResponse{Todos: out}, nil
+}
+
+// deadLetterUndeliverable ends the claim of a todo no worker could receive
+// (its stored JSON cannot be delivered: see renderTodo) by dead-lettering it
+// with the reason, so it neither fails the claim of the todos leased with it
+// nor comes back to fail the next one. Should that write fail, the lease
+// expires and the expiry cap dead-letters it in the end.
+func (s *Server) deadLetterUndeliverable(ctx context.Context, c store.Caller, t store.Todo, why error) {
+	s.log.Warn("dead-lettering a claimed todo that cannot be delivered", zap.Int64("todo_id", t.ID), zap.Error(why))
+	dead, _, err := s.store.Fail(ctx, c, store.FailArgs{
+		Lease: store.Lease{ID: t.ID, Token: *t.LeaseToken}, DeadLetter: true,
+		Error: truncate("dead-lettered by the server: "+why.Error(), maxErrorChars),
+	})
+	if err != nil {
+		s.log.Warn("could not dead-letter an undeliverable todo; its lease will expire", zap.Int64("todo_id", t.ID), zap.Error(err))
+		return
+	}
+	s.todos.emit(EventFailed, dead)
 }
 
 // abandonedReleaseTimeout bounds giving back a claim nobody received.
@@ -76,7 +98,7 @@ func (s *Server) releaseAbandoned(gone context.Context, c store.Caller, todos []
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(gone), abandonedReleaseTimeout)
 	defer cancel()
 	for _, t := range todos {
-		if _, err := s.store.Release(ctx, c, store.Lease{ID: t.ID, Token: t.Attempt}, 0); err != nil {
+		if _, _, err := s.store.Release(ctx, c, store.Lease{ID: t.ID, Token: *t.LeaseToken}, 0); err != nil {
 			s.log.Warn("could not release an abandoned claim; the reaper will", zap.Int64("todo_id", t.ID), zap.Error(err))
 		}
 	}

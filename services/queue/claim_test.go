@@ -132,8 +132,10 @@ func TestClaimBadInput(t *testing.T) {
 
 func TestLongPollRespectsCallerDeadline(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	ctx, cancel := context.WithTimeout(e.worker(t), time.Second)
+	// No poll ticks: no claim statement can be in flight when the margin
+	// before the deadline is reached, however slow the machine.
+	e := newEnv(t, queue.Options{PollInterval: time.Hour})
+	ctx, cancel := context.WithTimeout(e.worker(t), 5*time.Second)
 	defer cancel()
 	res, err := e.srv.Claim(ctx, &queuev1.ClaimRequest{Queue: "q", WorkerId: "w", Wait: durationpb.New(longWait)})
 	require.NoError(t, err, "empty-handed before the deadline, not DEADLINE_EXCEEDED")
@@ -151,10 +153,10 @@ func TestOnChangeHook(t *testing.T) {
 	}})
 	ids := e.enqueue(t, "q", 2)
 	single, batched := e.claimOne(t, "q"), e.claimOne(t, "q")
-	_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: single.GetId(), LeaseToken: single.GetAttempt()})
+	_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: single.GetId(), LeaseToken: single.GetLeaseToken()})
 	require.NoError(t, err)
 	_, err = e.srv.CompleteBatch(e.worker(t), &queuev1.CompleteBatchRequest{Items: []*queuev1.CompleteRequest{
-		{Id: batched.GetId(), LeaseToken: batched.GetAttempt()},
+		{Id: batched.GetId(), LeaseToken: batched.GetLeaseToken()},
 	}})
 	require.NoError(t, err)
 

@@ -55,7 +55,7 @@ func concurrentWorkers(t *testing.T, e *env, srv *queue.Server) {
 					if _, dup := claimed.LoadOrStore(td.GetId(), w); dup {
 						doubles.Add(1)
 					}
-					items = append(items, &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt()})
+					items = append(items, &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()})
 				}
 				// Alternate single and batch completes: both paths under load.
 				if w%2 == 0 {

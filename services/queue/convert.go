@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -37,33 +38,7 @@ func jsonObject(field string, m *structpb.Struct) ([]byte, error) {
 	if len(raw) > maxJSONBytes {
 		return nil, invalid(field, fmt.Sprintf("must be at most 1 MiB serialized (got %d bytes)", len(raw)))
 	}
-	if hasNUL(v) {
-		// PostgreSQL's jsonb cannot store U+0000; without this check the
-		// insert would fail as an internal error.
-		return nil, invalid(field, `must not contain the character U+0000 in any key or string`)
-	}
 	return raw, nil
-}
-
-// hasNUL reports whether any key or string inside a JSON value holds U+0000.
-func hasNUL(v any) bool {
-	switch v := v.(type) {
-	case string:
-		return strings.ContainsRune(v, 0)
-	case map[string]any:
-		for k, x := range v {
-			if strings.ContainsRune(k, 0) || hasNUL(x) {
-				return true
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if hasNUL(x) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // truncate keeps the first n characters (runes) of s.
@@ -100,32 +75,19 @@ type todoError struct {
 	Error   string    `json:"error"`
 }
 
-// todoProto renders a todo. The JSON columns are written only by this
-// service (objects and arrays by CHECK or construction), so an error means
-// a corrupt row.
-func todoProto(t store.Todo) (*queuev1.Todo, error) {
-	payload, err := structjson.FromJSON(t.Payload)
-	if err != nil {
-		return nil, fmt.Errorf("todo %d payload: %w", t.ID, err)
-	}
-	var result *structpb.Struct
-	if len(t.Result) > 0 {
-		if result, err = structjson.FromJSON(t.Result); err != nil {
-			return nil, fmt.Errorf("todo %d result: %w", t.ID, err)
-		}
-	}
-	var errs []todoError
-	if string(t.Errors) != "[]" { // most todos never failed
-		if err := json.Unmarshal(t.Errors, &errs); err != nil {
-			return nil, fmt.Errorf("todo %d errors: %w", t.ID, err)
-		}
-	}
+// renderTodo renders a todo. Its JSON columns are written only by this
+// service (objects and arrays by CHECK or construction, nesting capped by
+// the request guard), so an error means a row that cannot be delivered:
+// stored before the cap, written around the API, or corrupt. Then it still
+// returns everything else, with the JSON fields it could not render unset,
+// and an *undeliverableError saying why.
+func renderTodo(t store.Todo) (*queuev1.Todo, error) {
 	out := &queuev1.Todo{
-		Id: t.ID, HumanId: t.HumanID.String(), Queue: t.Queue, Kind: t.Kind, Payload: payload,
+		Id: t.ID, HumanId: t.HumanID.String(), Queue: t.Queue, Kind: t.Kind,
 		Priority: int32(t.Priority), State: stateNames[t.State], Attempt: t.Attempt, MaxAttempts: t.MaxAttempts,
 		RunAt: timestamppb.New(t.RunAt), LeaseExpiresAt: timestamp(t.LeaseExpiresAt),
 		CreatedAt: timestamppb.New(t.CreatedAt), AttemptedAt: timestamp(t.AttemptedAt), FinishedAt: timestamp(t.FinishedAt),
-		Result: result, LeaseExpiries: t.LeaseExpiries,
+		LeaseExpiries: t.LeaseExpiries,
 	}
 	if t.AgentID != nil {
 		out.AgentId = t.AgentID.String()
@@ -142,22 +104,61 @@ func todoProto(t store.Todo) (*queuev1.Todo, error) {
 	if t.DedupeKey != nil {
 		out.DedupeKey = *t.DedupeKey
 	}
-	for _, e := range errs {
-		out.Errors = append(out.Errors, &queuev1.TodoError{Attempt: e.Attempt, At: timestamppb.New(e.At), Error: e.Error})
+	var bad []string
+	var err error
+	if out.Payload, err = structjson.FromJSON(t.Payload); err != nil {
+		bad = append(bad, "payload: "+err.Error())
+	}
+	if len(t.Result) > 0 {
+		if out.Result, err = structjson.FromJSON(t.Result); err != nil {
+			bad = append(bad, "result: "+err.Error())
+		}
+	}
+	if string(t.Errors) != "[]" { // most todos never failed
+		var errs []todoError
+		if err := json.Unmarshal(t.Errors, &errs); err != nil {
+			bad = append(bad, "errors: "+err.Error())
+		}
+		for _, e := range errs {
+			out.Errors = append(out.Errors, &queuev1.TodoError{Attempt: e.Attempt, At: timestamppb.New(e.At), Error: e.Error})
+		}
+	}
+	if len(bad) > 0 {
+		return out, &undeliverableError{id: t.ID, reason: strings.Join(bad, "; ")}
 	}
 	return out, nil
 }
 
-// todoProtos renders todos in order.
-func todoProtos(ts []store.Todo) ([]*queuev1.Todo, error) {
+// undeliverableError names a stored todo that cannot be handed to a client
+// whole, and why.
+type undeliverableError struct {
+	id     int64
+	reason string
+}
+
+func (e *undeliverableError) Error() string {
+	return fmt.Sprintf("todo %d cannot be delivered: %s", e.id, e.reason)
+}
+
+// todoProto renders a todo for a read or an answer other than a claim: a
+// todo that cannot be delivered whole is rendered without the fields it
+// cannot render (and logged), so one such row never fails a listing or an
+// answer that holds it.
+func (s *Server) todoProto(t store.Todo) *queuev1.Todo {
+	out, err := renderTodo(t)
+	if err != nil {
+		s.log.Warn("rendering a todo without the JSON it cannot deliver", zap.Int64("todo_id", t.ID), zap.Error(err))
+	}
+	return out
+}
+
+// todoProtos renders todos in order, as todoProto.
+func (s *Server) todoProtos(ts []store.Todo) []*queuev1.Todo {
 	out := make([]*queuev1.Todo, len(ts))
 	for i, t := range ts {
-		var err error
-		if out[i], err = todoProto(t); err != nil {
-			return nil, err
-		}
+		out[i] = s.todoProto(t)
 	}
-	return out, nil
+	return out
 }
 
 // timestamp renders an optional time; nil stays unset.

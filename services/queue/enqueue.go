@@ -33,11 +33,7 @@ func (s *Server) Enqueue(ctx context.Context, req *queuev1.EnqueueRequest) (*que
 	if err != nil {
 		return nil, err
 	}
-	t, err := todoProto(res[0].Todo)
-	if err != nil {
-		return nil, err
-	}
-	return &queuev1.EnqueueResponse{Todo: t, Duplicate: res[0].Duplicate}, nil
+	return &queuev1.EnqueueResponse{Todo: s.todoProto(res[0].Todo), Duplicate: res[0].Duplicate}, nil
 }
 
 // EnqueueBatch adds 1–1000 todos to one queue in one transaction (one
@@ -68,11 +64,7 @@ func (s *Server) EnqueueBatch(ctx context.Context, req *queuev1.EnqueueBatchRequ
 	}
 	out := &queuev1.EnqueueBatchResponse{Responses: make([]*queuev1.EnqueueResponse, len(res))}
 	for i, r := range res {
-		t, err := todoProto(r.Todo)
-		if err != nil {
-			return nil, err
-		}
-		out.Responses[i] = &queuev1.EnqueueResponse{Todo: t, Duplicate: r.Duplicate}
+		out.Responses[i] = &queuev1.EnqueueResponse{Todo: s.todoProto(r.Todo), Duplicate: r.Duplicate}
 	}
 	return out, nil
 }

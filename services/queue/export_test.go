@@ -1,8 +1,5 @@
 package queue
 
-// Backoff exposes the retry delay formula to the external tests.
-var Backoff = backoff
-
 // OnMergedStatement calls f with the size of every statement the Complete
 // merger sends (single-item fallbacks included). Set it before Start and
 // before any call.

@@ -30,6 +30,7 @@ type env struct {
 	pool  *pgxpool.Pool
 	human uuid.UUID
 	agent uuid.UUID
+	url   string // the test's database
 }
 
 func newEnv(t *testing.T, opts ...queue.Options) *env {
@@ -45,7 +46,7 @@ func newEnv(t *testing.T, opts ...queue.Options) *env {
 			c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 		})
 	}
-	e := &env{srv: queue.New(zap.NewNop(), pool, o), pool: pool}
+	e := &env{srv: queue.New(zap.NewNop(), pool, o), pool: pool, url: url}
 	e.human = seedHuman(t, pool)
 	e.agent = seedAgent(t, pool, e.human, "worker")
 	return e

@@ -33,7 +33,7 @@ func TestTenantIsolation(t *testing.T) {
 		_, err = b.srv.Cancel(aOwner, &queuev1.CancelRequest{Id: id})
 		require.Equal(t, codes.NotFound, code(err))
 	}
-	tok := running.GetAttempt()
+	tok := running.GetLeaseToken()
 	_, err = b.srv.Heartbeat(aWorker, &queuev1.HeartbeatRequest{Id: running.GetId(), LeaseToken: tok})
 	require.Equal(t, codes.NotFound, code(err))
 	_, err = b.srv.Complete(aWorker, &queuev1.CompleteRequest{Id: running.GetId(), LeaseToken: tok})

@@ -53,16 +53,16 @@ func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*q
 		return nil, err
 	}
 	if r.Todo == nil {
-		// Cannot happen: the row was read in the transaction that completed it.
+		// Cannot happen: the row was read in the transaction that completed
+		// it (or, already completed, that found it so).
 		return nil, fmt.Errorf("complete todo %d: the completed row was not read back", it.ID)
 	}
 	t := *r.Todo
-	s.todos.emit(EventCompleted, t)
-	pt, err := todoProto(t)
-	if err != nil {
-		return nil, err
+	already := r.Outcome == store.Already
+	if !already {
+		s.todos.emit(EventCompleted, t)
 	}
-	return &queuev1.CompleteResponse{Todo: pt}, nil
+	return &queuev1.CompleteResponse{Todo: s.todoProto(t), Already: already}, nil
 }
 
 // CompleteBatch completes many todos in one statement, with one outcome per
@@ -101,17 +101,20 @@ func (s *Server) Fail(ctx context.Context, req *queuev1.FailRequest) (*queuev1.F
 	if req.GetError() == "" {
 		return nil, invalid("error", "is required")
 	}
-	delay := backoff(l.Token, s.opts.BackoffBase, s.opts.BackoffCap)
+	a := store.FailArgs{
+		Lease: l, Error: truncate(req.GetError(), maxErrorChars), DeadLetter: req.GetDeadLetter(),
+		Backoff: store.Backoff{Base: s.opts.BackoffBase, Cap: s.opts.BackoffCap},
+	}
 	if ra := req.GetRetryAfter(); ra != nil {
 		if err := ra.CheckValid(); err != nil || ra.AsDuration() < 0 || ra.AsDuration() > maxRetryAfter {
 			return nil, invalid("retry_after", "must be between 0 s and 30 days")
 		}
-		delay = ra.AsDuration()
+		d := ra.AsDuration()
+		a.RetryAfter = &d
 	}
-	pt, err := s.changed(EventFailed)(s.store.Fail(ctx, c, store.FailArgs{
-		Lease: l, Error: truncate(req.GetError(), maxErrorChars), Backoff: delay, DeadLetter: req.GetDeadLetter(),
-	}))
-	return apierr.Reply(&queuev1.FailResponse{Todo: pt}, err)
+	t, already, err := s.store.Fail(ctx, c, a)
+	pt, err := s.acked(EventFailed, already)(t, err)
+	return apierr.Reply(&queuev1.FailResponse{Todo: pt, Already: already}, err)
 }
 
 // Release gives a running todo back without penalty.
@@ -131,12 +134,12 @@ func (s *Server) Release(ctx context.Context, req *queuev1.ReleaseRequest) (*que
 		}
 		delay = d.AsDuration()
 	}
-	t, err := s.store.Release(ctx, c, l, delay)
-	if err == nil && delay == 0 {
+	t, already, err := s.store.Release(ctx, c, l, delay)
+	if err == nil && !already && delay == 0 {
 		s.todos.announce(t.HumanID, t.Queue, 1)
 	}
-	pt, err := s.changed(EventReleased)(t, err)
-	return apierr.Reply(&queuev1.ReleaseResponse{Todo: pt}, err)
+	pt, err := s.acked(EventReleased, already)(t, err)
+	return apierr.Reply(&queuev1.ReleaseResponse{Todo: pt, Already: already}, err)
 }
 
 // maxRetryAfter is FailRequest.retry_after's upper bound (30 days).
@@ -185,12 +188,12 @@ func batchItems[P, I any](ctx context.Context, reqs []P, parse func(prefix strin
 }
 
 // lease checks a (todo id, lease token) pair.
-func lease(prefix string, id int64, token int32) (store.Lease, error) {
+func lease(prefix string, id, token int64) (store.Lease, error) {
 	if id <= 0 {
 		return store.Lease{}, invalid(prefix+"id", "must be ≥ 1")
 	}
 	if token <= 0 {
-		return store.Lease{}, invalid(prefix+"lease_token", "must be ≥ 1 (the attempt returned by Claim)")
+		return store.Lease{}, invalid(prefix+"lease_token", "must be ≥ 1 (the lease_token returned by Claim)")
 	}
 	return store.Lease{ID: id, Token: token}, nil
 }
@@ -228,6 +231,8 @@ func outcomeProto(o store.Outcome) queuev1.BatchOutcome {
 		return queuev1.BatchOutcome_BATCH_OUTCOME_STALE_LEASE
 	case store.NotFound:
 		return queuev1.BatchOutcome_BATCH_OUTCOME_NOT_FOUND
+	case store.Already:
+		return queuev1.BatchOutcome_BATCH_OUTCOME_ALREADY
 	}
 	return queuev1.BatchOutcome_BATCH_OUTCOME_UNSPECIFIED
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // staleCalls makes every lease call with (id, token) and returns their codes.
-func staleCalls(t *testing.T, e *env, id int64, token int32) map[string]codes.Code {
+func staleCalls(t *testing.T, e *env, id, token int64) map[string]codes.Code {
 	t.Helper()
 	ctx := e.worker(t)
 	_, hb := e.srv.Heartbeat(ctx, &queuev1.HeartbeatRequest{Id: id, LeaseToken: token})
@@ -41,27 +41,29 @@ func TestFencingAfterExpiryAndReclaim(t *testing.T) {
 	require.Equal(t, 1, n)
 	second := e.claimOne(t, "q")
 	require.Equal(t, id, second.GetId())
-	require.EqualValues(t, 2, second.GetAttempt(), "a fresh lease token")
+	require.EqualValues(t, 2, second.GetAttempt())
+	require.NotEqual(t, first.GetLeaseToken(), second.GetLeaseToken(), "a fresh lease token")
 
 	before := e.snapshot(t)
-	require.Equal(t, allCodes(codes.FailedPrecondition), staleCalls(t, e, id, first.GetAttempt()))
+	require.Equal(t, allCodes(codes.FailedPrecondition), staleCalls(t, e, id, first.GetLeaseToken()))
 	require.Equal(t, before, e.snapshot(t), "a stale token changes nothing")
 
 	// The current holder is unaffected and can finish.
 	now := e.dbNow(t)
-	hb, err := e.srv.Heartbeat(e.worker(t), &queuev1.HeartbeatRequest{Id: id, LeaseToken: 2, LeaseSeconds: 600})
+	hb, err := e.srv.Heartbeat(e.worker(t), &queuev1.HeartbeatRequest{Id: id, LeaseToken: second.GetLeaseToken(), LeaseSeconds: 600})
 	require.NoError(t, err)
 	require.WithinDuration(t, now.Add(600*time.Second), hb.GetLeaseExpiresAt().AsTime(), 5*time.Second)
 	require.Equal(t, hb.GetLeaseExpiresAt().AsTime(), e.get(t, id).GetLeaseExpiresAt().AsTime())
-	res, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: id, LeaseToken: 2, Result: payload(t, map[string]any{"ok": true})})
+	res, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: id, LeaseToken: second.GetLeaseToken(), Result: payload(t, map[string]any{"ok": true})})
 	require.NoError(t, err)
 	require.Equal(t, queuev1.TodoState_TODO_STATE_COMPLETED, res.GetTodo().GetState())
 	require.True(t, res.GetTodo().GetResult().GetFields()["ok"].GetBoolValue())
 	require.NotNil(t, res.GetTodo().GetFinishedAt())
 	require.Empty(t, res.GetTodo().GetLeaseOwner())
 
-	// After completion every token is stale; a foreign (future) token too.
-	require.Equal(t, allCodes(codes.FailedPrecondition), staleCalls(t, e, id, 2))
+	// After completion every token is stale, except for repeating that very
+	// completion (TestAcksAreIdempotent); a guessed token too.
+	require.Equal(t, allCodes(codes.FailedPrecondition), staleCalls(t, e, id, first.GetLeaseToken()))
 	require.Equal(t, allCodes(codes.FailedPrecondition), staleCalls(t, e, id, 7))
 	require.Equal(t, allCodes(codes.NotFound), staleCalls(t, e, 987654, 1))
 }
@@ -107,7 +109,7 @@ func TestFailBackoffWithinFormula(t *testing.T) {
 		td := e.claimOne(t, "q")
 		require.Equal(t, attempt, td.GetAttempt())
 		before := e.dbNow(t)
-		res, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id, LeaseToken: attempt, Error: "transient"})
+		res, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id, LeaseToken: td.GetLeaseToken(), Error: "transient"})
 		require.NoError(t, err)
 		after := e.dbNow(t)
 		require.Equal(t, queuev1.TodoState_TODO_STATE_PENDING, res.GetTodo().GetState())
@@ -124,14 +126,14 @@ func TestFailBackoffWithinFormula(t *testing.T) {
 	// retry_after overrides the formula.
 	td := e.claimOne(t, "q")
 	before := e.dbNow(t)
-	res, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id, LeaseToken: td.GetAttempt(), Error: "later", RetryAfter: durationpb.New(2 * time.Hour)})
+	res, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id, LeaseToken: td.GetLeaseToken(), Error: "later", RetryAfter: durationpb.New(2 * time.Hour)})
 	require.NoError(t, err)
 	require.WithinDuration(t, before.Add(2*time.Hour), res.GetTodo().GetRunAt().AsTime(), 5*time.Second)
 
 	// Long error messages are truncated, not rejected.
 	e.makeDue(t, id)
 	td = e.claimOne(t, "q")
-	res, err = e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id, LeaseToken: td.GetAttempt(), Error: strings.Repeat("é", 5000)})
+	res, err = e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id, LeaseToken: td.GetLeaseToken(), Error: strings.Repeat("é", 5000)})
 	require.NoError(t, err)
 	require.Len(t, []rune(res.GetTodo().GetLastError()), 4096)
 }
@@ -143,8 +145,9 @@ func TestDeadLetterAtMaxAttempts(t *testing.T) {
 	require.NoError(t, err)
 	id := res.GetTodo().GetId()
 	for attempt := int32(1); attempt <= 2; attempt++ {
-		e.claimOne(t, "q")
-		f, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id, LeaseToken: attempt, Error: "nope", RetryAfter: durationpb.New(0)})
+		td := e.claimOne(t, "q")
+		require.Equal(t, attempt, td.GetAttempt())
+		f, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id, LeaseToken: td.GetLeaseToken(), Error: "nope", RetryAfter: durationpb.New(0)})
 		require.NoError(t, err)
 		if attempt < 2 {
 			require.Equal(t, queuev1.TodoState_TODO_STATE_PENDING, f.GetTodo().GetState())
@@ -158,7 +161,7 @@ func TestDeadLetterAtMaxAttempts(t *testing.T) {
 	// dead_letter skips the remaining attempts.
 	id2 := e.enqueue(t, "q2", 1)[0]
 	td := e.claimOne(t, "q2")
-	f, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id2, LeaseToken: td.GetAttempt(), Error: "fatal", DeadLetter: true})
+	f, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id2, LeaseToken: td.GetLeaseToken(), Error: "fatal", DeadLetter: true})
 	require.NoError(t, err)
 	require.Equal(t, queuev1.TodoState_TODO_STATE_DEAD, f.GetTodo().GetState())
 	require.Equal(t, "fatal", f.GetTodo().GetLastError())
@@ -192,7 +195,7 @@ func TestDeadLetterAtLeaseExpiryCap(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		td := e.claimOne(t, "r")
 		if i == 2 {
-			_, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id2, LeaseToken: td.GetAttempt(), Error: "x", RetryAfter: durationpb.New(0)})
+			_, err := e.srv.Fail(e.worker(t), &queuev1.FailRequest{Id: id2, LeaseToken: td.GetLeaseToken(), Error: "x", RetryAfter: durationpb.New(0)})
 			require.NoError(t, err)
 			continue
 		}
@@ -211,10 +214,10 @@ func TestRelease(t *testing.T) {
 	require.NoError(t, err)
 	id := res.GetTodo().GetId()
 	td := e.claimOne(t, "q")
-	rel, err := e.srv.Release(e.worker(t), &queuev1.ReleaseRequest{Id: id, LeaseToken: td.GetAttempt()})
+	rel, err := e.srv.Release(e.worker(t), &queuev1.ReleaseRequest{Id: id, LeaseToken: td.GetLeaseToken()})
 	require.NoError(t, err)
 	require.Equal(t, queuev1.TodoState_TODO_STATE_PENDING, rel.GetTodo().GetState())
-	require.EqualValues(t, 1, rel.GetTodo().GetAttempt(), "the token never goes down")
+	require.EqualValues(t, 1, rel.GetTodo().GetAttempt(), "the claim count never goes down")
 	require.EqualValues(t, 2, rel.GetTodo().GetMaxAttempts(), "no penalty: one more allowed")
 	require.Empty(t, rel.GetTodo().GetErrors())
 	require.Equal(t, allCodes(codes.FailedPrecondition), staleCalls(t, e, id, 1))
@@ -222,7 +225,7 @@ func TestRelease(t *testing.T) {
 	require.EqualValues(t, 2, again.GetAttempt())
 
 	// A delayed release is not claimable until the delay passes.
-	_, err = e.srv.Release(e.worker(t), &queuev1.ReleaseRequest{Id: id, LeaseToken: 2, Delay: durationpb.New(time.Hour)})
+	_, err = e.srv.Release(e.worker(t), &queuev1.ReleaseRequest{Id: id, LeaseToken: again.GetLeaseToken(), Delay: durationpb.New(time.Hour)})
 	require.NoError(t, err)
 	require.Empty(t, e.claim(t, "q", 1))
 }
@@ -235,7 +238,7 @@ func TestBatchLeaseCalls(t *testing.T) {
 	require.Len(t, todos, 3)
 	a, b, c := todos[0], todos[1], todos[2]
 	hb, err := e.srv.HeartbeatBatch(e.worker(t), &queuev1.HeartbeatBatchRequest{Items: []*queuev1.HeartbeatRequest{
-		{Id: a.GetId(), LeaseToken: 1, LeaseSeconds: 120}, {Id: b.GetId(), LeaseToken: 9}, {Id: 99999, LeaseToken: 1},
+		{Id: a.GetId(), LeaseToken: a.GetLeaseToken(), LeaseSeconds: 120}, {Id: b.GetId(), LeaseToken: 9}, {Id: 99999, LeaseToken: 1},
 	}})
 	require.NoError(t, err)
 	got := []queuev1.BatchOutcome{}
@@ -249,7 +252,8 @@ func TestBatchLeaseCalls(t *testing.T) {
 	require.Nil(t, hb.GetResults()[1].GetLeaseExpiresAt())
 
 	co, err := e.srv.CompleteBatch(e.worker(t), &queuev1.CompleteBatchRequest{Items: []*queuev1.CompleteRequest{
-		{Id: a.GetId(), LeaseToken: 1}, {Id: c.GetId(), LeaseToken: 1, Result: payload(t, map[string]any{"n": 1})}, {Id: b.GetId(), LeaseToken: 2},
+		{Id: a.GetId(), LeaseToken: a.GetLeaseToken()}, {Id: c.GetId(), LeaseToken: c.GetLeaseToken(), Result: payload(t, map[string]any{"n": 1})},
+		{Id: b.GetId(), LeaseToken: b.GetLeaseToken() ^ 1},
 	}})
 	require.NoError(t, err)
 	got = got[:0]

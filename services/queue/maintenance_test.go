@@ -22,7 +22,7 @@ func (e *env) finish(t *testing.T, q string, n int) []int64 {
 	todos := e.claim(t, q, int32(n)) //nolint:gosec // small
 	ids := make([]int64, len(todos))
 	for i, td := range todos {
-		_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt()})
+		_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()})
 		require.NoError(t, err)
 		ids[i] = td.GetId()
 	}

@@ -54,14 +54,14 @@ func TestMergedCompletes(t *testing.T) {
 	for i, td := range todos {
 		switch i % 3 {
 		case 0: // valid
-			calls = append(calls, call{e.worker(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt()}, codes.OK, td.GetId()})
+			calls = append(calls, call{e.worker(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()}, codes.OK, td.GetId()})
 		case 1: // stale token alone
-			calls = append(calls, call{e.worker(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt() + 1}, codes.FailedPrecondition, 0})
+			calls = append(calls, call{e.worker(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken() + 1}, codes.FailedPrecondition, 0})
 		case 2: // a stale and a valid token for the same todo, and a stranger
 			calls = append(calls,
-				call{e.owner(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt() + 7}, codes.FailedPrecondition, 0},
-				call{e.owner(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt()}, codes.OK, td.GetId()},
-				call{stranger, &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt()}, codes.NotFound, 0})
+				call{e.owner(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken() + 7}, codes.FailedPrecondition, 0},
+				call{e.owner(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()}, codes.OK, td.GetId()},
+				call{stranger, &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()}, codes.NotFound, 0})
 		}
 	}
 	calls = append(calls, call{e.worker(t), &queuev1.CompleteRequest{Id: 1 << 40, LeaseToken: 1}, codes.NotFound, 0})
@@ -126,12 +126,12 @@ func TestMergedCancelAndStop(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(e.worker(t), 50*time.Millisecond)
 	defer cancel()
-	_, err := s.Complete(ctx, &queuev1.CompleteRequest{Id: todos[0].GetId(), LeaseToken: todos[0].GetAttempt()})
+	_, err := s.Complete(ctx, &queuev1.CompleteRequest{Id: todos[0].GetId(), LeaseToken: todos[0].GetLeaseToken()})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Complete(e.worker(t), &queuev1.CompleteRequest{Id: todos[1].GetId(), LeaseToken: todos[1].GetAttempt()})
+		_, err := s.Complete(e.worker(t), &queuev1.CompleteRequest{Id: todos[1].GetId(), LeaseToken: todos[1].GetLeaseToken()})
 		done <- err
 	}()
 	require.Never(t, func() bool { return len(done) > 0 }, 100*time.Millisecond, 5*time.Millisecond, "held by the window")
@@ -142,7 +142,7 @@ func TestMergedCancelAndStop(t *testing.T) {
 	require.Equal(t, queuev1.TodoState_TODO_STATE_COMPLETED, e.get(t, todos[1].GetId()).GetState())
 
 	// After Stop, calls run on their own.
-	_, err = s.Complete(e.worker(t), &queuev1.CompleteRequest{Id: todos[0].GetId(), LeaseToken: todos[0].GetAttempt()})
+	_, err = s.Complete(e.worker(t), &queuev1.CompleteRequest{Id: todos[0].GetId(), LeaseToken: todos[0].GetLeaseToken()})
 	require.NoError(t, err)
 }
 
@@ -159,7 +159,7 @@ func TestMergedHeartbeats(t *testing.T) {
 		var wg sync.WaitGroup
 		for i, td := range todos {
 			wg.Go(func() {
-				tok, want := td.GetAttempt(), codes.OK
+				tok, want := td.GetLeaseToken(), codes.OK
 				if i%2 == 1 {
 					tok, want = tok+1, codes.FailedPrecondition
 				}
@@ -171,7 +171,7 @@ func TestMergedHeartbeats(t *testing.T) {
 		}
 		wg.Wait()
 		for _, td := range todos {
-			_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetAttempt()})
+			_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()})
 			require.NoError(t, err)
 		}
 	}

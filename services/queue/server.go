@@ -12,10 +12,12 @@
 // (unaddressed work is the queue's shared pool, and an agent must be able to
 // claim it). A todo out of reach is NOT_FOUND, exactly like a missing one.
 //
-// Lease tokens: a claim increments the todo's attempt and hands it out as
-// the lease token; Heartbeat, Complete, Fail and Release match
-// (id, attempt, a live lease) in the same UPDATE that changes the row,
-// so a stale token changes nothing and gets FAILED_PRECONDITION.
+// Lease tokens: a claim draws a random token for each todo it leases and
+// hands it out in the ClaimResponse only (no other answer, event or listing
+// carries it); Heartbeat, Complete, Fail and Release match
+// (id, lease_token, a live lease) in the same UPDATE that changes the row,
+// so a stale or guessed token changes nothing and gets FAILED_PRECONDITION.
+// An ack retried after it committed is recognised and answered already.
 package queue
 
 import (
@@ -143,21 +145,27 @@ func callerIn(ctx context.Context, queue string) (store.Caller, error) {
 }
 
 // rendered renders a todo a read returned, unless it returned an error.
-func rendered(t store.Todo, err error) (*queuev1.Todo, error) {
+func (s *Server) rendered(t store.Todo, err error) (*queuev1.Todo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return todoProto(t)
+	return s.todoProto(t), nil
 }
 
 // changed reports a committed change of a todo as kind and renders the
 // todo: what the RPCs that change one answer.
 func (s *Server) changed(kind EventKind) func(store.Todo, error) (*queuev1.Todo, error) {
+	return s.acked(kind, false)
+}
+
+// acked is changed for an ack that may be a retry: an ack that had already
+// been applied (already) changed nothing and emits nothing.
+func (s *Server) acked(kind EventKind, already bool) func(store.Todo, error) (*queuev1.Todo, error) {
 	return func(t store.Todo, err error) (*queuev1.Todo, error) {
-		if err == nil {
+		if err == nil && !already {
 			s.todos.emit(kind, t)
 		}
-		return rendered(t, err)
+		return s.rendered(t, err)
 	}
 }
 

@@ -20,7 +20,7 @@ func (b *bench) drain(ctx context.Context, started time.Time, werr <-chan error)
 		s := b.stats()
 		el := time.Since(started).Seconds()
 		return fmt.Sprintf("bench: drained %d/%d (%.0f/s) claimed=%d complete_batches=%d claim_errors=%d ack_errors=%d lease_lost=%d",
-			s.Completed, b.cfg.todos, float64(s.Completed)/el, s.Claimed, s.CompleteBatches, s.ClaimErrors, s.AckErrors, s.LeaseLost)
+			s.Completed, b.cfg.todos, float64(s.Completed)/el, s.Claimed, s.CompleteBatches, s.ClaimErrors, s.AcksAbandoned, s.LeaseLost)
 	})
 	defer stopProgress()
 	poll := time.NewTicker(500 * time.Microsecond)

@@ -19,7 +19,8 @@ type benchFake struct {
 	mu        sync.Mutex
 	next      int64
 	pending   []*queuev1.Todo
-	running   map[int64]int32
+	running   map[int64]int64 // id → the lease token of its claim
+	tokens    int64
 	wake      chan struct{}
 	completed int
 	batches   int
@@ -82,8 +83,11 @@ func (f *benchFake) Claim(ctx context.Context, req *queuev1.ClaimRequest) (*queu
 	resp := &queuev1.ClaimResponse{}
 	for _, td := range f.pending[:n] {
 		td.Attempt++
-		f.running[td.GetId()] = td.GetAttempt()
-		resp.Todos = append(resp.Todos, proto.CloneOf(td))
+		f.tokens++
+		f.running[td.GetId()] = f.tokens
+		claimed := proto.CloneOf(td)
+		claimed.LeaseToken = f.tokens // only in the claim's answer
+		resp.Todos = append(resp.Todos, claimed)
 	}
 	f.pending = f.pending[n:]
 	return resp, nil

@@ -229,7 +229,7 @@ func (b *bench) stats() worker.Stats {
 		s.Completed += ws.Completed
 		s.Failed += ws.Failed
 		s.LeaseLost += ws.LeaseLost
-		s.AckErrors += ws.AckErrors
+		s.AcksAbandoned += ws.AcksAbandoned
 		s.ClaimErrors += ws.ClaimErrors
 		s.CompleteBatches += ws.CompleteBatches
 	}

@@ -127,7 +127,10 @@ type Todo struct {
 	// at most 255 characters; empty when the queue needs no kinds.
 	Kind string `protobuf:"bytes,6,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Work arguments as a JSON object; at most 1 MiB serialized. Never null on
-	// read (an empty object when none were given).
+	// read (an empty object when none were given), except for a todo whose
+	// stored payload cannot be delivered (nested deeper than 1,000 levels,
+	// written around the API): the claim that meets it dead-letters it with
+	// the reason in last_error, and reads show it without the payload.
 	Payload *structpb.Struct `protobuf:"bytes,7,opt,name=payload,proto3" json:"payload,omitempty"`
 	// Priority 0–4, 0 = most urgent. Claims take the lowest priority value
 	// first, then the earliest run_at, then the lowest id.
@@ -135,8 +138,7 @@ type Todo struct {
 	// Current lifecycle state.
 	State TodoState `protobuf:"varint,9,opt,name=state,proto3,enum=switchboard.queue.v1.TodoState" json:"state,omitempty"`
 	// Number of claims so far, 0 before the first claim. Incremented by every
-	// claim and never decremented: the value a worker received with its claim
-	// is its lease token (see ClaimResponse). 0 ≤ attempt ≤ max_attempts.
+	// claim and never decremented. 0 ≤ attempt ≤ max_attempts.
 	Attempt int32 `protobuf:"varint,10,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// Maximum number of claims before a failure or lease expiry dead-letters
 	// the todo; ≥ 1.
@@ -172,6 +174,13 @@ type Todo struct {
 	// Release (a worker that crashes on it). At the server's cap the reaper
 	// dead-letters the todo even when attempts remain; ≥ 0.
 	LeaseExpiries int32 `protobuf:"varint,22,opt,name=lease_expiries,json=leaseExpiries,proto3" json:"lease_expiries,omitempty"`
+	// The lease token, set only in the ClaimResponse that handed out the
+	// lease (0 everywhere else): a random 63-bit value drawn from the
+	// database's strong random source at each claim, known only to the
+	// claimer. Heartbeat, Complete, Fail and Release must present it; a token
+	// of an earlier claim, of another worker's claim or a guess matches no
+	// lease (FAILED_PRECONDITION), which fences stale holders.
+	LeaseToken    int64 `protobuf:"varint,23,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -360,11 +369,18 @@ func (x *Todo) GetLeaseExpiries() int32 {
 	return 0
 }
 
+func (x *Todo) GetLeaseToken() int64 {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return 0
+}
+
 // TodoError records one failed attempt (one element of the todos.errors JSON
 // array).
 type TodoError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The attempt (lease token) that failed; ≥ 1.
+	// The attempt (Todo.attempt) that failed; ≥ 1.
 	Attempt int32 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// When the failure was recorded (database clock).
 	At *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
@@ -521,7 +537,7 @@ var File_switchboard_queue_v1_queue_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf4\x06\n" +
+	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\a\n" +
 	"\x04Todo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x14\n" +
@@ -550,7 +566,9 @@ const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\vfinished_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12/\n" +
 	"\x06result\x18\x15 \x01(\v2\x17.google.protobuf.StructR\x06result\x12%\n" +
-	"\x0elease_expiries\x18\x16 \x01(\x05R\rleaseExpiries\"g\n" +
+	"\x0elease_expiries\x18\x16 \x01(\x05R\rleaseExpiries\x12\x1f\n" +
+	"\vlease_token\x18\x17 \x01(\x03R\n" +
+	"leaseToken\"g\n" +
 	"\tTodoError\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x14\n" +

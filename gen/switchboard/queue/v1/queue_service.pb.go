@@ -34,11 +34,15 @@ const (
 	BatchOutcome_BATCH_OUTCOME_UNSPECIFIED BatchOutcome = 0
 	// The item was applied.
 	BatchOutcome_BATCH_OUTCOME_OK BatchOutcome = 1
-	// The lease token is stale: the todo is no longer RUNNING with that
-	// attempt (as FAILED_PRECONDITION for the single call).
+	// The lease token is stale: the todo is no longer RUNNING under that
+	// lease (as FAILED_PRECONDITION for the single call).
 	BatchOutcome_BATCH_OUTCOME_STALE_LEASE BatchOutcome = 2
 	// No such todo for this caller (as NOT_FOUND for the single call).
 	BatchOutcome_BATCH_OUTCOME_NOT_FOUND BatchOutcome = 3
+	// The lease had already reached this outcome (a retried completion that
+	// committed before); nothing changed. Success, as already=true for the
+	// single call.
+	BatchOutcome_BATCH_OUTCOME_ALREADY BatchOutcome = 4
 )
 
 // Enum value maps for BatchOutcome.
@@ -48,12 +52,14 @@ var (
 		1: "BATCH_OUTCOME_OK",
 		2: "BATCH_OUTCOME_STALE_LEASE",
 		3: "BATCH_OUTCOME_NOT_FOUND",
+		4: "BATCH_OUTCOME_ALREADY",
 	}
 	BatchOutcome_value = map[string]int32{
 		"BATCH_OUTCOME_UNSPECIFIED": 0,
 		"BATCH_OUTCOME_OK":          1,
 		"BATCH_OUTCOME_STALE_LEASE": 2,
 		"BATCH_OUTCOME_NOT_FOUND":   3,
+		"BATCH_OUTCOME_ALREADY":     4,
 	}
 )
 
@@ -470,7 +476,7 @@ func (x *ClaimRequest) GetWait() *durationpb.Duration {
 type ClaimResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The claimed todos, 0 to max_todos of them, in claim order. Each is
-	// RUNNING, and its attempt field is the lease token to present to
+	// RUNNING and carries its lease_token, the secret to present to
 	// Heartbeat, Complete, Fail and Release.
 	Todos         []*Todo `protobuf:"bytes,1,rep,name=todos,proto3" json:"todos,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -519,9 +525,9 @@ type HeartbeatRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Todo id; ≥ 1. Required.
 	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Lease token: the todo's attempt value returned by Claim; ≥ 1. Required.
+	// Lease token: the Todo.lease_token returned by Claim; ≥ 1. Required.
 	// A stale token yields FAILED_PRECONDITION.
-	LeaseToken int32 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// New lease duration in seconds from now, 1–3600; 0 means the default from
 	// the setting queue.defaults.lease_seconds (30).
 	LeaseSeconds  int32 `protobuf:"varint,3,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
@@ -566,7 +572,7 @@ func (x *HeartbeatRequest) GetId() int64 {
 	return 0
 }
 
-func (x *HeartbeatRequest) GetLeaseToken() int32 {
+func (x *HeartbeatRequest) GetLeaseToken() int64 {
 	if x != nil {
 		return x.LeaseToken
 	}
@@ -631,9 +637,9 @@ type CompleteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Todo id; ≥ 1. Required.
 	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Lease token: the todo's attempt value returned by Claim; ≥ 1. Required.
+	// Lease token: the Todo.lease_token returned by Claim; ≥ 1. Required.
 	// A stale token yields FAILED_PRECONDITION.
-	LeaseToken int32 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// Optional result of the work as a JSON object, stored as Todo.result; at
 	// most 1 MiB serialized (checked by the server).
 	Result        *structpb.Struct `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
@@ -678,7 +684,7 @@ func (x *CompleteRequest) GetId() int64 {
 	return 0
 }
 
-func (x *CompleteRequest) GetLeaseToken() int32 {
+func (x *CompleteRequest) GetLeaseToken() int64 {
 	if x != nil {
 		return x.LeaseToken
 	}
@@ -696,7 +702,11 @@ func (x *CompleteRequest) GetResult() *structpb.Struct {
 type CompleteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The todo, now COMPLETED with finished_at set.
-	Todo          *Todo `protobuf:"bytes,1,opt,name=todo,proto3" json:"todo,omitempty"`
+	Todo *Todo `protobuf:"bytes,1,opt,name=todo,proto3" json:"todo,omitempty"`
+	// True when this lease had already reached this outcome: a retry of a Complete
+	// that committed before (its answer was lost, or the node died after the
+	// commit). Nothing changed; todo is the todo as it is now.
+	Already       bool `protobuf:"varint,2,opt,name=already,proto3" json:"already,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -738,14 +748,21 @@ func (x *CompleteResponse) GetTodo() *Todo {
 	return nil
 }
 
+func (x *CompleteResponse) GetAlready() bool {
+	if x != nil {
+		return x.Already
+	}
+	return false
+}
+
 // FailRequest reports a failed attempt.
 type FailRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Todo id; ≥ 1. Required.
 	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Lease token: the todo's attempt value returned by Claim; ≥ 1. Required.
+	// Lease token: the Todo.lease_token returned by Claim; ≥ 1. Required.
 	// A stale token yields FAILED_PRECONDITION.
-	LeaseToken int32 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// What went wrong, for humans. Required (non-empty); only the first 4096
 	// characters are stored (longer messages are truncated, not rejected).
 	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
@@ -797,7 +814,7 @@ func (x *FailRequest) GetId() int64 {
 	return 0
 }
 
-func (x *FailRequest) GetLeaseToken() int32 {
+func (x *FailRequest) GetLeaseToken() int64 {
 	if x != nil {
 		return x.LeaseToken
 	}
@@ -829,7 +846,11 @@ func (x *FailRequest) GetDeadLetter() bool {
 type FailResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The todo: PENDING with the retry's run_at, or DEAD with finished_at set.
-	Todo          *Todo `protobuf:"bytes,1,opt,name=todo,proto3" json:"todo,omitempty"`
+	Todo *Todo `protobuf:"bytes,1,opt,name=todo,proto3" json:"todo,omitempty"`
+	// True when this lease had already reached this outcome: a retry of a Fail
+	// that committed before (its answer was lost, or the node died after the
+	// commit). Nothing changed; todo is the todo as it is now.
+	Already       bool `protobuf:"varint,2,opt,name=already,proto3" json:"already,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -871,14 +892,21 @@ func (x *FailResponse) GetTodo() *Todo {
 	return nil
 }
 
+func (x *FailResponse) GetAlready() bool {
+	if x != nil {
+		return x.Already
+	}
+	return false
+}
+
 // ReleaseRequest gives a todo back without penalty.
 type ReleaseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Todo id; ≥ 1. Required.
 	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Lease token: the todo's attempt value returned by Claim; ≥ 1. Required.
+	// Lease token: the Todo.lease_token returned by Claim; ≥ 1. Required.
 	// A stale token yields FAILED_PRECONDITION.
-	LeaseToken int32 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// How long to keep the todo unclaimable, 0 s–1 hour (3600 s). Unset or 0
 	// means it is runnable again immediately.
 	Delay         *durationpb.Duration `protobuf:"bytes,3,opt,name=delay,proto3" json:"delay,omitempty"`
@@ -923,7 +951,7 @@ func (x *ReleaseRequest) GetId() int64 {
 	return 0
 }
 
-func (x *ReleaseRequest) GetLeaseToken() int32 {
+func (x *ReleaseRequest) GetLeaseToken() int64 {
 	if x != nil {
 		return x.LeaseToken
 	}
@@ -941,7 +969,11 @@ func (x *ReleaseRequest) GetDelay() *durationpb.Duration {
 type ReleaseResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The todo, PENDING again.
-	Todo          *Todo `protobuf:"bytes,1,opt,name=todo,proto3" json:"todo,omitempty"`
+	Todo *Todo `protobuf:"bytes,1,opt,name=todo,proto3" json:"todo,omitempty"`
+	// True when this lease had already reached this outcome: a retry of a Release
+	// that committed before (its answer was lost, or the node died after the
+	// commit). Nothing changed; todo is the todo as it is now.
+	Already       bool `protobuf:"varint,2,opt,name=already,proto3" json:"already,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -981,6 +1013,13 @@ func (x *ReleaseResponse) GetTodo() *Todo {
 		return x.Todo
 	}
 	return nil
+}
+
+func (x *ReleaseResponse) GetAlready() bool {
+	if x != nil {
+		return x.Already
+	}
+	return false
 }
 
 // CancelRequest cancels a todo that has not finished.
@@ -1947,8 +1986,8 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x10HeartbeatRequest\x12\x1a\n" +
 	"\x02id\x18\x01 \x01(\x03B\n" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12+\n" +
-	"\vlease_token\x18\x02 \x01(\x05B\n" +
-	"\xbaH\a\xc8\x01\x01\x1a\x02 \x00R\n" +
+	"\vlease_token\x18\x02 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\n" +
 	"leaseToken\x122\n" +
 	"\rlease_seconds\x18\x03 \x01(\x05B\r\xbaH\n" +
 	"\xd8\x01\x01\x1a\x05\x18\x90\x1c(\x01R\fleaseSeconds\"Y\n" +
@@ -1957,35 +1996,38 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x0fCompleteRequest\x12\x1a\n" +
 	"\x02id\x18\x01 \x01(\x03B\n" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12+\n" +
-	"\vlease_token\x18\x02 \x01(\x05B\n" +
-	"\xbaH\a\xc8\x01\x01\x1a\x02 \x00R\n" +
+	"\vlease_token\x18\x02 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\n" +
 	"leaseToken\x12/\n" +
-	"\x06result\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06result\"B\n" +
+	"\x06result\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06result\"\\\n" +
 	"\x10CompleteResponse\x12.\n" +
-	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"\xe2\x01\n" +
+	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\x12\x18\n" +
+	"\aalready\x18\x02 \x01(\bR\aalready\"\xe2\x01\n" +
 	"\vFailRequest\x12\x1a\n" +
 	"\x02id\x18\x01 \x01(\x03B\n" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12+\n" +
-	"\vlease_token\x18\x02 \x01(\x05B\n" +
-	"\xbaH\a\xc8\x01\x01\x1a\x02 \x00R\n" +
+	"\vlease_token\x18\x02 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\n" +
 	"leaseToken\x12\x1c\n" +
 	"\x05error\x18\x03 \x01(\tB\x06\xbaH\x03\xc8\x01\x01R\x05error\x12K\n" +
 	"\vretry_after\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\x0f\xbaH\f\xaa\x01\t\"\x05\b\x80\x9a\x9e\x012\x00R\n" +
 	"retryAfter\x12\x1f\n" +
 	"\vdead_letter\x18\x05 \x01(\bR\n" +
-	"deadLetter\">\n" +
+	"deadLetter\"X\n" +
 	"\fFailResponse\x12.\n" +
-	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"\x99\x01\n" +
+	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\x12\x18\n" +
+	"\aalready\x18\x02 \x01(\bR\aalready\"\x99\x01\n" +
 	"\x0eReleaseRequest\x12\x1a\n" +
 	"\x02id\x18\x01 \x01(\x03B\n" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12+\n" +
-	"\vlease_token\x18\x02 \x01(\x05B\n" +
-	"\xbaH\a\xc8\x01\x01\x1a\x02 \x00R\n" +
+	"\vlease_token\x18\x02 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\n" +
 	"leaseToken\x12>\n" +
 	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
-	"\xaa\x01\a\"\x03\b\x90\x1c2\x00R\x05delay\"A\n" +
+	"\xaa\x01\a\"\x03\b\x90\x1c2\x00R\x05delay\"[\n" +
 	"\x0fReleaseResponse\x12.\n" +
-	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"M\n" +
+	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\x12\x18\n" +
+	"\aalready\x18\x02 \x01(\bR\aalready\"M\n" +
 	"\rCancelRequest\x12\x1a\n" +
 	"\x02id\x18\x01 \x01(\x03B\n" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12 \n" +
@@ -2040,12 +2082,13 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12<\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\".switchboard.queue.v1.BatchOutcomeR\aoutcome\"\\\n" +
 	"\x15CompleteBatchResponse\x12C\n" +
-	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults*\x7f\n" +
+	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults*\x9a\x01\n" +
 	"\fBatchOutcome\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10BATCH_OUTCOME_OK\x10\x01\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_STALE_LEASE\x10\x02\x12\x1b\n" +
-	"\x17BATCH_OUTCOME_NOT_FOUND\x10\x032\x83\x0e\n" +
+	"\x17BATCH_OUTCOME_NOT_FOUND\x10\x03\x12\x19\n" +
+	"\x15BATCH_OUTCOME_ALREADY\x10\x042\x83\x0e\n" +
 	"\fQueueService\x12|\n" +
 	"\aEnqueue\x12$.switchboard.queue.v1.EnqueueRequest\x1a%.switchboard.queue.v1.EnqueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}/todos\x12\x91\x01\n" +
 	"\fEnqueueBatch\x12).switchboard.queue.v1.EnqueueBatchRequest\x1a*.switchboard.queue.v1.EnqueueBatchResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/queues/{queue}/todos:batch\x12v\n" +

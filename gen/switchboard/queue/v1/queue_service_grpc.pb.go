@@ -45,12 +45,20 @@ const (
 // with Heartbeat, and ends it with Complete, Fail or Release. A lease that is
 // not renewed expires and the todo becomes claimable again.
 //
-// Lease tokens: every claim increments the todo's attempt counter and hands
-// the new value to the worker as its lease token. Heartbeat, Complete, Fail
-// and Release must present it, and only succeed while the todo is RUNNING
-// with exactly that attempt. A stale token (the lease expired and the todo was
-// reclaimed, released, cancelled or finished) gets FAILED_PRECONDITION, so a
-// worker that lost its lease can never finish a todo someone else now holds.
+// Lease tokens: every claim draws a new random 63-bit token for the todo
+// (Todo.lease_token, only in the ClaimResponse) and increments its attempt
+// counter. Heartbeat, Complete, Fail and Release must present the token, and
+// only succeed while the todo is RUNNING under exactly that lease. A stale
+// token (the lease expired and the todo was reclaimed, released, cancelled or
+// finished) gets FAILED_PRECONDITION, so a worker that lost its lease can
+// never finish a todo someone else now holds, and no other caller of the
+// tenant can finish a todo it never claimed by guessing.
+//
+// Acks are idempotent: Complete, Fail, Release (and CompleteBatch items)
+// retried with the token of a lease that already reached that same outcome
+// answer success with already = true, so a worker whose first answer was
+// lost (a node died after the commit) can retry on any node. A different
+// outcome, or an older lease's token, stays FAILED_PRECONDITION.
 //
 // Tenancy: every call acts on the queues of the human (tenant) that owns the
 // caller's credential. Todos of other tenants are invisible (NOT_FOUND).
@@ -104,7 +112,7 @@ type QueueServiceClient interface {
 	// Release gives a running todo back without penalty (for example when the
 	// worker shuts down): it returns to PENDING, no error is recorded, and the
 	// attempt does not count against max_attempts. The attempt counter itself
-	// keeps its value, because it is the lease token and must never repeat.
+	// keeps counting up (it is the number of claims).
 	// Errors: FAILED_PRECONDITION for a stale lease token, NOT_FOUND for an
 	// unknown id.
 	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error)
@@ -293,12 +301,20 @@ func (c *queueServiceClient) QueueStats(ctx context.Context, in *QueueStatsReque
 // with Heartbeat, and ends it with Complete, Fail or Release. A lease that is
 // not renewed expires and the todo becomes claimable again.
 //
-// Lease tokens: every claim increments the todo's attempt counter and hands
-// the new value to the worker as its lease token. Heartbeat, Complete, Fail
-// and Release must present it, and only succeed while the todo is RUNNING
-// with exactly that attempt. A stale token (the lease expired and the todo was
-// reclaimed, released, cancelled or finished) gets FAILED_PRECONDITION, so a
-// worker that lost its lease can never finish a todo someone else now holds.
+// Lease tokens: every claim draws a new random 63-bit token for the todo
+// (Todo.lease_token, only in the ClaimResponse) and increments its attempt
+// counter. Heartbeat, Complete, Fail and Release must present the token, and
+// only succeed while the todo is RUNNING under exactly that lease. A stale
+// token (the lease expired and the todo was reclaimed, released, cancelled or
+// finished) gets FAILED_PRECONDITION, so a worker that lost its lease can
+// never finish a todo someone else now holds, and no other caller of the
+// tenant can finish a todo it never claimed by guessing.
+//
+// Acks are idempotent: Complete, Fail, Release (and CompleteBatch items)
+// retried with the token of a lease that already reached that same outcome
+// answer success with already = true, so a worker whose first answer was
+// lost (a node died after the commit) can retry on any node. A different
+// outcome, or an older lease's token, stays FAILED_PRECONDITION.
 //
 // Tenancy: every call acts on the queues of the human (tenant) that owns the
 // caller's credential. Todos of other tenants are invisible (NOT_FOUND).
@@ -352,7 +368,7 @@ type QueueServiceServer interface {
 	// Release gives a running todo back without penalty (for example when the
 	// worker shuts down): it returns to PENDING, no error is recorded, and the
 	// attempt does not count against max_attempts. The attempt counter itself
-	// keeps its value, because it is the lease token and must never repeat.
+	// keeps counting up (it is the number of claims).
 	// Errors: FAILED_PRECONDITION for a stale lease token, NOT_FOUND for an
 	// unknown id.
 	Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error)

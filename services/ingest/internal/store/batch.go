@@ -22,8 +22,11 @@ import (
 // under its lock). If it fails nothing was stored, so the caller may retry
 // the items one by one. The caller announces the created todos
 // (queue.Todos.Committed) once it returned.
+//
+// Its rows are locked in one order (see EventInsertBatch), so concurrent
+// batches do not deadlock; a conflict that still aborts it is retried here.
 func (s *Store) IngestBatch(ctx context.Context, events []Event, t Target) ([]Stored, error) {
-	return s.ingestBatch(ctx, s.write, events, t)
+	return postgres.RetryConflicts1(ctx, func() ([]Stored, error) { return s.ingestBatch(ctx, s.write, events, t) })
 }
 
 // ingestBatch sends the events' insert and, when t has a queue, the queue's

@@ -3,12 +3,13 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
 
@@ -63,7 +64,9 @@ func (s *Store) List(ctx context.Context, c Caller, f ListFilter) ([]Todo, error
 // RedriveIDs moves the listed DEAD todos of a queue back to PENDING and
 // returns the ids it moved (others are skipped).
 func (s *Store) RedriveIDs(ctx context.Context, c Caller, queue string, ids []int64) ([]int64, error) {
-	moved, err := s.q.TodoRedriveByIDs(ctx, s.pool, dbsqlc.TodoRedriveByIDsParams{HumanID: c.HumanID, Queue: queue, Ids: ids, CallerAgentID: c.AgentID})
+	// Ascending ids: the canonical lock order of every multi-row write.
+	p := dbsqlc.TodoRedriveByIDsParams{HumanID: c.HumanID, Queue: queue, Ids: slices.Sorted(slices.Values(ids)), CallerAgentID: c.AgentID}
+	moved, err := postgres.RetryConflicts1(ctx, func() ([]int64, error) { return s.q.TodoRedriveByIDs(ctx, s.pool, p) })
 	if err != nil {
 		return nil, mapErr(err, "redrive", "queue "+queue)
 	}
@@ -87,7 +90,7 @@ func (s *Store) RedriveQueue(ctx context.Context, c Caller, queue string, limit 
 			HumanID: c.HumanID, Queue: queue, CallerAgentID: c.AgentID, BatchSize: int32(n), //nolint:gosec // n ≤ 1000
 		})
 		if err != nil {
-			return total, fmt.Errorf("redrive queue %s: %w", queue, err)
+			return total, mapErr(err, "redrive queue", "queue "+queue)
 		}
 		total += moved
 		if moved < n {

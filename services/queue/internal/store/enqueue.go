@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
@@ -41,10 +42,21 @@ type Enqueued struct {
 // reference check, one INSERT for the whole batch, and one lookup of the
 // duplicates. Either every todo is stored (or recognised as a duplicate) or
 // nothing is. The result is in request order. An agent_id or event_id that
-// is not the caller's is NOT_FOUND, naming the entry's index.
+// is not the caller's is NOT_FOUND, naming the entry's index. The insert
+// takes its dedupe keys in one order (see TodoInsertBatch), so concurrent
+// batches do not deadlock; a conflict that still aborts the transaction is
+// retried here.
 func (s *Store) Enqueue(ctx context.Context, c Caller, queue string, items []NewTodo) ([]Enqueued, error) {
 	var out []Enqueued
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := postgres.RetryConflicts(ctx, func() error { return s.enqueueTx(ctx, c, queue, items, &out) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *Store) enqueueTx(ctx context.Context, c Caller, queue string, items []NewTodo, out *[]Enqueued) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		p := insertParams(c, queue, items)
 		if refs(items) {
 			bad, err := s.q.TodoCheckRefs(ctx, tx, dbsqlc.TodoCheckRefsParams{AgentIds: p.AgentIds, EventIds: p.EventIds, HumanID: c.HumanID})
@@ -56,13 +68,9 @@ func (s *Store) Enqueue(ctx context.Context, c Caller, queue string, items []New
 			}
 		}
 		var err error
-		out, err = s.insert(ctx, tx, c, queue, items, p)
+		*out, err = s.insert(ctx, tx, c, queue, items, p)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 func (s *Store) insert(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo, p dbsqlc.TodoInsertBatchParams) ([]Enqueued, error) {

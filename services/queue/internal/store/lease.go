@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -46,7 +47,21 @@ func (s *Store) Claim(ctx context.Context, c Caller, a ClaimArgs) ([]Todo, error
 // Lease names one lease: a todo and the token its claim returned.
 type Lease struct {
 	ID    int64
-	Token int32
+	Token int64
+}
+
+// inLockOrder returns the positions of ls sorted by todo id (then token):
+// every batch write passes its items in this order, so that the rows are
+// locked in ascending id order and two batches never deadlock on each other.
+func inLockOrder(ls []Lease) []int {
+	order := make([]int, len(ls))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(ls[a].ID, ls[b].ID), cmp.Compare(ls[a].Token, ls[b].Token))
+	})
+	return order
 }
 
 // TodoID is the todo the lease is of.
@@ -69,23 +84,27 @@ func (r HeartbeatResult) Err(id int64) error { return OutcomeError(r.Outcome, id
 
 // Heartbeat renews leases in one statement; results are in item order.
 func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) ([]HeartbeatResult, error) {
+	ls := postgres.Convert(items, func(it HeartbeatItem) Lease { return it.Lease })
 	p := dbsqlc.TodoHeartbeatBatchParams{
 		DefaultLeaseSeconds: settings.DefaultQueue.LeaseSeconds,
 		HumanID:             c.HumanID, CallerAgentID: c.AgentID,
-		Ids: make([]int64, len(items)), Attempts: make([]int32, len(items)), LeaseSeconds: make([]int32, len(items)),
+		Ids: make([]int64, len(items)), Tokens: make([]int64, len(items)), LeaseSeconds: make([]int32, len(items)),
 	}
-	for i, it := range items {
-		p.Ids[i], p.Attempts[i], p.LeaseSeconds[i] = it.ID, it.Token, it.LeaseSeconds
+	for i, at := range inLockOrder(ls) {
+		it := items[at]
+		p.Ids[i], p.Tokens[i], p.LeaseSeconds[i] = it.ID, it.Token, it.LeaseSeconds
 	}
-	rows, err := s.q.TodoHeartbeatBatch(ctx, s.hot, p)
+	rows, err := postgres.RetryConflicts1(ctx, func() ([]dbsqlc.TodoHeartbeatBatchRow, error) {
+		return s.q.TodoHeartbeatBatch(ctx, s.hot, p)
+	})
 	if err != nil {
 		return nil, mapErr(err, "heartbeat", "todo")
 	}
 	expires := make(map[Lease]time.Time, len(rows))
 	for _, r := range rows {
-		expires[Lease{ID: r.ID, Token: r.Attempt}] = r.LeaseExpiresAt
+		expires[Lease{ID: r.ID, Token: r.LeaseToken}] = r.LeaseExpiresAt
 	}
-	oc, at, err := fenced(ctx, s, c, p.Ids, postgres.Convert(items, func(it HeartbeatItem) Lease { return it.Lease }), expires)
+	oc, at, err := fenced(ctx, s, c, ls, expires, ackNone)
 	out := make([]HeartbeatResult, len(oc))
 	for i := range oc {
 		out[i] = HeartbeatResult{Outcome: oc[i], ExpiresAt: at[i]}
@@ -104,7 +123,7 @@ type CompleteItem struct {
 type Completed = dbsqlc.TodoCompleteBatchRow
 
 // CompleteResult is one item's outcome; Done is set when OK, and Todo (the
-// whole row, completed) only by CompleteTodos.
+// whole row, completed) only by CompleteTodos, for OK and Already.
 type CompleteResult struct {
 	Outcome Outcome
 	Done    Completed
@@ -114,57 +133,61 @@ type CompleteResult struct {
 // Err is the outcome as the single-item RPC answers it (OutcomeError).
 func (r CompleteResult) Err(id int64) error { return OutcomeError(r.Outcome, id) }
 
-// Complete marks leased todos COMPLETED in one statement; results are in
-// item order.
-func (s *Store) Complete(ctx context.Context, c Caller, items []CompleteItem) ([]CompleteResult, error) {
-	return s.complete(ctx, s.hot, c, items)
-}
-
 // CompleteTodos is Complete that also returns each completed todo, read in
 // the completing transaction (so exactly as that completion left it): for
 // the single Complete, whose answer is the todo. CompleteBatch answers with
 // outcomes only and uses Complete, which skips the read.
 func (s *Store) CompleteTodos(ctx context.Context, c Caller, items []CompleteItem) ([]CompleteResult, error) {
 	var out []CompleteResult
-	err := pgx.BeginFunc(ctx, s.hot, func(tx pgx.Tx) error {
-		var err error
-		if out, err = s.complete(ctx, tx, c, items); err != nil {
-			return err
-		}
-		ids := make([]int64, 0, len(out))
-		for _, r := range out {
-			if r.Outcome == OK {
-				ids = append(ids, r.Done.ID)
+	err := postgres.RetryConflicts(ctx, func() error {
+		return pgx.BeginFunc(ctx, s.hot, func(tx pgx.Tx) error {
+			var err error
+			if out, err = s.complete(ctx, tx, c, items); err != nil {
+				return err
 			}
-		}
-		if len(ids) == 0 {
+			ids := make([]int64, 0, len(out))
+			for i, r := range out {
+				if r.Outcome == OK || r.Outcome == Already {
+					ids = append(ids, items[i].ID)
+				}
+			}
+			if len(ids) == 0 {
+				return nil
+			}
+			rows, err := s.q.TodoGetMany(ctx, tx, dbsqlc.TodoGetManyParams{Ids: ids, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+			if err != nil {
+				return mapErr(err, "read completed todos", "todo")
+			}
+			byID := make(map[int64]*Todo, len(rows))
+			for i := range rows {
+				byID[rows[i].ID] = &rows[i]
+			}
+			for i := range out {
+				if out[i].Outcome == OK || out[i].Outcome == Already {
+					out[i].Todo = byID[items[i].ID]
+				}
+			}
 			return nil
-		}
-		rows, err := s.q.TodoGetMany(ctx, tx, dbsqlc.TodoGetManyParams{Ids: ids, HumanID: c.HumanID, CallerAgentID: c.AgentID})
-		if err != nil {
-			return mapErr(err, "read completed todos", "todo")
-		}
-		byID := make(map[int64]*Todo, len(rows))
-		for i := range rows {
-			byID[rows[i].ID] = &rows[i]
-		}
-		for i := range out {
-			if out[i].Outcome == OK {
-				out[i].Todo = byID[out[i].Done.ID]
-			}
-		}
-		return nil
+		})
 	})
 	return out, err
 }
 
+// Complete marks leased todos COMPLETED in one statement; results are in
+// item order. A deadlock or serialization failure is retried here.
+func (s *Store) Complete(ctx context.Context, c Caller, items []CompleteItem) ([]CompleteResult, error) {
+	return postgres.RetryConflicts1(ctx, func() ([]CompleteResult, error) { return s.complete(ctx, s.hot, c, items) })
+}
+
 func (s *Store) complete(ctx context.Context, db dbsqlc.DBTX, c Caller, items []CompleteItem) ([]CompleteResult, error) {
+	ls := postgres.Convert(items, func(it CompleteItem) Lease { return it.Lease })
 	p := dbsqlc.TodoCompleteBatchParams{
 		HumanID: c.HumanID, CallerAgentID: c.AgentID,
-		Ids: make([]int64, len(items)), Attempts: make([]int32, len(items)), Results: make([]string, len(items)),
+		Ids: make([]int64, len(items)), Tokens: make([]int64, len(items)), Results: make([]string, len(items)),
 	}
-	for i, it := range items {
-		p.Ids[i], p.Attempts[i], p.Results[i] = it.ID, it.Token, string(it.Result)
+	for i, at := range inLockOrder(ls) {
+		it := items[at]
+		p.Ids[i], p.Tokens[i], p.Results[i] = it.ID, it.Token, string(it.Result)
 	}
 	rows, err := s.q.TodoCompleteBatch(ctx, db, p)
 	if err != nil {
@@ -172,9 +195,9 @@ func (s *Store) complete(ctx context.Context, db dbsqlc.DBTX, c Caller, items []
 	}
 	done := make(map[Lease]Completed, len(rows))
 	for _, r := range rows {
-		done[Lease{ID: r.ID, Token: r.Attempt}] = r
+		done[Lease{ID: r.ID, Token: r.LeaseToken}] = r
 	}
-	oc, applied, err := fenced(ctx, s, c, p.Ids, postgres.Convert(items, func(it CompleteItem) Lease { return it.Lease }), done)
+	oc, applied, err := fenced(ctx, s, c, ls, done, ackCompleted)
 	out := make([]CompleteResult, len(oc))
 	for i := range oc {
 		out[i] = CompleteResult{Outcome: oc[i], Done: applied[i]}
@@ -186,52 +209,68 @@ func (s *Store) complete(ctx context.Context, db dbsqlc.DBTX, c Caller, items []
 type FailArgs struct {
 	Lease
 	Error string
-	// Backoff is the delay before the retry (ignored when dead-lettered).
-	Backoff    time.Duration
+	// RetryAfter, when set, is the delay before the retry; otherwise the
+	// statement computes the attempt's backoff from Backoff (ignored when
+	// dead-lettered either way).
+	RetryAfter *time.Duration
+	Backoff    Backoff
 	DeadLetter bool
 }
 
+// Backoff shapes the delay before a failed todo's retry: Base · 2^(attempt-1)
+// up to Cap, shortened by up to half by a random jitter (see TodoFail).
+type Backoff struct {
+	Base, Cap time.Duration
+}
+
 // Fail records a failed attempt: PENDING after a.Backoff, or DEAD at the
-// attempt cap or with a.DeadLetter. A stale token is FAILED_PRECONDITION, a todo
-// the caller cannot see NOT_FOUND.
-func (s *Store) Fail(ctx context.Context, c Caller, a FailArgs) (Todo, error) {
-	r, err := s.q.TodoFail(ctx, s.hot, dbsqlc.TodoFailParams{
-		DeadLetter: a.DeadLetter, BackoffSeconds: a.Backoff.Seconds(), Error: a.Error,
-		ID: a.ID, HumanID: c.HumanID, Attempt: a.Token, CallerAgentID: c.AgentID,
+// attempt cap or with a.DeadLetter. A stale token is FAILED_PRECONDITION, a
+// todo the caller cannot see NOT_FOUND; a retry of a Fail that already
+// committed answers the todo and already = true.
+func (s *Store) Fail(ctx context.Context, c Caller, a FailArgs) (Todo, bool, error) {
+	return s.fencedOne(ctx, c, a.Lease, "fail", ackFailed, func() (Todo, error) {
+		p := dbsqlc.TodoFailParams{
+			DeadLetter: a.DeadLetter, BackoffBaseSeconds: a.Backoff.Base.Seconds(), BackoffCapSeconds: a.Backoff.Cap.Seconds(),
+			Jitter: rand.Float64(), //nolint:gosec // jitter, not a secret
+			Error:  a.Error, ID: a.ID, HumanID: c.HumanID, Token: a.Token, CallerAgentID: c.AgentID,
+		}
+		if a.RetryAfter != nil {
+			secs := a.RetryAfter.Seconds()
+			p.RetryAfterSeconds = &secs
+		}
+		return s.q.TodoFail(ctx, s.hot, p)
 	})
-	if err != nil {
-		return Todo{}, s.fencedErr(ctx, c, err, "fail", a.ID)
-	}
-	return r, nil
 }
 
-// Release gives a lease back without penalty, runnable again after delay
-// (0 keeps its place in the queue). A stale token is FAILED_PRECONDITION, a todo
-// the caller cannot see NOT_FOUND.
-func (s *Store) Release(ctx context.Context, c Caller, l Lease, delay time.Duration) (Todo, error) {
-	r, err := s.q.TodoRelease(ctx, s.hot, dbsqlc.TodoReleaseParams{
-		DelaySeconds: delay.Seconds(), ID: l.ID, HumanID: c.HumanID, Attempt: l.Token, CallerAgentID: c.AgentID,
+// Release gives a lease back without penalty, runnable again after delay (0
+// keeps its place in the queue). Errors and already as Fail.
+func (s *Store) Release(ctx context.Context, c Caller, l Lease, delay time.Duration) (Todo, bool, error) {
+	return s.fencedOne(ctx, c, l, "release", ackReleased, func() (Todo, error) {
+		return s.q.TodoRelease(ctx, s.hot, dbsqlc.TodoReleaseParams{
+			DelaySeconds: delay.Seconds(), ID: l.ID, HumanID: c.HumanID, Token: l.Token, CallerAgentID: c.AgentID,
+		})
 	})
-	if err != nil {
-		return Todo{}, s.fencedErr(ctx, c, err, "release", l.ID)
-	}
-	return r, nil
 }
 
-// fencedErr explains a fenced single-row write's error: no matching row is
-// stale-or-missing (staleOrMissing tells which), anything else is mapped.
-func (s *Store) fencedErr(ctx context.Context, c Caller, err error, op string, id int64) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return s.staleOrMissing(ctx, c, id)
+// fencedOne runs a fenced single-row write (retrying conflicts) and explains
+// a miss: stale, missing or already acked (staleOrMissing tells which).
+func (s *Store) fencedOne(ctx context.Context, c Caller, l Lease, op, want string, write func() (Todo, error)) (Todo, bool, error) {
+	t, err := postgres.RetryConflicts1(ctx, write)
+	switch {
+	case err == nil:
+		return t, false, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return s.staleOrMissing(ctx, c, l, want)
 	}
-	return mapErr(err, op, todoName(id))
+	return Todo{}, false, mapErr(err, op, todoName(l.ID))
 }
 
 // OutcomeError is the error of a single-item call (Heartbeat, Complete)
-// whose item was not applied: NOT_FOUND or FAILED_PRECONDITION; nil for OK.
+// whose item was not applied: NOT_FOUND or FAILED_PRECONDITION; nil for OK
+// and Already.
 func OutcomeError(o Outcome, id int64) error {
 	switch o {
-	case OK:
+	case OK, Already:
 		return nil
 	case NotFound:
 		return notFound(todoName(id))
@@ -239,17 +278,18 @@ func OutcomeError(o Outcome, id int64) error {
 	return staleErr(id)
 }
 
-// fenced pairs a fenced batch's items (their leases, and the ids they name)
-// with what the statement returned for the ones it applied, keyed by lease:
-// a batch may name one todo twice, and only the item whose token matched
-// was applied. It returns each item's outcome (why the others were not
-// applied, looked up in one query) and, for the applied ones, their value.
-func fenced[V any](ctx context.Context, s *Store, c Caller, ids []int64, ls []Lease, got map[Lease]V) ([]Outcome, []V, error) {
+// fenced pairs a fenced batch's items (their leases) with what the
+// statement returned for the ones it applied, keyed by lease: a batch may
+// name one todo twice, and only the item whose token matched was applied.
+// It returns each item's outcome (why the others were not applied, looked up
+// in one query; Already when the lease had ended with want) and, for the
+// applied ones, their value.
+func fenced[V any](ctx context.Context, s *Store, c Caller, ls []Lease, got map[Lease]V, want string) ([]Outcome, []V, error) {
 	applied := make([]bool, len(ls))
 	for i, l := range ls {
 		_, applied[i] = got[l]
 	}
-	oc, err := s.outcomes(ctx, c, ids, applied)
+	oc, err := s.outcomes(ctx, c, ls, applied, want)
 	if err != nil {
 		return nil, nil, err
 	}

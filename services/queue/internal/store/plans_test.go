@@ -19,7 +19,7 @@ import (
 
 // hotStatements are the statements Store runs on the hot pool.
 var hotStatements = []string{
-	"TodoClaim", "TodoHeartbeatBatch", "TodoCompleteBatch", "TodoGetMany", "TodoVisibleIDs", "TodoFail", "TodoRelease",
+	"TodoClaim", "TodoHeartbeatBatch", "TodoCompleteBatch", "TodoGetMany", "TodoAckStates", "TodoFail", "TodoRelease",
 }
 
 // TestHotStatementsGenericPlans pins the generic plans of the worker
@@ -49,17 +49,17 @@ func TestHotStatementsGenericPlans(t *testing.T) {
 	claimed, err := s.Claim(ctx, c, ClaimArgs{Queue: "q", Worker: "w", Max: 5})
 	require.NoError(t, err)
 	require.Len(t, claimed, 5)
-	lease := func(i int) Lease { return Lease{ID: claimed[i].ID, Token: claimed[i].Attempt} }
+	lease := func(i int) Lease { return Lease{ID: claimed[i].ID, Token: *claimed[i].LeaseToken} }
 	_, err = s.Heartbeat(ctx, c, []HeartbeatItem{{Lease: lease(0)}})
 	require.NoError(t, err)
 	res, err := s.Complete(ctx, c, []CompleteItem{{Lease: lease(1)}, {Lease: Lease{ID: claimed[1].ID, Token: 99}}})
 	require.NoError(t, err)
-	require.Equal(t, []Outcome{OK, Stale}, []Outcome{res[0].Outcome, res[1].Outcome}, "the stale item runs TodoVisibleIDs")
+	require.Equal(t, []Outcome{OK, Stale}, []Outcome{res[0].Outcome, res[1].Outcome}, "the stale item runs TodoAckStates")
 	_, err = s.CompleteTodos(ctx, c, []CompleteItem{{Lease: lease(2)}})
 	require.NoError(t, err)
-	_, err = s.Fail(ctx, c, FailArgs{Lease: lease(3), Error: "boom", Backoff: time.Second})
+	_, _, err = s.Fail(ctx, c, FailArgs{Lease: lease(3), Error: "boom", Backoff: Backoff{Base: time.Second, Cap: time.Hour}})
 	require.NoError(t, err)
-	_, err = s.Release(ctx, c, lease(4), 0)
+	_, _, err = s.Release(ctx, c, lease(4), 0)
 	require.NoError(t, err)
 
 	rows, err := hot.Query(ctx, `SELECT name, statement, cardinality(parameter_types) FROM pg_prepared_statements`)

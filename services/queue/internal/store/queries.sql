@@ -5,16 +5,21 @@
 -- * Agents: caller_agent_id is the agent a credential acts as (NULL for a human's credential). An agent sees
 --   and works only todos addressed to it or to no agent:
 --     (caller_agent_id IS NULL OR agent_id IS NULL OR agent_id = caller_agent_id)
--- * Lease tokens: the claim's attempt number. Every worker write matches (id, attempt, a live lease), so a
---   worker whose lease expired and was re-claimed updates 0 rows instead of clobbering the new run.
+-- * Lease tokens: a random 63-bit lease_token drawn at each claim (TodoClaim: gen_random_uuid is the server's
+--   strong random source), known only to the claimer. Every worker write matches (id, lease_token, a live lease),
+--   so a worker whose lease expired and was re-claimed updates 0 rows instead of clobbering the new run, and a
+--   guess matches nothing. lease_token and lease_outcome (how that lease ended) outlive the lease, so an ack
+--   retried after its first answer was lost is recognised (TodoAckStates) and answered "already".
 -- * "A live lease" is written lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL, which todos_lease_check
 --   makes equivalent to state = 'running'. Not state = 'running' itself: that lets the planner answer the
 --   worker writes from idx_todos_running, whose entries for finished runs stay until vacuum, so under churn
 --   every Complete walked thousands of dead entries (35 ms per batch at 4k jobs/s). Written this way the
 --   partial index's predicate is not implied and the writes go by primary key. attempt
 --   never decreases: Release raises max_attempts by one, Redrive sets max_attempts = attempt + N.
--- * Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries) are in no index, so heartbeats
---   are HOT updates.
+-- * Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries, lease_token, lease_outcome) are in
+--   no index, so heartbeats are HOT updates.
+-- * Lock order: every multi-row write locks its rows in one canonical order (ascending id; dedupe_key for
+--   inserts that can conflict), so concurrent batches wait on each other instead of deadlocking.
 -- * Defaults (max_attempts, lease seconds) come from the setting queue.defaults, read inside the statement, so
 --   there is no cache to go stale; default_max_attempts and default_lease_seconds (pkg/settings' defaults) apply
 --   only when an operator deleted the row.
@@ -38,9 +43,30 @@ WHERE (u.agent_id <> '' AND NOT EXISTS (
 -- (agent_id, dedupe_key), 0 (event_id, max_attempts) or a time in the past (run_at: "past means now").
 -- ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
 -- wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
--- Rows are inserted in ORDER BY ord order, so identity ids ascend in request order.
-INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key)
-SELECT sqlc.arg(human_id),
+-- Ids are drawn in request order (the MATERIALIZED CTE numbers the entries before anything is inserted), so
+-- they ascend in request order; the rows are then inserted in dedupe_key order, because inserting a key waits
+-- on a concurrent transaction inserting the same one: two batches naming overlapping keys in different orders
+-- would each hold a key the other waits for (a deadlock), while in one order the later one simply waits.
+WITH u AS MATERIALIZED (
+    SELECT v.*, nextval(pg_get_serial_sequence('todos', 'id')) AS id
+    FROM (
+        -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
+        SELECT unnest(sqlc.arg(agent_ids)::text[])                                AS agent_id,
+               unnest(sqlc.arg(event_ids)::bigint[])                              AS event_id,
+               unnest(sqlc.arg(kinds)::text[])                                    AS kind,
+               unnest(sqlc.arg(payloads)::text[])                                 AS payload,
+               unnest(sqlc.arg(priorities)::integer[])                            AS priority,
+               unnest(sqlc.arg(max_attempts)::integer[])                          AS max_attempts,
+               unnest(sqlc.arg(run_ats)::timestamptz[])                           AS run_at,
+               unnest(sqlc.arg(dedupe_keys)::text[])                              AS dedupe_key,
+               generate_series(1, cardinality(sqlc.arg(kinds)::text[]))::bigint AS ord
+    ) AS v
+    ORDER BY v.ord
+)
+INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key)
+OVERRIDING SYSTEM VALUE
+SELECT u.id,
+       sqlc.arg(human_id),
        sqlc.arg(queue),
        nullif(u.agent_id, '')::uuid,
        nullif(u.event_id, 0),
@@ -54,19 +80,8 @@ SELECT sqlc.arg(human_id),
        ), sqlc.arg(default_max_attempts)::integer),
        greatest(u.run_at, now()),
        nullif(u.dedupe_key, '')
-FROM (
-    -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
-    SELECT unnest(sqlc.arg(agent_ids)::text[])                                AS agent_id,
-           unnest(sqlc.arg(event_ids)::bigint[])                              AS event_id,
-           unnest(sqlc.arg(kinds)::text[])                                    AS kind,
-           unnest(sqlc.arg(payloads)::text[])                                 AS payload,
-           unnest(sqlc.arg(priorities)::integer[])                            AS priority,
-           unnest(sqlc.arg(max_attempts)::integer[])                          AS max_attempts,
-           unnest(sqlc.arg(run_ats)::timestamptz[])                           AS run_at,
-           unnest(sqlc.arg(dedupe_keys)::text[])                              AS dedupe_key,
-           generate_series(1, cardinality(sqlc.arg(kinds)::text[]))::bigint AS ord
-) AS u
-ORDER BY u.ord
+FROM u
+ORDER BY u.dedupe_key COLLATE "C", u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
 RETURNING *;
 
@@ -139,13 +154,17 @@ SET state            = 'running',
                            nullif(sqlc.arg(lease_seconds)::integer, 0),
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
                            sqlc.arg(default_lease_seconds)::integer)))),
+    -- 63 random bits per row (gen_random_uuid is volatile: evaluated for each row), never 0.
+    lease_token      = greatest(1, ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint
+                                   & 9223372036854775807),
+    lease_outcome    = NULL,
     attempted_at     = now()
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
 RETURNING t.*;
 
 -- name: TodoHeartbeatBatch :many
 -- Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
--- missing from RETURNING lost its lease (or never existed: TodoVisibleIDs tells which). Touches only
+-- missing from RETURNING lost its lease (or never existed: TodoAckStates tells which). Touches only
 -- lease_expires_at, which is in no index: a HOT update. lease_seconds 0 = the queue.defaults value. RETURNING
 -- carries the attempt so a batch that names one todo twice (with different tokens) maps each item exactly.
 UPDATE todos AS t
@@ -155,20 +174,20 @@ SET lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coa
                            sqlc.arg(default_lease_seconds)::integer))))
 FROM (
     SELECT unnest(sqlc.arg(ids)::bigint[])            AS id,
-           unnest(sqlc.arg(attempts)::integer[])      AS attempt,
+           unnest(sqlc.arg(tokens)::bigint[])         AS token,
            unnest(sqlc.arg(lease_seconds)::integer[]) AS lease_seconds
 ) AS u
 WHERE t.id = u.id
   AND t.human_id = sqlc.arg(human_id)
-  AND t.attempt = u.attempt
+  AND t.lease_token = u.token
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
-RETURNING t.id, t.attempt, t.lease_expires_at::timestamptz AS lease_expires_at;
+RETURNING t.id, t.lease_token::bigint AS lease_token, t.lease_expires_at::timestamptz AS lease_expires_at;
 
 -- name: TodoCompleteBatch :many
 -- Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
--- '' means none. A completion ends the run of lease expiries. RETURNING carries what an outcome and a lifecycle
+-- '' means none. A completion ends the run of lease expiries. Items come in ascending id order (the caller sorts). RETURNING carries what an outcome and a lifecycle
 -- event need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
 -- fetches them for the single Complete, whose answer is the todo).
 UPDATE todos AS t
@@ -176,35 +195,46 @@ SET state            = 'completed',
     lease_owner      = NULL,
     lease_expires_at = NULL,
     lease_expiries   = 0,
+    lease_outcome    = 'completed',
     result           = nullif(u.result, '')::jsonb,
     finished_at      = now()
 FROM (
-    SELECT unnest(sqlc.arg(ids)::bigint[])       AS id,
-           unnest(sqlc.arg(attempts)::integer[]) AS attempt,
-           unnest(sqlc.arg(results)::text[])     AS result
+    SELECT unnest(sqlc.arg(ids)::bigint[])     AS id,
+           unnest(sqlc.arg(tokens)::bigint[])  AS token,
+           unnest(sqlc.arg(results)::text[])   AS result
 ) AS u
 WHERE t.id = u.id
   AND t.human_id = sqlc.arg(human_id)
-  AND t.attempt = u.attempt
+  AND t.lease_token = u.token
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
-RETURNING t.id, t.attempt, t.human_id, t.queue, t.agent_id, t.state;
+RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state;
 
 -- name: TodoFail :one
--- Records a failed attempt (appended to errors, copied to last_error) and either schedules a retry after
--- backoff_seconds or dead-letters: at the attempt cap (decided here, race-free, from the row itself) or when
--- dead_letter is set. Token-fenced; RETURNING state says which happened.
+-- Records a failed attempt (appended to errors, copied to last_error) and either schedules a retry or
+-- dead-letters: at the attempt cap (decided here, race-free, from the row itself) or when dead_letter is set.
+-- Token-fenced; RETURNING state says which happened. The retry waits retry_after_seconds when given, else the
+-- backoff of the attempt that failed, computed here from the row's attempt:
+--     min(cap, base · 2^(attempt-1)) · (0.5 + jitter/2),  jitter ∈ [0, 1) drawn by the caller
+-- (base 1 s and cap 1 h by default: attempt 1 waits 0.5–1 s, attempt 5 8–16 s, from attempt 13 on 30–60 min).
+-- The jitter spreads retries of todos that failed together, so a shared outage does not come back as a herd.
 UPDATE todos
 SET state            = CASE WHEN sqlc.arg(dead_letter)::boolean OR attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
     run_at           = CASE
                            WHEN sqlc.arg(dead_letter)::boolean OR attempt >= max_attempts THEN run_at
-                           ELSE now() + make_interval(secs => sqlc.arg(backoff_seconds)::double precision)
+                           ELSE now() + make_interval(secs => coalesce(
+                               sqlc.narg(retry_after_seconds)::double precision,
+                               least(sqlc.arg(backoff_cap_seconds)::double precision,
+                                     sqlc.arg(backoff_base_seconds)::double precision
+                                         * power(2::double precision, least(greatest(attempt - 1, 0), 62)))
+                                   * (0.5 + sqlc.arg(jitter)::double precision / 2)))
                        END,
     finished_at      = CASE WHEN sqlc.arg(dead_letter)::boolean OR attempt >= max_attempts THEN now() END,
     lease_owner      = NULL,
     lease_expires_at = NULL,
     lease_expiries   = 0,
+    lease_outcome    = 'failed',
     last_error       = sqlc.arg(error)::text,
     errors           = errors || jsonb_build_array(jsonb_build_object(
                            'attempt', attempt,
@@ -213,15 +243,14 @@ SET state            = CASE WHEN sqlc.arg(dead_letter)::boolean OR attempt >= ma
                        ))
 WHERE id = sqlc.arg(id)
   AND human_id = sqlc.arg(human_id)
-  AND attempt = sqlc.arg(attempt)
+  AND lease_token = sqlc.arg(token)::bigint
   AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
 RETURNING *;
 
 -- name: TodoRelease :one
 -- Gives a leased todo back without penalty; token-fenced. It keeps its place (run_at) unless delay_seconds > 0.
--- attempt is the lease token and must never go down (the next claim would hand out a number a stale worker
--- still holds), so "no penalty" raises max_attempts by one instead.
+-- attempt counts claims and never goes down, so "no penalty" raises max_attempts by one instead.
 UPDATE todos
 SET state            = 'pending',
     max_attempts     = max_attempts + 1,
@@ -232,10 +261,11 @@ SET state            = 'pending',
                        END,
     lease_owner      = NULL,
     lease_expires_at = NULL,
-    lease_expiries   = 0
+    lease_expiries   = 0,
+    lease_outcome    = 'released'
 WHERE id = sqlc.arg(id)
   AND human_id = sqlc.arg(human_id)
-  AND attempt = sqlc.arg(attempt)
+  AND lease_token = sqlc.arg(token)::bigint
   AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
 RETURNING *;
@@ -247,6 +277,7 @@ UPDATE todos
 SET state            = 'cancelled',
     lease_owner      = NULL,
     lease_expires_at = NULL,
+    lease_outcome    = CASE WHEN state = 'running' THEN 'cancelled' ELSE lease_outcome END,
     last_error       = nullif(sqlc.arg(reason)::text, ''),
     finished_at      = now()
 WHERE id = sqlc.arg(id)
@@ -271,10 +302,11 @@ WHERE id = ANY (sqlc.arg(ids)::bigint[])
   AND human_id = sqlc.arg(human_id)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid);
 
--- name: TodoVisibleIDs :many
--- Which of ids exist for the caller: after a fenced batch write, an item that did not match is a stale lease
--- when its id is here and NOT_FOUND otherwise.
-SELECT id
+-- name: TodoAckStates :many
+-- Which of ids exist for the caller, with how their latest lease ended: after a fenced batch write, an item that
+-- did not match is NOT_FOUND when its id is missing here, "already" when its token names the latest lease and that
+-- lease ended with the item's own outcome (a retried ack), and a stale lease otherwise.
+SELECT id, coalesce(lease_token, 0)::bigint AS lease_token, coalesce(lease_outcome, '')::text AS lease_outcome
 FROM todos
 WHERE id = ANY (sqlc.arg(ids)::bigint[])
   AND human_id = sqlc.arg(human_id)
@@ -363,6 +395,7 @@ SET state            = CASE
     lease_owner      = NULL,
     lease_expires_at = NULL,
     lease_expiries   = t.lease_expiries + 1,
+    lease_outcome    = 'expired',
     last_error       = CASE
                            WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
                            WHEN t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer

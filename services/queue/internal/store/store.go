@@ -43,6 +43,18 @@ const (
 	Stale
 	// NotFound: no such todo for this caller.
 	NotFound
+	// Already: the lease had already ended with this item's outcome (a
+	// retried ack whose first run committed); nothing changed. A success.
+	Already
+)
+
+// The lease outcomes (todos.lease_outcome) an ack can be a retry of.
+const (
+	ackCompleted = "completed"
+	ackFailed    = "failed"
+	ackReleased  = "released"
+	// ackNone is what no lease ends with: heartbeats are never "already".
+	ackNone = ""
 )
 
 // Store runs the queue queries over a pool.
@@ -83,16 +95,26 @@ func notFound(what string) error { return apierr.NotFound("%s not found", what) 
 func todoName(id int64) string { return fmt.Sprintf("todo %d", id) }
 
 // staleOrMissing explains why a fenced write of one todo matched no row:
-// NOT_FOUND when the caller cannot see the todo at all, otherwise
-// FAILED_PRECONDITION (the token is stale or the todo is not running). The
-// write changed nothing either way, so the extra read cannot race into a
+// NOT_FOUND when the caller cannot see the todo at all; the todo as it is now
+// and already = true when l's lease already ended with want (a retried ack);
+// otherwise FAILED_PRECONDITION (the token is stale or the todo is not
+// running). The write changed nothing, so the extra read cannot race into a
 // wrong change; at worst it reports the todo's newer state.
-func (s *Store) staleOrMissing(ctx context.Context, c Caller, id int64) error {
-	_, err := s.q.TodoGet(ctx, s.pool, dbsqlc.TodoGetParams{ID: id, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+func (s *Store) staleOrMissing(ctx context.Context, c Caller, l Lease, want string) (Todo, bool, error) {
+	t, err := s.q.TodoGet(ctx, s.pool, dbsqlc.TodoGetParams{ID: l.ID, HumanID: c.HumanID, CallerAgentID: c.AgentID})
 	if err != nil {
-		return mapErr(err, "get todo", todoName(id))
+		return Todo{}, false, mapErr(err, "get todo", todoName(l.ID))
 	}
-	return staleErr(id)
+	if alreadyAcked(l.Token, t.LeaseToken, t.LeaseOutcome, want) {
+		return t, true, nil
+	}
+	return Todo{}, false, staleErr(l.ID)
+}
+
+// alreadyAcked reports whether the lease token names the todo's latest lease
+// and that lease ended with want.
+func alreadyAcked(token int64, latest *int64, outcome *string, want string) bool {
+	return want != ackNone && latest != nil && *latest == token && outcome != nil && *outcome == want
 }
 
 // staleErr is FAILED_PRECONDITION for a lease token that no longer holds.
@@ -100,36 +122,40 @@ func staleErr(id int64) error {
 	return apierr.FailedPrecondition("todo %d: the lease token is stale (the lease expired, or the todo was released, finished or cancelled)", id)
 }
 
-// outcomes fills in, for every requested id not in applied, whether it is
-// Stale or NotFound for this caller (one query for the whole batch).
-func (s *Store) outcomes(ctx context.Context, c Caller, ids []int64, applied []bool) ([]Outcome, error) {
-	out := make([]Outcome, len(ids))
+// outcomes fills in, for every item not applied, whether it is Already
+// (its lease ended with want), Stale or NotFound for this caller (one query
+// for the whole batch).
+func (s *Store) outcomes(ctx context.Context, c Caller, ls []Lease, applied []bool, want string) ([]Outcome, error) {
+	out := make([]Outcome, len(ls))
 	var missing []int64
-	for i, id := range ids {
+	for i, l := range ls {
 		if applied[i] {
 			out[i] = OK
 		} else {
-			missing = append(missing, id)
+			missing = append(missing, l.ID)
 		}
 	}
 	if len(missing) == 0 {
 		return out, nil
 	}
-	visible, err := s.q.TodoVisibleIDs(ctx, s.hot, dbsqlc.TodoVisibleIDsParams{Ids: missing, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+	rows, err := s.q.TodoAckStates(ctx, s.hot, dbsqlc.TodoAckStatesParams{Ids: missing, HumanID: c.HumanID, CallerAgentID: c.AgentID})
 	if err != nil {
-		return nil, fmt.Errorf("visible ids: %w", err)
+		return nil, mapErr(err, "ack states", "todo")
 	}
-	seen := make(map[int64]bool, len(visible))
-	for _, id := range visible {
-		seen[id] = true
+	seen := make(map[int64]dbsqlc.TodoAckStatesRow, len(rows))
+	for _, r := range rows {
+		seen[r.ID] = r
 	}
-	for i, id := range ids {
+	for i, l := range ls {
+		r, ok := seen[l.ID]
 		switch {
 		case out[i] == OK:
-		case seen[id]:
-			out[i] = Stale
-		default:
+		case !ok:
 			out[i] = NotFound
+		case alreadyAcked(l.Token, &r.LeaseToken, &r.LeaseOutcome, want):
+			out[i] = Already
+		default:
+			out[i] = Stale
 		}
 	}
 	return out, nil

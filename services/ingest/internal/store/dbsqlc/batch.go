@@ -19,24 +19,29 @@ var (
 )
 
 const eventInsertBatch = `-- name: EventInsertBatch :batchmany
-WITH input AS (
-    SELECT unnest($6::text[])                           AS delivery_id,
-           unnest($7::text[])                                 AS topic,
-           unnest($8::text[])                                AS headers,
-           unnest($9::text[])                          AS content_type,
-           unnest($10::bytea[])                              AS payload,
-           unnest($11::bytea[])                          AS body_sha256,
-           unnest($12::text[])                       AS verified_scheme,
-           unnest($13::text[])                             AS source_ip,
-           generate_series(1, cardinality($7::text[]))::bigint AS ord
+WITH input AS MATERIALIZED (
+    SELECT v.delivery_id, v.topic, v.headers, v.content_type, v.payload, v.body_sha256, v.verified_scheme, v.source_ip, v.ord, nextval(pg_get_serial_sequence('events', 'id')) AS id
+    FROM (
+        SELECT unnest($6::text[])                           AS delivery_id,
+               unnest($7::text[])                                 AS topic,
+               unnest($8::text[])                                AS headers,
+               unnest($9::text[])                          AS content_type,
+               unnest($10::bytea[])                              AS payload,
+               unnest($11::bytea[])                          AS body_sha256,
+               unnest($12::text[])                       AS verified_scheme,
+               unnest($13::text[])                             AS source_ip,
+               generate_series(1, cardinality($7::text[]))::bigint AS ord
+    ) AS v
+    ORDER BY v.ord
 )
-INSERT INTO events (human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
+INSERT INTO events (id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
                     content_type, payload, body_sha256, verified_scheme, source_ip)
-SELECT $1, $2, $3, $4, $5,
+OVERRIDING SYSTEM VALUE
+SELECT i.id, $1, $2, $3, $4, $5,
        i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
        nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet
 FROM input AS i
-ORDER BY i.ord
+ORDER BY i.delivery_id COLLATE "C", i.ord
 ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
 RETURNING id, received_at, coalesce(delivery_id, '')::text AS delivery_id
 `
@@ -71,10 +76,12 @@ type EventInsertBatchRow struct {
 
 // Stores events of one source in ONE statement: a single event, the group commit of concurrent webhook requests,
 // or an adapter's batch. Their todos' insert (the queue's TodoInsertForEvents) follows in the same pipeline, so
-// both commit together in one round trip. Arrays are
-// parallel, one element per event; ” (or an empty body_sha256) means none. Rows are inserted in ORDER BY ord
-// order, so identity ids ascend in item order; a delivery id stored before, or earlier in the same batch,
-// conflicts and is absent from the result (a duplicate, which writes nothing).
+// both commit together in one round trip. Arrays are parallel, one element per event; ” (or an empty
+// body_sha256) means none. Ids are drawn in item order (the MATERIALIZED CTE numbers the items first), so they
+// ascend in item order; the rows are then inserted in delivery_id order, the one order every batch takes its
+// keys in: inserting a delivery id waits on a concurrent transaction inserting the same one, and two batches
+// naming overlapping ids in different orders would otherwise deadlock. A delivery id stored before, or earlier
+// in the same batch, conflicts and is absent from the result (a duplicate, which writes nothing).
 func (q *Queries) EventInsertBatch(ctx context.Context, db DBTX, arg []EventInsertBatchParams) *EventInsertBatchBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {

@@ -34,4 +34,6 @@ type Todo struct {
 	FinishedAt     *time.Time
 	LeaseExpiries  int32
 	Result         json.RawMessage
+	LeaseToken     *int64
+	LeaseOutcome   *string
 }

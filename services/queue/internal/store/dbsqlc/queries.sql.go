@@ -12,18 +12,62 @@ import (
 	"github.com/google/uuid"
 )
 
+const todoAckStates = `-- name: TodoAckStates :many
+SELECT id, coalesce(lease_token, 0)::bigint AS lease_token, coalesce(lease_outcome, '')::text AS lease_outcome
+FROM todos
+WHERE id = ANY ($1::bigint[])
+  AND human_id = $2
+  AND ($3::uuid IS NULL OR agent_id IS NULL OR agent_id = $3::uuid)
+`
+
+type TodoAckStatesParams struct {
+	Ids           []int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
+}
+
+type TodoAckStatesRow struct {
+	ID           int64
+	LeaseToken   int64
+	LeaseOutcome string
+}
+
+// Which of ids exist for the caller, with how their latest lease ended: after a fenced batch write, an item that
+// did not match is NOT_FOUND when its id is missing here, "already" when its token names the latest lease and that
+// lease ended with the item's own outcome (a retried ack), and a stale lease otherwise.
+func (q *Queries) TodoAckStates(ctx context.Context, db DBTX, arg TodoAckStatesParams) ([]TodoAckStatesRow, error) {
+	rows, err := db.Query(ctx, todoAckStates, arg.Ids, arg.HumanID, arg.CallerAgentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TodoAckStatesRow{}
+	for rows.Next() {
+		var i TodoAckStatesRow
+		if err := rows.Scan(&i.ID, &i.LeaseToken, &i.LeaseOutcome); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const todoCancel = `-- name: TodoCancel :one
 UPDATE todos
 SET state            = 'cancelled',
     lease_owner      = NULL,
     lease_expires_at = NULL,
+    lease_outcome    = CASE WHEN state = 'running' THEN 'cancelled' ELSE lease_outcome END,
     last_error       = nullif($1::text, ''),
     finished_at      = now()
 WHERE id = $2
   AND human_id = $3
   AND state IN ('pending', 'running')
   AND ($4::uuid IS NULL OR agent_id IS NULL OR agent_id = $4::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
 `
 
 type TodoCancelParams struct {
@@ -66,6 +110,8 @@ func (q *Queries) TodoCancel(ctx context.Context, db DBTX, arg TodoCancelParams)
 		&i.FinishedAt,
 		&i.LeaseExpiries,
 		&i.Result,
+		&i.LeaseToken,
+		&i.LeaseOutcome,
 	)
 	return i, err
 }
@@ -97,16 +143,21 @@ type TodoCheckRefsParams struct {
 //   - Agents: caller_agent_id is the agent a credential acts as (NULL for a human's credential). An agent sees
 //     and works only todos addressed to it or to no agent:
 //     (caller_agent_id IS NULL OR agent_id IS NULL OR agent_id = caller_agent_id)
-//   - Lease tokens: the claim's attempt number. Every worker write matches (id, attempt, a live lease), so a
-//     worker whose lease expired and was re-claimed updates 0 rows instead of clobbering the new run.
+//   - Lease tokens: a random 63-bit lease_token drawn at each claim (TodoClaim: gen_random_uuid is the server's
+//     strong random source), known only to the claimer. Every worker write matches (id, lease_token, a live lease),
+//     so a worker whose lease expired and was re-claimed updates 0 rows instead of clobbering the new run, and a
+//     guess matches nothing. lease_token and lease_outcome (how that lease ended) outlive the lease, so an ack
+//     retried after its first answer was lost is recognised (TodoAckStates) and answered "already".
 //   - "A live lease" is written lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL, which todos_lease_check
 //     makes equivalent to state = 'running'. Not state = 'running' itself: that lets the planner answer the
 //     worker writes from idx_todos_running, whose entries for finished runs stay until vacuum, so under churn
 //     every Complete walked thousands of dead entries (35 ms per batch at 4k jobs/s). Written this way the
 //     partial index's predicate is not implied and the writes go by primary key. attempt
 //     never decreases: Release raises max_attempts by one, Redrive sets max_attempts = attempt + N.
-//   - Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries) are in no index, so heartbeats
-//     are HOT updates.
+//   - Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries, lease_token, lease_outcome) are in
+//     no index, so heartbeats are HOT updates.
+//   - Lock order: every multi-row write locks its rows in one canonical order (ascending id; dedupe_key for
+//     inserts that can conflict), so concurrent batches wait on each other instead of deadlocking.
 //   - Defaults (max_attempts, lease seconds) come from the setting queue.defaults, read inside the statement, so
 //     there is no cache to go stale; default_max_attempts and default_lease_seconds (pkg/settings' defaults) apply
 //     only when an operator deleted the row.
@@ -142,9 +193,13 @@ SET state            = 'running',
                            nullif($2::integer, 0),
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
                            $3::integer)))),
+    -- 63 random bits per row (gen_random_uuid is volatile: evaluated for each row), never 0.
+    lease_token      = greatest(1, ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint
+                                   & 9223372036854775807),
+    lease_outcome    = NULL,
     attempted_at     = now()
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome
 `
 
 type TodoClaimParams struct {
@@ -204,6 +259,8 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 			&i.FinishedAt,
 			&i.LeaseExpiries,
 			&i.Result,
+			&i.LeaseToken,
+			&i.LeaseOutcome,
 		); err != nil {
 			return nil, err
 		}
@@ -221,41 +278,42 @@ SET state            = 'completed',
     lease_owner      = NULL,
     lease_expires_at = NULL,
     lease_expiries   = 0,
+    lease_outcome    = 'completed',
     result           = nullif(u.result, '')::jsonb,
     finished_at      = now()
 FROM (
-    SELECT unnest($3::bigint[])       AS id,
-           unnest($4::integer[]) AS attempt,
-           unnest($5::text[])     AS result
+    SELECT unnest($3::bigint[])     AS id,
+           unnest($4::bigint[])  AS token,
+           unnest($5::text[])   AS result
 ) AS u
 WHERE t.id = u.id
   AND t.human_id = $1
-  AND t.attempt = u.attempt
+  AND t.lease_token = u.token
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($2::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = $2::uuid)
-RETURNING t.id, t.attempt, t.human_id, t.queue, t.agent_id, t.state
+RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state
 `
 
 type TodoCompleteBatchParams struct {
 	HumanID       uuid.UUID
 	CallerAgentID *uuid.UUID
 	Ids           []int64
-	Attempts      []int32
+	Tokens        []int64
 	Results       []string
 }
 
 type TodoCompleteBatchRow struct {
-	ID      int64
-	Attempt int32
-	HumanID uuid.UUID
-	Queue   string
-	AgentID *uuid.UUID
-	State   string
+	ID         int64
+	LeaseToken int64
+	HumanID    uuid.UUID
+	Queue      string
+	AgentID    *uuid.UUID
+	State      string
 }
 
 // Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
-// ” means none. A completion ends the run of lease expiries. RETURNING carries what an outcome and a lifecycle
+// ” means none. A completion ends the run of lease expiries. Items come in ascending id order (the caller sorts). RETURNING carries what an outcome and a lifecycle
 // event need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
 // fetches them for the single Complete, whose answer is the todo).
 func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoCompleteBatchParams) ([]TodoCompleteBatchRow, error) {
@@ -263,7 +321,7 @@ func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoComple
 		arg.HumanID,
 		arg.CallerAgentID,
 		arg.Ids,
-		arg.Attempts,
+		arg.Tokens,
 		arg.Results,
 	)
 	if err != nil {
@@ -275,7 +333,7 @@ func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoComple
 		var i TodoCompleteBatchRow
 		if err := rows.Scan(
 			&i.ID,
-			&i.Attempt,
+			&i.LeaseToken,
 			&i.HumanID,
 			&i.Queue,
 			&i.AgentID,
@@ -296,47 +354,65 @@ UPDATE todos
 SET state            = CASE WHEN $1::boolean OR attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
     run_at           = CASE
                            WHEN $1::boolean OR attempt >= max_attempts THEN run_at
-                           ELSE now() + make_interval(secs => $2::double precision)
+                           ELSE now() + make_interval(secs => coalesce(
+                               $2::double precision,
+                               least($3::double precision,
+                                     $4::double precision
+                                         * power(2::double precision, least(greatest(attempt - 1, 0), 62)))
+                                   * (0.5 + $5::double precision / 2)))
                        END,
     finished_at      = CASE WHEN $1::boolean OR attempt >= max_attempts THEN now() END,
     lease_owner      = NULL,
     lease_expires_at = NULL,
     lease_expiries   = 0,
-    last_error       = $3::text,
+    lease_outcome    = 'failed',
+    last_error       = $6::text,
     errors           = errors || jsonb_build_array(jsonb_build_object(
                            'attempt', attempt,
                            'at', now(),
-                           'error', $3::text
+                           'error', $6::text
                        ))
-WHERE id = $4
-  AND human_id = $5
-  AND attempt = $6
+WHERE id = $7
+  AND human_id = $8
+  AND lease_token = $9::bigint
   AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
-  AND ($7::uuid IS NULL OR agent_id IS NULL OR agent_id = $7::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
+  AND ($10::uuid IS NULL OR agent_id IS NULL OR agent_id = $10::uuid)
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
 `
 
 type TodoFailParams struct {
-	DeadLetter     bool
-	BackoffSeconds float64
-	Error          string
-	ID             int64
-	HumanID        uuid.UUID
-	Attempt        int32
-	CallerAgentID  *uuid.UUID
+	DeadLetter         bool
+	RetryAfterSeconds  *float64
+	BackoffCapSeconds  float64
+	BackoffBaseSeconds float64
+	Jitter             float64
+	Error              string
+	ID                 int64
+	HumanID            uuid.UUID
+	Token              int64
+	CallerAgentID      *uuid.UUID
 }
 
-// Records a failed attempt (appended to errors, copied to last_error) and either schedules a retry after
-// backoff_seconds or dead-letters: at the attempt cap (decided here, race-free, from the row itself) or when
-// dead_letter is set. Token-fenced; RETURNING state says which happened.
+// Records a failed attempt (appended to errors, copied to last_error) and either schedules a retry or
+// dead-letters: at the attempt cap (decided here, race-free, from the row itself) or when dead_letter is set.
+// Token-fenced; RETURNING state says which happened. The retry waits retry_after_seconds when given, else the
+// backoff of the attempt that failed, computed here from the row's attempt:
+//
+//	min(cap, base · 2^(attempt-1)) · (0.5 + jitter/2),  jitter ∈ [0, 1) drawn by the caller
+//
+// (base 1 s and cap 1 h by default: attempt 1 waits 0.5–1 s, attempt 5 8–16 s, from attempt 13 on 30–60 min).
+// The jitter spreads retries of todos that failed together, so a shared outage does not come back as a herd.
 func (q *Queries) TodoFail(ctx context.Context, db DBTX, arg TodoFailParams) (Todo, error) {
 	row := db.QueryRow(ctx, todoFail,
 		arg.DeadLetter,
-		arg.BackoffSeconds,
+		arg.RetryAfterSeconds,
+		arg.BackoffCapSeconds,
+		arg.BackoffBaseSeconds,
+		arg.Jitter,
 		arg.Error,
 		arg.ID,
 		arg.HumanID,
-		arg.Attempt,
+		arg.Token,
 		arg.CallerAgentID,
 	)
 	var i Todo
@@ -363,12 +439,14 @@ func (q *Queries) TodoFail(ctx context.Context, db DBTX, arg TodoFailParams) (To
 		&i.FinishedAt,
 		&i.LeaseExpiries,
 		&i.Result,
+		&i.LeaseToken,
+		&i.LeaseOutcome,
 	)
 	return i, err
 }
 
 const todoGet = `-- name: TodoGet :one
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
 FROM todos
 WHERE id = $1
   AND human_id = $2
@@ -408,12 +486,14 @@ func (q *Queries) TodoGet(ctx context.Context, db DBTX, arg TodoGetParams) (Todo
 		&i.FinishedAt,
 		&i.LeaseExpiries,
 		&i.Result,
+		&i.LeaseToken,
+		&i.LeaseOutcome,
 	)
 	return i, err
 }
 
 const todoGetByDedupeKeys = `-- name: TodoGetByDedupeKeys :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
 FROM todos
 WHERE human_id = $1
   AND queue = $2
@@ -459,6 +539,8 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 			&i.FinishedAt,
 			&i.LeaseExpiries,
 			&i.Result,
+			&i.LeaseToken,
+			&i.LeaseOutcome,
 		); err != nil {
 			return nil, err
 		}
@@ -471,7 +553,7 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 }
 
 const todoGetMany = `-- name: TodoGetMany :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
 FROM todos
 WHERE id = ANY ($1::bigint[])
   AND human_id = $2
@@ -517,6 +599,8 @@ func (q *Queries) TodoGetMany(ctx context.Context, db DBTX, arg TodoGetManyParam
 			&i.FinishedAt,
 			&i.LeaseExpiries,
 			&i.Result,
+			&i.LeaseToken,
+			&i.LeaseOutcome,
 		); err != nil {
 			return nil, err
 		}
@@ -536,16 +620,16 @@ SET lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coa
                            $1::integer))))
 FROM (
     SELECT unnest($4::bigint[])            AS id,
-           unnest($5::integer[])      AS attempt,
+           unnest($5::bigint[])         AS token,
            unnest($6::integer[]) AS lease_seconds
 ) AS u
 WHERE t.id = u.id
   AND t.human_id = $2
-  AND t.attempt = u.attempt
+  AND t.lease_token = u.token
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($3::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = $3::uuid)
-RETURNING t.id, t.attempt, t.lease_expires_at::timestamptz AS lease_expires_at
+RETURNING t.id, t.lease_token::bigint AS lease_token, t.lease_expires_at::timestamptz AS lease_expires_at
 `
 
 type TodoHeartbeatBatchParams struct {
@@ -553,18 +637,18 @@ type TodoHeartbeatBatchParams struct {
 	HumanID             uuid.UUID
 	CallerAgentID       *uuid.UUID
 	Ids                 []int64
-	Attempts            []int32
+	Tokens              []int64
 	LeaseSeconds        []int32
 }
 
 type TodoHeartbeatBatchRow struct {
 	ID             int64
-	Attempt        int32
+	LeaseToken     int64
 	LeaseExpiresAt time.Time
 }
 
 // Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
-// missing from RETURNING lost its lease (or never existed: TodoVisibleIDs tells which). Touches only
+// missing from RETURNING lost its lease (or never existed: TodoAckStates tells which). Touches only
 // lease_expires_at, which is in no index: a HOT update. lease_seconds 0 = the queue.defaults value. RETURNING
 // carries the attempt so a batch that names one todo twice (with different tokens) maps each item exactly.
 func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeartbeatBatchParams) ([]TodoHeartbeatBatchRow, error) {
@@ -573,7 +657,7 @@ func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeart
 		arg.HumanID,
 		arg.CallerAgentID,
 		arg.Ids,
-		arg.Attempts,
+		arg.Tokens,
 		arg.LeaseSeconds,
 	)
 	if err != nil {
@@ -583,7 +667,7 @@ func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeart
 	items := []TodoHeartbeatBatchRow{}
 	for rows.Next() {
 		var i TodoHeartbeatBatchRow
-		if err := rows.Scan(&i.ID, &i.Attempt, &i.LeaseExpiresAt); err != nil {
+		if err := rows.Scan(&i.ID, &i.LeaseToken, &i.LeaseExpiresAt); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -595,8 +679,26 @@ func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeart
 }
 
 const todoInsertBatch = `-- name: TodoInsertBatch :many
-INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key)
-SELECT $1,
+WITH u AS MATERIALIZED (
+    SELECT v.agent_id, v.event_id, v.kind, v.payload, v.priority, v.max_attempts, v.run_at, v.dedupe_key, v.ord, nextval(pg_get_serial_sequence('todos', 'id')) AS id
+    FROM (
+        -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
+        SELECT unnest($4::text[])                                AS agent_id,
+               unnest($5::bigint[])                              AS event_id,
+               unnest($6::text[])                                    AS kind,
+               unnest($7::text[])                                 AS payload,
+               unnest($8::integer[])                            AS priority,
+               unnest($9::integer[])                          AS max_attempts,
+               unnest($10::timestamptz[])                           AS run_at,
+               unnest($11::text[])                              AS dedupe_key,
+               generate_series(1, cardinality($6::text[]))::bigint AS ord
+    ) AS v
+    ORDER BY v.ord
+)
+INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key)
+OVERRIDING SYSTEM VALUE
+SELECT u.id,
+       $1,
        $2,
        nullif(u.agent_id, '')::uuid,
        nullif(u.event_id, 0),
@@ -610,21 +712,10 @@ SELECT $1,
        ), $3::integer),
        greatest(u.run_at, now()),
        nullif(u.dedupe_key, '')
-FROM (
-    -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
-    SELECT unnest($4::text[])                                AS agent_id,
-           unnest($5::bigint[])                              AS event_id,
-           unnest($6::text[])                                    AS kind,
-           unnest($7::text[])                                 AS payload,
-           unnest($8::integer[])                            AS priority,
-           unnest($9::integer[])                          AS max_attempts,
-           unnest($10::timestamptz[])                           AS run_at,
-           unnest($11::text[])                              AS dedupe_key,
-           generate_series(1, cardinality($6::text[]))::bigint AS ord
-) AS u
-ORDER BY u.ord
+FROM u
+ORDER BY u.dedupe_key COLLATE "C", u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
 `
 
 type TodoInsertBatchParams struct {
@@ -645,7 +736,10 @@ type TodoInsertBatchParams struct {
 // (agent_id, dedupe_key), 0 (event_id, max_attempts) or a time in the past (run_at: "past means now").
 // ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
 // wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
-// Rows are inserted in ORDER BY ord order, so identity ids ascend in request order.
+// Ids are drawn in request order (the MATERIALIZED CTE numbers the entries before anything is inserted), so
+// they ascend in request order; the rows are then inserted in dedupe_key order, because inserting a key waits
+// on a concurrent transaction inserting the same one: two batches naming overlapping keys in different orders
+// would each hold a key the other waits for (a deadlock), while in one order the later one simply waits.
 func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBatchParams) ([]Todo, error) {
 	rows, err := db.Query(ctx, todoInsertBatch,
 		arg.HumanID,
@@ -690,6 +784,8 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 			&i.FinishedAt,
 			&i.LeaseExpiries,
 			&i.Result,
+			&i.LeaseToken,
+			&i.LeaseOutcome,
 		); err != nil {
 			return nil, err
 		}
@@ -702,7 +798,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 }
 
 const todoList = `-- name: TodoList :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
 FROM todos
 WHERE human_id = $1
   AND ($2::text IS NULL OR queue = $2::text)
@@ -766,6 +862,8 @@ func (q *Queries) TodoList(ctx context.Context, db DBTX, arg TodoListParams) ([]
 			&i.FinishedAt,
 			&i.LeaseExpiries,
 			&i.Result,
+			&i.LeaseToken,
+			&i.LeaseOutcome,
 		); err != nil {
 			return nil, err
 		}
@@ -864,6 +962,7 @@ SET state            = CASE
     lease_owner      = NULL,
     lease_expires_at = NULL,
     lease_expiries   = t.lease_expiries + 1,
+    lease_outcome    = 'expired',
     last_error       = CASE
                            WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
                            WHEN t.lease_expiries + 1 >= $1::integer
@@ -1032,32 +1131,32 @@ SET state            = 'pending',
                        END,
     lease_owner      = NULL,
     lease_expires_at = NULL,
-    lease_expiries   = 0
+    lease_expiries   = 0,
+    lease_outcome    = 'released'
 WHERE id = $2
   AND human_id = $3
-  AND attempt = $4
+  AND lease_token = $4::bigint
   AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($5::uuid IS NULL OR agent_id IS NULL OR agent_id = $5::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
 `
 
 type TodoReleaseParams struct {
 	DelaySeconds  float64
 	ID            int64
 	HumanID       uuid.UUID
-	Attempt       int32
+	Token         int64
 	CallerAgentID *uuid.UUID
 }
 
 // Gives a leased todo back without penalty; token-fenced. It keeps its place (run_at) unless delay_seconds > 0.
-// attempt is the lease token and must never go down (the next claim would hand out a number a stale worker
-// still holds), so "no penalty" raises max_attempts by one instead.
+// attempt counts claims and never goes down, so "no penalty" raises max_attempts by one instead.
 func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParams) (Todo, error) {
 	row := db.QueryRow(ctx, todoRelease,
 		arg.DelaySeconds,
 		arg.ID,
 		arg.HumanID,
-		arg.Attempt,
+		arg.Token,
 		arg.CallerAgentID,
 	)
 	var i Todo
@@ -1084,6 +1183,8 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 		&i.FinishedAt,
 		&i.LeaseExpiries,
 		&i.Result,
+		&i.LeaseToken,
+		&i.LeaseOutcome,
 	)
 	return i, err
 }
@@ -1173,40 +1274,4 @@ func (q *Queries) TodoVacuumHealth(ctx context.Context, db DBTX) (TodoVacuumHeal
 		&i.OldestXactAgeSeconds,
 	)
 	return i, err
-}
-
-const todoVisibleIDs = `-- name: TodoVisibleIDs :many
-SELECT id
-FROM todos
-WHERE id = ANY ($1::bigint[])
-  AND human_id = $2
-  AND ($3::uuid IS NULL OR agent_id IS NULL OR agent_id = $3::uuid)
-`
-
-type TodoVisibleIDsParams struct {
-	Ids           []int64
-	HumanID       uuid.UUID
-	CallerAgentID *uuid.UUID
-}
-
-// Which of ids exist for the caller: after a fenced batch write, an item that did not match is a stale lease
-// when its id is here and NOT_FOUND otherwise.
-func (q *Queries) TodoVisibleIDs(ctx context.Context, db DBTX, arg TodoVisibleIDsParams) ([]int64, error) {
-	rows, err := db.Query(ctx, todoVisibleIDs, arg.Ids, arg.HumanID, arg.CallerAgentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
