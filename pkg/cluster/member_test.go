@@ -104,7 +104,7 @@ func TestEvictionReachesFailedFromTheLoop(t *testing.T) {
 	select {
 	case err := <-b.Failed():
 		require.ErrorIs(t, err, cluster.ErrEvicted)
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("eviction was not reported")
 	}
 }
@@ -176,7 +176,7 @@ func TestWatchSendsSnapshotThenChanges(t *testing.T) {
 		select {
 		case e := <-events:
 			return e
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatal("no event")
 			return cluster.Event{}
 		}

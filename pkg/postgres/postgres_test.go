@@ -66,7 +66,7 @@ func TestReadinessFollowsTheSchema(t *testing.T) {
 
 	_, err := postgres.Migrate(t.Context(), pool)
 	require.NoError(t, err)
-	require.Eventually(t, r.Ready, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, r.Ready, time.Minute, 10*time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, []bool{false, true}, got, "one report per change")

@@ -48,13 +48,13 @@ func TestHookTodoAnnouncesItself(t *testing.T) {
 	worker := auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
 	claimed := make(chan *queuev1.ClaimResponse, 1)
 	go func() {
-		res, err := q.Claim(worker, &queuev1.ClaimRequest{Queue: "hooks", WorkerId: "w", Wait: durationpb.New(30 * time.Second)})
+		res, err := q.Claim(worker, &queuev1.ClaimRequest{Queue: "hooks", WorkerId: "w", Wait: durationpb.New(time.Minute)})
 		if err != nil {
 			res = nil
 		}
 		claimed <- res
 	}()
-	require.Eventually(t, func() bool { return q.Waiting() == 1 }, 20*time.Second, 5*time.Millisecond, "the claim waits")
+	require.Eventually(t, func() bool { return q.Waiting() == 1 }, time.Minute, 5*time.Millisecond, "the claim waits")
 
 	body := []byte(`{"hello":"announce"}`)
 	code, resp := e.post(t, slug, body, standardHeaders(t, "msg_announce", time.Now(), body))

@@ -39,7 +39,7 @@ func TestGroupCommitStoresEachDeliveryOnce(t *testing.T) {
 	for _, c := range srv.Components() {
 		require.NoError(t, c.Start(t.Context()))
 		t.Cleanup(func() { // t.Context() is already cancelled in Cleanup
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			require.NoError(t, c.Stop(ctx))
 		})

@@ -38,7 +38,7 @@ func TestNodeRunsEnabledRedisAdapters(t *testing.T) {
 	for _, c := range srv.Components() {
 		require.NoError(t, c.Start(t.Context()))
 		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			require.NoError(t, c.Stop(ctx))
 		})
@@ -48,7 +48,7 @@ func TestNodeRunsEnabledRedisAdapters(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		return e.count(t, `SELECT count(*) FROM todos WHERE human_id = $1 AND queue = 'stream'`) == 3
-	}, 10*time.Second, 20*time.Millisecond)
+	}, time.Minute, 20*time.Millisecond)
 	require.Equal(t, 1, srv.RunningAdapters())
 	consumers, err := rdb.XInfoConsumers(t.Context(), stream, "switchboard").Result()
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestNodeRunsEnabledRedisAdapters(t *testing.T) {
 
 	_, err = e.pool.Exec(t.Context(), `UPDATE adapters SET enabled = false WHERE id = $1`, adapterID)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return srv.RunningAdapters() == 0 }, 10*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return srv.RunningAdapters() == 0 }, time.Minute, 20*time.Millisecond,
 		"the runner stops a disabled adapter")
 	// Stopped means its consumer returned: a new entry stays unread.
 	require.NoError(t, rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: stream, Values: map[string]any{"body": `{"n":9}`}}).Err())

@@ -82,7 +82,7 @@ func TestRedisAdapterKilledBetweenStoreAndAck(t *testing.T) {
 	ctx2, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- second.Run(ctx2, store) }()
-	require.Eventually(t, func() bool { return pending() == 0 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return pending() == 0 }, time.Minute, 20*time.Millisecond)
 	stop()
 	require.NoError(t, <-done)
 

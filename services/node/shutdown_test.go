@@ -20,9 +20,13 @@ import (
 // background loops running — a durable event published then still reaches
 // a live subscriber, which takes the realtime reader and the notifier — and
 // only then ends the stream with UNAVAILABLE and exits cleanly.
+//
+// The delay is the window the checks must fit in (seeing NOT_SERVING, a
+// publish and its delivery): 10 s, far more than they take even on a loaded
+// machine, which the test then waits out for the stream to end.
 func TestShutdownDelayKeepsEverythingWorking(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, "all", func(c *config.Config) { c.Shutdown.Delay = 3 * time.Second })
+	b := setupWith(t, "all", func(c *config.Config) { c.Shutdown.Delay = 10 * time.Second })
 	rt := realtimev1.NewRealtimeServiceClient(b.conn)
 	var sub realtimev1.RealtimeService_SubscribeClient
 	publish := func(what string) int64 {
@@ -55,7 +59,7 @@ func TestShutdownDelayKeepsEverythingWorking(t *testing.T) {
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- b.stop() }()
-	require.Eventually(t, func() bool { return !grpcServing(t, b.conn) }, 10*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return !grpcServing(t, b.conn) }, 30*time.Second, 10*time.Millisecond,
 		"health goes NOT_SERVING first")
 
 	receive(publish("during the delay"))

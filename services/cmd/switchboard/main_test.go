@@ -58,16 +58,20 @@ func TestTwoNodesBootTogetherOnAnEmptyDatabase(t *testing.T) {
 	require.Equal(t, int(migrations.Latest()), total, "the migrations were applied exactly once between the two")
 
 	for _, p := range procs {
-		code, _ := p.signalAndWait(t, syscall.SIGTERM, 30*time.Second)
+		code, _ := p.signalAndWait(t, syscall.SIGTERM, time.Minute)
 		require.Equal(t, 0, code, p.output())
 	}
 }
 
 // SIGTERM drains and exits 0 well within the grace period, even with a
-// server stream open through the gateway.
+// server stream open through the gateway. The grace is far longer than the
+// test may take, so exiting at all shows the stream did not hold shutdown
+// hostage (it would be forced closed only at the grace): no bound on how
+// long a clean exit takes on a loaded machine is needed.
 func TestSIGTERMExitsZeroWithinGrace(t *testing.T) {
 	t.Parallel()
-	p := start(t, baseEnv(pgtest.NewDatabase(t)), "serve", "all")
+	const grace = 10 * time.Minute
+	p := start(t, append(baseEnv(pgtest.NewDatabase(t)), "SWITCHBOARD_SHUTDOWN_GRACE="+grace.String()), "serve", "all")
 	grpcAddr, _ := p.waitField(t, "gRPC listening", "addr").(string)
 	httpAddr, _ := p.waitField(t, "HTTP listening", "addr").(string)
 	waitServing(t, grpcAddr)
@@ -88,9 +92,9 @@ func TestSIGTERMExitsZeroWithinGrace(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NoError(t, resp.Body.Close())
 
-	code, took := p.signalAndWait(t, syscall.SIGTERM, 15*time.Second)
+	code, took := p.signalAndWait(t, syscall.SIGTERM, 2*time.Minute)
 	require.Equal(t, 0, code, p.output())
-	require.Less(t, took, 10*time.Second, "exit within SWITCHBOARD_SHUTDOWN_GRACE")
+	require.Less(t, took, grace, "exit within SWITCHBOARD_SHUTDOWN_GRACE")
 	require.Contains(t, p.output(), `"msg":"stopped cleanly"`)
 }
 

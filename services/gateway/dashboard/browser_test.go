@@ -552,7 +552,7 @@ func TestDashboardSignIn(t *testing.T) {
 	dashboardtest.WaitFor(t, ctx, "the sign-in panel (403)", panelShows(signInForbidden))
 	// The panel shows on the first refusal; the other call may still be on
 	// its way (the two are independent requests).
-	require.Eventually(t, func() bool { return fake.lastAuth("WatchNodes") == "Bearer weak" }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return fake.lastAuth("WatchNodes") == "Bearer weak" }, dashboardtest.WaitTimeout, 10*time.Millisecond)
 	got = signIn(t, ctx)
 	require.True(t, got.Shown)
 	require.Equal(t, "signed out", got.Status)

@@ -28,8 +28,17 @@ type benchRealtimeConfig struct {
 	size        int           // serialized JSON payload, bytes (about)
 	ephemeral   bool
 	// drainQuiet ends the wait for the last deliveries once none arrived
-	// for this long (rtDrainQuiet; tests shorten it).
+	// for this long (rtDrainQuiet).
 	drainQuiet time.Duration
+
+	// Hooks for tests, which wait for conditions rather than for time:
+	// minEvents has each publisher send at least this many data events
+	// however late its slots start (a planned fault at event k needs event
+	// k to exist on a loaded machine); lossPlanned ends the wait for the
+	// last deliveries once all but this many arrived (the ones a fake node
+	// drops never come), so the test need not wait drainQuiet out.
+	minEvents   int
+	lossPlanned int64
 }
 
 // Limits of `bench realtime`'s flags. The payload caps are the server's

@@ -24,19 +24,25 @@ import (
 
 // rtHub is the fan-out the fake nodes share.
 type rtHub struct {
-	mu         sync.Mutex
-	nextID     int64
-	ordinals   int
-	durable    []*realtimev1.RealtimeEvent // every durable event, for replay
-	subs       []*rtFakeSub
-	dataAt     []time.Time // when each data event was published
+	mu       sync.Mutex
+	nextID   int64
+	ordinals int
+	durable  []*realtimev1.RealtimeEvent // every durable event, for replay
+	subs     []*rtFakeSub
+	dataAt   []time.Time // when each data event was published
+	// sentNs is each data event's sent_ns stamp by (publisher, seq).
+	sentNs     map[[2]int]int64
 	maxSize    int
 	allDurable bool
 	// fault decides, per subscriber (in order of subscription) and data
 	// event, whether to drop or duplicate the delivery.
 	fault func(sub int, pub, seq float64) (drop, dup bool)
 	// cutAfter ends subscription `sub`'s stream with RESOURCE_EXHAUSTED
-	// after it sent n events (a subscriber that fell behind).
+	// (a subscriber that fell behind) once it is live and was sent n data
+	// events, when the next one is due: the cut is a condition on what the
+	// stream carried, not on when, and it always leaves an event the
+	// subscriber must resume (after_id) to get. Probes do not count: how
+	// many a run takes depends on how fast the streams come up.
 	cutAfter map[int]int
 	// linkDown drops every event from node `from` to subscribers on node
 	// `to` while it answers true (a mesh link not up yet).
@@ -51,7 +57,7 @@ type rtFakeSub struct {
 	ch        chan *realtimev1.RealtimeEvent
 }
 
-func newRTHub() *rtHub { return &rtHub{allDurable: true} }
+func newRTHub() *rtHub { return &rtHub{allDurable: true, sentNs: map[[2]int]int64{}} }
 
 // rtFakeNode is one node's RealtimeService over the shared hub.
 type rtFakeNode struct {
@@ -123,6 +129,9 @@ func (f *rtFakeNode) Publish(_ context.Context, req *realtimev1.PublishRequest) 
 			return nil, err
 		}
 		h.maxSize = max(h.maxSize, len(raw))
+		if ns, err := strconv.ParseInt(fields[rtKeySent].GetStringValue(), 10, 64); err == nil {
+			h.sentNs[[2]int{int(fields[rtKeyPub].GetNumberValue()), int(fields[rtKeySeq].GetNumberValue())}] = ns
+		}
 		h.allDurable = h.allDurable && req.GetDurable()
 	}
 	for _, s := range h.subs {
@@ -184,12 +193,16 @@ func (f *rtFakeNode) Subscribe(req *realtimev1.SubscribeRequest, stream grpc.Ser
 			return err
 		}
 	}
-	for sent := 0; ; sent++ {
-		if hasCut && sent == cut {
-			return status.Error(codes.ResourceExhausted, "subscriber fell too far behind; resubscribe with after_id")
-		}
+	for dataSent := 0; ; {
 		select {
 		case ev := <-s.ch:
+			if ev.GetKind() == rtKindData {
+				if hasCut && dataSent == cut {
+					// ev is not sent: the resumed stream replays it.
+					return status.Error(codes.ResourceExhausted, "subscriber fell too far behind; resubscribe with after_id")
+				}
+				dataSent++
+			}
 			if err := stream.Send(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Event{Event: proto.CloneOf(ev)}}); err != nil {
 				return err
 			}

@@ -165,7 +165,8 @@ func runBenchRealtime(ctx context.Context, cfg benchRealtimeConfig, stderr io.Wr
 	return b.result(measureFrom, stop)
 }
 
-// publish runs publisher p from start until stop. Publishers share one
+// publish runs publisher p from start until stop (and, in tests, until it
+// sent cfg.minEvents). Publishers share one
 // schedule: together they send one event every 1/rate, publisher i taking
 // slots i, i+P, i+2P… A publisher that falls behind (a Publish slower than
 // its interval) sends its next event at once and resumes the schedule from
@@ -175,7 +176,7 @@ func (b *rtBench) publish(ctx context.Context, p *rtPub, start, measureFrom, sto
 	rate, n := float64(b.cfg.rate), float64(b.cfg.publishers)
 	interval := time.Duration(float64(time.Second) * n / rate)
 	next := start.Add(time.Duration(float64(time.Second) * float64(p.idx) / rate))
-	for seq := 0; next.Before(stop); seq++ {
+	for seq := 0; next.Before(stop) || seq < b.cfg.minEvents; seq++ {
 		if d := time.Until(next); d > 0 {
 			if !lifecycle.Sleep(ctx, d) {
 				return
@@ -220,8 +221,9 @@ func (b *rtBench) publish(ctx context.Context, p *rtPub, start, measureFrom, sto
 	}
 }
 
-// drain waits until every subscription has every acknowledged event, or
-// until no delivery arrived for cfg.drainQuiet (lost events never come).
+// drain waits until every subscription has every acknowledged event (all
+// but cfg.lossPlanned of them, in tests), or until no delivery arrived for
+// cfg.drainQuiet (lost events never come).
 func (b *rtBench) drain(ctx context.Context, expected int64) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -236,7 +238,7 @@ func (b *rtBench) drain(ctx context.Context, expected int64) {
 				complete = false
 			}
 		}
-		if complete {
+		if complete || (b.cfg.lossPlanned > 0 && total >= expected*int64(len(b.subs))-b.cfg.lossPlanned) {
 			return
 		}
 		if total != last {

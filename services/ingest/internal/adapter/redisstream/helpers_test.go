@@ -5,7 +5,7 @@ package redisstream
 import (
 	"context"
 	"crypto/rand"
-	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +29,7 @@ func newRedis(t *testing.T) *redis.Client {
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
 	t.Cleanup(func() { _ = rdb.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a safety net, not a latency bound
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		t.Fatalf("Redis at %s is unreachable (%v): these tests need a real Redis server", redisAddr, err)
@@ -58,6 +58,10 @@ func testConfig(t *testing.T, rdb *redis.Client) Config {
 	}
 }
 
+// stopGuard bounds the wait for Run to return once cancelled: a safety net
+// against a hang, far above how long a stop takes even on a loaded machine.
+const stopGuard = time.Minute
+
 // start runs an adapter in the background and returns a function that stops
 // it and returns Run's result; cleanup stops it too.
 func start(t *testing.T, cfg Config, sink adapter.Sink) (context.CancelFunc, func() error) {
@@ -73,8 +77,8 @@ func start(t *testing.T, cfg Config, sink adapter.Sink) (context.CancelFunc, fun
 		once.Do(func() {
 			select {
 			case runErr = <-done:
-			case <-time.After(5 * time.Second):
-				runErr = errors.New("adapter did not stop within 5s")
+			case <-time.After(stopGuard):
+				runErr = fmt.Errorf("adapter did not stop within %s", stopGuard)
 			}
 		})
 		return runErr

@@ -16,7 +16,7 @@ import (
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
 )
 
-const waitFor, tick = 10 * time.Second, 20 * time.Millisecond
+const waitFor, tick = 60 * time.Second, 20 * time.Millisecond // waitFor: a safety net
 
 func TestStoresOnceAndAcks(t *testing.T) {
 	t.Parallel()
@@ -174,7 +174,10 @@ func TestShutdownWhileBlocked(t *testing.T) {
 	t.Parallel()
 	rdb := newRedis(t)
 	cfg := testConfig(t, rdb)
-	cfg.Block = 30 * time.Second
+	// Blocked far longer than the test may take: Run returning at all
+	// (within stopGuard) shows it did not wait the read out, however slow
+	// the machine is; no wall-clock bound on the stop is needed.
+	cfg.Block = time.Hour
 	cancel, wait := start(t, cfg, newSink())
 	// Wait until the consumer exists, i.e. it has issued XREADGROUP.
 	require.Eventually(t, func() bool {
@@ -195,8 +198,6 @@ func TestShutdownWhileBlocked(t *testing.T) {
 		return false
 	}, waitFor, tick)
 
-	began := time.Now()
 	cancel()
-	require.NoError(t, wait())
-	assert.Less(t, time.Since(began), time.Second, "Run must return promptly")
+	require.NoError(t, wait(), "Run must return when cancelled, not when the read times out")
 }
