@@ -63,15 +63,17 @@ build: ## Build bin/switchboard
 	go build -ldflags "$(LDFLAGS)" -o bin/switchboard ./services/cmd/switchboard
 
 .PHONY: vet
-vet: ## go vet every module: the unit tier, then both tiers (build tag integration)
+vet: ## go vet every module: the unit tier, then both tiers (build tag integration), then the chaos suite
 	go vet work
 	go vet -tags integration work
+	cd services && go vet -tags chaos ./internal/chaos/...
 
 .PHONY: lint
 lint: ## golangci-lint every module (config: .golangci.yaml): the unit tier, then both tiers
 	@deploy/local/tools.sh lint
 	golangci-lint run $(addsuffix /...,$(MODULES))
 	golangci-lint run --build-tags integration $(addsuffix /...,$(MODULES))
+	cd services && golangci-lint run --build-tags chaos ./internal/chaos/...
 
 .PHONY: tidy
 tidy: ## go mod tidy every module
@@ -92,12 +94,13 @@ integration: ## Both tiers: the fast tests and those (build tag integration) aga
 	@$(PG); go test -race -count=1 -tags integration -timeout 15m work
 
 .PHONY: test
-test: ## The whole suite: tools, verify, vet, lint, every Go test (-race, both tiers), brief fuzzing (what CI runs)
+test: ## The whole suite: tools, verify, vet, lint, every Go test (-race, both tiers), the chaos suite, brief fuzzing (what CI runs)
 	@$(PG); deploy/local/tools.sh buf protoc sqlc lint
 	$(MAKE) --no-print-directory verify
 	$(MAKE) --no-print-directory vet
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory integration
+	$(MAKE) --no-print-directory chaos
 	$(MAKE) --no-print-directory fuzz
 
 .PHONY: fuzz
@@ -123,3 +126,7 @@ run: build ## Start Postgres if needed, migrate, and run every service in one pr
 .PHONY: clean
 clean: ## Remove build output
 	rm -rf bin
+
+.PHONY: chaos
+chaos: ## The chaos suite (build tag chaos): real nodes, SDK workers and a private Postgres under faults; CHAOS_REPORT=file keeps the report
+	cd services && go test -tags chaos -race=false -count=1 -v -timeout 15m ./internal/chaos/...
