@@ -13,6 +13,12 @@ const (
 	pgUniqueViolation     = "23505"
 	pgCheckViolation      = "23514"
 	pgForeignKeyViolation = "23503"
+	// Text PostgreSQL cannot store: NUL or invalid UTF-8 in text (22021),
+	// \u0000 in jsonb (22P05). The request guard refuses it first, naming
+	// the field; this keeps a path that bypasses the guard from answering
+	// INTERNAL.
+	pgBadText        = "22021"
+	pgUntranslatable = "22P05"
 )
 
 // Constraints is what one store knows about the constraints its statements
@@ -60,6 +66,8 @@ func FromPostgres(err error, op, what string, c *Constraints) error {
 			}
 		case pgForeignKeyViolation:
 			return NotFound("%s not found", what)
+		case pgBadText, pgUntranslatable:
+			return Invalid(FieldViolation{Field: "request", Description: "holds text the database cannot store (NUL or invalid UTF-8)"})
 		}
 	}
 	return fmt.Errorf("%s: %w", op, err)

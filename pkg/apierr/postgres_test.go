@@ -37,6 +37,8 @@ func TestFromPostgres(t *testing.T) {
 		{"known check", pg("23514", "todos_priority_check"), codes.InvalidArgument, "invalid priority: must be between 0 and 4", false},
 		{"unknown check", pg("23514", "other_check"), codes.Internal, "internal error", true},
 		{"other sqlstate", pg("42P01", ""), codes.Internal, "internal error", true},
+		{"NUL in jsonb", pg("22P05", ""), codes.InvalidArgument, "invalid request: holds text the database cannot store (NUL or invalid UTF-8)", false},
+		{"NUL in text", pg("22021", ""), codes.InvalidArgument, "invalid request: holds text the database cannot store (NUL or invalid UTF-8)", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
