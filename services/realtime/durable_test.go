@@ -183,7 +183,10 @@ func TestSlowSubscriberIsCutOffWithoutDelayingAFastOne(t *testing.T) {
 	require.Contains(t, last.Error(), "after_id=")
 }
 
-// TestRetentionByAgeAndCap prunes durable events by row cap and by age.
+// TestRetentionByAgeAndCap prunes durable events by row cap and by age. It
+// checks what is left, not how many this call deleted: the service's own
+// retention loop (its first pass runs on a goroutine right after Start, late
+// on a loaded machine) may prune some of the same rows at the same time.
 func TestRetentionByAgeAndCap(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, realtime.Options{RetentionBatch: 3})
@@ -194,7 +197,7 @@ func TestRetentionByAgeAndCap(t *testing.T) {
 	require.NoError(t, err)
 	n, err := e.srv.PruneOnce(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, int64(4), n)
+	require.LessOrEqual(t, n, int64(4))
 	var left, oldest int64
 	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT count(*), min(i) FROM (SELECT (payload->>'i')::bigint AS i FROM realtime_events) x`).Scan(&left, &oldest))
 	require.Equal(t, int64(6), left)
@@ -204,7 +207,7 @@ func TestRetentionByAgeAndCap(t *testing.T) {
 	require.NoError(t, err)
 	n, err = e.srv.PruneOnce(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, int64(3), n)
+	require.LessOrEqual(t, n, int64(3))
 	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT count(*) FROM realtime_events`).Scan(&left))
 	require.Equal(t, int64(3), left)
 }
