@@ -71,9 +71,9 @@ func code(err error) codes.Code {
 
 func (b *testBundle) mintAdmin(t *testing.T, email string) string {
 	t.Helper()
-	tok, _, err := b.store.MintAdmin(t.Context(), email, "test")
+	m, err := b.store.MintAdmin(t.Context(), email, "test", false)
 	require.NoError(t, err)
-	return tok
+	return m.Token
 }
 
 func TestValidTokenCarriesThePrincipal(t *testing.T) {

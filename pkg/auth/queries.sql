@@ -30,15 +30,20 @@ RETURNING c.id,
           coalesce((extract(epoch FROM c.expires_at - now()) * 1000)::bigint, -1)::bigint AS expires_in_ms;
 
 -- name: HumanEnsureAdministrator :one
--- Bootstrap: the administrator human with this email, created if missing (and made an administrator if it
--- exists), so minting the first admin credential needs no credential.
+-- Bootstrap: the administrator human with this email, created if missing, so minting the first admin credential
+-- needs no credential. An existing human is matched only if it already is an administrator, or if the operator
+-- asked for its promotion knowingly (promote): a tenant that set its own email to the one an operator later
+-- bootstraps must not become the deployment's administrator. No row: the email belongs to a non-administrator.
+-- promoted says whether this call made an existing human an administrator (for the operator's log).
+WITH prior AS (SELECT is_admin FROM humans WHERE lower(email) = lower(sqlc.arg(email)::text))
 INSERT INTO humans (email, display_name, is_admin)
-VALUES (sqlc.arg(email), 'Administrator', true)
+VALUES (sqlc.arg(email)::text, 'Administrator', true)
 ON CONFLICT ((lower(email))) DO UPDATE
 SET is_admin    = true,
     disabled_at = NULL,
     updated_at  = now()
-RETURNING id;
+WHERE humans.is_admin OR sqlc.arg(promote)::boolean
+RETURNING id, (NOT coalesce((SELECT is_admin FROM prior), true))::boolean AS promoted;
 
 -- name: HumanInsert :one
 -- Creates a human; the handler admits administrators only, and humans_email_lower_key rejects a taken email.

@@ -56,40 +56,68 @@ func (s *Store) authenticate(ctx context.Context, hash []byte) (Principal, time.
 	return p, validFor, nil
 }
 
+// ErrNotAdministrator: the email given to bootstrap an administrator belongs
+// to a human that is not one. Promoting it implicitly would hand the whole
+// deployment to whoever set that email on their own account (no email is
+// verified), so it is refused unless the operator asks for it by name.
+var ErrNotAdministrator = errors.New("belongs to a human that is not an administrator; refusing to promote it implicitly")
+
 // Bootstrap makes sure the administrator human with email exists and that
 // token (already minted, e.g. SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN) is one of its
 // admin credentials. Idempotent: every node of a cluster may run it at boot.
+// It never promotes an existing non-administrator (ErrNotAdministrator).
 func (s *Store) Bootstrap(ctx context.Context, email, name, token string) error {
+	_, err := s.bootstrap(ctx, email, name, token, false)
+	return err
+}
+
+// bootstrap is Bootstrap that may promote an existing human when promote is
+// set; promoted reports whether it did.
+func (s *Store) bootstrap(ctx context.Context, email, name, token string, promote bool) (promoted bool, err error) {
 	if err := ParseToken(token); err != nil {
-		return err
+		return false, err
 	}
-	humanID, err := s.q.HumanEnsureAdministrator(ctx, s.pool, email)
+	r, err := s.q.HumanEnsureAdministrator(ctx, s.pool, dbsqlc.HumanEnsureAdministratorParams{Email: email, Promote: promote})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, fmt.Errorf("email %s %w", email, ErrNotAdministrator)
+	}
 	if err != nil {
-		return fmt.Errorf("ensure administrator %s: %w", email, err)
+		return false, fmt.Errorf("ensure administrator %s: %w", email, err)
 	}
 	_, err = s.q.CredentialInsert(ctx, s.pool, dbsqlc.CredentialInsertParams{
-		HumanID: humanID, Name: name, TokenPrefix: token[:DisplayPrefixLen], TokenHash: s.hasher.Hash(token),
-		Scopes: []string{string(ScopeAdmin)}, Administrator: true, CallerID: humanID,
+		HumanID: r.ID, Name: name, TokenPrefix: token[:DisplayPrefixLen], TokenHash: s.hasher.Hash(token),
+		Scopes: []string{string(ScopeAdmin)}, Administrator: true, CallerID: r.ID,
 	})
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: the token was already stored
-		return fmt.Errorf("store bootstrap credential: %w", err)
+		return r.Promoted, fmt.Errorf("store bootstrap credential: %w", err)
 	}
-	return nil
+	return r.Promoted, nil
+}
+
+// Minted is a new admin credential from MintAdmin. The token is shown once.
+type Minted struct {
+	Token        string
+	CredentialID uuid.UUID
+	// Promoted: an existing human was made an administrator by this call.
+	Promoted bool
 }
 
 // MintAdmin mints a new admin credential for the administrator human with
-// email (created if missing) and returns the token: `switchboard token create`.
-func (s *Store) MintAdmin(ctx context.Context, email, name string) (string, uuid.UUID, error) {
+// email (created if missing) and returns the token: `switchboard token
+// create`. An existing non-administrator with that email is promoted only if
+// promote is set (the operator's --promote); otherwise ErrNotAdministrator.
+func (s *Store) MintAdmin(ctx context.Context, email, name string, promote bool) (Minted, error) {
 	token, _, err := NewToken()
 	if err != nil {
-		return "", uuid.Nil, err
+		return Minted{}, err
 	}
-	if err := s.Bootstrap(ctx, email, name, token); err != nil {
-		return "", uuid.Nil, err
+	promoted, err := s.bootstrap(ctx, email, name, token, promote)
+	if err != nil {
+		return Minted{}, err
 	}
 	p, _, err := s.authenticate(ctx, s.hasher.Hash(token))
 	if err != nil {
-		return "", uuid.Nil, err
+		return Minted{}, err
 	}
-	return token, p.CredentialID, nil
+	return Minted{Token: token, CredentialID: p.CredentialID, Promoted: promoted}, nil
 }

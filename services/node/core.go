@@ -114,6 +114,10 @@ func (a *assembly) migrate(ctx context.Context) error {
 	a.log.Info("schema current", zap.Int("migrations_applied", applied))
 	if a.cfg.Auth.BootstrapToken != "" {
 		err := a.identity.Bootstrap(ctx, a.cfg.Auth.BootstrapEmail, "bootstrap (SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN)", a.cfg.Auth.BootstrapToken)
+		if errors.Is(err, auth.ErrNotAdministrator) {
+			return fmt.Errorf("%s: %w (to promote it knowingly: switchboard token create --admin --promote --email %s)",
+				config.EnvBootstrapEmail, err, a.cfg.Auth.BootstrapEmail)
+		}
 		if err != nil {
 			return fmt.Errorf("bootstrap admin credential: %w", err)
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"context"
 	"flag"
 	"fmt"
@@ -45,6 +46,7 @@ func tokenCreate(ctx context.Context, args []string, stdout io.Writer, lookup fu
 	admin := fs.Bool("admin", false, "mint an admin credential for the administrator human")
 	email := fs.String("email", "", "administrator's email (default SWITCHBOARD_BOOTSTRAP_ADMIN_EMAIL)")
 	name := fs.String("name", "created by switchboard token create", "label for the credential")
+	promote := fs.Bool("promote", false, "make the human with --email an administrator even if it is not one (emails are not verified: be sure whose it is)")
 	if err := fs.Parse(args); err != nil {
 		return usageErr("token create: %v", err)
 	}
@@ -68,13 +70,19 @@ func tokenCreate(ctx context.Context, args []string, stdout io.Writer, lookup fu
 	if _, err := postgres.Migrate(ctx, pool); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	tok, id, err := auth.NewStore(pool, auth.NewHasher(cfg.Auth.SecretKey)).MintAdmin(ctx, *email, *name)
+	m, err := auth.NewStore(pool, auth.NewHasher(cfg.Auth.SecretKey)).MintAdmin(ctx, *email, *name, *promote)
+	if errors.Is(err, auth.ErrNotAdministrator) {
+		return fmt.Errorf("mint admin credential: %w (pass --promote to make it one knowingly)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("mint admin credential: %w", err)
 	}
+	if m.Promoted {
+		fmt.Fprintf(os.Stderr, "PROMOTED existing human %s to deployment administrator (--promote)\n", *email)
+	}
 	// Only the token goes to stdout, so `TOKEN=$(switchboard token create
 	// --admin)` works; the credential id is for the operator's records.
-	_, err = fmt.Fprintln(stdout, tok)
-	fmt.Fprintf(os.Stderr, "minted admin credential %s for %s; the token is shown only now\n", id, *email)
+	_, err = fmt.Fprintln(stdout, m.Token)
+	fmt.Fprintf(os.Stderr, "minted admin credential %s for %s; the token is shown only now\n", m.CredentialID, *email)
 	return err
 }

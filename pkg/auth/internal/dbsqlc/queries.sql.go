@@ -501,22 +501,37 @@ func (q *Queries) HumanDelete(ctx context.Context, db DBTX, arg HumanDeleteParam
 }
 
 const humanEnsureAdministrator = `-- name: HumanEnsureAdministrator :one
+WITH prior AS (SELECT is_admin FROM humans WHERE lower(email) = lower($1::text))
 INSERT INTO humans (email, display_name, is_admin)
-VALUES ($1, 'Administrator', true)
+VALUES ($1::text, 'Administrator', true)
 ON CONFLICT ((lower(email))) DO UPDATE
 SET is_admin    = true,
     disabled_at = NULL,
     updated_at  = now()
-RETURNING id
+WHERE humans.is_admin OR $2::boolean
+RETURNING id, (NOT coalesce((SELECT is_admin FROM prior), true))::boolean AS promoted
 `
 
-// Bootstrap: the administrator human with this email, created if missing (and made an administrator if it
-// exists), so minting the first admin credential needs no credential.
-func (q *Queries) HumanEnsureAdministrator(ctx context.Context, db DBTX, email string) (uuid.UUID, error) {
-	row := db.QueryRow(ctx, humanEnsureAdministrator, email)
-	var id uuid.UUID
-	err := row.Scan(&id)
-	return id, err
+type HumanEnsureAdministratorParams struct {
+	Email   string
+	Promote bool
+}
+
+type HumanEnsureAdministratorRow struct {
+	ID       uuid.UUID
+	Promoted bool
+}
+
+// Bootstrap: the administrator human with this email, created if missing, so minting the first admin credential
+// needs no credential. An existing human is matched only if it already is an administrator, or if the operator
+// asked for its promotion knowingly (promote): a tenant that set its own email to the one an operator later
+// bootstraps must not become the deployment's administrator. No row: the email belongs to a non-administrator.
+// promoted says whether this call made an existing human an administrator (for the operator's log).
+func (q *Queries) HumanEnsureAdministrator(ctx context.Context, db DBTX, arg HumanEnsureAdministratorParams) (HumanEnsureAdministratorRow, error) {
+	row := db.QueryRow(ctx, humanEnsureAdministrator, arg.Email, arg.Promote)
+	var i HumanEnsureAdministratorRow
+	err := row.Scan(&i.ID, &i.Promoted)
+	return i, err
 }
 
 const humanGet = `-- name: HumanGet :one
