@@ -56,7 +56,7 @@ func (s *Store) authenticate(ctx context.Context, hash []byte) (Principal, time.
 	return p, validFor, nil
 }
 
-// ErrNotAdministrator: the email given to bootstrap an administrator belongs
+// ErrNotAdministrator means the email given to bootstrap an administrator belongs
 // to a human that is not one. Promoting it implicitly would hand the whole
 // deployment to whoever set that email on their own account (no email is
 // verified), so it is refused unless the operator asks for it by name.

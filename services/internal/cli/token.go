@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
