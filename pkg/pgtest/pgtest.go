@@ -199,16 +199,13 @@ func pruneAndStamp(ctx context.Context, conn *pgx.Conn, name string) error {
 	// Pruning is housekeeping: its failures never fail a test run.
 	rows, err := conn.Query(ctx, `SELECT datname, coalesce(shobj_description(oid, 'pg_database'), '')
 		FROM pg_database WHERE datname LIKE 'sbtpl\_%' AND datname <> $1`, name)
-	if err != nil {
-		return nil
-	}
 	type tmplRow struct{ name, comment string }
-	others, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tmplRow, error) {
-		var t tmplRow
-		return t, r.Scan(&t.name, &t.comment)
-	})
-	if err != nil {
-		return nil
+	var others []tmplRow
+	if err == nil {
+		others, _ = pgx.CollectRows(rows, func(r pgx.CollectableRow) (tmplRow, error) {
+			var t tmplRow
+			return t, r.Scan(&t.name, &t.comment)
+		})
 	}
 	for _, o := range others {
 		used, err := time.Parse(time.RFC3339, strings.TrimPrefix(o.comment, stampPrefix))

@@ -4,6 +4,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestPruneKeepsTemplatesOtherCheckoutsStillUse(t *testing.T) {
 	comment := func(name string) (string, bool) {
 		var c *string
 		err := conn.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1", name).Scan(&c)
-		if err == pgx.ErrNoRows {
+		if errors.Is(err, pgx.ErrNoRows) {
 			return "", false
 		}
 		if err != nil {
