@@ -1,6 +1,7 @@
 package tlsconfig_test
 
 import (
+	"context"
 	"crypto/tls"
 	"math/big"
 	"os"
@@ -35,7 +36,7 @@ func serve(t *testing.T, cfg *tls.Config) string {
 			}
 			go func() {
 				defer c.Close()
-				if c.(*tls.Conn).Handshake() == nil {
+				if c.(*tls.Conn).HandshakeContext(context.Background()) == nil {
 					_, _ = c.Write([]byte("k")) // the client's read proves the server accepted it
 					_, _ = c.Read(make([]byte, 1))
 				}
@@ -45,10 +46,20 @@ func serve(t *testing.T, cfg *tls.Config) string {
 	return lis.Addr().String()
 }
 
+// dial handshakes with addr.
+func dial(t *testing.T, addr string, cfg *tls.Config) (*tls.Conn, error) {
+	t.Helper()
+	c, err := (&tls.Dialer{Config: cfg}).DialContext(t.Context(), "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return c.(*tls.Conn), nil
+}
+
 // servedSerial handshakes with addr and returns the certificate's serial.
 func servedSerial(t *testing.T, addr string, cfg *tls.Config) *big.Int {
 	t.Helper()
-	c, err := tls.Dial("tcp", addr, cfg)
+	c, err := dial(t, addr, cfg)
 	require.NoError(t, err)
 	defer c.Close()
 	return c.ConnectionState().PeerCertificates[0].SerialNumber
@@ -176,7 +187,7 @@ func TestClientCertificates(t *testing.T) {
 	addr := serve(t, srv)
 
 	handshake := func(cfg *tls.Config) error {
-		c, err := tls.Dial("tcp", addr, cfg)
+		c, err := dial(t, addr, cfg)
 		if err != nil {
 			return err
 		}
@@ -206,15 +217,15 @@ func TestClientVerifiesTheServer(t *testing.T) {
 		"dialed host": tlsconfig.Client(ca.Pool(), nil, ""),
 		"named host":  tlsconfig.Client(ca.Pool(), nil, "node-a.internal"),
 	} {
-		c, err := tls.Dial("tcp", addr, cfg)
+		c, err := dial(t, addr, cfg)
 		require.NoError(t, err, name)
 		require.Equal(t, uint16(tls.VersionTLS13), c.ConnectionState().Version)
 		_ = c.Close()
 	}
-	_, err = tls.Dial("tcp", addr, tlsconfig.Client(ca.Pool(), nil, "node-b.internal"))
+	_, err = dial(t, addr, tlsconfig.Client(ca.Pool(), nil, "node-b.internal"))
 	require.ErrorContains(t, err, "certificate is valid for")
-	_, err = tls.Dial("tcp", addr, tlsconfig.Client(other.Pool(), nil, ""))
+	_, err = dial(t, addr, tlsconfig.Client(other.Pool(), nil, ""))
 	require.ErrorContains(t, err, "certificate signed by unknown authority")
-	_, err = tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool(), MaxVersion: tls.VersionTLS11}) //nolint:gosec // the old version is the point
+	_, err = dial(t, addr, &tls.Config{RootCAs: ca.Pool(), MaxVersion: tls.VersionTLS11}) //nolint:gosec // the old version is the point
 	require.Error(t, err, "TLS 1.1 is refused")
 }

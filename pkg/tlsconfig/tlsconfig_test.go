@@ -1,7 +1,6 @@
 package tlsconfig_test
 
 import (
-	"errors"
 	"path/filepath"
 	"testing"
 
@@ -59,7 +58,7 @@ func TestFileErrors(t *testing.T) {
 	} {
 		_, err := tlsconfig.ReadCAs(path)
 		var fe *tlsconfig.FileError
-		require.True(t, errors.As(err, &fe), path)
+		require.ErrorAs(t, err, &fe, path)
 		require.Equal(t, tlsconfig.FileCA, fe.Which)
 		require.ErrorContains(t, err, want, path)
 	}
