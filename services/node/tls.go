@@ -50,11 +50,45 @@ func (a *assembly) buildTLS() error {
 	if c.MeshClientCerts() {
 		a.tls.clientCAs = roots
 	}
-	leaf := pair.Certificate().Leaf
+	cert := pair.Certificate()
 	a.log.Info("TLS on every listener and node-to-node dial",
-		zap.String("cert_file", c.CertFile), zap.String("serial", leaf.SerialNumber.String()),
-		zap.Time("not_after", leaf.NotAfter), zap.Bool("ca_bundle", roots != nil),
+		zap.String("cert_file", c.CertFile), zap.String("serial", cert.Leaf.SerialNumber.String()),
+		zap.Time("not_after", cert.Leaf.NotAfter), zap.Bool("ca_bundle", roots != nil),
 		zap.String("client_auth", c.ClientAuth))
+	if err := a.peersWillAccept(cert, roots); err != nil {
+		a.log.Warn("this node's certificate will not verify for its peers (the mesh, the gateway's upstream): "+
+			"it must chain to "+config.EnvTLSCAFile+" (or the system roots without it) and cover CLUSTER_ENDPOINT's host",
+			zap.String("endpoint", a.cfg.Cluster.Endpoint), zap.Error(err))
+	}
+	return nil
+}
+
+// peersWillAccept checks the node's certificate as its peers will: chained
+// to the CA bundle, valid for CLUSTER_ENDPOINT's host (the name they dial),
+// and, with mesh client auth, for client use too. A mismatch breaks the
+// mesh and the gateway quietly (their dials are refused and retried), so
+// the boot says so once.
+func (a *assembly) peersWillAccept(cert *tls.Certificate, roots *x509.CertPool) error {
+	host, _, err := net.SplitHostPort(a.cfg.Cluster.Endpoint)
+	if err != nil {
+		return err
+	}
+	inter := x509.NewCertPool()
+	for _, der := range cert.Certificate[1:] {
+		if c, err := x509.ParseCertificate(der); err == nil {
+			inter.AddCert(c)
+		}
+	}
+	usages := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	if a.cfg.TLS.MeshClientCerts() {
+		usages = append(usages, x509.ExtKeyUsageClientAuth)
+	}
+	for _, u := range usages {
+		opts := x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: host, KeyUsages: []x509.ExtKeyUsage{u}}
+		if _, err := cert.Leaf.Verify(opts); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ package node_test
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net/http"
 	"testing"
@@ -28,9 +29,9 @@ import (
 )
 
 // runLogged runs a node of every service with cfg on a fresh database,
-// logging into an observer, waits until it serves (verifying its
-// certificate with ca, or plaintext when nil) and stops it at cleanup.
-func runLogged(t *testing.T, ca *tlstest.CA, tweak func(*config.Config)) (*node.Node, *observer.ObservedLogs) {
+// logging into an observer, waits until it serves (over TLS with client,
+// or plaintext when nil) and stops it at cleanup.
+func runLogged(t *testing.T, client *tls.Config, tweak func(*config.Config)) (*node.Node, *observer.ObservedLogs) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Postgres.URL = pgtest.NewDatabase(t)
@@ -57,14 +58,18 @@ func runLogged(t *testing.T, ca *tlstest.CA, tweak func(*config.Config)) (*node.
 		}
 	})
 	creds := insecure.NewCredentials()
-	if ca != nil {
-		creds = credentials.NewTLS(&tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12})
+	if client != nil {
+		creds = credentials.NewTLS(client)
 	}
 	conn, err := grpc.NewClient(n.GRPCAddr(), grpc.WithTransportCredentials(creds))
 	require.NoError(t, err)
 	defer conn.Close()
 	waitServing(t, conn)
 	return n, logs
+}
+
+func trusting(roots *x509.CertPool, serverName string) *tls.Config {
+	return &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}
 }
 
 // With SWITCHBOARD_TLS_* set, both listeners speak TLS only, and the
@@ -74,7 +79,7 @@ func TestNodeServesTLSOnBothListeners(t *testing.T) {
 	t.Parallel()
 	ca := tlstest.NewCA(t, "node CA")
 	f := ca.WriteFiles(t, t.TempDir(), ca.Issue(t, "127.0.0.1"))
-	n, logs := runLogged(t, ca, func(c *config.Config) {
+	n, logs := runLogged(t, trusting(ca.Pool(), ""), func(c *config.Config) {
 		c.TLS.CertFile, c.TLS.KeyFile, c.TLS.CAFile = f.Cert, f.Key, f.CA
 	})
 
@@ -105,6 +110,29 @@ func TestNodeServesTLSOnBothListeners(t *testing.T) {
 
 	require.Equal(t, 1, logs.FilterMessage("TLS on every listener and node-to-node dial").Len())
 	require.Zero(t, logs.FilterMessageSnippet("without TLS").Len())
+	require.Zero(t, logs.FilterMessageSnippet("will not verify for its peers").Len())
+}
+
+// A certificate that the node's peers would refuse (not for the name they
+// dial, or not from the CA) is said at startup, once.
+func TestNodeWarnsWhenItsCertificateWillNotVerifyForPeers(t *testing.T) {
+	t.Parallel()
+	ca, other := tlstest.NewCA(t, "node CA"), tlstest.NewCA(t, "another CA")
+	for name, tc := range map[string]struct {
+		pair   tlstest.Pair
+		client *tls.Config // what does accept it
+	}{
+		"another name": {ca.Issue(t, "node-a.internal"), trusting(ca.Pool(), "node-a.internal")},
+		"another CA":   {other.Issue(t, "127.0.0.1"), trusting(other.Pool(), "")},
+	} {
+		f := ca.WriteFiles(t, t.TempDir(), tc.pair) // ca.crt is ca's either way
+		_, logs := runLogged(t, tc.client, func(c *config.Config) {
+			c.TLS.CertFile, c.TLS.KeyFile, c.TLS.CAFile = f.Cert, f.Key, f.CA
+		})
+		warns := logs.FilterMessageSnippet("will not verify for its peers")
+		require.Equal(t, 1, warns.Len(), name)
+		require.Contains(t, warns.All()[0].ContextMap()["endpoint"], "127.0.0.1:", name)
+	}
 }
 
 // A listener beyond loopback without TLS gets one warning at startup, naming
@@ -122,7 +150,7 @@ func TestNodeWarnsOnceWhenListeningBeyondLoopbackInClear(t *testing.T) {
 
 	ca := tlstest.NewCA(t, "node CA")
 	f := ca.WriteFiles(t, t.TempDir(), ca.Issue(t, "127.0.0.1"))
-	_, logs = runLogged(t, ca, func(c *config.Config) {
+	_, logs = runLogged(t, trusting(ca.Pool(), ""), func(c *config.Config) {
 		c.HTTP.Addr = "0.0.0.0:0"
 		c.TLS.CertFile, c.TLS.KeyFile = f.Cert, f.Key
 	})
