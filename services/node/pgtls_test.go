@@ -46,7 +46,9 @@ func startSSLPostgres(t *testing.T, pair tlstest.Pair) *sslPostgres {
 		t.Skip("no PostgreSQL server binaries (initdb) under /usr/lib/postgresql: install the postgresql package")
 	}
 	slices.Sort(bins)
-	dir, err := os.MkdirTemp("", "pgtls-")
+	// Not t.TempDir: its parent folder is private to this user, and the
+	// server (the postgres user, when this is root) must reach the folder.
+	dir, err := os.MkdirTemp("", "pgtls-") //nolint:usetesting // see above
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	pg := &sslPostgres{bin: filepath.Dir(bins[len(bins)-1]), dir: dir}
