@@ -32,6 +32,7 @@ type Config struct {
 	Auth     Auth
 	Ingest   Ingest
 	Realtime Realtime
+	TLS      TLS
 }
 
 // Auth configures credentials.
@@ -142,6 +143,7 @@ func Default() Config {
 		},
 		Ingest:   defaultIngest(),
 		Realtime: defaultRealtime(),
+		TLS:      defaultTLS(),
 	}
 }
 
@@ -173,6 +175,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.sealingKeys(EnvSealingKeys, &c.Ingest)
 	p.str(EnvEphemeralTransport, &c.Realtime.EphemeralTransport)
 	p.str(EnvClusterSecret, &c.Realtime.ClusterSecret)
+	p.tls(&c.TLS)
 	if p.err != nil {
 		return Config{}, p.err
 	}
@@ -194,6 +197,9 @@ func (c Config) Validate() error {
 	case u.Scheme != "postgres" && u.Scheme != "postgresql":
 		return fmt.Errorf("%s: scheme must be postgres:// or postgresql://, got %q", EnvDatabaseURL, u.Scheme)
 	}
+	if err := connString(c.Postgres.URL); err != nil {
+		return err
+	}
 	checks := []error{
 		positive(EnvStartupTimeout, c.Postgres.StartupTimeout),
 		hostPort(EnvGRPCAddr, c.GRPC.Addr),
@@ -213,7 +219,7 @@ func (c Config) Validate() error {
 	if !strings.Contains(c.Auth.BootstrapEmail, "@") {
 		checks = append(checks, fmt.Errorf("%s: %q is not an email address", EnvBootstrapEmail, c.Auth.BootstrapEmail))
 	}
-	checks = append(checks, c.Realtime.validate())
+	checks = append(checks, c.Realtime.validate(), c.TLS.validate())
 	if c.Gateway.Upstream != "" {
 		checks = append(checks, hostPort(EnvGatewayUpstream, c.Gateway.Upstream))
 	}

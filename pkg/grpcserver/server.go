@@ -6,6 +6,7 @@ package grpcserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"buf.build/go/protovalidate"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -57,6 +59,9 @@ type Options struct {
 	// it returns the context to continue with (carrying the caller) or an
 	// apierr error (Unauthenticated, PermissionDenied, …).
 	Authorize func(ctx context.Context, fullMethod string) (context.Context, error)
+	// TLS, if set, secures the listener (pkg/tlsconfig.Server); nil serves
+	// plaintext.
+	TLS *tls.Config
 }
 
 // New builds the server and binds its listener (so Addr is known before
@@ -92,6 +97,9 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 		// Protobuf, plus PreEncoded messages sent as they are (fan-out).
 		grpc.ForceServerCodecV2(newCodec()),
 	)
+	if opts.TLS != nil {
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(opts.TLS)))
+	}
 	s.grpc = grpc.NewServer(serverOpts...)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)

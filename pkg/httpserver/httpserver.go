@@ -4,6 +4,7 @@ package httpserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -50,6 +51,13 @@ func New(ctx context.Context, log *zap.Logger, addr string, h http.Handler, onCl
 	}, nil
 }
 
+// UseTLS makes the server speak HTTPS (HTTP/2 and HTTP/1.1) with cfg
+// (pkg/tlsconfig.Server) instead of plain HTTP. Call it before Start.
+func (s *Server) UseTLS(cfg *tls.Config) {
+	s.srv.TLSConfig = cfg
+	s.srv.ErrorLog = handshakeLog(s.log)
+}
+
 // Addr is the bound listen address.
 func (s *Server) Addr() string { return s.lis.Addr().String() }
 
@@ -61,7 +69,12 @@ func (s *Server) Start(context.Context) error {
 	s.start.Do(func() {
 		s.log.Info("HTTP listening", sblog.Addr(s.Addr()))
 		go func() {
-			if err := s.srv.Serve(s.lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			serve := s.srv.Serve
+			if s.srv.TLSConfig != nil {
+				// The certificate comes from TLSConfig.GetCertificate.
+				serve = func(l net.Listener) error { return s.srv.ServeTLS(l, "", "") }
+			}
+			if err := serve(s.lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.failed <- fmt.Errorf("serve HTTP: %w", err)
 			}
 		}()

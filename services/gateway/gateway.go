@@ -36,9 +36,12 @@ type Gateway struct {
 const requestIDHeader = "X-Request-Id"
 
 // New dials upstream (lazily: the connection is made on first use) and
-// registers every service's routes.
-func New(ctx context.Context, upstream string) (*Gateway, error) {
-	conn, err := grpc.NewClient(upstream, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// registers every service's routes. The dial is plaintext unless dial
+// (added after the defaults) carries other transport credentials: the
+// node's TLS, verifying upstream against its CA.
+func New(ctx context.Context, upstream string, dial ...grpc.DialOption) (*Gateway, error) {
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dial...)
+	conn, err := grpc.NewClient(upstream, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("dial gateway upstream %s: %w", upstream, err)
 	}

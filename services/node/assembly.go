@@ -28,6 +28,7 @@ type assembly struct {
 	hot      bool     // a module in the plan wants the generic-plan pool
 
 	// Built by core.
+	tls           nodeTLS
 	pool, hotPool *pgxpool.Pool // hotPool is pool when no module wants it
 	identity      *auth.Store
 	grpc          *grpcserver.Server

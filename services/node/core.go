@@ -49,11 +49,15 @@ func (a *assembly) buildCore() error {
 		log.Warn(config.EnvSealingKeys + " is not set: webhook secrets are sealed with the public development keyring; " +
 			"set one in production (secrets sealed under one keyring do not open under another)")
 	}
+	if err := a.buildTLS(); err != nil {
+		return err
+	}
 	hasher := auth.NewHasher(cfg.Auth.SecretKey)
 	a.identity = auth.NewStore(a.pool, hasher)
 	authn := auth.NewAuthenticator(log, a.identity, hasher, cfg.Auth.CacheTTL)
 	gs, err := grpcserver.New(a.ctx, log, grpcserver.Options{
 		Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay, Authorize: authn.Authorize,
+		TLS: a.tls.grpcServerTLS(),
 	})
 	if err != nil {
 		return err

@@ -52,6 +52,9 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 	if a.http, err = httpserver.New(ctx, log, cfg.HTTP.Addr, a.mux, a.httpClosed...); err != nil {
 		return nil, err
 	}
+	if c := a.tls.httpServerTLS(); c != nil {
+		a.http.UseTLS(c)
+	}
 	group := lifecycle.NewGroup(log, a.components()...)
 	log.Info("node built", zap.Strings("services", services), zap.Strings("modules", order))
 	return &Node{cfg: a.cfg, log: log, a: a, group: group}, nil

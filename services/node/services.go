@@ -83,7 +83,11 @@ func (a *assembly) buildRealtime() error {
 	l, o := a.log.With(sblog.Service(realtime.Name)), realtime.Options{NodeID: a.cfg.Cluster.NodeID, Notifier: a.notifier}
 	var err error
 	if a.cfg.Realtime.EphemeralTransport == realtime.TransportMesh {
-		if a.realtime, err = realtime.NewMesh(l, a.pool, o, []byte(a.cfg.Realtime.ClusterSecret)); err != nil {
+		mo := realtime.MeshOptions{
+			Secret:      []byte(a.cfg.Realtime.ClusterSecret),
+			DialOptions: a.tls.dial(""), RequireClientCert: a.cfg.TLS.MeshClientCerts(),
+		}
+		if a.realtime, err = realtime.NewMesh(l, a.pool, o, mo); err != nil {
 			return fmt.Errorf("%s: %w", config.EnvClusterSecret, err)
 		}
 	} else {
@@ -107,7 +111,7 @@ func (a *assembly) buildGateway() error {
 	if upstream == "" {
 		upstream = a.grpc.Addr()
 	}
-	gw, err := gateway.New(a.ctx, upstream)
+	gw, err := gateway.New(a.ctx, upstream, a.tls.dial(a.upstreamServerName())...)
 	if err != nil {
 		return err
 	}

@@ -9,15 +9,29 @@ import (
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
 
+// MeshOptions configure the links of NewMesh.
+type MeshOptions struct {
+	// Secret is the cluster secret, the same on every node.
+	Secret []byte
+	// DialOptions are added to the links' dials: the node's TLS transport
+	// credentials, when it has TLS.
+	DialOptions []grpc.DialOption
+	// RequireClientCert admits only links that presented a client
+	// certificate the node's gRPC listener verified.
+	RequireClientCert bool
+}
+
 // NewMesh returns the realtime service with ephemeral events carried by the
 // node-to-node mesh (REALTIME_EPHEMERAL_TRANSPORT=mesh): links to every
-// realtime peer in the registry, authenticated with secret (the cluster
-// secret, the same on every node). The node must register both services
-// (Register) and run Components, which then include the mesh's links.
-func NewMesh(log *zap.Logger, pool *pgxpool.Pool, opts Options, secret []byte) (*Server, error) {
+// realtime peer in the registry, authenticated with the cluster secret (and
+// a client certificate, with RequireClientCert). The node must register
+// both services (Register) and run Components, which then include the
+// mesh's links.
+func NewMesh(log *zap.Logger, pool *pgxpool.Pool, opts Options, mo MeshOptions) (*Server, error) {
 	var s *Server
 	m, err := mesh.New(mesh.Options{
-		NodeID: opts.withDefaults().NodeID, Secret: secret, Pool: pool, Log: log,
+		NodeID: opts.withDefaults().NodeID, Secret: mo.Secret, Pool: pool, Log: log,
+		DialOptions: mo.DialOptions, RequireClientCert: mo.RequireClientCert,
 		// The mesh delivers to the service it is the transport of.
 		Deliver: func(e wire.Ephemeral) { s.deliverRemote(e) },
 	})

@@ -59,6 +59,12 @@ func agentToken(t *testing.T, addr string) string {
 		grpc.WithPerRPCCredentials(auth.Bearer{Token: adminToken, AllowInsecure: true}))
 	require.NoError(t, err)
 	defer conn.Close()
+	return agentTokenVia(t, conn)
+}
+
+// agentTokenVia is agentToken over conn, which carries the admin token.
+func agentTokenVia(t *testing.T, conn *grpc.ClientConn) string {
+	t.Helper()
 	admin := adminv1.NewAdminServiceClient(conn)
 	h, err := admin.CreateHuman(t.Context(), &adminv1.CreateHumanRequest{Human: &adminv1.Human{Email: "rt@example.com"}})
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -21,7 +22,7 @@ import (
 )
 
 // IngestUsage is the command line of `bench ingest`.
-const IngestUsage = `switchboard bench ingest --requests N --concurrency C [--url http://127.0.0.1:8080] [--body-bytes 256] [--queue bench-ingest]`
+const IngestUsage = `switchboard bench ingest --requests N --concurrency C [--url http://127.0.0.1:8080] [--body-bytes 256] [--queue bench-ingest] [--cacert ca.pem]`
 
 // benchIngestConfig is the parsed command line of `bench ingest`.
 type benchIngestConfig struct {
@@ -31,6 +32,7 @@ type benchIngestConfig struct {
 	requests    int
 	concurrency int
 	bodyBytes   int
+	tls         *tls.Config // for an https:// URL; nil: the system roots
 }
 
 func parseBenchIngest(args []string, lookup func(string) (string, bool)) (benchIngestConfig, error) {
@@ -42,6 +44,8 @@ func parseBenchIngest(args []string, lookup func(string) (string, bool)) (benchI
 	fs.IntVar(&cfg.requests, "requests", 0, "webhook deliveries to send")
 	fs.IntVar(&cfg.concurrency, "concurrency", 0, "deliveries in flight at once")
 	fs.IntVar(&cfg.bodyBytes, "body-bytes", 256, "size of each JSON body, 32–1048576")
+	var tf tlsFlags
+	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, usageErr("bench ingest: %v", err)
 	}
@@ -65,7 +69,14 @@ func parseBenchIngest(args []string, lookup func(string) (string, bool)) (benchI
 	}
 	cfg.token = tok
 	cfg.url = strings.TrimRight(cfg.url, "/")
-	return cfg, nil
+	https := strings.HasPrefix(cfg.url, "https://")
+	if err := tf.checkScheme("bench ingest", cfg.url, https); err != nil {
+		return cfg, err
+	}
+	tf.on = https
+	var err error
+	cfg.tls, err = tf.config("bench ingest")
+	return cfg, err
 }
 
 // Ingest runs `switchboard bench ingest`: it creates a Standard
@@ -83,7 +94,8 @@ func Ingest(ctx context.Context, args []string, stdout io.Writer, lookup func(st
 	}
 	client := &http.Client{Transport: &http.Transport{
 		MaxIdleConnsPerHost: cfg.concurrency, MaxConnsPerHost: cfg.concurrency,
-		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		DialContext:     (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		TLSClientConfig: cfg.tls,
 	}, Timeout: 30 * time.Second}
 	slug, secret, err := createBenchEndpoint(ctx, client, cfg)
 	if err != nil {
@@ -101,7 +113,7 @@ func Ingest(ctx context.Context, args []string, stdout io.Writer, lookup func(st
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := range cfg.concurrency {
-		c, err := newHookConn(cfg.url+"/hooks/"+slug, key)
+		c, err := newHookConn(cfg.url+"/hooks/"+slug, key, cfg.tls)
 		if err != nil {
 			return err
 		}

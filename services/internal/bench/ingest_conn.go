@@ -26,21 +26,29 @@ import (
 // anchor the result is compared with, is a lean C client too.)
 type hookConn struct {
 	addr, host, path string
-	tls              bool
+	tls              *tls.Config // nil: plain HTTP
 	conn             net.Conn
 	r                *bufio.Reader
 	mac              hash.Hash
 	buf, sig         []byte
 }
 
-func newHookConn(rawURL string, key []byte) (*hookConn, error) {
+// newHookConn prepares a connection to rawURL; tlsConf (an https:// URL's,
+// cloned per connection) is nil for http://.
+func newHookConn(rawURL string, key []byte, tlsConf *tls.Config) (*hookConn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("bench ingest: %q is not an http(s) URL", rawURL)
 	}
-	c := &hookConn{addr: u.Host, host: u.Host, path: u.RequestURI(), tls: u.Scheme == "https", mac: hmac.New(sha256.New, key)}
+	c := &hookConn{addr: u.Host, host: u.Host, path: u.RequestURI(), mac: hmac.New(sha256.New, key)}
+	if u.Scheme == "https" {
+		c.tls = tlsConf.Clone()
+		if c.tls == nil {
+			c.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+	}
 	if u.Port() == "" {
-		c.addr = net.JoinHostPort(u.Hostname(), map[bool]string{false: "80", true: "443"}[c.tls])
+		c.addr = net.JoinHostPort(u.Hostname(), map[bool]string{false: "80", true: "443"}[c.tls != nil])
 	}
 	return c, nil
 }
@@ -52,8 +60,8 @@ func (c *hookConn) deliver(ctx context.Context, id string, body []byte) error {
 		d := &net.Dialer{Timeout: 5 * time.Second}
 		var conn net.Conn
 		var err error
-		if c.tls {
-			conn, err = (&tls.Dialer{NetDialer: d, Config: &tls.Config{MinVersion: tls.VersionTLS12}}).DialContext(ctx, "tcp", c.addr)
+		if c.tls != nil {
+			conn, err = (&tls.Dialer{NetDialer: d, Config: c.tls}).DialContext(ctx, "tcp", c.addr)
 		} else {
 			conn, err = d.DialContext(ctx, "tcp", c.addr)
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -17,7 +18,7 @@ import (
 )
 
 // QueueUsage is the command line of `bench queue`.
-const QueueUsage = `switchboard bench queue --todos N --workers W [--buffer B] [--addr 127.0.0.1:9090] [--queue bench] [--batch 100] [--trickle 1000]`
+const QueueUsage = `switchboard bench queue --todos N --workers W [--buffer B] [--addr 127.0.0.1:9090] [--queue bench] [--batch 100] [--trickle 1000] [--cacert ca.pem | --tls]`
 
 // benchConfig is the parsed command line of `bench queue`.
 type benchConfig struct {
@@ -29,6 +30,7 @@ type benchConfig struct {
 	buffer  int // worker.Options.Buffer of each SDK worker
 	batch   int // EnqueueBatch size
 	trickle int // phase 2: todos enqueued one at a time
+	tls     *tls.Config
 }
 
 var queueName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
@@ -45,6 +47,8 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 	fs.IntVar(&cfg.buffer, "buffer", 0, "claimed todos each SDK worker may hold for a free handler (worker.Options.Buffer), 0–1000")
 	fs.IntVar(&cfg.batch, "batch", 100, "EnqueueBatch size, 1–1000")
 	fs.IntVar(&cfg.trickle, "trickle", 1000, "todos enqueued one at a time (latency phase)")
+	var tf tlsFlags
+	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return benchConfig{}, usageErr("bench queue: %v", err)
 	}
@@ -71,7 +75,9 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 		return benchConfig{}, usageErr("bench queue: set %s to a token with scopes agent,publisher", EnvToken)
 	}
 	cfg.token = tok
-	return cfg, nil
+	var err error
+	cfg.tls, err = tf.config("bench queue")
+	return cfg, err
 }
 
 // Queue runs `switchboard bench queue …` (args are the words after "queue")

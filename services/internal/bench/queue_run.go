@@ -15,12 +15,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
-	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/logging"
 	"github.com/switchboard/switchboard/pkg/worker"
 )
@@ -34,9 +32,7 @@ func runBench(ctx context.Context, cfg benchConfig, stderr io.Writer) (benchResu
 	}
 	nWorkers := (cfg.workers + perWorker - 1) / perWorker
 	for range min(nWorkers, maxConns) {
-		conn, err := grpc.NewClient(cfg.addr,
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithPerRPCCredentials(auth.Bearer{Token: cfg.token, AllowInsecure: true}))
+		conn, err := grpc.NewClient(cfg.addr, grpcDialOptions(cfg.tls, cfg.token)...)
 		if err != nil {
 			return benchResult{}, fmt.Errorf("connect %s: %w", cfg.addr, err)
 		}

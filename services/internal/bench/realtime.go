@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -13,7 +14,7 @@ import (
 )
 
 // RealtimeUsage is the command line of `bench realtime`.
-const RealtimeUsage = `switchboard bench realtime --publishers P --subscribers S --rate R [--addrs 127.0.0.1:9090[,HOST:PORT...]] [--duration 10s] [--warmup 2s] [--size 128] [--ephemeral] [--channel bench]`
+const RealtimeUsage = `switchboard bench realtime --publishers P --subscribers S --rate R [--addrs 127.0.0.1:9090[,HOST:PORT...]] [--duration 10s] [--warmup 2s] [--size 128] [--ephemeral] [--channel bench] [--cacert ca.pem | --tls]`
 
 // benchRealtimeConfig is the parsed command line of `bench realtime`.
 type benchRealtimeConfig struct {
@@ -27,6 +28,7 @@ type benchRealtimeConfig struct {
 	warmup      time.Duration // publishing at the rate before the window opens
 	size        int           // serialized JSON payload, bytes (about)
 	ephemeral   bool
+	tls         *tls.Config // nil: plaintext
 	// drainQuiet ends the wait for the last deliveries once none arrived
 	// for this long (rtDrainQuiet).
 	drainQuiet time.Duration
@@ -67,6 +69,8 @@ func parseBenchRealtime(args []string, lookup func(string) (string, bool)) (benc
 	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "publishing before the measured window")
 	fs.IntVar(&cfg.size, "size", 128, "payload bytes (serialized JSON object)")
 	fs.BoolVar(&cfg.ephemeral, "ephemeral", false, "publish ephemeral events (default: durable)")
+	var tf tlsFlags
+	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, usageErr("bench realtime: %v", err)
 	}
@@ -107,7 +111,9 @@ func parseBenchRealtime(args []string, lookup func(string) (string, bool)) (benc
 		return cfg, usageErr("bench realtime: set %s to a token with scope agent (or publisher and read)", EnvToken)
 	}
 	cfg.token = tok
-	return cfg, nil
+	var err error
+	cfg.tls, err = tf.config("bench realtime")
+	return cfg, err
 }
 
 // Realtime runs `switchboard bench realtime` against running nodes: it

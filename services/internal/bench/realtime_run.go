@@ -14,11 +14,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
-	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/lifecycle"
 )
 
@@ -96,9 +94,7 @@ func runBenchRealtime(ctx context.Context, cfg benchRealtimeConfig, stderr io.Wr
 	}()
 	connect := func(i int) (string, realtimev1.RealtimeServiceClient, error) {
 		addr := cfg.addrs[i%len(cfg.addrs)]
-		conn, err := grpc.NewClient(addr,
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithPerRPCCredentials(auth.Bearer{Token: cfg.token, AllowInsecure: true}))
+		conn, err := grpc.NewClient(addr, grpcDialOptions(cfg.tls, cfg.token)...)
 		if err != nil {
 			return addr, nil, fmt.Errorf("bench realtime: connect %s: %w", addr, err)
 		}

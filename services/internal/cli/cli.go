@@ -27,6 +27,7 @@ Usage:
                                                    signed webhook deliveries against a running server (SWITCHBOARD_TOKEN: an admin)
   switchboard bench realtime --publishers P --subscribers S --rate R [--addrs A,B,C] [--ephemeral]
                                                    publish→deliver latency and fan-out across nodes (SWITCHBOARD_TOKEN: agent,publisher)
+                                                   every bench takes --cacert CA.pem (or --tls) for nodes serving TLS
   switchboard version                              print the build version
   switchboard help                                 this text
 

@@ -17,5 +17,9 @@
 //
 // Trust. MeshService is marked open in pkg/auth (there is no user token on
 // a node-to-node link), so Relay authenticates each link itself with the
-// cluster secret in the "x-switchboard-cluster-secret" metadata.
+// cluster secret in the "x-switchboard-cluster-secret" metadata. With TLS
+// the dialer verifies the peer's certificate against the CA for the host
+// of its registry endpoint (so the secret only goes to a real node), and
+// with RequireClientCert (SWITCHBOARD_TLS_CLIENT_AUTH=mesh) the receiver
+// admits a link only with a client certificate from that CA as well.
 package mesh

@@ -4,6 +4,7 @@ package mesh_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -92,6 +93,11 @@ type nodeConfig struct {
 	addr      string
 	queueSize int
 	gate      chan struct{}
+	// TLS: the server's config, the links' dial options, and whether the
+	// mesh requires a client certificate (tls_test.go).
+	serverTLS         *tls.Config
+	dial              []grpc.DialOption
+	requireClientCert bool
 }
 
 // node is one Switchboard node as far as the mesh is concerned: a Mesh on
@@ -116,9 +122,10 @@ func (tb *testBundle) startNode(t *testing.T, id string, cfg nodeConfig) *node {
 	m, err := mesh.New(mesh.Options{
 		NodeID: id, Secret: secret, Pool: tb.pool, Log: log, Deliver: n.inbox.deliver,
 		RefreshInterval: 20 * time.Millisecond, QueueSize: cfg.queueSize,
+		DialOptions: cfg.dial, RequireClientCert: cfg.requireClientCert,
 	})
 	require.NoError(t, err)
-	srv, err := grpcserver.New(t.Context(), log, grpcserver.Options{Addr: cfg.addr})
+	srv, err := grpcserver.New(t.Context(), log, grpcserver.Options{Addr: cfg.addr, TLS: cfg.serverTLS})
 	require.NoError(t, err)
 	srv.Register(m.Desc(), m)
 	n.mesh, n.srv, n.addr = m, srv, srv.Addr()

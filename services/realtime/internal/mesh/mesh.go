@@ -49,8 +49,13 @@ type Options struct {
 	// it Broadcast drops for that peer.
 	QueueSize int
 	// DialOptions are appended to the mesh's own (insecure transport,
-	// reconnect backoff, keepalive), so they can override them.
+	// reconnect backoff, keepalive), so they can override them: a node with
+	// TLS passes its transport credentials here.
 	DialOptions []grpc.DialOption
+	// RequireClientCert admits only inbound links whose dialer presented a
+	// client certificate that the gRPC server verified (its TLS config has
+	// client CAs, see pkg/tlsconfig.Server), on top of the secret.
+	RequireClientCert bool
 }
 
 // Stats are the mesh's counters since New, for node stats and tests.

@@ -46,8 +46,9 @@ func (m *Mesh) dialOptions() []grpc.DialOption {
 	bc := backoff.DefaultConfig
 	bc.MaxDelay = backoffMax
 	opts := []grpc.DialOption{
-		// Plaintext: links run on the cluster's private network, and the
-		// cluster secret, not the transport, authenticates them.
+		// Plaintext unless DialOptions bring TLS (a node with TLS does:
+		// SWITCHBOARD_TLS_*); the cluster secret authenticates the link
+		// either way, and with RequireClientCert so does the certificate.
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: 5 * time.Second}),
 		// An idle link sends nothing, so only pings notice a peer that

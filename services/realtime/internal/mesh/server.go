@@ -16,7 +16,9 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	grpcpeer "google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -117,7 +119,12 @@ func (m *Mesh) receive(stream grpc.ClientStreamingServer[meshv1.RelayRequest, me
 
 // authorized compares the link's secret with ours in constant time. Both
 // sides are hashed first so the comparison does not reveal the length.
+// With RequireClientCert the link must also have come with a verified
+// client certificate.
 func (m *Mesh) authorized(ctx context.Context) bool {
+	if m.o.RequireClientCert && !verifiedClient(ctx) {
+		return false
+	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get(SecretHeader)
 	if len(vals) != 1 {
@@ -125,6 +132,17 @@ func (m *Mesh) authorized(ctx context.Context) bool {
 	}
 	sum := sha256.Sum256([]byte(vals[0]))
 	return subtle.ConstantTimeCompare(sum[:], m.secretSum[:]) == 1
+}
+
+// verifiedClient reports whether the call's connection is TLS with a client
+// certificate the server verified against its client CAs.
+func verifiedClient(ctx context.Context) bool {
+	p, ok := grpcpeer.FromContext(ctx)
+	if !ok {
+		return false
+	}
+	info, ok := p.AuthInfo.(credentials.TLSInfo)
+	return ok && len(info.State.VerifiedChains) > 0
 }
 
 func firstValue(ctx context.Context, key string) string {
