@@ -119,14 +119,20 @@ func (r *adapterRunner) start(ctx context.Context, row sources.PullAdapter) (*ru
 	if err := json.Unmarshal(row.Config, &c); err != nil {
 		return nil, fmt.Errorf("config is not a redis_stream config: %w", err)
 	}
-	src, err := redisstream.New(c.Config(row.ID.String(), r.nodeID, r.s.log.With(zap.String("adapter_id", row.ID.String()))))
-	if err != nil {
-		return nil, err
-	}
-	sink := r.s.AdapterSink(AdapterTarget{ID: row.ID, HumanID: row.HumanID, Queue: row.Queue, AgentID: row.AgentID})
 	// The adapter lives until reconcile or Stop cancels it, not until this
 	// tick's context ends.
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cfg := c.Config(row.ID.String(), r.nodeID, r.s.log.With(zap.String("adapter_id", row.ID.String())))
+	// Every connection goes through the operator's allow list, checked on
+	// the address dialed: an adapter stored before the list changed, or a
+	// name that resolves elsewhere now, connects nowhere.
+	cfg.Dialer = r.s.sources.Allowlist().DialContext
+	src, err := redisstream.New(cfg)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	sink := r.s.AdapterSink(AdapterTarget{ID: row.ID, HumanID: row.HumanID, Queue: row.Queue, AgentID: row.AgentID})
 	a := &runningAdapter{config: string(row.Config), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(a.done)

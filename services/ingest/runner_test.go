@@ -5,6 +5,7 @@ package ingest_test
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -13,28 +14,46 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/types/known/structpb"
 
+	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/services/admin"
 	"github.com/switchboard/switchboard/services/ingest"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
-// TestNodeRunsEnabledRedisAdapters: an enabled redis_stream row makes the
-// service run a consumer of it (named after the node); entries become events
-// and todos; disabling the row stops it (new entries stay in Redis).
-func TestNodeRunsEnabledRedisAdapters(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	srv := ingest.New(zap.NewNop(), e.pool, ingest.Options{SealingKeys: e.keys, NodeID: "node-a", AdapterInterval: 50 * time.Millisecond})
+// allowLocalRedis is SWITCHBOARD_ADAPTER_ALLOW=127.0.0.1:6379, what a
+// developer sets for the local Redis.
+var allowLocalRedis = []sources.AllowRule{{Prefix: netip.MustParsePrefix("127.0.0.1/32"), Port: 6379}}
+
+// newRedis connects to the real Redis the adapter tests need.
+func newRedis(t *testing.T) *redis.Client {
+	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379",
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
 	t.Cleanup(func() { _ = rdb.Close() })
 	require.NoError(t, rdb.Ping(t.Context()).Err(), "these tests need the real Redis on 127.0.0.1:6379 (deploy/local/redis.sh)")
+	return rdb
+}
+
+// newStream names a stream for this test, deleted (with its dead letters)
+// at cleanup.
+func newStream(t *testing.T, rdb *redis.Client) string {
+	t.Helper()
 	stream := "sbtest:runner:" + uuid.NewString()
 	t.Cleanup(func() { _ = rdb.Del(context.Background(), stream, stream+":dead").Err() })
-	config := fmt.Sprintf(`{"addr":"127.0.0.1:6379","stream":%q,"group":"switchboard","start":"0","db":0,"username":"","body_field":"body","max_deliveries":5,"batch_size":100}`, stream)
-	var adapterID uuid.UUID
-	require.NoError(t, e.pool.QueryRow(t.Context(),
-		`INSERT INTO adapters (human_id, name, kind, queue, config) VALUES ($1, 'events', 'redis_stream', 'stream', $2) RETURNING id`,
-		e.human, config).Scan(&adapterID))
+	return stream
+}
+
+// startNode starts the ingest service of a node whose operator set allow,
+// with its adapter runner; it stops at cleanup.
+func (e *env) startNode(t *testing.T, nodeID string, allow []sources.AllowRule) *ingest.Server {
+	t.Helper()
+	src := sources.New(e.pool, e.keys, sources.NewAllowlist(allow, nil))
+	srv := ingest.New(zap.NewNop(), e.pool, ingest.Options{
+		SealingKeys: e.keys, Sources: src, NodeID: nodeID, AdapterInterval: 50 * time.Millisecond,
+	})
 	for _, c := range srv.Components() {
 		require.NoError(t, c.Start(t.Context()))
 		t.Cleanup(func() {
@@ -43,6 +62,36 @@ func TestNodeRunsEnabledRedisAdapters(t *testing.T) {
 			require.NoError(t, c.Stop(ctx))
 		})
 	}
+	return srv
+}
+
+// createAdapter creates a redis_stream adapter of the env's tenant through
+// AdminService, under the operator's allow list.
+func (e *env) createAdapter(t *testing.T, allow []sources.AllowRule, stream string) uuid.UUID {
+	t.Helper()
+	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))),
+		sources.New(e.pool, e.keys, sources.NewAllowlist(allow, nil)))
+	ctx := auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
+	cfg, err := structpb.NewStruct(map[string]any{"addr": "127.0.0.1:6379", "stream": stream, "start": "0"})
+	require.NoError(t, err)
+	created, err := adm.CreateAdapter(ctx, &adminv1.CreateAdapterRequest{Adapter: &adminv1.Adapter{
+		Name: "events", Kind: adminv1.AdapterKind_ADAPTER_KIND_REDIS_STREAM, Queue: "stream", Config: cfg,
+	}})
+	require.NoError(t, err)
+	return uuid.MustParse(created.GetAdapter().GetId())
+}
+
+// TestNodeRunsEnabledRedisAdapters: an adapter created through
+// AdminService at an address the operator allows makes the service run a
+// consumer of it (named after the node); entries become events and todos;
+// disabling the row stops it (new entries stay in Redis).
+func TestNodeRunsEnabledRedisAdapters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rdb := newRedis(t)
+	stream := newStream(t, rdb)
+	adapterID := e.createAdapter(t, allowLocalRedis, stream)
+	srv := e.startNode(t, "node-a", allowLocalRedis)
 	for i := range 3 {
 		require.NoError(t, rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: stream, Values: map[string]any{"body": fmt.Sprintf(`{"n":%d}`, i)}}).Err())
 	}
