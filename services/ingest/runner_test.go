@@ -54,6 +54,7 @@ func (e *env) startNode(t *testing.T, nodeID string, allow []sources.AllowRule) 
 	srv := ingest.New(zap.NewNop(), e.pool, ingest.Options{
 		SealingKeys: e.keys, Sources: src, NodeID: nodeID, AdapterInterval: 50 * time.Millisecond,
 	})
+	srv.SetAdapterStatusGap(50 * time.Millisecond)
 	for _, c := range srv.Components() {
 		require.NoError(t, c.Start(t.Context()))
 		t.Cleanup(func() {
@@ -81,6 +82,17 @@ func (e *env) createAdapter(t *testing.T, allow []sources.AllowRule, stream stri
 	return uuid.MustParse(created.GetAdapter().GetId())
 }
 
+// lastError is the adapter's last_error ("" for NULL).
+func (e *env) lastError(t *testing.T, id uuid.UUID) string {
+	t.Helper()
+	var s *string
+	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT last_error FROM adapters WHERE id = $1`, id).Scan(&s))
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 // TestNodeRunsEnabledRedisAdapters: an adapter created through
 // AdminService at an address the operator allows makes the service run a
 // consumer of it (named after the node); entries become events and todos;
@@ -103,6 +115,7 @@ func TestNodeRunsEnabledRedisAdapters(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, consumers, 1)
 	require.Equal(t, "node-a", consumers[0].Name)
+	require.Empty(t, e.lastError(t, adapterID))
 
 	_, err = e.pool.Exec(t.Context(), `UPDATE adapters SET enabled = false WHERE id = $1`, adapterID)
 	require.NoError(t, err)
@@ -118,4 +131,52 @@ func TestNodeRunsEnabledRedisAdapters(t *testing.T) {
 	var lastPolled *time.Time
 	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT last_polled_at FROM adapters WHERE id = $1`, adapterID).Scan(&lastPolled))
 	require.NotNil(t, lastPolled)
+}
+
+// TestNodeDialsOnlyWhatTheListAllows: an adapter stored while the list
+// allowed its address stops reaching it once the operator narrows the list
+// and restarts: the dial is refused (nothing reaches Redis, no group is
+// created, nothing is stored) and last_error says why.
+func TestNodeDialsOnlyWhatTheListAllows(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rdb := newRedis(t)
+	stream := newStream(t, rdb)
+	require.NoError(t, rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: stream, Values: map[string]any{"body": `{}`}}).Err())
+	adapterID := e.createAdapter(t, allowLocalRedis, stream)
+
+	srv := e.startNode(t, "node-b", []sources.AllowRule{{Prefix: netip.MustParsePrefix("0.0.0.0/0")}})
+	require.Eventually(t, func() bool {
+		return e.lastError(t, adapterID) == "dial 127.0.0.1:6379: refused by SWITCHBOARD_ADAPTER_ALLOW (loopback)"
+	}, time.Minute, 20*time.Millisecond)
+	require.Equal(t, 1, srv.RunningAdapters(), "it keeps trying, with backoff, in case the name resolves elsewhere")
+	groups, err := rdb.XInfoGroups(t.Context(), stream).Result()
+	require.NoError(t, err)
+	require.Empty(t, groups, "the adapter never reached Redis")
+	require.Zero(t, e.count(t, `SELECT count(*) FROM events WHERE human_id = $1`))
+}
+
+// TestNodeRecordsWhyAnAdapterFails: a failing step's reason reaches the
+// row's last_error (the server's reply, not a log line only), and the first
+// step that works clears it.
+func TestNodeRecordsWhyAnAdapterFails(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rdb := newRedis(t)
+	stream := newStream(t, rdb)
+	require.NoError(t, rdb.Set(t.Context(), stream, "a string, not a stream", 0).Err())
+	adapterID := e.createAdapter(t, allowLocalRedis, stream)
+	e.startNode(t, "node-c", allowLocalRedis)
+
+	require.Eventually(t, func() bool {
+		return e.lastError(t, adapterID) == "create consumer group: WRONGTYPE Operation against a key holding the wrong kind of value"
+	}, time.Minute, 20*time.Millisecond)
+
+	require.NoError(t, rdb.Del(t.Context(), stream).Err())
+	require.Eventually(t, func() bool { return e.lastError(t, adapterID) == "" }, time.Minute, 20*time.Millisecond,
+		"recovered: cleared")
+	require.NoError(t, rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: stream, Values: map[string]any{"body": `{}`}}).Err())
+	require.Eventually(t, func() bool {
+		return e.count(t, `SELECT count(*) FROM events WHERE human_id = $1`) == 1
+	}, time.Minute, 20*time.Millisecond)
 }
