@@ -123,7 +123,7 @@ func parseAllowEntry(s string) (AdapterAllowEntry, error) {
 // splitAllowPort splits an optional ":port" off; a bare IPv6 address
 // (more than one colon outside brackets) is refused as ambiguous.
 func splitAllowPort(s string) (string, uint16, error) {
-	rest, target := s, s
+	rest := s
 	if strings.HasPrefix(s, "[") {
 		end := strings.Index(s, "]")
 		if end < 0 {
@@ -139,7 +139,7 @@ func splitAllowPort(s string) (string, uint16, error) {
 		return "", 0, fmt.Errorf("an IPv6 address goes in brackets %s", allowSyntax)
 	}
 	i := strings.LastIndex(s, ":")
-	target = s[:i]
+	target := s[:i]
 	n, err := strconv.ParseUint(s[i+1:], 10, 16)
 	if err != nil || n == 0 {
 		return "", 0, fmt.Errorf("port %q must be a number from 1 to 65535", s[i+1:])

@@ -31,7 +31,7 @@ func (l *Allowlist) DialContext(ctx context.Context, network, addr string) (net.
 	switch network {
 	case "tcp", "tcp4", "tcp6":
 	default:
-		return nil, &DialError{Addr: addr, Reason: "network " + network + " is not allowed"}
+		return nil, &DialError{Addr: addr, Reason: "network " + network + " is not allowed", Err: ErrDisallowedTarget}
 	}
 	host, port, err := splitAddr(addr)
 	if err != nil {
@@ -52,7 +52,7 @@ func (l *Allowlist) DialContext(ctx context.Context, network, addr string) (net.
 			}
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
-				return &RefusedError{Addr: addr, Why: "unexpected address " + address}
+				return &RefusedError{Addr: addr, Why: "unexpected address"}
 			}
 			if v := l.verdict(ap.Addr(), ap.Port()); !v.ok() {
 				why := v.literal()

@@ -13,7 +13,8 @@ import (
 // listen returns a local listener and its port, closed at cleanup.
 func listen(t *testing.T) (net.Listener, string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
 	return ln, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
