@@ -53,7 +53,7 @@ func TestCreateAdapterRefusesAddressesNotAllowed(t *testing.T) {
 		"0.0.0.0:6379":            "unspecified",
 		"169.254.169.254:80":      "link-local",
 		"10.0.0.1:6379":           "private",
-		"10.1.2.3:5432":           "port 5432 is not listed for it",
+		"10.1.2.3:5432":           "private; port 5432 is not listed for it",
 		"192.168.1.1:6379":        "private",
 		"100.64.0.1:6379":         "carrier-grade NAT",
 		"[fd00::1]:6379":          "private",

@@ -204,6 +204,8 @@ func (v verdict) ok() bool { return v.allowed }
 // literal explains a refusal of an address the tenant wrote.
 func (v verdict) literal() string {
 	switch {
+	case v.portMiss && v.class != "":
+		return v.class + "; port " + strconv.Itoa(int(v.port)) + " is not listed for it"
 	case v.portMiss:
 		return "port " + strconv.Itoa(int(v.port)) + " is not listed for it"
 	case v.class != "":
@@ -216,6 +218,8 @@ func (v verdict) literal() string {
 // the address: the tenant learns the class, not the operator's topology.
 func (v verdict) resolved() string {
 	switch {
+	case v.portMiss && v.class != "":
+		return "it resolves to a " + v.class + " address; port " + strconv.Itoa(int(v.port)) + " is not listed for it"
 	case v.portMiss:
 		return "port " + strconv.Itoa(int(v.port)) + " is not listed for the address it resolves to"
 	case v.class != "":
