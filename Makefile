@@ -114,12 +114,14 @@ run: build ## Start Postgres if needed, migrate, and run every service in one pr
 	mkdir -p .local; \
 	[[ -s .local/dev-admin-token ]] || bin/switchboard token generate > .local/dev-admin-token; \
 	export SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN=$${SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN:-$$(cat .local/dev-admin-token)}; \
+	export SWITCHBOARD_ADAPTER_ALLOW=$${SWITCHBOARD_ADAPTER_ALLOW-127.0.0.1:6379}; \
 	bin/switchboard migrate up; \
 	echo; \
 	echo "  gRPC   $${SWITCHBOARD_GRPC_ADDR:-127.0.0.1:9090}   (grpcurl -plaintext $${SWITCHBOARD_GRPC_ADDR:-127.0.0.1:9090} list)"; \
 	echo "  HTTP   http://$${SWITCHBOARD_HTTP_ADDR:-127.0.0.1:8080}   (curl http://$${SWITCHBOARD_HTTP_ADDR:-127.0.0.1:8080}/health)"; \
 	echo "  DB     $$DATABASE_URL"; \
 	echo "  Token  $$SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN   (dev administrator: -H 'Authorization: Bearer …')"; \
+	echo "  Allow  $${SWITCHBOARD_ADAPTER_ALLOW:-(nothing)}   (where pull adapters may connect: SWITCHBOARD_ADAPTER_ALLOW; the binary's default is nothing)"; \
 	echo; \
 	exec bin/switchboard serve all
 

@@ -11,6 +11,7 @@ import (
 // PostgreSQL SQLSTATEs that name a client's mistake rather than a fault.
 const (
 	pgUniqueViolation     = "23505"
+	pgExclusionViolation  = "23P01" // an EXCLUDE constraint: "no two rows like this", a generalized unique
 	pgCheckViolation      = "23514"
 	pgForeignKeyViolation = "23503"
 	// Text PostgreSQL cannot store: NUL or invalid UTF-8 in text (22021),
@@ -27,8 +28,8 @@ const (
 type Constraints struct {
 	// Checks maps a CHECK constraint's name to the field to fix and why.
 	Checks map[string]FieldViolation
-	// Uniques maps a unique constraint's (or index's) name to the
-	// client-facing text of ALREADY_EXISTS.
+	// Uniques maps a unique or exclusion constraint's (or unique index's)
+	// name to the client-facing text of ALREADY_EXISTS.
 	Uniques map[string]string
 }
 
@@ -38,8 +39,8 @@ type Constraints struct {
 //   - no row (pgx.ErrNoRows) and a foreign-key violation are NOT_FOUND for
 //     what ("todo 7", "human …"): a row referenced but deleted concurrently,
 //     or out of the caller's reach, looks exactly like a missing one;
-//   - a unique violation is ALREADY_EXISTS with the constraint's message
-//     (or "<what> already exists");
+//   - a unique or exclusion violation is ALREADY_EXISTS with the
+//     constraint's message (or "<what> already exists");
 //   - a CHECK violation c knows is INVALID_ARGUMENT naming the field;
 //   - anything else is wrapped with op for the server log and reaches the
 //     client as INTERNAL "internal error" (ToStatus).
@@ -55,7 +56,7 @@ func FromPostgres(err error, op, what string, c *Constraints) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
-		case pgUniqueViolation:
+		case pgUniqueViolation, pgExclusionViolation:
 			if msg, ok := c.unique(pe.ConstraintName); ok {
 				return AlreadyExists("%s", msg)
 			}

@@ -17,8 +17,11 @@ import (
 func TestFromPostgres(t *testing.T) {
 	t.Parallel()
 	c := &apierr.Constraints{
-		Checks:  map[string]apierr.FieldViolation{"todos_priority_check": {Field: "priority", Description: "must be between 0 and 4"}},
-		Uniques: map[string]string{"agents_human_id_name_key": "the human already has an agent with this name"},
+		Checks: map[string]apierr.FieldViolation{"todos_priority_check": {Field: "priority", Description: "must be between 0 and 4"}},
+		Uniques: map[string]string{
+			"agents_human_id_name_key": "the human already has an agent with this name",
+			"things_owner_excl":        "another owner has this thing",
+		},
 	}
 	pg := func(code, constraint string) error {
 		return fmt.Errorf("exec: %w", &pgconn.PgError{Code: code, ConstraintName: constraint, Message: "secret SQL detail"})
@@ -34,6 +37,8 @@ func TestFromPostgres(t *testing.T) {
 		{"foreign key", pg("23503", "todos_agent_id_fkey"), codes.NotFound, "todo 7 not found", false},
 		{"known unique", pg("23505", "agents_human_id_name_key"), codes.AlreadyExists, "the human already has an agent with this name", false},
 		{"unknown unique", pg("23505", "other_key"), codes.AlreadyExists, "todo 7 already exists", false},
+		{"known exclusion", pg("23P01", "things_owner_excl"), codes.AlreadyExists, "another owner has this thing", false},
+		{"unknown exclusion", pg("23P01", "other_excl"), codes.AlreadyExists, "todo 7 already exists", false},
 		{"known check", pg("23514", "todos_priority_check"), codes.InvalidArgument, "invalid priority: must be between 0 and 4", false},
 		{"unknown check", pg("23514", "other_check"), codes.Internal, "internal error", true},
 		{"other sqlstate", pg("42P01", ""), codes.Internal, "internal error", true},

@@ -173,6 +173,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.str(EnvBootstrapToken, &c.Auth.BootstrapToken)
 	p.str(EnvBootstrapEmail, &c.Auth.BootstrapEmail)
 	p.sealingKeys(EnvSealingKeys, &c.Ingest)
+	p.adapterAllow(EnvAdapterAllow, &c.Ingest)
 	p.str(EnvEphemeralTransport, &c.Realtime.EphemeralTransport)
 	p.str(EnvClusterSecret, &c.Realtime.ClusterSecret)
 	p.tls(&c.TLS)

@@ -19,6 +19,9 @@ type Ingest struct {
 	// development keyring is used.
 	SealingKeys    *secretbox.Keyring
 	DevSealingKeys bool
+	// AdapterAllow is where pull adapters may connect
+	// (SWITCHBOARD_ADAPTER_ALLOW, see EnvAdapterAllow); empty allows nothing.
+	AdapterAllow []AdapterAllowEntry
 }
 
 // devSealingKeys is used when SWITCHBOARD_SEALING_KEYS is unset, so

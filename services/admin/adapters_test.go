@@ -30,12 +30,13 @@ func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
 	return s
 }
 
-// redisAdapter is a valid REDIS_STREAM adapter with a minimal config.
+// redisAdapter is a valid REDIS_STREAM adapter with a minimal config,
+// reading the stream named like it.
 func redisAdapter(t *testing.T, name string) *adminv1.Adapter {
 	t.Helper()
 	return &adminv1.Adapter{
 		Name: name, Kind: kindRedis, Queue: "orders",
-		Config: mustStruct(t, map[string]any{"addr": "redis.internal:6379", "stream": "orders"}),
+		Config: mustStruct(t, map[string]any{"addr": "redis.internal:6379", "stream": name}),
 	}
 }
 
@@ -132,9 +133,11 @@ func TestCreateAdapterEachKind(t *testing.T) {
 	// name is unique per human.
 	_, err = e.srv.CreateAdapter(ctx, &adminv1.CreateAdapterRequest{Adapter: redisAdapter(t, "orders")})
 	requireCode(t, codes.AlreadyExists, err)
-	// Another human may reuse it.
+	// Another human may reuse it (for a stream of its own).
 	bob := e.seedTenant(t, "bob")
-	e.createAdapter(asTenant(t, mustUUID(t, bob.human.GetId())), t, redisAdapter(t, "orders"))
+	bobs := redisAdapter(t, "orders")
+	bobs.Config = mustStruct(t, map[string]any{"addr": "redis.internal:6379", "stream": "bob-orders"})
+	e.createAdapter(asTenant(t, mustUUID(t, bob.human.GetId())), t, bobs)
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -40,7 +41,18 @@ type env struct {
 	root uuid.UUID
 }
 
-func newEnv(t *testing.T) *env {
+// testAllow is the operator's allow list the admin tests run under (as
+// SWITCHBOARD_ADAPTER_ALLOW=redis.internal:6379,localhost,other,third,[::1]).
+// Names are allowed by name, so nothing is resolved.
+var testAllow = []sources.AllowRule{
+	{Host: "redis.internal", Port: 6379}, {Host: "localhost"}, {Host: "other"}, {Host: "third"},
+	{Prefix: netip.MustParsePrefix("::1/128")},
+}
+
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvAllowing(t, testAllow...) }
+
+// newEnvAllowing is newEnv under another allow list.
+func newEnvAllowing(t *testing.T, allow ...sources.AllowRule) *env {
 	t.Helper()
 	pool := pgtest.NewPool(t)
 	hasher := auth.NewHasher([]byte("admin-test-key"))
@@ -51,7 +63,7 @@ func newEnv(t *testing.T) *env {
 		"k1": bytes.Repeat([]byte{1}, secretbox.KeySize), "k2": bytes.Repeat([]byte{2}, secretbox.KeySize),
 	})
 	require.NoError(t, err)
-	return &env{srv: admin.New(zap.NewNop(), pool, identity, sources.New(pool, keys)), pool: pool, hasher: hasher, keys: keys, root: root.ID}
+	return &env{srv: admin.New(zap.NewNop(), pool, identity, sources.New(pool, keys, sources.NewAllowlist(allow, nil))), pool: pool, hasher: hasher, keys: keys, root: root.ID}
 }
 
 // asAdministrator is the context of an administrator's admin credential.

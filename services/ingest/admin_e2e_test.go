@@ -24,7 +24,7 @@ import (
 func TestEndpointCreatedByAdminVerifiesAtTheEdge(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys))
+	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys, nil))
 	ctx := auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
 	created, err := adm.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
 		Queue: "hooks", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS,

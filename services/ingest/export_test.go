@@ -2,6 +2,8 @@
 
 package ingest
 
+import "time"
+
 // OnBatchStatement sets a hook told each group-commit statement's size
 // (one-by-one retries of a failed batch included).
 func (s *Server) OnBatchStatement(f func(n int)) { s.batcher.OnStatement(f) }
@@ -20,3 +22,7 @@ func (s *Server) RunningAdapters() int {
 	}
 	return n
 }
+
+// SetAdapterStatusGap sets the least time between two writes of one
+// adapter's state; call it before Start.
+func (s *Server) SetAdapterStatusGap(d time.Duration) { s.adapters.statusGap = d }

@@ -27,6 +27,9 @@ type adapterRunner struct {
 	s      *Server
 	nodeID string
 	loop   *lifecycle.Loop
+	// statusGap is the least time between two writes of one adapter's
+	// state (statusWriter).
+	statusGap time.Duration
 
 	mu      sync.Mutex
 	running map[uuid.UUID]*runningAdapter
@@ -39,7 +42,7 @@ type runningAdapter struct {
 }
 
 func newAdapterRunner(s *Server, nodeID string, interval time.Duration) *adapterRunner {
-	r := &adapterRunner{s: s, nodeID: nodeID, running: map[uuid.UUID]*runningAdapter{}}
+	r := &adapterRunner{s: s, nodeID: nodeID, statusGap: defaultStatusGap, running: map[uuid.UUID]*runningAdapter{}}
 	r.loop = lifecycle.NewLoop(Name+"-adapters", interval, r.reconcile)
 	return r
 }
@@ -107,7 +110,9 @@ func (r *adapterRunner) reconcile(ctx context.Context) {
 			continue
 		}
 		if a, err := r.start(ctx, row); err != nil {
-			r.report(ctx, id, err.Error())
+			// Only a config written around the API gets here.
+			r.s.log.Warn("adapters: cannot start", zap.String("adapter_id", id.String()), zap.Error(err))
+			r.report(ctx, id, "cannot start: the stored config is not valid (the node's log has the details)")
 		} else {
 			r.running[id] = a
 		}
@@ -119,21 +124,27 @@ func (r *adapterRunner) start(ctx context.Context, row sources.PullAdapter) (*ru
 	if err := json.Unmarshal(row.Config, &c); err != nil {
 		return nil, fmt.Errorf("config is not a redis_stream config: %w", err)
 	}
-	src, err := redisstream.New(c.Config(row.ID.String(), r.nodeID, r.s.log.With(zap.String("adapter_id", row.ID.String()))))
-	if err != nil {
-		return nil, err
-	}
-	sink := r.s.AdapterSink(AdapterTarget{ID: row.ID, HumanID: row.HumanID, Queue: row.Queue, AgentID: row.AgentID})
 	// The adapter lives until reconcile or Stop cancels it, not until this
 	// tick's context ends.
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cfg := c.Config(row.ID.String(), r.nodeID, r.s.log.With(zap.String("adapter_id", row.ID.String())))
+	// Every connection goes through the operator's allow list, checked on
+	// the address dialed: an adapter stored before the list changed, or a
+	// name that resolves elsewhere now, connects nowhere.
+	cfg.Dialer = r.s.sources.Allowlist().DialContext
+	cfg.OnStatus = newStatusWriter(func(reason string) { r.report(actx, row.ID, reason) }, r.statusGap).report
+	src, err := redisstream.New(cfg)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	sink := r.s.AdapterSink(AdapterTarget{ID: row.ID, HumanID: row.HumanID, Queue: row.Queue, AgentID: row.AgentID})
 	a := &runningAdapter{config: string(row.Config), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
-		r.report(actx, row.ID, "")
 		if err := src.Run(actx, sink); err != nil && actx.Err() == nil {
 			r.s.log.Warn("adapter stopped", zap.String("adapter_id", row.ID.String()), zap.Error(err))
-			r.report(context.WithoutCancel(actx), row.ID, err.Error())
+			r.report(context.WithoutCancel(actx), row.ID, redisstream.Reason(err))
 		} // the next reconcile sees done closed and starts it again
 	}()
 	return a, nil

@@ -37,7 +37,8 @@ type Options struct {
 	// for tests).
 	Todos *queue.Todos
 	// Sources reads the endpoints and adapters (the node's one store of
-	// them). Default: one of the service's own over the pool.
+	// them); pull adapters connect through its allow list. Default: one of
+	// the service's own over the pool, whose allow list allows nothing.
 	Sources *sources.Store
 	// NodeID, when set, makes the node run its consumer of every enabled
 	// pull adapter (named after the node), reconciled with the adapters
@@ -83,7 +84,7 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	st := store.New(pool, opts.HotPool, todos)
 	src := opts.Sources
 	if src == nil {
-		src = sources.New(pool, opts.SealingKeys)
+		src = sources.New(pool, opts.SealingKeys, nil)
 	}
 	s := &Server{
 		log: log, store: st, todos: todos, sources: src, opts: opts, endpoints: newEndpoints(src), limits: newLimiters(),

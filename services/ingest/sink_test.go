@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard/switchboard/services/ingest"
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter/redisstream"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 // sinkFunc adapts a function to adapter.Sink.
@@ -52,7 +53,7 @@ func TestRedisAdapterKilledBetweenStoreAndAck(t *testing.T) {
 		require.NoError(t, rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: stream, Values: map[string]any{"body": fmt.Sprintf(`{"order":%d}`, i)}}).Err())
 	}
 	cfg := redisstream.Config{
-		ID: adapterID.String(), Addr: "127.0.0.1:6379", Stream: stream, Group: "g", Consumer: "c1", StartID: "0",
+		ID: adapterID.String(), Addr: "127.0.0.1:6379", Dialer: sources.NewAllowlist(allowLocalRedis, nil).DialContext, Stream: stream, Group: "g", Consumer: "c1", StartID: "0",
 		Block: 100 * time.Millisecond, Backoff: adapter.Backoff{Min: 10 * time.Millisecond, Max: 50 * time.Millisecond},
 	}
 	pending := func() int64 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/switchboard/switchboard/pkg/config"
 	sblog "github.com/switchboard/switchboard/pkg/logging"
 	"github.com/switchboard/switchboard/pkg/pgnotify"
@@ -41,7 +43,17 @@ func (a *assembly) buildTodos() error {
 }
 
 func (a *assembly) buildSources() error {
-	a.sources = sources.New(a.pool, a.cfg.Ingest.SealingKeys)
+	rules := make([]sources.AllowRule, len(a.cfg.Ingest.AdapterAllow))
+	shown := make([]string, len(rules))
+	for i, e := range a.cfg.Ingest.AdapterAllow {
+		rules[i], shown[i] = sources.AllowRule(e), e.String()
+	}
+	if len(rules) == 0 {
+		a.log.Info(config.EnvAdapterAllow + " is not set: pull adapters may connect nowhere, so none can be created or run")
+	} else {
+		a.log.Info("pull adapters may connect to "+config.EnvAdapterAllow, zap.Strings("allow", shown))
+	}
+	a.sources = sources.New(a.pool, a.cfg.Ingest.SealingKeys, sources.NewAllowlist(rules, nil))
 	return nil
 }
 

@@ -3,7 +3,6 @@ package sources
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,7 +12,6 @@ import (
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/keyset"
 	"github.com/switchboard/switchboard/pkg/postgres"
-	"github.com/switchboard/switchboard/services/ingest/internal/adapter/redisstream"
 	"github.com/switchboard/switchboard/services/ingest/sources/internal/dbsqlc"
 )
 
@@ -93,12 +91,13 @@ func (s *Store) CreateAdapter(ctx context.Context, t auth.Tenant, humanID uuid.U
 	if err := checkAdapter(kind, f); err != nil {
 		return Adapter{}, err
 	}
-	var err error
-	if f.Config, err = adapterConfig(kind, config); err != nil {
+	c, err := s.adapterConfig(ctx, kind, config)
+	if err != nil {
 		return Adapter{}, err
 	}
+	f.Config = c.raw
 	r, err := s.q.AdapterInsert(ctx, s.pool, dbsqlc.AdapterInsertParams{
-		Name: f.Name, Kind: kind, Config: f.Config, Queue: f.Queue, Enabled: f.Enabled,
+		Name: f.Name, Kind: kind, Config: f.Config, SourceKey: c.sourceKey, Queue: f.Queue, Enabled: f.Enabled,
 		AgentID: f.AgentID, EndpointID: f.EndpointID,
 		HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
 	})
@@ -135,8 +134,23 @@ func (s *Store) ListAdapters(ctx context.Context, t auth.Tenant, humanID *uuid.U
 // lock; kind and human never change, and config and endpoint are checked
 // against the stored kind. NOT_FOUND for an unknown adapter, or an agent or
 // endpoint that is not the adapter's human's; ALREADY_EXISTS for a name the
-// human already uses.
+// human already uses, or a stream another owner's adapter reads.
 func (s *Store) UpdateAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID, u AdapterUpdate) (Adapter, error) {
+	var set *rowConfig
+	if u.SetConfig {
+		// Checked before the transaction: the allow list may resolve a
+		// name, which must not hold the row lock. The kind it is checked
+		// for never changes.
+		cur, err := s.GetAdapter(ctx, t, id)
+		if err != nil {
+			return Adapter{}, err
+		}
+		c, err := s.adapterConfig(ctx, cur.Kind, u.Config)
+		if err != nil {
+			return Adapter{}, err
+		}
+		set = &c
+	}
 	var out Adapter
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		r, err := s.q.AdapterLock(ctx, tx, dbsqlc.AdapterLockParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
@@ -151,13 +165,15 @@ func (s *Store) UpdateAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID, 
 		if err := checkAdapter(cur.Kind, f); err != nil {
 			return err
 		}
-		if u.SetConfig {
-			if f.Config, err = adapterConfig(cur.Kind, u.Config); err != nil {
+		c := set
+		if c == nil {
+			if c, err = storedConfig(cur.Kind, f.Config); err != nil {
 				return err
 			}
 		}
+		f.Config = c.raw
 		r, err = s.q.AdapterUpdate(ctx, tx, dbsqlc.AdapterUpdateParams{
-			Name: f.Name, Config: f.Config, EndpointID: f.EndpointID, AgentID: f.AgentID,
+			Name: f.Name, Config: f.Config, SourceKey: c.sourceKey, EndpointID: f.EndpointID, AgentID: f.AgentID,
 			Queue: f.Queue, Enabled: f.Enabled, Cursor: f.Cursor,
 			ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
@@ -175,31 +191,4 @@ func (s *Store) UpdateAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID, 
 func (s *Store) DeleteAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID) error {
 	n, err := s.q.AdapterDelete(ctx, s.pool, dbsqlc.AdapterDeleteParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
 	return apierr.Affected(n, err, "delete adapter", "adapter "+id.String(), constraints)
-}
-
-// adapterConfig validates a config for kind and returns the normalized JSON
-// object to store: {} for WEBHOOK, every field with its default filled for
-// REDIS_STREAM.
-func adapterConfig(kind string, cfg map[string]any) (json.RawMessage, error) {
-	switch kind {
-	case KindWebhook:
-		if len(cfg) > 0 {
-			return nil, invalid("adapter.config", "must be empty for ADAPTER_KIND_WEBHOOK")
-		}
-		return json.RawMessage(`{}`), nil
-	case KindRedisStream:
-		c, violations := redisstream.ParseStored(cfg)
-		if len(violations) > 0 {
-			for i := range violations {
-				violations[i].Field = "adapter.config." + violations[i].Field
-			}
-			return nil, apierr.Invalid(violations...)
-		}
-		raw, err := json.Marshal(c)
-		if err != nil {
-			return nil, fmt.Errorf("marshal adapter config: %w", err)
-		}
-		return raw, nil
-	}
-	return nil, fmt.Errorf("sources: unknown adapter kind %q", kind)
 }

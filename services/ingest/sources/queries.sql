@@ -140,12 +140,14 @@ WHERE endpoint_id = sqlc.arg(endpoint_id)::uuid;
 -- name: AdapterInsert :one
 -- Creates an adapter for a human the caller may act for; a non-NULL agent_id or endpoint_id must belong to that
 -- same human. No row when any of them is unknown or out of reach. cursor, last_polled_at and last_error start
--- NULL: the node's adapter runner writes them.
-INSERT INTO adapters (human_id, name, kind, config, endpoint_id, agent_id, queue, enabled)
+-- NULL: the node's adapter runner writes them. source_key is the config's (NULL for a push adapter); another
+-- human's adapter with the key breaks adapters_source_owner_excl.
+INSERT INTO adapters (human_id, name, kind, config, source_key, endpoint_id, agent_id, queue, enabled)
 SELECT h.id,
        sqlc.arg(name)::text,
        sqlc.arg(kind)::text,
        sqlc.arg(config)::jsonb,
+       sqlc.narg(source_key)::text,
        ep.id,
        a.id,
        sqlc.arg(queue)::text,
@@ -189,10 +191,11 @@ LIMIT sqlc.arg(max_rows)::integer;
 -- name: AdapterUpdate :one
 -- Writes every mutable column of an adapter the caller may reach (the handler merged the patch into the row it
 -- locked with AdapterLock). A non-NULL agent_id or endpoint_id must belong to the adapter's own human; no row
--- otherwise. kind, human_id, last_polled_at and last_error never change here.
+-- otherwise. kind, human_id, last_polled_at and last_error never change here; source_key is the config's.
 UPDATE adapters AS ad
 SET name        = sqlc.arg(name)::text,
     config      = sqlc.arg(config)::jsonb,
+    source_key  = sqlc.narg(source_key)::text,
     endpoint_id = sqlc.narg(endpoint_id)::uuid,
     agent_id    = sqlc.narg(agent_id)::uuid,
     queue       = sqlc.arg(queue)::text,
@@ -232,11 +235,13 @@ WHERE s.endpoint_id = sqlc.arg(endpoint_id)
 ORDER BY s.created_at;
 
 -- name: AdaptersToRun :many
--- The pull adapters a node runs: enabled Redis Streams adapters, with what their events need.
+-- The pull adapters a node runs: enabled Redis Streams adapters that own their stream (a row without source_key
+-- lost its stream to another owner's older adapter in migration 00013), with what their events need.
 SELECT a.id, a.human_id, a.queue, a.agent_id, a.config
 FROM adapters AS a
 WHERE a.enabled
   AND a.kind = 'redis_stream'
+  AND a.source_key IS NOT NULL
 ORDER BY a.id;
 
 -- name: AdapterReport :exec

@@ -14,10 +14,13 @@
 package sources
 
 import (
+	"net"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/secretbox"
+	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
 	"github.com/switchboard/switchboard/services/ingest/sources/internal/dbsqlc"
 )
 
@@ -28,14 +31,38 @@ type Store struct {
 	// opens them for the webhook edge; every node must hold the key ids
 	// secrets were sealed under.
 	keys *secretbox.Keyring
-	q    *dbsqlc.Queries
+	// allow is where pull adapters may connect: checked when one is
+	// created or its config changes, and by the runner's dialer.
+	allow *Allowlist
+	q     *dbsqlc.Queries
 }
 
 // New returns a store over pool; keys is the node's sealing keyring
-// (SWITCHBOARD_SEALING_KEYS).
-func New(pool *pgxpool.Pool, keys *secretbox.Keyring) *Store {
-	return &Store{pool: pool, keys: keys, q: dbsqlc.New()}
+// (SWITCHBOARD_SEALING_KEYS), allow the operator's allow list
+// (SWITCHBOARD_ADAPTER_ALLOW; nil allows nothing).
+func New(pool *pgxpool.Pool, keys *secretbox.Keyring, allow *Allowlist) *Store {
+	if allow == nil {
+		allow = NewAllowlist(nil, nil)
+	}
+	return &Store{pool: pool, keys: keys, allow: allow, q: dbsqlc.New()}
 }
+
+// AllowRule is one entry of SWITCHBOARD_ADAPTER_ALLOW (config.AdapterAllowEntry
+// converts to it).
+type AllowRule = adapter.AllowRule
+
+// Allowlist is where pull adapters may connect (see adapter.Allowlist).
+type Allowlist = adapter.Allowlist
+
+// NewAllowlist returns the allow list of rules; resolver resolves names for
+// checks and dials (nil: net.DefaultResolver).
+func NewAllowlist(rules []AllowRule, resolver *net.Resolver) *Allowlist {
+	return adapter.NewAllowlist(rules, resolver)
+}
+
+// Allowlist is the allow list the store checks adapters against; the
+// adapter runner dials through it.
+func (s *Store) Allowlist() *Allowlist { return s.allow }
 
 // constraints maps the sources' constraints (named <table>_<what>_check/_key
 // by the migrations) to what a client is told.
@@ -55,6 +82,9 @@ var constraints = &apierr.Constraints{
 	},
 	Uniques: map[string]string{
 		"adapters_human_id_name_key": "the human already has an adapter with this name",
+		// Names neither the other owner nor its adapter.
+		"adapters_source_owner_excl": "adapter.config: another owner's adapter already reads this Redis stream (addr, db and stream)",
+		"adapters_source_group_key":  "adapter.config: the human already has an adapter reading this Redis stream in this group",
 	},
 }
 

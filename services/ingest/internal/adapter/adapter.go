@@ -11,8 +11,9 @@
 // the database.
 //
 // The package also holds the small helpers adapters share: jittered backoff
-// (Backoff, Sleep) and an SSRF guard (CheckTarget, DialControl) for adapters
-// that connect to user-supplied hosts.
+// (Backoff, Sleep) and the operator's allow list (Allowlist: Check when an
+// adapter is configured, DialContext when it connects), which stops a tenant
+// from making the nodes connect anywhere the operator did not name.
 package adapter
 
 import (

@@ -1,131 +1,76 @@
 package adapter
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"net"
 	"net/netip"
-	"strings"
-	"syscall"
 )
 
-// ErrDisallowedTarget is returned (wrapped) when a host or address is in a
-// range an adapter must not reach unless private targets are explicitly allowed.
+// ErrDisallowedTarget is wrapped by every refusal of the allow list (create
+// time and dial time), so callers can tell "the operator does not allow this
+// address" from a network failure.
 var ErrDisallowedTarget = errors.New("target address not allowed")
 
-// Ranges that netip's predicates do not cover.
-var (
-	cgnat       = netip.MustParsePrefix("100.64.0.0/10") // RFC 6598 carrier-grade NAT, internal to providers
-	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")     // RFC 1122 "this network"; 0.x connects to localhost on Linux
-	nat64       = netip.MustParsePrefix("64:ff9b::/96")  // RFC 6052: embeds an IPv4 address that a NAT64 gateway reaches
-	broadcast   = netip.MustParseAddr("255.255.255.255")
-)
+// specialRange is an address range a tenant must never reach unless an
+// operator's entry lies inside it (Allowlist).
+type specialRange struct {
+	prefix netip.Prefix
+	class  string // how a message names an address of it
+}
 
-// disallowReason returns why ip is not a public unicast address, or "" if it
-// is. IPv4-mapped IPv6 (::ffff:a.b.c.d) and NAT64 forms are judged by the IPv4
-// address they carry, since that is where the packets end up.
-func disallowReason(ip netip.Addr) string {
+// specialRanges are the non-public unicast ranges and the non-unicast ones.
+// They do not overlap, so an address has at most one.
+var specialRanges = []specialRange{
+	{netip.MustParsePrefix("0.0.0.0/8"), "this-network"}, // RFC 1122; 0.x connects to localhost on Linux
+	{netip.MustParsePrefix("10.0.0.0/8"), "private"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT"}, // RFC 6598, internal to providers
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"}, // holds 169.254.169.254, the cloud metadata endpoint
+	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
+	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},
+	{netip.MustParsePrefix("::/128"), "unspecified"},
+	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("fc00::/7"), "private"}, // RFC 4193 unique local
+	{netip.MustParsePrefix("fe80::/10"), "link-local"},
+	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+}
+
+// nat64 is RFC 6052's well-known prefix: its addresses embed an IPv4 address
+// that a NAT64 gateway connects to.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// normalize is the address the packets really go to: without an IPv6 zone,
+// an IPv4-mapped IPv6 address (::ffff:a.b.c.d) as its IPv4 address, and a
+// NAT64 address that embeds a non-public IPv4 address as that address (so
+// 64:ff9b::7f00:1 is judged as 127.0.0.1, the host it reaches).
+func normalize(ip netip.Addr) netip.Addr {
 	ip = ip.WithZone("").Unmap()
 	if ip.Is6() && nat64.Contains(ip) {
 		b := ip.As16()
-		if r := disallowReason(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})); r != "" {
-			return "NAT64 of " + r
+		v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		if _, _, special := classify(v4); special {
+			return v4
 		}
 	}
-	switch {
-	case !ip.IsValid():
-		return "invalid"
-	case ip.IsUnspecified():
-		return "unspecified"
-	case ip.IsLoopback():
-		return "loopback"
-	case ip.IsPrivate():
-		return "private"
-	case ip.IsLinkLocalUnicast():
-		// Includes 169.254.169.254, the cloud metadata endpoint.
-		return "link-local"
-	case ip.IsMulticast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast():
-		return "multicast"
-	case cgnat.Contains(ip):
-		return "carrier-grade NAT"
-	case thisNetwork.Contains(ip):
-		return "this-network"
-	case ip == broadcast:
-		return "broadcast"
-	}
-	return ""
+	return ip
 }
 
-// CheckAddr reports whether ip may be connected to: nil for a public unicast
-// address, a wrapped ErrDisallowedTarget otherwise.
-func CheckAddr(ip netip.Addr) error {
-	if r := disallowReason(ip); r != "" {
-		return fmt.Errorf("%w: %s is %s", ErrDisallowedTarget, ip, r)
+// classify returns the special range holding a normalized ip and how to name
+// it, or special false for a public unicast address.
+func classify(ip netip.Addr) (rng netip.Prefix, class string, special bool) {
+	for _, r := range specialRanges {
+		if r.prefix.Contains(ip) {
+			if ip.IsUnspecified() {
+				return r.prefix, "unspecified", true
+			}
+			return r.prefix, r.class, true
+		}
 	}
-	return nil
+	return netip.Prefix{}, "", false
 }
 
-// CheckTarget resolves host (a name or an IP literal, IPv6 optionally in
-// brackets) and rejects it when any of its addresses is loopback, private
-// (RFC 1918, RFC 4193), link-local (including cloud metadata), unspecified,
-// multicast, carrier-grade NAT, or an IPv4-mapped form of those, unless
-// allowPrivate. Every address must pass, not just one, because the dialer may
-// pick any of them. A nil resolver means net.DefaultResolver.
-//
-// CheckTarget gives early, readable configuration errors; it cannot stop DNS
-// rebinding (the name may resolve differently at connect time), so the
-// connection itself must also use DialControl.
-func CheckTarget(ctx context.Context, host string, allowPrivate bool, resolver *net.Resolver) error {
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if host == "" {
-		return errors.New("check target: empty host")
-	}
-	if allowPrivate {
-		return nil
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		return CheckAddr(ip)
-	}
-	if resolver == nil {
-		resolver = net.DefaultResolver
-	}
-	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return fmt.Errorf("check target: resolve %q: %w", host, err)
-	}
-	if len(addrs) == 0 {
-		return fmt.Errorf("check target: %q resolved to no address", host)
-	}
-	for _, ip := range addrs {
-		if err := CheckAddr(ip); err != nil {
-			return fmt.Errorf("check target %q: %w", host, err)
-		}
-	}
-	return nil
-}
-
-// DialControl returns a net.Dialer.Control function that applies the
-// CheckTarget rule to the address actually being connected to, after DNS
-// resolution, so a name that resolves to a public address at check time and a
-// private one at connect time (DNS rebinding) is still refused. With
-// allowPrivate it allows everything.
-func DialControl(allowPrivate bool) func(network, address string, c syscall.RawConn) error {
-	return func(network, address string, _ syscall.RawConn) error {
-		if allowPrivate {
-			return nil
-		}
-		host, _, err := net.SplitHostPort(address)
-		if err != nil {
-			return fmt.Errorf("dial control: %w", err)
-		}
-		ip, err := netip.ParseAddr(host)
-		if err != nil {
-			return fmt.Errorf("dial control: %s address %q is not an IP: %w", network, address, err)
-		}
-		if err := CheckAddr(ip); err != nil {
-			return fmt.Errorf("dial control: %w", err)
-		}
-		return nil
-	}
+// within reports whether every address of p is in rng.
+func within(p, rng netip.Prefix) bool {
+	return p.Addr().Is4() == rng.Addr().Is4() && p.Bits() >= rng.Bits() && rng.Contains(p.Addr())
 }

@@ -21,8 +21,11 @@
 package redisstream
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -57,7 +60,11 @@ type Config struct {
 	// so it must stay the same across restarts. Default "redisstream:<Stream>:<Group>".
 	ID string
 
-	Addr     string // host:port of the Redis server (required)
+	Addr string // host:port of the Redis server (required)
+	// Dialer opens every connection to Addr (required): the allow list's
+	// DialContext, so the adapter connects nowhere the operator did not
+	// allow, whatever a tenant wrote in Addr.
+	Dialer   func(ctx context.Context, network, addr string) (net.Conn, error)
 	Username string
 	Password string
 	DB       int
@@ -92,6 +99,12 @@ type Config struct {
 	// Backoff paces retries after Redis or sink errors.
 	Backoff adapter.Backoff
 
+	// OnStatus, when set, is told the outcome of every step of Run: "" after
+	// one that worked, else a short reason safe to show the adapter's owner
+	// (Reason). It is called on Run's goroutine; it must be quick or rate
+	// limit itself.
+	OnStatus func(reason string)
+
 	Logger *zap.Logger // nil means zap.NewNop()
 }
 
@@ -103,6 +116,10 @@ func (c *Config) withDefaults() (Config, error) {
 			missing = append(missing, name)
 		}
 	}
+	if cfg.Dialer == nil {
+		missing = append(missing, "Dialer")
+	}
+	slices.Sort(missing)
 	if len(missing) > 0 {
 		return cfg, fmt.Errorf("redisstream: missing config %v", missing)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,10 @@ import (
 )
 
 const redisAddr = "127.0.0.1:6379"
+
+// allowRedis is the allow list the tests run under: the local Redis only
+// (the operator's SWITCHBOARD_ADAPTER_ALLOW=127.0.0.1:6379).
+var allowRedis = adapter.NewAllowlist([]adapter.AllowRule{{Prefix: netip.MustParsePrefix("127.0.0.1/32"), Port: 6379}}, nil)
 
 // newRedis connects to the real Redis the tests need and fails (never skips)
 // when it is not there.
@@ -48,6 +53,7 @@ func testConfig(t *testing.T, rdb *redis.Client) Config {
 	})
 	return Config{
 		Addr:     redisAddr,
+		Dialer:   allowRedis.DialContext,
 		Stream:   stream,
 		Group:    "g",
 		Consumer: "c1",

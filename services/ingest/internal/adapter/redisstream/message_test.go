@@ -6,11 +6,16 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
 )
+
+// noDial is the dialer of an empty allow list: it connects nowhere.
+var noDial = adapter.NewAllowlist(nil, nil).DialContext
 
 func TestToMessage(t *testing.T) {
 	t.Parallel()
-	a, err := New(Config{Addr: "x:1", Stream: "s", Group: "g", Consumer: "c"})
+	a, err := New(Config{Addr: "x:1", Dialer: noDial, Stream: "s", Group: "g", Consumer: "c"})
 	require.NoError(t, err)
 
 	m, err := a.toMessage(redis.XMessage{ID: "1-0", Values: map[string]any{"body": "hi", "content_type": "text/plain", "k": "v"}})
@@ -30,11 +35,13 @@ func TestToMessage(t *testing.T) {
 func TestConfigValidation(t *testing.T) {
 	t.Parallel()
 	_, err := New(Config{Stream: "s"})
-	require.Error(t, err)
-	_, err = New(Config{Addr: "x:1", Stream: "s", Group: "g", Consumer: "c", StartID: "5-0"})
+	require.EqualError(t, err, "redisstream: missing config [Addr Consumer Dialer Group]")
+	_, err = New(Config{Addr: "x:1", Stream: "s", Group: "g", Consumer: "c"})
+	require.EqualError(t, err, "redisstream: missing config [Dialer]", "no connection without the allow list's dialer")
+	_, err = New(Config{Addr: "x:1", Dialer: noDial, Stream: "s", Group: "g", Consumer: "c", StartID: "5-0"})
 	require.Error(t, err)
 
-	a, err := New(Config{Addr: "x:1", Stream: "s", Group: "g", Consumer: "c"})
+	a, err := New(Config{Addr: "x:1", Dialer: noDial, Stream: "s", Group: "g", Consumer: "c"})
 	require.NoError(t, err)
 	assert.Equal(t, "s:dead", a.cfg.DeadLetterStream)
 	assert.Equal(t, int64(DefaultBatchSize), a.cfg.BatchSize)

@@ -54,7 +54,7 @@ func (r *runner) process(ctx context.Context, entries []redis.XMessage) error {
 		return r.ack(ctx, ids(live))
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("store batch: %w", storeErr)
+		return stepFailed("store events", storeErr)
 	}
 	r.log.Warn("sink store failed", zap.Int("entries", len(msgs)), zap.Error(storeErr))
 	if errors.Is(storeErr, adapter.ErrSinkUnavailable) || len(msgs) == 1 {
@@ -70,7 +70,7 @@ func (r *runner) process(ctx context.Context, entries []redis.XMessage) error {
 		if errs[i] = r.sink.Store(ctx, r.cfg.ID, msgs[i:i+1]); errs[i] == nil {
 			stored = append(stored, live[i].ID)
 		} else if ctx.Err() != nil {
-			return fmt.Errorf("store entry %s: %w", live[i].ID, errs[i])
+			return stepFailed("store events", fmt.Errorf("entry %s: %w", live[i].ID, errs[i]))
 		}
 	}
 	if len(stored) > 0 {
@@ -132,7 +132,7 @@ func (r *runner) handleFailures(ctx context.Context, entries []redis.XMessage, e
 		}
 	}
 	if left > 0 {
-		return fmt.Errorf("store %d of %d entries: %w", left, len(entries), firstErr)
+		return stepFailed("store events", fmt.Errorf("%d of %d entries: %w", left, len(entries), firstErr))
 	}
 	return nil
 }
@@ -150,7 +150,7 @@ func (r *runner) deliveries(ctx context.Context, ids []string) (map[string]int64
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("xpending: %w", err)
+		return nil, stepFailed("count deliveries (XPENDING)", err)
 	}
 	counts := make(map[string]int64, len(ids))
 	for _, c := range cmds {
@@ -179,7 +179,7 @@ func (r *runner) deadLetter(ctx context.Context, e redis.XMessage, reason string
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("dead-letter entry %s: %w", e.ID, err)
+		return stepFailed("dead-letter", fmt.Errorf("entry %s: %w", e.ID, err))
 	}
 	r.log.Error("entry dead-lettered", zap.String("id", e.ID), zap.String("reason", reason),
 		zap.Int64("deliveries", deliveries), zap.String("dead_letter_stream", r.cfg.DeadLetterStream))
@@ -188,7 +188,7 @@ func (r *runner) deadLetter(ctx context.Context, e redis.XMessage, reason string
 
 func (r *runner) ack(ctx context.Context, ids []string) error {
 	if err := r.rdb.XAck(ctx, r.cfg.Stream, r.cfg.Group, ids...).Err(); err != nil {
-		return fmt.Errorf("xack %d entries: %w", len(ids), err)
+		return stepFailed("acknowledge (XACK)", fmt.Errorf("%d entries: %w", len(ids), err))
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package redisstream
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -43,6 +42,7 @@ func (a *Adapter) ID() string { return a.cfg.ID }
 func (a *Adapter) Run(ctx context.Context, sink adapter.Sink) error {
 	rdb := redis.NewClient(&redis.Options{
 		Addr:     a.cfg.Addr,
+		Dialer:   a.cfg.Dialer,
 		Username: a.cfg.Username,
 		Password: a.cfg.Password,
 		DB:       a.cfg.DB,
@@ -68,6 +68,7 @@ func (a *Adapter) Run(ctx context.Context, sink adapter.Sink) error {
 		if ctx.Err() != nil {
 			break
 		}
+		a.report(err)
 		if err == nil {
 			r.failures = 0
 			continue
@@ -87,6 +88,18 @@ func (a *Adapter) Run(ctx context.Context, sink adapter.Sink) error {
 		}
 	}
 	return nil
+}
+
+// report tells Config.OnStatus how a step went.
+func (a *Adapter) report(err error) {
+	if a.cfg.OnStatus == nil {
+		return
+	}
+	reason := ""
+	if err != nil {
+		reason = Reason(err)
+	}
+	a.cfg.OnStatus(reason)
 }
 
 // runner is the state of one Run call.
@@ -139,7 +152,7 @@ func (r *runner) step(ctx context.Context) error {
 func (r *runner) ensureGroup(ctx context.Context) error {
 	err := r.rdb.XGroupCreateMkStream(ctx, r.cfg.Stream, r.cfg.Group, r.cfg.StartID).Err()
 	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
-		return fmt.Errorf("create consumer group: %w", err)
+		return stepFailed("create consumer group", err)
 	}
 	return nil
 }
@@ -162,7 +175,7 @@ func (r *runner) read(ctx context.Context, id string) ([]redis.XMessage, error) 
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("xreadgroup %s: %w", id, err)
+		return nil, stepFailed("read (XREADGROUP "+id+")", err)
 	}
 	var entries []redis.XMessage
 	for _, s := range streams {
@@ -185,7 +198,7 @@ func (r *runner) claim(ctx context.Context) error {
 			Count:    r.cfg.BatchSize,
 		}).Result()
 		if err != nil {
-			return fmt.Errorf("xautoclaim: %w", err)
+			return stepFailed("claim abandoned entries", err)
 		}
 		if len(entries) > 0 {
 			r.log.Info("claimed abandoned entries", zap.Int("count", len(entries)))

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
 )
 
 // DefaultGroup is the consumer group of a stored config that names none:
@@ -75,13 +78,18 @@ func ParseStored(fields map[string]any) (StoredConfig, []apierr.FieldViolation) 
 	}
 	c := StoredConfig{Addr: p.str("addr", "", true, false)}
 	if c.Addr != "" && utf8.RuneCountInString(c.Addr) <= maxStoredString {
-		if host, port, err := net.SplitHostPort(c.Addr); err != nil || host == "" {
-			p.fail("addr", `must be "host:port"`)
-		} else if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-			p.fail("addr", "must have a port between 1 and 65535")
+		addr, problem := normalizeAddr(c.Addr)
+		if problem != "" {
+			p.fail("addr", problem)
 		}
+		c.Addr = addr
 	}
 	c.Stream = p.str("stream", "", true, false)
+	if strings.HasSuffix(c.Stream, DeadLetterSuffix) {
+		// A dead-letter stream holds the entries of the adapters of the
+		// stream it is named after: reading it would bypass their claim.
+		p.fail("stream", `must not end in "`+DeadLetterSuffix+`": that suffix names dead-letter streams`)
+	}
 	c.Group = p.str("group", DefaultGroup, false, false)
 	c.Start = p.str("start", "$", false, false)
 	if _, isString := fields["start"].(string); isString && c.Start != "" && c.Start != "$" && c.Start != "0" {
@@ -93,6 +101,50 @@ func ParseStored(fields map[string]any) (StoredConfig, []apierr.FieldViolation) 
 	c.MaxDeliveries = int64(p.integer("max_deliveries", DefaultMaxDeliveries, 1, maxStoredDelivered))
 	c.BatchSize = int64(p.integer("batch_size", DefaultBatchSize, 1, maxStoredBatch))
 	return c, p.violations
+}
+
+// normalizeAddr returns addr as it is stored and compared: a DNS name in
+// lower case without its trailing dot, an IP address in canonical form (an
+// IPv4-mapped IPv6 address as IPv4), the port in decimal; or why addr is
+// not acceptable.
+func normalizeAddr(addr string) (string, string) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return addr, `must be "host:port"`
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || n == 0 {
+		return addr, "must have a port between 1 and 65535"
+	}
+	port = strconv.FormatUint(n, 10)
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Zone() != "" {
+			return addr, "must not name an IPv6 zone"
+		}
+		return net.JoinHostPort(ip.Unmap().String(), port), ""
+	}
+	name := adapter.NormalizeName(host)
+	if !adapter.ValidName(name) {
+		return addr, "must be host:port with an IP address or a DNS name as host"
+	}
+	return net.JoinHostPort(name, port), ""
+}
+
+// SourceKey names the stream c reads, whichever adapter reads it: the
+// server (normalized addr), the database number and the stream. Adapters
+// with one key read the same entries, so they must belong to one owner.
+//
+// Names are compared as written, not as resolved: "localhost" and
+// "127.0.0.1", or two DNS names of one server, are different keys. An
+// operator whose tenants share a Redis server makes them spell it one way
+// by listing it by name only in SWITCHBOARD_ADAPTER_ALLOW, with no address
+// entry that also covers its address.
+func (c StoredConfig) SourceKey() string {
+	addr, problem := normalizeAddr(c.Addr)
+	if problem != "" {
+		addr = strings.ToLower(c.Addr)
+	}
+	return addr + "/" + strconv.Itoa(c.DB) + "/" + c.Stream
 }
 
 // parser collects the violations of one config.

@@ -41,3 +41,53 @@ func TestParseStoredNamesEveryViolation(t *testing.T) {
 		{Field: "batch_size", Description: "must be an integer"},
 	}, violations)
 }
+
+// TestParseStoredNormalizesAddr: one server is stored one way (case,
+// trailing dot, port digits, IPv6 form), and a host is an IP address or a
+// DNS name, never userinfo or a zone.
+func TestParseStoredNormalizesAddr(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Redis.Internal.:6379":      "redis.internal:6379",
+		"redis.internal:06379":      "redis.internal:6379",
+		"LOCALHOST:6379":            "localhost:6379",
+		"127.0.0.1:6379":            "127.0.0.1:6379",
+		"[::1]:6379":                "[::1]:6379",
+		"[0:0::0001]:6379":          "[::1]:6379",
+		"[FD00::A]:6379":            "[fd00::a]:6379",
+		"[::ffff:10.0.0.1]:6379":    "10.0.0.1:6379",
+		"my_redis-1.svc.local:6380": "my_redis-1.svc.local:6380",
+	} {
+		c, violations := redisstream.ParseStored(map[string]any{"addr": in, "stream": "s"})
+		require.Empty(t, violations, in)
+		require.Equal(t, want, c.Addr, in)
+	}
+	for _, in := range []string{"user:pass@redis:6379", "pass@redis:6379", "[fe80::1%eth0]:6379", "re dis:6379", "10.0.0:6379", "-a:1", "a..b:1"} {
+		_, violations := redisstream.ParseStored(map[string]any{"addr": in, "stream": "s"})
+		require.Len(t, violations, 1, in)
+		require.Equal(t, "addr", violations[0].Field, in)
+	}
+}
+
+// TestParseStoredRefusesDeadLetterStreams: a dead-letter stream holds the
+// entries of another adapter's stream; no adapter reads one.
+func TestParseStoredRefusesDeadLetterStreams(t *testing.T) {
+	t.Parallel()
+	_, violations := redisstream.ParseStored(map[string]any{"addr": "redis:6379", "stream": "orders" + redisstream.DeadLetterSuffix})
+	require.Equal(t, []apierr.FieldViolation{
+		{Field: "stream", Description: `must not end in ":dead": that suffix names dead-letter streams`},
+	}, violations)
+}
+
+// TestSourceKey: the key names server, database and stream, normalized
+// even for a config stored before normalization.
+func TestSourceKey(t *testing.T) {
+	t.Parallel()
+	c, violations := redisstream.ParseStored(map[string]any{"addr": "Redis.Internal:06379", "stream": "Orders", "db": 2.0})
+	require.Empty(t, violations)
+	require.Equal(t, "redis.internal:6379/2/Orders", c.SourceKey())
+	legacy := redisstream.StoredConfig{Addr: "REDIS.internal.:6379", Stream: "Orders", DB: 2}
+	require.Equal(t, c.SourceKey(), legacy.SourceKey())
+	other := redisstream.StoredConfig{Addr: "redis.internal:6379", Stream: "Orders", DB: 3}
+	require.NotEqual(t, c.SourceKey(), other.SourceKey(), "another database is another keyspace")
+}

@@ -26,6 +26,7 @@ type Adapter struct {
 	LastError    *string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	SourceKey    *string
 }
 
 type Endpoint struct {

@@ -35,7 +35,7 @@ func (q *Queries) AdapterDelete(ctx context.Context, db DBTX, arg AdapterDeleteP
 }
 
 const adapterGet = `-- name: AdapterGet :one
-SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at
+SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key
 FROM adapters
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -66,34 +66,37 @@ func (q *Queries) AdapterGet(ctx context.Context, db DBTX, arg AdapterGetParams)
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SourceKey,
 	)
 	return i, err
 }
 
 const adapterInsert = `-- name: AdapterInsert :one
-INSERT INTO adapters (human_id, name, kind, config, endpoint_id, agent_id, queue, enabled)
+INSERT INTO adapters (human_id, name, kind, config, source_key, endpoint_id, agent_id, queue, enabled)
 SELECT h.id,
        $1::text,
        $2::text,
        $3::jsonb,
+       $4::text,
        ep.id,
        a.id,
-       $4::text,
-       $5::boolean
+       $5::text,
+       $6::boolean
 FROM humans AS h
-LEFT JOIN agents AS a ON a.id = $6::uuid AND a.human_id = h.id
-LEFT JOIN endpoints AS ep ON ep.id = $7::uuid AND ep.human_id = h.id
-WHERE h.id = $8::uuid
-  AND ($9::boolean OR h.id = $10::uuid)
-  AND ($6::uuid IS NULL OR a.id IS NOT NULL)
-  AND ($7::uuid IS NULL OR ep.id IS NOT NULL)
-RETURNING id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at
+LEFT JOIN agents AS a ON a.id = $7::uuid AND a.human_id = h.id
+LEFT JOIN endpoints AS ep ON ep.id = $8::uuid AND ep.human_id = h.id
+WHERE h.id = $9::uuid
+  AND ($10::boolean OR h.id = $11::uuid)
+  AND ($7::uuid IS NULL OR a.id IS NOT NULL)
+  AND ($8::uuid IS NULL OR ep.id IS NOT NULL)
+RETURNING id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key
 `
 
 type AdapterInsertParams struct {
 	Name          string
 	Kind          string
 	Config        json.RawMessage
+	SourceKey     *string
 	Queue         string
 	Enabled       bool
 	AgentID       *uuid.UUID
@@ -105,12 +108,14 @@ type AdapterInsertParams struct {
 
 // Creates an adapter for a human the caller may act for; a non-NULL agent_id or endpoint_id must belong to that
 // same human. No row when any of them is unknown or out of reach. cursor, last_polled_at and last_error start
-// NULL: the node's adapter runner writes them.
+// NULL: the node's adapter runner writes them. source_key is the config's (NULL for a push adapter); another
+// human's adapter with the key breaks adapters_source_owner_excl.
 func (q *Queries) AdapterInsert(ctx context.Context, db DBTX, arg AdapterInsertParams) (Adapter, error) {
 	row := db.QueryRow(ctx, adapterInsert,
 		arg.Name,
 		arg.Kind,
 		arg.Config,
+		arg.SourceKey,
 		arg.Queue,
 		arg.Enabled,
 		arg.AgentID,
@@ -135,12 +140,13 @@ func (q *Queries) AdapterInsert(ctx context.Context, db DBTX, arg AdapterInsertP
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SourceKey,
 	)
 	return i, err
 }
 
 const adapterList = `-- name: AdapterList :many
-SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at
+SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key
 FROM adapters
 WHERE ($1::boolean OR human_id = $2::uuid)
   AND ($3::uuid IS NULL OR human_id = $3::uuid)
@@ -191,6 +197,7 @@ func (q *Queries) AdapterList(ctx context.Context, db DBTX, arg AdapterListParam
 			&i.LastError,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.SourceKey,
 		); err != nil {
 			return nil, err
 		}
@@ -203,7 +210,7 @@ func (q *Queries) AdapterList(ctx context.Context, db DBTX, arg AdapterListParam
 }
 
 const adapterLock = `-- name: AdapterLock :one
-SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at
+SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key
 FROM adapters
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -236,6 +243,7 @@ func (q *Queries) AdapterLock(ctx context.Context, db DBTX, arg AdapterLockParam
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SourceKey,
 	)
 	return i, err
 }
@@ -262,25 +270,27 @@ const adapterUpdate = `-- name: AdapterUpdate :one
 UPDATE adapters AS ad
 SET name        = $1::text,
     config      = $2::jsonb,
-    endpoint_id = $3::uuid,
-    agent_id    = $4::uuid,
-    queue       = $5::text,
-    enabled     = $6::boolean,
-    cursor      = $7::text,
+    source_key  = $3::text,
+    endpoint_id = $4::uuid,
+    agent_id    = $5::uuid,
+    queue       = $6::text,
+    enabled     = $7::boolean,
+    cursor      = $8::text,
     updated_at  = now()
-WHERE ad.id = $8
-  AND ($9::boolean OR ad.human_id = $10::uuid)
+WHERE ad.id = $9
+  AND ($10::boolean OR ad.human_id = $11::uuid)
+  AND ($5::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $5::uuid AND a.human_id = ad.human_id))
   AND ($4::uuid IS NULL
-       OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $4::uuid AND a.human_id = ad.human_id))
-  AND ($3::uuid IS NULL
        OR EXISTS (SELECT 1 FROM endpoints AS ep
-                  WHERE ep.id = $3::uuid AND ep.human_id = ad.human_id))
-RETURNING id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at
+                  WHERE ep.id = $4::uuid AND ep.human_id = ad.human_id))
+RETURNING id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key
 `
 
 type AdapterUpdateParams struct {
 	Name          string
 	Config        json.RawMessage
+	SourceKey     *string
 	EndpointID    *uuid.UUID
 	AgentID       *uuid.UUID
 	Queue         string
@@ -293,11 +303,12 @@ type AdapterUpdateParams struct {
 
 // Writes every mutable column of an adapter the caller may reach (the handler merged the patch into the row it
 // locked with AdapterLock). A non-NULL agent_id or endpoint_id must belong to the adapter's own human; no row
-// otherwise. kind, human_id, last_polled_at and last_error never change here.
+// otherwise. kind, human_id, last_polled_at and last_error never change here; source_key is the config's.
 func (q *Queries) AdapterUpdate(ctx context.Context, db DBTX, arg AdapterUpdateParams) (Adapter, error) {
 	row := db.QueryRow(ctx, adapterUpdate,
 		arg.Name,
 		arg.Config,
+		arg.SourceKey,
 		arg.EndpointID,
 		arg.AgentID,
 		arg.Queue,
@@ -323,6 +334,7 @@ func (q *Queries) AdapterUpdate(ctx context.Context, db DBTX, arg AdapterUpdateP
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.SourceKey,
 	)
 	return i, err
 }
@@ -332,6 +344,7 @@ SELECT a.id, a.human_id, a.queue, a.agent_id, a.config
 FROM adapters AS a
 WHERE a.enabled
   AND a.kind = 'redis_stream'
+  AND a.source_key IS NOT NULL
 ORDER BY a.id
 `
 
@@ -343,7 +356,8 @@ type AdaptersToRunRow struct {
 	Config  json.RawMessage
 }
 
-// The pull adapters a node runs: enabled Redis Streams adapters, with what their events need.
+// The pull adapters a node runs: enabled Redis Streams adapters that own their stream (a row without source_key
+// lost its stream to another owner's older adapter in migration 00013), with what their events need.
 func (q *Queries) AdaptersToRun(ctx context.Context, db DBTX) ([]AdaptersToRunRow, error) {
 	rows, err := db.Query(ctx, adaptersToRun)
 	if err != nil {

@@ -1,0 +1,90 @@
+package sources
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
+	"github.com/switchboard/switchboard/services/ingest/internal/adapter/redisstream"
+)
+
+// rowConfig is a config as an adapter row stores it.
+type rowConfig struct {
+	raw json.RawMessage
+	// sourceKey names the stream a pull adapter reads
+	// (redisstream.StoredConfig.SourceKey); nil for a push adapter.
+	sourceKey *string
+}
+
+// adapterConfig validates a config for kind and returns what to store: {}
+// for WEBHOOK; for REDIS_STREAM every field with its default filled, the
+// addr normalized and allowed by the operator's allow list, and its source
+// key.
+func (s *Store) adapterConfig(ctx context.Context, kind string, cfg map[string]any) (rowConfig, error) {
+	switch kind {
+	case KindWebhook:
+		if len(cfg) > 0 {
+			return rowConfig{}, invalid("adapter.config", "must be empty for ADAPTER_KIND_WEBHOOK")
+		}
+		return rowConfig{raw: json.RawMessage(`{}`)}, nil
+	case KindRedisStream:
+		c, violations := redisstream.ParseStored(cfg)
+		if len(violations) > 0 {
+			for i := range violations {
+				violations[i].Field = "adapter.config." + violations[i].Field
+			}
+			return rowConfig{}, apierr.Invalid(violations...)
+		}
+		if err := s.allowed(ctx, c.Addr); err != nil {
+			return rowConfig{}, err
+		}
+		return redisConfig(c)
+	}
+	return rowConfig{}, fmt.Errorf("sources: unknown adapter kind %q", kind)
+}
+
+// storedConfig is the stored config of an adapter whose config an update
+// leaves alone, with its source key recomputed (so a row stored before
+// keys were normalized gets the key its config has now).
+func storedConfig(kind string, raw json.RawMessage) (*rowConfig, error) {
+	if kind != KindRedisStream {
+		return &rowConfig{raw: raw}, nil
+	}
+	var c redisstream.StoredConfig
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("sources: stored redis_stream config: %w", err)
+	}
+	key := c.SourceKey()
+	return &rowConfig{raw: raw, sourceKey: &key}, nil
+}
+
+func redisConfig(c redisstream.StoredConfig) (rowConfig, error) {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return rowConfig{}, fmt.Errorf("marshal adapter config: %w", err)
+	}
+	key := c.SourceKey()
+	return rowConfig{raw: raw, sourceKey: &key}, nil
+}
+
+// allowed answers the allow list's create-time check for addr as the
+// client should see it.
+func (s *Store) allowed(ctx context.Context, addr string) error {
+	err := s.allow.Check(ctx, addr)
+	var refused *adapter.RefusedError
+	var unresolved *adapter.ResolveError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &refused):
+		return invalid("adapter.config.addr", refused.Error())
+	case errors.As(err, &unresolved) && unresolved.NotFound:
+		return invalid("adapter.config.addr", fmt.Sprintf("%s: %s, so %s cannot allow it", addr, unresolved, adapter.PolicyName))
+	case errors.As(err, &unresolved):
+		return apierr.Unavailable("adapter.config.addr: %s: %s; try again", addr, unresolved)
+	}
+	return fmt.Errorf("sources: check adapter addr: %w", err)
+}
