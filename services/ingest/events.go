@@ -96,7 +96,9 @@ func publishedFor(p auth.Principal, queue string, t store.Target) *uuid.UUID {
 }
 
 // readerOf is who p reads events as: its tenant, and the agent it acts as.
-func readerOf(p auth.Principal) store.Reader { return store.Reader{HumanID: p.HumanID, AgentID: p.AgentID} }
+func readerOf(p auth.Principal) store.Reader {
+	return store.Reader{HumanID: p.HumanID, AgentID: p.AgentID}
+}
 
 // checkPublish repeats the contract's bounds (protovalidate checks them in
 // the interceptor; the handler must be safe without it).
