@@ -2,6 +2,8 @@
 
 package ingest
 
+import "time"
+
 // OnBatchStatement sets a hook told each group-commit statement's size
 // (one-by-one retries of a failed batch included).
 func (s *Server) OnBatchStatement(f func(n int)) { s.batcher.OnStatement(f) }
@@ -20,3 +22,7 @@ func (s *Server) RunningAdapters() int {
 	}
 	return n
 }
+
+// SetEndpointCacheTTL sets how long the webhook edge may serve an endpoint
+// from its cache without hearing of a change; call it before any request.
+func (s *Server) SetEndpointCacheTTL(d time.Duration) { s.endpoints.ttl = d }

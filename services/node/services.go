@@ -40,8 +40,12 @@ func (a *assembly) buildTodos() error {
 	return nil
 }
 
+// buildSources: the owner of endpoints and adapters, which announces its
+// endpoint changes through the node's notifier, so every node's webhook
+// edge drops what it cached of a changed endpoint at once.
 func (a *assembly) buildSources() error {
 	a.sources = sources.New(a.pool, a.cfg.Ingest.SealingKeys)
+	a.sources.UseNotifier(a.notifier)
 	return nil
 }
 

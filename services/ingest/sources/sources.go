@@ -29,6 +29,9 @@ type Store struct {
 	// secrets were sealed under.
 	keys *secretbox.Keyring
 	q    *dbsqlc.Queries
+	// changes announces committed endpoint changes to the webhook edges'
+	// caches, on every node (UseNotifier, OnEndpointChange).
+	changes changes
 }
 
 // New returns a store over pool; keys is the node's sealing keyring
