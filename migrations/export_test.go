@@ -6,7 +6,16 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io/fs"
 )
+
+// Count is the number of embedded migrations: what Up applies to an empty
+// database. Not Latest: the numbers may have gaps (a branch that holds a
+// later migration but not an earlier one of another branch).
+func Count() int {
+	names, _ := fs.Glob(files, "*.sql")
+	return len(names)
+}
 
 // DownTo rolls the schema back to version (0 = everything) through the same
 // provider Up uses. Test-only: production rolls forward with new migrations.

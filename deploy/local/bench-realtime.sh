@@ -151,6 +151,11 @@ field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p"; }
 human=$(api /api/admin/humans '{"email":"bench@example.com"}' | field id)
 agent=$(api /api/admin/agents "{\"human_id\":\"$human\",\"name\":\"bench\"}" | field id)
 cred=$(api /api/admin/credentials "{\"human_id\":\"$human\",\"agent_id\":\"$agent\",\"scopes\":[\"agent\",\"publisher\"]}" | field token)
+# One credential holds every subscription (up to 10,000, spread over the
+# nodes): raise this scratch database's per-node stream caps (streams.limits,
+# 100 per credential and 1,000 per tenant by default) to fit them.
+curl -fsS -X PATCH -H "Authorization: Bearer $token" "http://$http/api/admin/settings/streams.limits" \
+  -d "{\"value\":{\"max_per_credential\":$((subscribers > 100 ? subscribers : 100)),\"max_per_tenant\":$((subscribers > 1000 ? subscribers : 1000))}}" >/dev/null
 
 echo "switchboard: 3 nodes ($addrs), REALTIME_EPHEMERAL_TRANSPORT=$transport" >&2
 # stdout (the RESULT line) to grep, stderr to the terminal and bench.err.

@@ -40,8 +40,16 @@ type NewCredential struct {
 	Name    string
 	// Scopes are scope names; see MintCredential for which are allowed.
 	Scopes []string
-	// ExpiresAt must be later than the database's now(); nil never expires.
+	// ExpiresAt must be later than the database's now(); nil never expires,
+	// unless a bound below gives it an expiry.
 	ExpiresAt *time.Time
+	// MaxLifetime, when positive, bounds ExpiresAt from now, and is the
+	// expiry of a credential asked without one (the deployment's
+	// auth.credentials for a tenant admin's request).
+	MaxLifetime time.Duration
+	// Minter is the credential minting this one (nil: none, as at
+	// bootstrap). The new credential expires no later than it does.
+	Minter *uuid.UUID
 }
 
 // CredentialFilter narrows ListCredentials; nil fields do not filter.
@@ -76,10 +84,14 @@ var (
 // Scope names are validated against what the credential acts as
 // (INVALID_ARGUMENT on scopes); NOT_FOUND when the human is unknown or out
 // of t's reach, or the agent is not that human's; INVALID_ARGUMENT on
-// expires_at when it is not in the future by the database clock.
+// expires_at when it is not in the future by the database clock, or beyond
+// c.MaxLifetime or the minter's expiry (see mintExpiry).
 func (s *Store) MintCredential(ctx context.Context, t Tenant, c NewCredential) (Credential, string, error) {
 	scopes, err := mintScopes(c.Scopes, c.AgentID != nil)
 	if err != nil {
+		return Credential{}, "", err
+	}
+	if c.ExpiresAt, err = s.mintExpiry(ctx, c); err != nil {
 		return Credential{}, "", err
 	}
 	token, display, err := NewToken()

@@ -162,6 +162,13 @@ WHERE h.id = sqlc.arg(human_id)::uuid
 ON CONFLICT (token_hash) DO NOTHING
 RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at;
 
+-- name: CredentialMintBounds :one
+-- What bounds the expiry of a credential minted now, on the database clock: now() (the deployment's maximum
+-- lifetime counts from it) and the minting credential's own expiry (NULL: it never expires, or no credential
+-- minted it).
+SELECT now()::timestamptz AS now,
+       (SELECT c.expires_at FROM credentials AS c WHERE c.id = sqlc.narg(minter_id)::uuid) AS minter_expires_at;
+
 -- name: CredentialList :many
 -- A page of credentials, newest first, strictly before the keyset position; never the token hash. Without
 -- include_inactive only usable ones (not revoked, not expired by the database clock).

@@ -40,10 +40,13 @@ func RequestID(ctx context.Context) string {
 //     causes are logged exactly once;
 //  5. authorization, before validation, so a caller without a valid
 //     credential learns nothing about the request's shape;
-//  6. the request guard (guard.go): text PostgreSQL cannot store, JSON and
+//  6. streams only: the cap on open streams (Options.LimitStreams), right
+//     after authorization, whose caller it counts, and before anything reads
+//     the request;
+//  7. the request guard (guard.go): text PostgreSQL cannot store, JSON and
 //     messages nested too deeply, and requests that did not decode, before
 //     any rule or handler reads them;
-//  7. request validation (protovalidate rules from the contracts), last before
+//  8. request validation (protovalidate rules from the contracts), last before
 //     the handler, so a bad request never reaches it.
 //
 // Streams additionally end when the server starts draining (see Server.Drain).
@@ -77,6 +80,7 @@ func (s *Server) chain() []grpc.ServerOption {
 			logging.StreamServerInterceptor(lg, logOpts...),
 			s.streamErrors,
 			s.streamAuth,
+			s.streamLimit,
 			streamGuard,
 			s.streamValidate,
 			s.streamDrain,

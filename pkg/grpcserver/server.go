@@ -37,6 +37,7 @@ type Server struct {
 
 	validator protovalidate.Validator
 	authorize func(ctx context.Context, fullMethod string) (context.Context, error)
+	limit     grpc.StreamServerInterceptor
 	streams   atomic.Int64
 
 	drainCtx context.Context
@@ -62,6 +63,10 @@ type Options struct {
 	// TLS, if set, secures the listener (pkg/tlsconfig.Server); nil serves
 	// plaintext.
 	TLS *tls.Config
+	// LimitStreams, if set, admits or refuses each stream after Authorize
+	// (it sees the caller): the node's cap on open streams per credential
+	// and tenant (auth.StreamLimiter).
+	LimitStreams grpc.StreamServerInterceptor
 }
 
 // New builds the server and binds its listener (so Addr is known before
@@ -81,6 +86,7 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 		log:       log.With(sblog.Component("grpc")),
 		validator: validator,
 		authorize: opts.Authorize,
+		limit:     opts.LimitStreams,
 		health:    health.NewServer(),
 		lis:       lis,
 		delay:     opts.ShutdownDelay,

@@ -23,6 +23,8 @@ const (
 	QueueDefaults           = "queue.defaults"
 	IngestDedup             = "ingest.dedup"
 	IngestLimits            = "ingest.limits"
+	StreamLimits            = "streams.limits"
+	AuthCredentials         = "auth.credentials"
 )
 
 // Retention is a retention.* value: rows older than MaxAgeSeconds go, and
@@ -57,6 +59,26 @@ type Limits struct {
 	TenantRequestsPerSecond int32 `json:"tenant_requests_per_second"`
 }
 
+// Streams is streams.limits: how many server streams (Subscribe,
+// WatchNodes) one node keeps open at once for one credential and for one
+// tenant. Counted per node, so a client that reaches N nodes may hold N
+// times as many.
+type Streams struct {
+	MaxPerCredential int32 `json:"max_per_credential"`
+	MaxPerTenant     int32 `json:"max_per_tenant"`
+}
+
+// Credentials is auth.credentials: the longest lifetime MintCredential
+// grants a tenant admin's request.
+type Credentials struct {
+	// MaxTTLSeconds bounds expires_at (and is the expiry of a credential
+	// minted without one); 0 means no maximum.
+	MaxTTLSeconds int64 `json:"max_ttl_seconds"`
+}
+
+// MaxTTL is MaxTTLSeconds as a duration (0: no maximum).
+func (c Credentials) MaxTTL() time.Duration { return time.Duration(c.MaxTTLSeconds) * time.Second }
+
 // The defaults: what the migrations seed, and what a reader uses when an
 // operator deleted the row or a field of it.
 var (
@@ -66,6 +88,14 @@ var (
 	DefaultQueue                   = Queue{MaxAttempts: 25, LeaseSeconds: 30}
 	DefaultDedup                   = Dedup{WindowSeconds: 3 * 86400}
 	DefaultLimits                  = Limits{TenantRequestsPerSecond: 1000}
+	// 100 streams per credential is far more than one client process needs
+	// (a Subscribe carries up to 100 channels), and 1,000 per tenant bounds
+	// what one tenant's streams can hold of a node (each Subscribe holds a
+	// goroutine, a 1,024-event buffer and HTTP/2 stream state).
+	DefaultStreams = Streams{MaxPerCredential: 100, MaxPerTenant: 1000}
+	// A year, the common ceiling for personal access tokens: a leaked
+	// token minted without an expiry stops working eventually.
+	DefaultCredentials = Credentials{MaxTTLSeconds: 365 * 86400}
 )
 
 // Defaults maps every known key to its default value.
@@ -77,6 +107,8 @@ func Defaults() map[string]any {
 		QueueDefaults:           DefaultQueue,
 		IngestDedup:             DefaultDedup,
 		IngestLimits:            DefaultLimits,
+		StreamLimits:            DefaultStreams,
+		AuthCredentials:         DefaultCredentials,
 	}
 }
 
@@ -95,6 +127,9 @@ var (
 		QueueDefaults: {"max_attempts": {1, 1000}, "lease_seconds": {1, 3600}},
 		IngestDedup:   {"window_seconds": {1, math.MaxInt32}},
 		IngestLimits:  {"tenant_requests_per_second": {1, 1_000_000}},
+		StreamLimits:  {"max_per_credential": {1, 1_000_000}, "max_per_tenant": {1, 1_000_000}},
+		// 0 is "no maximum"; the upper bound is about 68 years.
+		AuthCredentials: {"max_ttl_seconds": {0, math.MaxInt32}},
 	}
 )
 

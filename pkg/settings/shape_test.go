@@ -27,6 +27,10 @@ func TestCheck(t *testing.T) {
 		{"too large", settings.QueueDefaults, map[string]any{"max_attempts": 3.0, "lease_seconds": 3601.0}, `field "lease_seconds" must be an integer from 1 to 3600`},
 		{"string number", settings.IngestLimits, map[string]any{"tenant_requests_per_second": "10"}, `field "tenant_requests_per_second" must be an integer`},
 		{"dedup fits", settings.IngestDedup, map[string]any{"window_seconds": 3600.0}, ""},
+		{"streams fit", settings.StreamLimits, map[string]any{"max_per_credential": 5.0, "max_per_tenant": 50.0}, ""},
+		{"streams need a cap", settings.StreamLimits, map[string]any{"max_per_credential": 0.0, "max_per_tenant": 50.0}, `field "max_per_credential" must be an integer from 1 to 1000000`},
+		{"credentials without maximum", settings.AuthCredentials, map[string]any{"max_ttl_seconds": 0.0}, ""},
+		{"negative lifetime", settings.AuthCredentials, map[string]any{"max_ttl_seconds": -1.0}, `field "max_ttl_seconds" must be an integer from 0 to 2147483647`},
 		{"unknown key", "feature.flags", []any{"x"}, ""},
 	}
 	for _, tc := range cases {

@@ -10,11 +10,14 @@ import (
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/keyset"
+	"github.com/switchboard/switchboard/pkg/settings"
 )
 
 // MintCredential creates a bearer token for a human (the caller's own when
 // human_id is empty; only an administrator may name another) or for one of
-// that human's agents. Which scopes it may hold is pkg/auth's rule. The
+// that human's agents. Which scopes it may hold is pkg/auth's rule, and so
+// is its latest expiry: within auth.credentials' max_ttl_seconds for a
+// tenant admin, and never after the caller's own credential expires. The
 // plaintext token is returned once; only its keyed hash is stored.
 func (s *Server) MintCredential(ctx context.Context, req *adminv1.MintCredentialRequest) (*adminv1.MintCredentialResponse, error) {
 	t, humanID, err := creator(ctx, "human_id", req.GetHumanId())
@@ -34,10 +37,33 @@ func (s *Server) MintCredential(ctx context.Context, req *adminv1.MintCredential
 		// the INSERT (credentials_expires_at_check), never by this node's.
 		expires = ptr(ts.AsTime())
 	}
-	c, token, err := s.identity.MintCredential(ctx, t, auth.NewCredential{
+	nc := auth.NewCredential{
 		HumanID: humanID, AgentID: agentID, Name: req.GetName(), Scopes: req.GetScopes(), ExpiresAt: expires,
-	})
+	}
+	if nc.MaxLifetime, err = s.maxLifetime(ctx, t); err != nil {
+		return nil, err
+	}
+	if p, ok := auth.FromContext(ctx); ok {
+		nc.Minter = &p.CredentialID
+	}
+	c, token, err := s.identity.MintCredential(ctx, t, nc)
 	return apierr.Reply(&adminv1.MintCredentialResponse{Credential: credentialProto(c), Token: token}, err)
+}
+
+// maxLifetime is the longest a credential t mints may live: the setting
+// auth.credentials for a tenant admin (0: no maximum). Administrators are
+// exempt: they set that setting, and the long-lived credentials a
+// deployment needs (its services' own) are theirs to mint. Neither escapes
+// the minter's own expiry (auth.NewCredential.Minter).
+func (s *Server) maxLifetime(ctx context.Context, t auth.Tenant) (time.Duration, error) {
+	if t.Administrator {
+		return 0, nil
+	}
+	c, err := settings.Read(ctx, s.settings, settings.AuthCredentials, settings.DefaultCredentials)
+	if err != nil {
+		return 0, err
+	}
+	return c.MaxTTL(), nil
 }
 
 // ListCredentials lists credentials newest first, never their tokens. An

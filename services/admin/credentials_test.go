@@ -3,6 +3,7 @@
 package admin_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -154,4 +155,97 @@ func credentialIDs(cs []*adminv1.Credential) []string {
 		out[i] = c.GetId()
 	}
 	return out
+}
+
+// TestMintedLifetimeIsBounded: a tenant admin's credential lives at most
+// auth.credentials' max_ttl_seconds (a request without an expiry gets it, a
+// later one is refused naming the limit; 0 lifts it), and no credential
+// outlives the one that minted it. Administrators are exempt from the
+// maximum but not from their own credential's expiry.
+func TestMintedLifetimeIsBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alice := e.seedTenant(t, "alice")
+	aliceID := mustUUID(t, alice.human.GetId())
+	ctx := asTenant(t, aliceID)
+	dbNow := func() time.Time {
+		var now time.Time
+		require.NoError(t, e.pool.QueryRow(t.Context(), "SELECT now()").Scan(&now))
+		return now
+	}
+	setMax := func(seconds int) {
+		_, err := e.pool.Exec(t.Context(), `UPDATE settings SET value = jsonb_build_object('max_ttl_seconds', $1::int) WHERE key = 'auth.credentials'`, seconds)
+		require.NoError(t, err)
+	}
+	mint := func(ctx context.Context, expires *time.Time) (*adminv1.Credential, error) {
+		req := &adminv1.MintCredentialRequest{Scopes: []string{"read"}}
+		if expires != nil {
+			req.ExpiresAt = timestamppb.New(*expires)
+		}
+		m, err := e.srv.MintCredential(ctx, req)
+		return m.GetCredential(), err
+	}
+	near := func(want time.Time, got *timestamppb.Timestamp) {
+		t.Helper()
+		require.NotNil(t, got, "the credential must expire")
+		require.WithinDuration(t, want, got.AsTime(), 5*time.Second)
+	}
+
+	setMax(3600)
+	before := dbNow()
+	c, err := mint(ctx, nil)
+	require.NoError(t, err)
+	near(before.Add(time.Hour), c.GetExpiresAt())
+	tooLate := before.Add(2 * time.Hour)
+	_, err = mint(ctx, &tooLate)
+	requireInvalid(t, err, "expires_at")
+	require.ErrorContains(t, err, "max_ttl_seconds")
+	inTime := before.Add(30 * time.Minute).Truncate(time.Microsecond)
+	c, err = mint(ctx, &inTime)
+	require.NoError(t, err)
+	require.True(t, inTime.Equal(c.GetExpiresAt().AsTime()))
+
+	// Administrators are exempt from the maximum.
+	c, err = mint(e.rootCtx(t), nil)
+	require.NoError(t, err)
+	require.Nil(t, c.GetExpiresAt())
+	c, err = mint(e.rootCtx(t), &tooLate)
+	require.NoError(t, err)
+	require.True(t, tooLate.Truncate(time.Microsecond).Equal(c.GetExpiresAt().AsTime()), "an administrator's longer expiry stands")
+
+	// 0: no maximum.
+	setMax(0)
+	c, err = mint(ctx, nil)
+	require.NoError(t, err)
+	require.Nil(t, c.GetExpiresAt())
+
+	// Whatever the maximum, a credential expires no later than its minter:
+	// a tenant admin's token that expires in 10 minutes, and an
+	// administrator's.
+	for name, administrator := range map[string]bool{"tenant admin": false, "administrator": true} {
+		human := aliceID
+		if administrator {
+			human = e.root
+		}
+		expiring := dbNow().Add(10 * time.Minute).Truncate(time.Microsecond)
+		minter, err := e.srv.MintCredential(e.rootCtx(t), &adminv1.MintCredentialRequest{
+			HumanId: human.String(), Scopes: []string{"admin"}, ExpiresAt: timestamppb.New(expiring),
+		})
+		require.NoError(t, err, name)
+		asMinter := auth.NewContext(t.Context(), auth.Principal{
+			CredentialID: mustUUID(t, minter.GetCredential().GetId()), HumanID: human, Scopes: []auth.Scope{auth.ScopeAdmin},
+			Administrator: administrator,
+		})
+		c, err := mint(asMinter, nil)
+		require.NoError(t, err, name)
+		require.True(t, expiring.Equal(c.GetExpiresAt().AsTime()), "%s: defaulted to the minter's expiry", name)
+		later := expiring.Add(time.Minute)
+		_, err = mint(asMinter, &later)
+		requireInvalid(t, err, "expires_at")
+		require.ErrorContains(t, err, "the credential minting it", name)
+		sooner := expiring.Add(-time.Minute)
+		c, err = mint(asMinter, &sooner)
+		require.NoError(t, err, name)
+		require.True(t, sooner.Equal(c.GetExpiresAt().AsTime()), name)
+	}
 }

@@ -26,7 +26,10 @@ func TestReadSettings(t *testing.T) {
 	for _, s := range list.GetSettings() {
 		keys = append(keys, s.GetKey())
 	}
-	require.Equal(t, []string{"ingest.dedup", "ingest.limits", "queue.defaults", "retention.events", "retention.realtime_events", "retention.todos"}, keys)
+	require.Equal(t, []string{
+		"auth.credentials", "ingest.dedup", "ingest.limits", "queue.defaults", "retention.events", "retention.realtime_events",
+		"retention.todos", "streams.limits",
+	}, keys)
 
 	got, err := e.srv.GetSetting(ctx, &adminv1.GetSettingRequest{Key: "queue.defaults"})
 	require.NoError(t, err)
@@ -82,6 +85,9 @@ func TestUpdateSettingRefusals(t *testing.T) {
 	ctx := e.rootCtx(t)
 	before := snapshot(t.Context(), t, e.pool)
 
+	setting := func(key string, fields map[string]any) *adminv1.UpdateSettingRequest {
+		return &adminv1.UpdateSettingRequest{Setting: &adminv1.Setting{Key: key, Value: objectValue(t, fields)}}
+	}
 	retention := func(fields map[string]any) *adminv1.UpdateSettingRequest {
 		return &adminv1.UpdateSettingRequest{Setting: &adminv1.Setting{Key: "retention.todos", Value: objectValue(t, fields)}}
 	}
@@ -109,6 +115,10 @@ func TestUpdateSettingRefusals(t *testing.T) {
 		"retention value far too large":   {retention(map[string]any{"max_age_seconds": 1e12, "max_rows": 1}), "setting.value"},
 		"queue defaults as a list":        {&adminv1.UpdateSettingRequest{Setting: &adminv1.Setting{Key: "queue.defaults", Value: structpb.NewListValue(&structpb.ListValue{})}}, "setting.value"},
 		"retention max_rows boolean true": {retention(map[string]any{"max_age_seconds": 1, "max_rows": true}), "setting.value"},
+		"streams without a cap":           {setting("streams.limits", map[string]any{"max_per_credential": 0, "max_per_tenant": 10}), "setting.value"},
+		"streams missing the tenant cap":  {setting("streams.limits", map[string]any{"max_per_credential": 10}), "setting.value"},
+		"credentials negative lifetime":   {setting("auth.credentials", map[string]any{"max_ttl_seconds": -1}), "setting.value"},
+		"credentials lifetime as text":    {setting("auth.credentials", map[string]any{"max_ttl_seconds": "1y"}), "setting.value"},
 	}
 	for name, tc := range invalidCases {
 		t.Run(name, func(t *testing.T) {

@@ -19,19 +19,25 @@ type hookEndpoint struct {
 }
 
 // endpointCacheTTL bounds how long a changed endpoint (disabled, secret
-// rotated) keeps its old behaviour on a node: every request would otherwise
-// cost two queries and a decryption before any work.
+// rotated) could keep its old behaviour on a node whose notification of the
+// change was lost: every request would otherwise cost two queries and a
+// decryption before any work. A change normally takes effect as soon as
+// the node hears of it (forget).
 const endpointCacheTTL = 5 * time.Second
 
 // endpoints resolves slugs to hookEndpoints, caching each for
 // endpointCacheTTL (unknown slugs too, so a flood of bad slugs does not
-// reach the database for each request).
+// reach the database for each request), or until the endpoint's owner
+// announces a change of it (sources.Store.OnEndpointChange).
 type endpoints struct {
 	sources *sources.Store
 	ttl     time.Duration
 
 	mu    sync.Mutex
 	cache map[string]cachedEndpoint
+	// gen counts forgets: a load that began before one does not cache what
+	// it read, which may predate the change.
+	gen uint64
 }
 
 type cachedEndpoint struct {
@@ -60,6 +66,9 @@ func (e *endpoints) get(ctx context.Context, slug string) (*hookEndpoint, error)
 		}
 		return c.ep, c.err
 	}
+	e.mu.Lock()
+	gen := e.gen
+	e.mu.Unlock()
 	ep, err := e.load(ctx, slug)
 	if err != nil && !errors.Is(err, errNoEndpoint) && !errors.Is(err, errMisconfigured) {
 		return nil, err // transient: do not cache
@@ -68,12 +77,27 @@ func (e *endpoints) get(ctx context.Context, slug string) (*hookEndpoint, error)
 	if len(e.cache) > maxCachedEndpoints {
 		clear(e.cache) // crude but bounded; entries refill within one TTL
 	}
-	e.cache[slug] = cachedEndpoint{ep: ep, at: now, err: err}
+	if e.gen == gen {
+		e.cache[slug] = cachedEndpoint{ep: ep, at: now, err: err}
+	}
 	e.mu.Unlock()
 	if ep == nil && err == nil {
 		return nil, errNoEndpoint
 	}
 	return ep, err
+}
+
+// forget drops slug's entry ("" drops them all): its endpoint changed. It
+// runs on the notifier's listen goroutine, so it only takes the lock.
+func (e *endpoints) forget(slug string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.gen++
+	if slug == "" {
+		clear(e.cache)
+		return
+	}
+	delete(e.cache, slug)
 }
 
 // maxCachedEndpoints bounds the cache under a flood of distinct slugs.

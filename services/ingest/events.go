@@ -54,26 +54,50 @@ func (s *Server) PublishEvent(ctx context.Context, req *ingestv1.PublishEventReq
 		headers[strings.ToLower(k)] = v
 	}
 	e := store.Event{
-		HumanID: p.HumanID, Source: sourcePublish, PublishedBy: p.AgentID, Topic: req.GetTopic(),
-		DeliveryID: req.GetDeliveryId(), Headers: headers, ContentType: req.GetContentType(), Payload: req.GetPayload(),
+		HumanID: p.HumanID, Source: sourcePublish, PublishedBy: p.AgentID, AgentID: publishedFor(p, req.GetQueue(), target),
+		Topic: req.GetTopic(), DeliveryID: req.GetDeliveryId(), Headers: headers, ContentType: req.GetContentType(),
+		Payload: req.GetPayload(),
 	}
 	stored, err := s.store.Ingest(ctx, e, target)
 	if err != nil {
 		return nil, err
 	}
 	if stored.Duplicate {
-		row, err := s.store.EventByDelivery(ctx, p.HumanID, sourcePublish, req.GetDeliveryId())
+		row, err := s.store.EventByDelivery(ctx, readerOf(p), sourcePublish, req.GetDeliveryId())
+		if errors.Is(err, store.ErrNoEvent) {
+			// Stored by a publisher whose events this caller may not read
+			// (another agent of the tenant): it learns that the id is
+			// taken, which the shared dedup scope cannot hide, and nothing
+			// of the event.
+			return nil, apierr.AlreadyExists("delivery_id %q was already published by another publisher of this tenant", req.GetDeliveryId())
+		}
 		if err != nil {
 			return nil, err
 		}
 		return &ingestv1.PublishEventResponse{Event: eventProto(row, true), Duplicate: true}, nil
 	}
 	s.received(e, req.GetQueue(), stored)
-	row, err := s.store.GetEvent(ctx, p.HumanID, stored.EventID)
+	row, err := s.store.GetEvent(ctx, readerOf(p), stored.EventID)
 	if err != nil {
 		return nil, err
 	}
 	return &ingestv1.PublishEventResponse{Event: eventProto(row, true), TodoId: stored.TodoID}, nil
+}
+
+// publishedFor is the agent a published event is for (events.agent_id):
+// like its todo, the agent_id it names, or nobody (the tenant's shared work,
+// which every agent may claim and so read); an event without a todo is the
+// publishing agent's (nil for a human's credential).
+func publishedFor(p auth.Principal, queue string, t store.Target) *uuid.UUID {
+	if queue != "" {
+		return t.AgentID
+	}
+	return p.AgentID
+}
+
+// readerOf is who p reads events as: its tenant, and the agent it acts as.
+func readerOf(p auth.Principal) store.Reader {
+	return store.Reader{HumanID: p.HumanID, AgentID: p.AgentID}
 }
 
 // checkPublish repeats the contract's bounds (protovalidate checks them in
@@ -92,7 +116,8 @@ func checkPublish(req *ingestv1.PublishEventRequest) error {
 	return nil
 }
 
-// GetEvent returns one of the caller's events, payload included.
+// GetEvent returns one of the caller's events, payload included. For an
+// agent's credential another agent's event is NOT_FOUND, like a missing one.
 func (s *Server) GetEvent(ctx context.Context, req *ingestv1.GetEventRequest) (*ingestv1.GetEventResponse, error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
@@ -101,7 +126,7 @@ func (s *Server) GetEvent(ctx context.Context, req *ingestv1.GetEventRequest) (*
 	if req.GetId() <= 0 {
 		return nil, apierr.Invalid(apierr.FieldViolation{Field: "id", Description: "must be ≥ 1"})
 	}
-	row, err := s.store.GetEvent(ctx, p.HumanID, req.GetId())
+	row, err := s.store.GetEvent(ctx, readerOf(p), req.GetId())
 	if errors.Is(err, store.ErrNoEvent) {
 		return nil, apierr.NotFound("event %d not found", req.GetId())
 	}
@@ -115,14 +140,15 @@ func (s *Server) GetEvent(ctx context.Context, req *ingestv1.GetEventRequest) (*
 // message limit, with room for the rest of each event.
 const maxListBytes = 3 << 20
 
-// ListEvents lists the caller's events newest first, one keyset page at a
-// time (page_token is the last id seen, opaque to clients).
+// ListEvents lists the caller's events newest first (for an agent's
+// credential, those GetEvent would return), one keyset page at a time
+// (page_token is the last id seen, opaque to clients).
 func (s *Server) ListEvents(ctx context.Context, req *ingestv1.ListEventsRequest) (*ingestv1.ListEventsResponse, error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
 		return nil, fmt.Errorf("ingest: no verified principal: %w", apierr.ErrUnauthenticated)
 	}
-	f, err := listFilter(p.HumanID, req)
+	f, err := listFilter(readerOf(p), req)
 	if err != nil {
 		return nil, err
 	}
@@ -154,8 +180,8 @@ func (s *Server) ListEvents(ctx context.Context, req *ingestv1.ListEventsRequest
 	return out, nil
 }
 
-func listFilter(human uuid.UUID, req *ingestv1.ListEventsRequest) (store.EventFilter, error) {
-	f := store.EventFilter{HumanID: human, Source: req.GetSource(), Topic: req.GetTopic(), IncludePayload: req.GetIncludePayload(), Limit: req.GetPageSize()}
+func listFilter(r store.Reader, req *ingestv1.ListEventsRequest) (store.EventFilter, error) {
+	f := store.EventFilter{Reader: r, Source: req.GetSource(), Topic: req.GetTopic(), IncludePayload: req.GetIncludePayload(), Limit: req.GetPageSize()}
 	switch {
 	case f.Limit < 0 || f.Limit > 1000:
 		return f, apierr.Invalid(apierr.FieldViolation{Field: "page_size", Description: "must be between 0 and 1000"})
@@ -240,6 +266,9 @@ func eventProto(r store.EventRow, withPayload bool) *ingestv1.Event {
 	}
 	if r.PublishedBy != nil {
 		ev.PublishedBy = r.PublishedBy.String()
+	}
+	if r.AgentID != nil {
+		ev.AgentId = r.AgentID.String()
 	}
 	if r.DeliveryID != nil {
 		ev.DeliveryId = *r.DeliveryID

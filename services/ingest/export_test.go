@@ -26,3 +26,7 @@ func (s *Server) RunningAdapters() int {
 // SetAdapterStatusGap sets the least time between two writes of one
 // adapter's state; call it before Start.
 func (s *Server) SetAdapterStatusGap(d time.Duration) { s.adapters.statusGap = d }
+
+// SetEndpointCacheTTL sets how long the webhook edge may serve an endpoint
+// from its cache without hearing of a change; call it before any request.
+func (s *Server) SetEndpointCacheTTL(d time.Duration) { s.endpoints.ttl = d }

@@ -127,7 +127,7 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 // SHA-256 too, so a captured body replayed under a fresh id is caught.
 func (s *Server) hookEvent(r *http.Request, ep *hookEndpoint, res verify.Result, body []byte) store.Event {
 	e := store.Event{
-		HumanID: ep.HumanID, Source: "endpoint:" + ep.ID.String(), EndpointID: &ep.ID,
+		HumanID: ep.HumanID, Source: "endpoint:" + ep.ID.String(), EndpointID: &ep.ID, AgentID: ep.AgentID,
 		DeliveryID: res.DeliveryID, ContentType: r.Header.Get("Content-Type"), Payload: body,
 		VerifiedScheme: string(res.Scheme), Headers: map[string]string{},
 	}

@@ -9,6 +9,7 @@
 package ingest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,8 +38,10 @@ type Options struct {
 	// for tests).
 	Todos *queue.Todos
 	// Sources reads the endpoints and adapters (the node's one store of
-	// them); pull adapters connect through its allow list. Default: one of
-	// the service's own over the pool, whose allow list allows nothing.
+	// them, given the node's notifier, so a change made on any node reaches
+	// this one's endpoint cache at once); pull adapters connect through its
+	// allow list. Default: one of the service's own over the pool, which
+	// hears only of its own changes and whose allow list allows nothing.
 	Sources *sources.Store
 	// NodeID, when set, makes the node run its consumer of every enabled
 	// pull adapter (named after the node), reconciled with the adapters
@@ -89,6 +92,11 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	s := &Server{
 		log: log, store: st, todos: todos, sources: src, opts: opts, endpoints: newEndpoints(src), limits: newLimiters(),
 		batcher: newBatcher(st),
+	}
+	if err := src.OnEndpointChange(s.endpoints.forget); err != nil {
+		// Only a wiring bug gets here (the node builds its services before
+		// it starts the notifier), and New has no error to return.
+		panic(fmt.Sprintf("ingest: %v", err))
 	}
 	if opts.NodeID != "" {
 		interval := opts.AdapterInterval

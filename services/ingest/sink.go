@@ -45,7 +45,7 @@ func (k sink) Store(ctx context.Context, adapterID string, msgs []adapter.Messag
 	for i, m := range msgs {
 		events[i] = store.Event{
 			HumanID: k.target.HumanID, Source: "adapter:" + k.target.ID.String(), AdapterID: &k.target.ID,
-			DeliveryID: m.SourceID, Headers: m.Headers, ContentType: m.ContentType, Payload: m.Body,
+			AgentID: k.target.AgentID, DeliveryID: m.SourceID, Headers: m.Headers, ContentType: m.ContentType, Payload: m.Body,
 		}
 	}
 	res, err := k.s.store.IngestBatch(ctx, events, store.Target{Queue: k.target.Queue, AgentID: k.target.AgentID, Kind: "adapter"})

@@ -57,7 +57,7 @@ func (a *assembly) buildCore() error {
 	authn := auth.NewAuthenticator(log, a.identity, hasher, cfg.Auth.CacheTTL)
 	gs, err := grpcserver.New(a.ctx, log, grpcserver.Options{
 		Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay, Authorize: authn.Authorize,
-		TLS: a.tls.grpcServerTLS(),
+		TLS: a.tls.grpcServerTLS(), LimitStreams: streamLimiter(log, a.pool).Intercept,
 	})
 	if err != nil {
 		return err

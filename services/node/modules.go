@@ -51,7 +51,7 @@ var modules = map[string]module{
 	modCore:       {build: (*assembly).buildCore},
 	modNotifier:   {deps: []string{modCore}, build: (*assembly).buildNotifier},
 	modTodos:      {deps: []string{modNotifier}, after: []string{realtime.Name}, hot: true, build: (*assembly).buildTodos},
-	modSources:    {deps: []string{modCore}, build: (*assembly).buildSources},
+	modSources:    {deps: []string{modNotifier}, build: (*assembly).buildSources},
 	registry.Name: {service: true, deps: []string{modCore}, build: (*assembly).buildRegistry},
 	queue.Name:    {service: true, deps: []string{modTodos}, hot: true, build: (*assembly).buildQueue},
 	ingest.Name:   {service: true, deps: []string{modTodos, modSources}, after: []string{realtime.Name}, hot: true, build: (*assembly).buildIngest},

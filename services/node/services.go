@@ -42,6 +42,9 @@ func (a *assembly) buildTodos() error {
 	return nil
 }
 
+// buildSources: the owner of endpoints and adapters, which announces its
+// endpoint changes through the node's notifier, so every node's webhook
+// edge drops what it cached of a changed endpoint at once.
 func (a *assembly) buildSources() error {
 	rules := make([]sources.AllowRule, len(a.cfg.Ingest.AdapterAllow))
 	shown := make([]string, len(rules))
@@ -54,6 +57,7 @@ func (a *assembly) buildSources() error {
 		a.log.Info("pull adapters may connect to "+config.EnvAdapterAllow, zap.Strings("allow", shown))
 	}
 	a.sources = sources.New(a.pool, a.cfg.Ingest.SealingKeys, sources.NewAllowlist(rules, nil))
+	a.sources.UseNotifier(a.notifier)
 	return nil
 }
 

@@ -258,16 +258,24 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 }
 
 // DeleteEndpoint deletes an endpoint of a human t may act for; its secrets
-// and WEBHOOK adapters cascade.
+// and WEBHOOK adapters cascade. Every node stops accepting its webhooks as
+// soon as it hears of it (see changed).
 func (s *Store) DeleteEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID) error {
-	n, err := s.q.EndpointDelete(ctx, s.pool, dbsqlc.EndpointDeleteParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
-	return apierr.Affected(n, err, "delete endpoint", "endpoint "+id.String(), constraints)
+	slug, err := s.q.EndpointDelete(ctx, s.pool, dbsqlc.EndpointDeleteParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
+	if err != nil {
+		return dbErr(err, "delete endpoint", "endpoint "+id.String())
+	}
+	s.changes.changed(slug)
+	return nil
 }
 
 // withLockedEndpoint runs fn in a transaction holding the row lock of an
-// endpoint t may reach (NOT_FOUND otherwise), with its secrets loaded.
+// endpoint t may reach (NOT_FOUND otherwise), with its secrets loaded, and
+// once it committed announces the endpoint's change (see changed): every
+// change to an endpoint or its secrets goes through here.
 func (s *Store) withLockedEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID, fn func(tx pgx.Tx, cur Endpoint) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	var slug string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		r, err := s.q.EndpointLock(ctx, tx, dbsqlc.EndpointLockParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
 		if err != nil {
 			return dbErr(err, "lock endpoint", "endpoint "+id.String())
@@ -276,8 +284,13 @@ func (s *Store) withLockedEndpoint(ctx context.Context, t auth.Tenant, id uuid.U
 		if err != nil {
 			return err
 		}
+		slug = cur.Slug
 		return fn(tx, cur)
 	})
+	if err == nil {
+		s.changes.changed(slug)
+	}
+	return err
 }
 
 // newSlug returns slugLen random URL-safe characters.

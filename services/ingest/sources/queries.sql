@@ -95,11 +95,13 @@ UPDATE endpoints
 SET updated_at = now()
 WHERE id = sqlc.arg(id);
 
--- name: EndpointDelete :execrows
--- Deletes an endpoint; its secrets and WEBHOOK adapters cascade, its events keep a NULL endpoint.
+-- name: EndpointDelete :one
+-- Deletes an endpoint; its secrets and WEBHOOK adapters cascade, its events keep a NULL endpoint. The slug is
+-- for the nodes' caches of it (no row: unknown or out of reach).
 DELETE FROM endpoints
 WHERE id = sqlc.arg(id)
-  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
+RETURNING slug;
 
 -- name: EndpointSecretInsert :exec
 -- Stores one secret of an endpoint the caller already reached (EndpointInsert or EndpointLock in the same

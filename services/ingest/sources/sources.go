@@ -35,6 +35,9 @@ type Store struct {
 	// created or its config changes, and by the runner's dialer.
 	allow *Allowlist
 	q     *dbsqlc.Queries
+	// changes announces committed endpoint changes to the webhook edges'
+	// caches, on every node (UseNotifier, OnEndpointChange).
+	changes changes
 }
 
 // New returns a store over pool; keys is the node's sealing keyring

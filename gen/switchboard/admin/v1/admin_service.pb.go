@@ -2589,9 +2589,17 @@ type MintCredentialRequest struct {
 	// server's authorization layer (pkg/auth), and unknown names are
 	// INVALID_ARGUMENT. A token can never do more than its human or agent may.
 	Scopes []string `protobuf:"bytes,4,rep,name=scopes,proto3" json:"scopes,omitempty"`
-	// When the token stops working; must be in the future. Unset means it
-	// never expires. Checked by the server against the database clock (not by
-	// a validation rule, which could only use the node's clock).
+	// When the token stops working; must be in the future. Checked by the
+	// server against the database clock (not by a validation rule, which could
+	// only use the node's clock), with two bounds:
+	//   - for a tenant admin (not an administrator), at most the setting
+	//     auth.credentials max_ttl_seconds from now (default 365 days; 0 = no
+	//     maximum);
+	//   - for everyone, no later than the expiry of the credential making the
+	//     call: a credential never outlives the one that minted it.
+	//
+	// A later expires_at is INVALID_ARGUMENT naming the bound. Unset means the
+	// earliest bound that applies, and never expires when none does.
 	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -179,7 +179,8 @@ type AdminServiceClient interface {
 	// The plaintext token is in the response and is never returned again;
 	// only its SHA-256 hash is stored.
 	// Errors: INVALID_ARGUMENT for a bad field (including an expires_at in the
-	// past), NOT_FOUND for an unknown human_id or agent_id.
+	// past, or beyond the maximum lifetime or the caller's own expiry),
+	// NOT_FOUND for an unknown human_id or agent_id.
 	MintCredential(ctx context.Context, in *MintCredentialRequest, opts ...grpc.CallOption) (*MintCredentialResponse, error)
 	// ListCredentials lists credentials, newest first (never the tokens).
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
@@ -610,7 +611,8 @@ type AdminServiceServer interface {
 	// The plaintext token is in the response and is never returned again;
 	// only its SHA-256 hash is stored.
 	// Errors: INVALID_ARGUMENT for a bad field (including an expires_at in the
-	// past), NOT_FOUND for an unknown human_id or agent_id.
+	// past, or beyond the maximum lifetime or the caller's own expiry),
+	// NOT_FOUND for an unknown human_id or agent_id.
 	MintCredential(context.Context, *MintCredentialRequest) (*MintCredentialResponse, error)
 	// ListCredentials lists credentials, newest first (never the tokens).
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.

@@ -68,7 +68,15 @@ type Event struct {
 	Payload []byte `protobuf:"bytes,12,opt,name=payload,proto3" json:"payload,omitempty"`
 	// Size of the raw payload in bytes (events.size_bytes); always set, even
 	// when payload is omitted.
-	SizeBytes     int32 `protobuf:"varint,13,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	SizeBytes int32 `protobuf:"varint,13,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// Agent id (uuid) the event is for, fixed when it was stored: the agent
+	// its todo is addressed to (the endpoint's or adapter's agent, or
+	// PublishEvent's agent_id), or for an event PublishEvent stored without a
+	// todo the agent that published it. Empty for the tenant's shared events
+	// (no agent), which every agent of the tenant may read. A credential that
+	// acts as an agent reads only the events for it, the events it published
+	// and the shared ones.
+	AgentId       string `protobuf:"bytes,14,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -194,11 +202,18 @@ func (x *Event) GetSizeBytes() int32 {
 	return 0
 }
 
+func (x *Event) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
 var File_switchboard_ingest_v1_ingest_proto protoreflect.FileDescriptor
 
 const file_switchboard_ingest_v1_ingest_proto_rawDesc = "" +
 	"\n" +
-	"\"switchboard/ingest/v1/ingest.proto\x12\x15switchboard.ingest.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfe\x03\n" +
+	"\"switchboard/ingest/v1/ingest.proto\x12\x15switchboard.ingest.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\x04\n" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x16\n" +
@@ -218,7 +233,8 @@ const file_switchboard_ingest_v1_ingest_proto_rawDesc = "" +
 	"\fcontent_type\x18\v \x01(\tR\vcontentType\x12\x18\n" +
 	"\apayload\x18\f \x01(\fR\apayload\x12\x1d\n" +
 	"\n" +
-	"size_bytes\x18\r \x01(\x05R\tsizeBytes\x1a:\n" +
+	"size_bytes\x18\r \x01(\x05R\tsizeBytes\x12\x19\n" +
+	"\bagent_id\x18\x0e \x01(\tR\aagentId\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01BGZEgithub.com/switchboard/switchboard/gen/switchboard/ingest/v1;ingestv1b\x06proto3"

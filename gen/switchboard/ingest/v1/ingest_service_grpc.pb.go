@@ -36,19 +36,26 @@ const (
 // Storage is idempotent: an event whose (human, source, delivery_id) is
 // already stored is not written again. Every call acts on the events of the
 // human (tenant) that owns the caller's credential; other tenants' events are
-// invisible (NOT_FOUND).
+// invisible (NOT_FOUND). A credential that acts as an agent reads only the
+// events for that agent, the events it published and the tenant's shared
+// events (Event.agent_id empty); another agent's events are invisible to it
+// too.
 type IngestServiceClient interface {
 	// PublishEvent stores an event with source "publish" and, when queue is
 	// set, enqueues a todo for it in the same transaction. A delivery_id that
 	// was already stored returns the stored event with duplicate = true and
 	// writes nothing.
 	// Errors: INVALID_ARGUMENT for a bad field (including an oversized
-	// payload), NOT_FOUND for an unknown agent_id.
+	// payload), NOT_FOUND for an unknown agent_id, ALREADY_EXISTS for a
+	// delivery_id already stored by a publisher whose events the caller may
+	// not read (another agent of the tenant).
 	PublishEvent(ctx context.Context, in *PublishEventRequest, opts ...grpc.CallOption) (*PublishEventResponse, error)
 	// GetEvent returns one event including its payload.
-	// Errors: NOT_FOUND for an unknown id (or one removed by retention).
+	// Errors: NOT_FOUND for an unknown id (or one removed by retention, or one
+	// the caller may not read).
 	GetEvent(ctx context.Context, in *GetEventRequest, opts ...grpc.CallOption) (*GetEventResponse, error)
-	// ListEvents lists events, newest (highest id) first, one page at a time.
+	// ListEvents lists the events the caller may read, newest (highest id)
+	// first, one page at a time.
 	// Errors: INVALID_ARGUMENT for a bad filter, page_size or page_token.
 	ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*ListEventsResponse, error)
 }
@@ -103,19 +110,26 @@ func (c *ingestServiceClient) ListEvents(ctx context.Context, in *ListEventsRequ
 // Storage is idempotent: an event whose (human, source, delivery_id) is
 // already stored is not written again. Every call acts on the events of the
 // human (tenant) that owns the caller's credential; other tenants' events are
-// invisible (NOT_FOUND).
+// invisible (NOT_FOUND). A credential that acts as an agent reads only the
+// events for that agent, the events it published and the tenant's shared
+// events (Event.agent_id empty); another agent's events are invisible to it
+// too.
 type IngestServiceServer interface {
 	// PublishEvent stores an event with source "publish" and, when queue is
 	// set, enqueues a todo for it in the same transaction. A delivery_id that
 	// was already stored returns the stored event with duplicate = true and
 	// writes nothing.
 	// Errors: INVALID_ARGUMENT for a bad field (including an oversized
-	// payload), NOT_FOUND for an unknown agent_id.
+	// payload), NOT_FOUND for an unknown agent_id, ALREADY_EXISTS for a
+	// delivery_id already stored by a publisher whose events the caller may
+	// not read (another agent of the tenant).
 	PublishEvent(context.Context, *PublishEventRequest) (*PublishEventResponse, error)
 	// GetEvent returns one event including its payload.
-	// Errors: NOT_FOUND for an unknown id (or one removed by retention).
+	// Errors: NOT_FOUND for an unknown id (or one removed by retention, or one
+	// the caller may not read).
 	GetEvent(context.Context, *GetEventRequest) (*GetEventResponse, error)
-	// ListEvents lists events, newest (highest id) first, one page at a time.
+	// ListEvents lists the events the caller may read, newest (highest id)
+	// first, one page at a time.
 	// Errors: INVALID_ARGUMENT for a bad filter, page_size or page_token.
 	ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error)
 	mustEmbedUnimplementedIngestServiceServer()

@@ -445,7 +445,9 @@ func (x *TodoError) GetError() string {
 // VacuumHealth reports how well Postgres keeps the todos table clean. A long
 // transaction anywhere in the database (a held snapshot) stops vacuum from
 // removing dead tuples, and the claim scan slows down as they pile up. The
-// figures are table-wide: every queue shares the one todos table.
+// figures are table-wide: every queue and every tenant shares the one todos
+// table, so they are an operator's (QueueStatsResponse.vacuum is set only
+// for an administrator).
 type VacuumHealth struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Estimated live tuples in todos (pg_stat_user_tables.n_live_tup); ≥ 0.

@@ -1543,7 +1543,11 @@ type QueueStatsResponse struct {
 	// run_at, database clock); 0 when nothing is claimable. A growing value
 	// means workers are not keeping up.
 	OldestPendingAgeSeconds float64 `protobuf:"fixed64,8,opt,name=oldest_pending_age_seconds,json=oldestPendingAgeSeconds,proto3" json:"oldest_pending_age_seconds,omitempty"`
-	// Vacuum health of the todos table (shared by every queue).
+	// Vacuum health of the todos table (shared by every queue and every
+	// tenant). Set only when the caller is an administrator (an admin-scoped
+	// credential of a human with is_admin); omitted for everyone else, since
+	// the table-wide tuple counts would tell a tenant how much work other
+	// tenants have.
 	Vacuum        *VacuumHealth `protobuf:"bytes,9,opt,name=vacuum,proto3" json:"vacuum,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -137,7 +137,8 @@ type QueueServiceClient interface {
 	// Errors: INVALID_ARGUMENT for a bad field.
 	Redrive(ctx context.Context, in *RedriveRequest, opts ...grpc.CallOption) (*RedriveResponse, error)
 	// QueueStats returns the depth of a queue by state, the age of its oldest
-	// runnable todo, and the vacuum health of the todos table.
+	// runnable todo, and, to an administrator only, the vacuum health of the
+	// todos table.
 	// Errors: INVALID_ARGUMENT for a bad queue name. An unknown queue is not an
 	// error: all its counts are 0.
 	QueueStats(ctx context.Context, in *QueueStatsRequest, opts ...grpc.CallOption) (*QueueStatsResponse, error)
@@ -393,7 +394,8 @@ type QueueServiceServer interface {
 	// Errors: INVALID_ARGUMENT for a bad field.
 	Redrive(context.Context, *RedriveRequest) (*RedriveResponse, error)
 	// QueueStats returns the depth of a queue by state, the age of its oldest
-	// runnable todo, and the vacuum health of the todos table.
+	// runnable todo, and, to an administrator only, the vacuum health of the
+	// todos table.
 	// Errors: INVALID_ARGUMENT for a bad queue name. An unknown queue is not an
 	// error: all its counts are 0.
 	QueueStats(context.Context, *QueueStatsRequest) (*QueueStatsResponse, error)

@@ -433,6 +433,26 @@ func (q *Queries) CredentialList(ctx context.Context, db DBTX, arg CredentialLis
 	return items, nil
 }
 
+const credentialMintBounds = `-- name: CredentialMintBounds :one
+SELECT now()::timestamptz AS now,
+       (SELECT c.expires_at FROM credentials AS c WHERE c.id = $1::uuid) AS minter_expires_at
+`
+
+type CredentialMintBoundsRow struct {
+	Now             time.Time
+	MinterExpiresAt *time.Time
+}
+
+// What bounds the expiry of a credential minted now, on the database clock: now() (the deployment's maximum
+// lifetime counts from it) and the minting credential's own expiry (NULL: it never expires, or no credential
+// minted it).
+func (q *Queries) CredentialMintBounds(ctx context.Context, db DBTX, minterID *uuid.UUID) (CredentialMintBoundsRow, error) {
+	row := db.QueryRow(ctx, credentialMintBounds, minterID)
+	var i CredentialMintBoundsRow
+	err := row.Scan(&i.Now, &i.MinterExpiresAt)
+	return i, err
+}
+
 const credentialRevoke = `-- name: CredentialRevoke :one
 UPDATE credentials
 SET revoked_at = coalesce(revoked_at, now())

@@ -79,19 +79,20 @@ func (s *Store) ingestBatch(ctx context.Context, db postgres.BatchSender, events
 	return out, nil
 }
 
-// insertParams encodes events (all of one human, source and publisher) as
-// EventInsertBatch's parallel arrays.
+// insertParams encodes events (all of one human, source, publisher and
+// agent) as EventInsertBatch's parallel arrays.
 func insertParams(events []Event) (dbsqlc.EventInsertBatchParams, error) {
 	first, n := events[0], len(events)
 	p := dbsqlc.EventInsertBatchParams{
 		HumanID: first.HumanID, Source: first.Source, EndpointID: first.EndpointID, AdapterID: first.AdapterID,
-		PublishedBy: first.PublishedBy,
+		PublishedBy: first.PublishedBy, AgentID: first.AgentID,
 		DeliveryIds: make([]string, n), Topics: make([]string, n), Headers: make([]string, n), ContentTypes: make([]string, n),
 		Payloads: make([][]byte, n), BodySha256s: make([][]byte, n), VerifiedSchemes: make([]string, n), SourceIps: make([]string, n),
 	}
 	for i, e := range events {
-		if e.HumanID != first.HumanID || e.Source != first.Source || !sameID(e.PublishedBy, first.PublishedBy) {
-			return p, fmt.Errorf("ingest: batch item %d is of another tenant, source or publisher", i)
+		if e.HumanID != first.HumanID || e.Source != first.Source || !sameID(e.PublishedBy, first.PublishedBy) ||
+			!sameID(e.AgentID, first.AgentID) {
+			return p, fmt.Errorf("ingest: batch item %d is of another tenant, source, publisher or agent", i)
 		}
 		h := []byte(`{}`)
 		if e.Headers != nil {

@@ -1,6 +1,13 @@
 -- The events table's statements (this package alone writes it). Every event is stored with its todo in one
 -- transaction (Store.Ingest, Store.IngestBatch; the todo through the queue's writer); the edge answers 2xx only
 -- after that commit.
+--
+-- Reads take the caller's tenant (human_id) and, for a credential that acts as an agent, caller_agent_id (NULL for
+-- a human's credential). An agent reads the events for it, the events it published and the tenant's shared ones
+-- (agent_id NULL: an endpoint or adapter without an agent, an unaddressed publish into a queue), as it may claim
+-- the todos addressed to it or to no agent; another agent's event is indistinguishable from a missing one:
+--     (caller_agent_id IS NULL OR agent_id IS NULL OR agent_id = caller_agent_id OR published_by = caller_agent_id)
+-- Point reads use that rule as is; a listing takes EventListForAgent.
 
 -- name: LockBodyHash :exec
 -- Serialises concurrent deliveries of one body to one source for the rest of the transaction, so two replays
@@ -24,28 +31,34 @@ LIMIT 1;
 SELECT count(*)::integer AS found FROM agents AS a WHERE a.id = sqlc.arg(agent_id) AND a.human_id = sqlc.arg(human_id);
 
 -- name: EventGet :one
--- One event of the tenant, payload included; pgx.ErrNoRows when missing or another tenant's.
-SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
-       content_type, payload, size_bytes
+-- One event of the tenant (for an agent: one it may read), payload included; pgx.ErrNoRows when missing or out of
+-- reach.
+SELECT id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id, received_at,
+       headers, content_type, payload, size_bytes
 FROM events
 WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id);
+  AND human_id = sqlc.arg(human_id)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid
+       OR published_by = sqlc.narg(caller_agent_id)::uuid);
 
 -- name: EventByDelivery :one
--- The event a duplicate delivery id points at (what PublishEvent answers for a duplicate).
-SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
-       content_type, payload, size_bytes
+-- The event a duplicate delivery id points at (what PublishEvent answers for a duplicate), if the caller may read
+-- it.
+SELECT id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id, received_at,
+       headers, content_type, payload, size_bytes
 FROM events
 WHERE human_id = sqlc.arg(human_id)
   AND source = sqlc.arg(source)
-  AND delivery_id = sqlc.arg(delivery_id);
+  AND delivery_id = sqlc.arg(delivery_id)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid
+       OR published_by = sqlc.narg(caller_agent_id)::uuid);
 
 -- name: EventList :many
--- A tenant's events newest first with optional filters; keyset pagination on id (before_id = the last id
--- seen). The payload is read only when asked for (the rest of the row is small); its size always is.
--- todo_state keeps the events whose todo is in that state.
-SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.topic, e.delivery_id, e.received_at,
-       e.headers, e.content_type,
+-- A tenant's events newest first with optional filters (for a human's credential; an agent's lists with
+-- EventListForAgent); keyset pagination on id (before_id = the last id seen). The payload is read only when asked
+-- for (the rest of the row is small); its size always is. todo_state keeps the events whose todo is in that state.
+SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic, e.delivery_id,
+       e.received_at, e.headers, e.content_type,
        CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload,
        e.size_bytes
 FROM events AS e
@@ -59,6 +72,70 @@ WHERE e.human_id = sqlc.arg(human_id)
   AND (sqlc.narg(todo_state)::text IS NULL
        OR EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state = sqlc.narg(todo_state)::text))
 ORDER BY e.id DESC
+LIMIT sqlc.arg(page_size)::integer;
+
+-- name: EventListForAgent :many
+-- EventList for a credential that acts as an agent: the events for it, the tenant's shared ones and those it
+-- published for another agent, each an ordered scan of its own index (idx_events_agent, idx_events_shared,
+-- idx_events_published_by) merged by id, so a page reads about a page of rows however few of the tenant's events
+-- the agent may read; one statement with the three as OR would walk the tenant's events under a generic plan. The
+-- keyset bound is an index condition (coalesce, not "IS NULL OR") for the same reason.
+SELECT v.id, v.human_id, v.source, v.endpoint_id, v.adapter_id, v.published_by, v.agent_id, v.topic, v.delivery_id,
+       v.received_at, v.headers, v.content_type, v.payload, v.size_bytes
+FROM (
+    (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
+            e.delivery_id, e.received_at, e.headers, e.content_type,
+            CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+     FROM events AS e
+     WHERE e.agent_id = sqlc.arg(caller_agent_id)::uuid
+       AND e.human_id = sqlc.arg(human_id)
+       AND e.id < coalesce(sqlc.narg(before_id)::bigint, 9223372036854775807)
+       AND (sqlc.narg(source)::text IS NULL OR e.source = sqlc.narg(source)::text)
+       AND (sqlc.narg(endpoint_id)::uuid IS NULL OR e.endpoint_id = sqlc.narg(endpoint_id)::uuid)
+       AND (sqlc.narg(topic)::text IS NULL OR e.topic = sqlc.narg(topic)::text)
+       AND (sqlc.narg(received_after)::timestamptz IS NULL OR e.received_at >= sqlc.narg(received_after)::timestamptz)
+       AND (sqlc.narg(received_before)::timestamptz IS NULL OR e.received_at < sqlc.narg(received_before)::timestamptz)
+       AND (sqlc.narg(todo_state)::text IS NULL
+            OR EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state = sqlc.narg(todo_state)::text))
+     ORDER BY e.id DESC
+     LIMIT sqlc.arg(page_size)::integer)
+    UNION ALL
+    (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
+            e.delivery_id, e.received_at, e.headers, e.content_type,
+            CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+     FROM events AS e
+     WHERE e.agent_id IS NULL
+       AND e.human_id = sqlc.arg(human_id)
+       AND e.id < coalesce(sqlc.narg(before_id)::bigint, 9223372036854775807)
+       AND (sqlc.narg(source)::text IS NULL OR e.source = sqlc.narg(source)::text)
+       AND (sqlc.narg(endpoint_id)::uuid IS NULL OR e.endpoint_id = sqlc.narg(endpoint_id)::uuid)
+       AND (sqlc.narg(topic)::text IS NULL OR e.topic = sqlc.narg(topic)::text)
+       AND (sqlc.narg(received_after)::timestamptz IS NULL OR e.received_at >= sqlc.narg(received_after)::timestamptz)
+       AND (sqlc.narg(received_before)::timestamptz IS NULL OR e.received_at < sqlc.narg(received_before)::timestamptz)
+       AND (sqlc.narg(todo_state)::text IS NULL
+            OR EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state = sqlc.narg(todo_state)::text))
+     ORDER BY e.id DESC
+     LIMIT sqlc.arg(page_size)::integer)
+    UNION ALL
+    (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
+            e.delivery_id, e.received_at, e.headers, e.content_type,
+            CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+     FROM events AS e
+     WHERE e.published_by = sqlc.arg(caller_agent_id)::uuid
+       AND e.agent_id <> sqlc.arg(caller_agent_id)::uuid
+       AND e.human_id = sqlc.arg(human_id)
+       AND e.id < coalesce(sqlc.narg(before_id)::bigint, 9223372036854775807)
+       AND (sqlc.narg(source)::text IS NULL OR e.source = sqlc.narg(source)::text)
+       AND (sqlc.narg(endpoint_id)::uuid IS NULL OR e.endpoint_id = sqlc.narg(endpoint_id)::uuid)
+       AND (sqlc.narg(topic)::text IS NULL OR e.topic = sqlc.narg(topic)::text)
+       AND (sqlc.narg(received_after)::timestamptz IS NULL OR e.received_at >= sqlc.narg(received_after)::timestamptz)
+       AND (sqlc.narg(received_before)::timestamptz IS NULL OR e.received_at < sqlc.narg(received_before)::timestamptz)
+       AND (sqlc.narg(todo_state)::text IS NULL
+            OR EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state = sqlc.narg(todo_state)::text))
+     ORDER BY e.id DESC
+     LIMIT sqlc.arg(page_size)::integer)
+) AS v
+ORDER BY v.id DESC
 LIMIT sqlc.arg(page_size)::integer;
 
 -- name: EventPruneByAge :execrows
@@ -98,7 +175,7 @@ WHERE id IN (
 );
 
 -- name: EventInsertBatch :batchmany
--- Stores events of one source in ONE statement: a single event, the group commit of concurrent webhook requests,
+-- Stores events of one source (and one publisher and agent: see events.agent_id) in ONE statement: a single event, the group commit of concurrent webhook requests,
 -- or an adapter's batch. Their todos' insert (the queue's TodoInsertForEvents) follows in the same pipeline, so
 -- both commit together in one round trip. Arrays are parallel, one element per event; '' (or an empty
 -- body_sha256) means none. Ids are drawn in item order (the MATERIALIZED CTE numbers the items first), so they
@@ -121,11 +198,11 @@ WITH input AS MATERIALIZED (
     ) AS v
     ORDER BY v.ord
 )
-INSERT INTO events (id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
-                    content_type, payload, body_sha256, verified_scheme, source_ip)
+INSERT INTO events (id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id,
+                    headers, content_type, payload, body_sha256, verified_scheme, source_ip)
 OVERRIDING SYSTEM VALUE
 SELECT i.id, sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), sqlc.narg(published_by),
-       i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
+       sqlc.narg(agent_id), i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
        nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet
 FROM input AS i
 ORDER BY i.delivery_id COLLATE "C", i.ord

@@ -52,7 +52,11 @@ type Event struct {
 	EndpointID  *uuid.UUID
 	AdapterID   *uuid.UUID
 	PublishedBy *uuid.UUID
-	Topic       string
+	// AgentID is the agent the event is for (events.agent_id): its todo's
+	// addressee, or for a publish without a todo its publishing agent; nil
+	// for the tenant's shared events, which every agent of it may read.
+	AgentID *uuid.UUID
+	Topic   string
 	// DeliveryID is the sender's id for the delivery ("" = none); a second
 	// event with the same id from the same source is a duplicate.
 	DeliveryID string

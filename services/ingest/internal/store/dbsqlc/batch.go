@@ -22,23 +22,23 @@ const eventInsertBatch = `-- name: EventInsertBatch :batchmany
 WITH input AS MATERIALIZED (
     SELECT v.delivery_id, v.topic, v.headers, v.content_type, v.payload, v.body_sha256, v.verified_scheme, v.source_ip, v.ord, nextval(pg_get_serial_sequence('events', 'id')) AS id
     FROM (
-        SELECT unnest($6::text[])                           AS delivery_id,
-               unnest($7::text[])                                 AS topic,
-               unnest($8::text[])                                AS headers,
-               unnest($9::text[])                          AS content_type,
-               unnest($10::bytea[])                              AS payload,
-               unnest($11::bytea[])                          AS body_sha256,
-               unnest($12::text[])                       AS verified_scheme,
-               unnest($13::text[])                             AS source_ip,
-               generate_series(1, cardinality($7::text[]))::bigint AS ord
+        SELECT unnest($7::text[])                           AS delivery_id,
+               unnest($8::text[])                                 AS topic,
+               unnest($9::text[])                                AS headers,
+               unnest($10::text[])                          AS content_type,
+               unnest($11::bytea[])                              AS payload,
+               unnest($12::bytea[])                          AS body_sha256,
+               unnest($13::text[])                       AS verified_scheme,
+               unnest($14::text[])                             AS source_ip,
+               generate_series(1, cardinality($8::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
 )
-INSERT INTO events (id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, headers,
-                    content_type, payload, body_sha256, verified_scheme, source_ip)
+INSERT INTO events (id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id,
+                    headers, content_type, payload, body_sha256, verified_scheme, source_ip)
 OVERRIDING SYSTEM VALUE
 SELECT i.id, $1, $2, $3, $4, $5,
-       i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
+       $6, i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
        nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet
 FROM input AS i
 ORDER BY i.delivery_id COLLATE "C", i.ord
@@ -58,6 +58,7 @@ type EventInsertBatchParams struct {
 	EndpointID      *uuid.UUID
 	AdapterID       *uuid.UUID
 	PublishedBy     *uuid.UUID
+	AgentID         *uuid.UUID
 	DeliveryIds     []string
 	Topics          []string
 	Headers         []string
@@ -74,7 +75,7 @@ type EventInsertBatchRow struct {
 	DeliveryID string
 }
 
-// Stores events of one source in ONE statement: a single event, the group commit of concurrent webhook requests,
+// Stores events of one source (and one publisher and agent: see events.agent_id) in ONE statement: a single event, the group commit of concurrent webhook requests,
 // or an adapter's batch. Their todos' insert (the queue's TodoInsertForEvents) follows in the same pipeline, so
 // both commit together in one round trip. Arrays are parallel, one element per event; ” (or an empty
 // body_sha256) means none. Ids are drawn in item order (the MATERIALIZED CTE numbers the items first), so they
@@ -91,6 +92,7 @@ func (q *Queries) EventInsertBatch(ctx context.Context, db DBTX, arg []EventInse
 			a.EndpointID,
 			a.AdapterID,
 			a.PublishedBy,
+			a.AgentID,
 			a.DeliveryIds,
 			a.Topics,
 			a.Headers,

@@ -32,18 +32,21 @@ func (q *Queries) AgentOfHuman(ctx context.Context, db DBTX, arg AgentOfHumanPar
 }
 
 const eventByDelivery = `-- name: EventByDelivery :one
-SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
-       content_type, payload, size_bytes
+SELECT id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id, received_at,
+       headers, content_type, payload, size_bytes
 FROM events
 WHERE human_id = $1
   AND source = $2
   AND delivery_id = $3
+  AND ($4::uuid IS NULL OR agent_id IS NULL OR agent_id = $4::uuid
+       OR published_by = $4::uuid)
 `
 
 type EventByDeliveryParams struct {
-	HumanID    uuid.UUID
-	Source     string
-	DeliveryID *string
+	HumanID       uuid.UUID
+	Source        string
+	DeliveryID    *string
+	CallerAgentID *uuid.UUID
 }
 
 type EventByDeliveryRow struct {
@@ -53,6 +56,7 @@ type EventByDeliveryRow struct {
 	EndpointID  *uuid.UUID
 	AdapterID   *uuid.UUID
 	PublishedBy *uuid.UUID
+	AgentID     *uuid.UUID
 	Topic       string
 	DeliveryID  *string
 	ReceivedAt  time.Time
@@ -62,9 +66,15 @@ type EventByDeliveryRow struct {
 	SizeBytes   *int32
 }
 
-// The event a duplicate delivery id points at (what PublishEvent answers for a duplicate).
+// The event a duplicate delivery id points at (what PublishEvent answers for a duplicate), if the caller may read
+// it.
 func (q *Queries) EventByDelivery(ctx context.Context, db DBTX, arg EventByDeliveryParams) (EventByDeliveryRow, error) {
-	row := db.QueryRow(ctx, eventByDelivery, arg.HumanID, arg.Source, arg.DeliveryID)
+	row := db.QueryRow(ctx, eventByDelivery,
+		arg.HumanID,
+		arg.Source,
+		arg.DeliveryID,
+		arg.CallerAgentID,
+	)
 	var i EventByDeliveryRow
 	err := row.Scan(
 		&i.ID,
@@ -73,6 +83,7 @@ func (q *Queries) EventByDelivery(ctx context.Context, db DBTX, arg EventByDeliv
 		&i.EndpointID,
 		&i.AdapterID,
 		&i.PublishedBy,
+		&i.AgentID,
 		&i.Topic,
 		&i.DeliveryID,
 		&i.ReceivedAt,
@@ -85,16 +96,19 @@ func (q *Queries) EventByDelivery(ctx context.Context, db DBTX, arg EventByDeliv
 }
 
 const eventGet = `-- name: EventGet :one
-SELECT id, human_id, source, endpoint_id, adapter_id, published_by, topic, delivery_id, received_at, headers,
-       content_type, payload, size_bytes
+SELECT id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id, received_at,
+       headers, content_type, payload, size_bytes
 FROM events
 WHERE id = $1
   AND human_id = $2
+  AND ($3::uuid IS NULL OR agent_id IS NULL OR agent_id = $3::uuid
+       OR published_by = $3::uuid)
 `
 
 type EventGetParams struct {
-	ID      int64
-	HumanID uuid.UUID
+	ID            int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
 }
 
 type EventGetRow struct {
@@ -104,6 +118,7 @@ type EventGetRow struct {
 	EndpointID  *uuid.UUID
 	AdapterID   *uuid.UUID
 	PublishedBy *uuid.UUID
+	AgentID     *uuid.UUID
 	Topic       string
 	DeliveryID  *string
 	ReceivedAt  time.Time
@@ -113,9 +128,10 @@ type EventGetRow struct {
 	SizeBytes   *int32
 }
 
-// One event of the tenant, payload included; pgx.ErrNoRows when missing or another tenant's.
+// One event of the tenant (for an agent: one it may read), payload included; pgx.ErrNoRows when missing or out of
+// reach.
 func (q *Queries) EventGet(ctx context.Context, db DBTX, arg EventGetParams) (EventGetRow, error) {
-	row := db.QueryRow(ctx, eventGet, arg.ID, arg.HumanID)
+	row := db.QueryRow(ctx, eventGet, arg.ID, arg.HumanID, arg.CallerAgentID)
 	var i EventGetRow
 	err := row.Scan(
 		&i.ID,
@@ -124,6 +140,7 @@ func (q *Queries) EventGet(ctx context.Context, db DBTX, arg EventGetParams) (Ev
 		&i.EndpointID,
 		&i.AdapterID,
 		&i.PublishedBy,
+		&i.AgentID,
 		&i.Topic,
 		&i.DeliveryID,
 		&i.ReceivedAt,
@@ -136,8 +153,8 @@ func (q *Queries) EventGet(ctx context.Context, db DBTX, arg EventGetParams) (Ev
 }
 
 const eventList = `-- name: EventList :many
-SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.topic, e.delivery_id, e.received_at,
-       e.headers, e.content_type,
+SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic, e.delivery_id,
+       e.received_at, e.headers, e.content_type,
        CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload,
        e.size_bytes
 FROM events AS e
@@ -174,6 +191,7 @@ type EventListRow struct {
 	EndpointID  *uuid.UUID
 	AdapterID   *uuid.UUID
 	PublishedBy *uuid.UUID
+	AgentID     *uuid.UUID
 	Topic       string
 	DeliveryID  *string
 	ReceivedAt  time.Time
@@ -183,9 +201,9 @@ type EventListRow struct {
 	SizeBytes   *int32
 }
 
-// A tenant's events newest first with optional filters; keyset pagination on id (before_id = the last id
-// seen). The payload is read only when asked for (the rest of the row is small); its size always is.
-// todo_state keeps the events whose todo is in that state.
+// A tenant's events newest first with optional filters (for a human's credential; an agent's lists with
+// EventListForAgent); keyset pagination on id (before_id = the last id seen). The payload is read only when asked
+// for (the rest of the row is small); its size always is. todo_state keeps the events whose todo is in that state.
 func (q *Queries) EventList(ctx context.Context, db DBTX, arg EventListParams) ([]EventListRow, error) {
 	rows, err := db.Query(ctx, eventList,
 		arg.IncludePayload,
@@ -213,6 +231,150 @@ func (q *Queries) EventList(ctx context.Context, db DBTX, arg EventListParams) (
 			&i.EndpointID,
 			&i.AdapterID,
 			&i.PublishedBy,
+			&i.AgentID,
+			&i.Topic,
+			&i.DeliveryID,
+			&i.ReceivedAt,
+			&i.Headers,
+			&i.ContentType,
+			&i.Payload,
+			&i.SizeBytes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const eventListForAgent = `-- name: EventListForAgent :many
+SELECT v.id, v.human_id, v.source, v.endpoint_id, v.adapter_id, v.published_by, v.agent_id, v.topic, v.delivery_id,
+       v.received_at, v.headers, v.content_type, v.payload, v.size_bytes
+FROM (
+    (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
+            e.delivery_id, e.received_at, e.headers, e.content_type,
+            CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+     FROM events AS e
+     WHERE e.agent_id = $2::uuid
+       AND e.human_id = $3
+       AND e.id < coalesce($4::bigint, 9223372036854775807)
+       AND ($5::text IS NULL OR e.source = $5::text)
+       AND ($6::uuid IS NULL OR e.endpoint_id = $6::uuid)
+       AND ($7::text IS NULL OR e.topic = $7::text)
+       AND ($8::timestamptz IS NULL OR e.received_at >= $8::timestamptz)
+       AND ($9::timestamptz IS NULL OR e.received_at < $9::timestamptz)
+       AND ($10::text IS NULL
+            OR EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state = $10::text))
+     ORDER BY e.id DESC
+     LIMIT $11::integer)
+    UNION ALL
+    (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
+            e.delivery_id, e.received_at, e.headers, e.content_type,
+            CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+     FROM events AS e
+     WHERE e.agent_id IS NULL
+       AND e.human_id = $3
+       AND e.id < coalesce($4::bigint, 9223372036854775807)
+       AND ($5::text IS NULL OR e.source = $5::text)
+       AND ($6::uuid IS NULL OR e.endpoint_id = $6::uuid)
+       AND ($7::text IS NULL OR e.topic = $7::text)
+       AND ($8::timestamptz IS NULL OR e.received_at >= $8::timestamptz)
+       AND ($9::timestamptz IS NULL OR e.received_at < $9::timestamptz)
+       AND ($10::text IS NULL
+            OR EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state = $10::text))
+     ORDER BY e.id DESC
+     LIMIT $11::integer)
+    UNION ALL
+    (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
+            e.delivery_id, e.received_at, e.headers, e.content_type,
+            CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+     FROM events AS e
+     WHERE e.published_by = $2::uuid
+       AND e.agent_id <> $2::uuid
+       AND e.human_id = $3
+       AND e.id < coalesce($4::bigint, 9223372036854775807)
+       AND ($5::text IS NULL OR e.source = $5::text)
+       AND ($6::uuid IS NULL OR e.endpoint_id = $6::uuid)
+       AND ($7::text IS NULL OR e.topic = $7::text)
+       AND ($8::timestamptz IS NULL OR e.received_at >= $8::timestamptz)
+       AND ($9::timestamptz IS NULL OR e.received_at < $9::timestamptz)
+       AND ($10::text IS NULL
+            OR EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state = $10::text))
+     ORDER BY e.id DESC
+     LIMIT $11::integer)
+) AS v
+ORDER BY v.id DESC
+LIMIT $11::integer
+`
+
+type EventListForAgentParams struct {
+	IncludePayload bool
+	CallerAgentID  uuid.UUID
+	HumanID        uuid.UUID
+	BeforeID       *int64
+	Source         *string
+	EndpointID     *uuid.UUID
+	Topic          *string
+	ReceivedAfter  *time.Time
+	ReceivedBefore *time.Time
+	TodoState      *string
+	PageSize       int32
+}
+
+type EventListForAgentRow struct {
+	ID          int64
+	HumanID     uuid.UUID
+	Source      string
+	EndpointID  *uuid.UUID
+	AdapterID   *uuid.UUID
+	PublishedBy *uuid.UUID
+	AgentID     *uuid.UUID
+	Topic       string
+	DeliveryID  *string
+	ReceivedAt  time.Time
+	Headers     json.RawMessage
+	ContentType string
+	Payload     []byte
+	SizeBytes   *int32
+}
+
+// EventList for a credential that acts as an agent: the events for it, the tenant's shared ones and those it
+// published for another agent, each an ordered scan of its own index (idx_events_agent, idx_events_shared,
+// idx_events_published_by) merged by id, so a page reads about a page of rows however few of the tenant's events
+// the agent may read; one statement with the three as OR would walk the tenant's events under a generic plan. The
+// keyset bound is an index condition (coalesce, not "IS NULL OR") for the same reason.
+func (q *Queries) EventListForAgent(ctx context.Context, db DBTX, arg EventListForAgentParams) ([]EventListForAgentRow, error) {
+	rows, err := db.Query(ctx, eventListForAgent,
+		arg.IncludePayload,
+		arg.CallerAgentID,
+		arg.HumanID,
+		arg.BeforeID,
+		arg.Source,
+		arg.EndpointID,
+		arg.Topic,
+		arg.ReceivedAfter,
+		arg.ReceivedBefore,
+		arg.TodoState,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventListForAgentRow{}
+	for rows.Next() {
+		var i EventListForAgentRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Source,
+			&i.EndpointID,
+			&i.AdapterID,
+			&i.PublishedBy,
+			&i.AgentID,
 			&i.Topic,
 			&i.DeliveryID,
 			&i.ReceivedAt,
@@ -339,6 +501,15 @@ type LockBodyHashParams struct {
 // The events table's statements (this package alone writes it). Every event is stored with its todo in one
 // transaction (Store.Ingest, Store.IngestBatch; the todo through the queue's writer); the edge answers 2xx only
 // after that commit.
+//
+// Reads take the caller's tenant (human_id) and, for a credential that acts as an agent, caller_agent_id (NULL for
+// a human's credential). An agent reads the events for it, the events it published and the tenant's shared ones
+// (agent_id NULL: an endpoint or adapter without an agent, an unaddressed publish into a queue), as it may claim
+// the todos addressed to it or to no agent; another agent's event is indistinguishable from a missing one:
+//
+//	(caller_agent_id IS NULL OR agent_id IS NULL OR agent_id = caller_agent_id OR published_by = caller_agent_id)
+//
+// Point reads use that rule as is; a listing takes EventListForAgent.
 // Serialises concurrent deliveries of one body to one source for the rest of the transaction, so two replays
 // cannot both pass EventRecentByBody before either inserts.
 func (q *Queries) LockBodyHash(ctx context.Context, db DBTX, arg LockBodyHashParams) error {

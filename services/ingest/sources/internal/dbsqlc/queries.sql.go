@@ -475,10 +475,11 @@ func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlu
 	return i, err
 }
 
-const endpointDelete = `-- name: EndpointDelete :execrows
+const endpointDelete = `-- name: EndpointDelete :one
 DELETE FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
+RETURNING slug
 `
 
 type EndpointDeleteParams struct {
@@ -487,13 +488,13 @@ type EndpointDeleteParams struct {
 	CallerID      uuid.UUID
 }
 
-// Deletes an endpoint; its secrets and WEBHOOK adapters cascade, its events keep a NULL endpoint.
-func (q *Queries) EndpointDelete(ctx context.Context, db DBTX, arg EndpointDeleteParams) (int64, error) {
-	result, err := db.Exec(ctx, endpointDelete, arg.ID, arg.Administrator, arg.CallerID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+// Deletes an endpoint; its secrets and WEBHOOK adapters cascade, its events keep a NULL endpoint. The slug is
+// for the nodes' caches of it (no row: unknown or out of reach).
+func (q *Queries) EndpointDelete(ctx context.Context, db DBTX, arg EndpointDeleteParams) (string, error) {
+	row := db.QueryRow(ctx, endpointDelete, arg.ID, arg.Administrator, arg.CallerID)
+	var slug string
+	err := row.Scan(&slug)
+	return slug, err
 }
 
 const endpointGet = `-- name: EndpointGet :one
