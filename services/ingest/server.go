@@ -58,7 +58,10 @@ type Options struct {
 
 // Received is a newly stored event, as Options.Received reports it.
 type Received struct {
-	HumanID         uuid.UUID
+	HumanID uuid.UUID
+	// AgentID is the agent the event is for (nil: the tenant's shared
+	// work): only it, among the tenant's agents, hears of the event.
+	AgentID         *uuid.UUID
 	EventID, TodoID int64
 	Source, Topic   string
 }
@@ -121,6 +124,6 @@ func (s *Server) received(e store.Event, into string, st store.Stored) {
 		s.todos.Committed(e.HumanID, into, []queue.EventTodo{*st.Todo})
 	}
 	if s.opts.Received != nil {
-		s.opts.Received(Received{HumanID: e.HumanID, EventID: st.EventID, TodoID: st.TodoID, Source: e.Source, Topic: e.Topic})
+		s.opts.Received(Received{HumanID: e.HumanID, AgentID: e.AgentID, EventID: st.EventID, TodoID: st.TodoID, Source: e.Source, Topic: e.Topic})
 	}
 }

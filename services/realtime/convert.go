@@ -35,7 +35,12 @@ func ephemeralEvent(e wire.Ephemeral, payload *structpb.Struct) (*outbound, erro
 			return nil, err
 		}
 	}
-	return newOutbound(&realtimev1.RealtimeEvent{
+	out, err := newOutbound(&realtimev1.RealtimeEvent{
 		Channel: e.Channel, Kind: e.Kind, Payload: payload, PublishedBy: e.PublishedBy, CreatedAt: timestamppb.New(e.CreatedAt),
 	})
+	if err != nil {
+		return nil, err
+	}
+	out.audience = e.Audience
+	return out, nil
 }

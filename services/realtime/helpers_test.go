@@ -136,7 +136,13 @@ type stream struct {
 
 func (e *env) subscribe(human uuid.UUID, req *realtimev1.SubscribeRequest) *stream {
 	e.t.Helper()
-	ctx, cancel := context.WithCancel(as(e.t.Context(), human))
+	return e.subscribeWith(as(e.t.Context(), human), req)
+}
+
+// subscribeWith subscribes with the credentials ctx carries (as, asAgent).
+func (e *env) subscribeWith(ctx context.Context, req *realtimev1.SubscribeRequest) *stream {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
 	st, err := e.client.Subscribe(ctx, req)
 	require.NoError(e.t, err)
 	s := &stream{events: make(chan *realtimev1.SubscribeResponse, 100000), err: make(chan error, 1), cancel: cancel}

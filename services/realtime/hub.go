@@ -1,6 +1,7 @@
 package realtime
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -109,6 +110,17 @@ type outbound struct {
 	id      int64
 	durable bool
 	msg     *grpcserver.PreEncoded
+	// audience is wire.Ephemeral.Audience: "" for every subscriber, else
+	// the one agent (member "agent:<uuid>") that may see it besides the
+	// tenant's own credentials.
+	audience string
+}
+
+// receives reports whether s may be sent ev: a lifecycle event about one
+// agent's work goes to that agent and to the tenant's own credentials, not
+// to its other agents (as GetEvent and ListEvents read).
+func (s *subscriber) receives(ev *outbound) bool {
+	return ev.audience == "" || s.member == ev.audience || !strings.HasPrefix(s.member, memberAgentPrefix)
 }
 
 func newOutbound(ev *realtimev1.RealtimeEvent) (*outbound, error) {
@@ -143,7 +155,7 @@ func (h *hub) dispatchEphemeral(k channelKey, ev *outbound) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	for s := range h.subs[k] {
-		if s.ephemeral {
+		if s.ephemeral && s.receives(ev) {
 			s.offer(ev)
 		}
 	}

@@ -115,11 +115,11 @@ func TestSystemEventsReachListenersOnly(t *testing.T) {
 	e := newEnv(t, realtime.Options{})
 	s := e.subscribe(e.human, &realtimev1.SubscribeRequest{Channels: []string{realtime.QueueChannelPrefix + "emails"}, IncludeEphemeral: true})
 	e.subscribed(1)
-	e.srv.System(e.human, realtime.QueueChannelPrefix+"other", "todo.enqueued", func() map[string]any {
+	e.srv.System(e.human, nil, realtime.QueueChannelPrefix+"other", "todo.enqueued", func() map[string]any {
 		t.Error("fields built for a channel nobody listens to")
 		return nil
 	})
-	e.srv.System(e.human, realtime.QueueChannelPrefix+"emails", "todo.completed", func() map[string]any { return map[string]any{"todo_id": 7} })
+	e.srv.System(e.human, nil, realtime.QueueChannelPrefix+"emails", "todo.completed", func() map[string]any { return map[string]any{"todo_id": 7} })
 	ev := s.next(t)
 	require.Equal(t, "todo.completed", ev.GetKind())
 	require.InDelta(t, 7, ev.GetPayload().GetFields()["todo_id"].GetNumberValue(), 0)

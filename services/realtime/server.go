@@ -135,7 +135,7 @@ func caller(ctx context.Context) (principal, error) {
 	}
 	member := "human:" + p.HumanID.String()
 	if p.AgentID != nil {
-		member = "agent:" + p.AgentID.String()
+		member = AgentMember(*p.AgentID)
 	}
 	return principal{human: p.HumanID, member: member}, nil
 }

@@ -59,11 +59,23 @@ func (s *Server) refreshListened(ctx context.Context) {
 	s.listened.mu.Unlock()
 }
 
+// memberAgentPrefix starts the member name of a subscriber whose credential
+// acts as an agent.
+const memberAgentPrefix = "agent:"
+
+// AgentMember is the member name of a credential acting as agent.
+func AgentMember(agent uuid.UUID) string { return memberAgentPrefix + agent.String() }
+
 // System publishes a service's lifecycle event (kind, payload fields) on a
 // system channel of human, if anyone listens; fields is only called then, so
 // an unwatched channel costs no allocation. It never blocks and never fails
 // the caller: lifecycle events are ephemeral, best effort.
-func (s *Server) System(human uuid.UUID, channel, kind string, fields func() map[string]any) {
+//
+// agent is the agent the event is about (a todo's or an event's agent_id),
+// nil for the tenant's shared work: an agent's credential receives only
+// events about its own work and the shared ones, exactly what it may read
+// with GetTodo and GetEvent; the tenant's own credentials receive all.
+func (s *Server) System(human uuid.UUID, agent *uuid.UUID, channel, kind string, fields func() map[string]any) {
 	k := channelKey{human, channel}
 	if !s.hub.listening(k) && !s.listened.has(k) {
 		return
@@ -74,6 +86,9 @@ func (s *Server) System(human uuid.UUID, channel, kind string, fields func() map
 		return
 	}
 	e := s.systemEnvelope(human, channel, kind, p)
+	if agent != nil {
+		e.Audience = AgentMember(*agent)
+	}
 	if err := s.publishEphemeral(e, nil); err != nil {
 		s.log.Debug("lifecycle event not sent", zap.String("channel", channel), zap.Error(err))
 	}

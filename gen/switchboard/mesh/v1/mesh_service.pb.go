@@ -38,7 +38,12 @@ type RelayRequest struct {
 	// Who published it: "agent:<uuid>" or "human:<uuid>".
 	PublishedBy string `protobuf:"bytes,6,opt,name=published_by,json=publishedBy,proto3" json:"published_by,omitempty"`
 	// When it was published (the origin node's clock).
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Who may receive it besides the tenant's own (non-agent) credentials:
+	// empty for every subscriber of the channel, or "agent:<uuid>" for a
+	// lifecycle event about one agent's todo or event, which the tenant's
+	// other agents must not see.
+	Audience      string `protobuf:"bytes,8,opt,name=audience,proto3" json:"audience,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -122,6 +127,13 @@ func (x *RelayRequest) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *RelayRequest) GetAudience() string {
+	if x != nil {
+		return x.Audience
+	}
+	return ""
+}
+
 // RelayResponse ends a link.
 type RelayResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -172,7 +184,7 @@ var File_switchboard_mesh_v1_mesh_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_mesh_v1_mesh_service_proto_rawDesc = "" +
 	"\n" +
-	"&switchboard/mesh/v1/mesh_service.proto\x12\x13switchboard.mesh.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf5\x01\n" +
+	"&switchboard/mesh/v1/mesh_service.proto\x12\x13switchboard.mesh.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x91\x02\n" +
 	"\fRelayRequest\x12$\n" +
 	"\x0eorigin_node_id\x18\x01 \x01(\tR\foriginNodeId\x12\x19\n" +
 	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x18\n" +
@@ -181,7 +193,8 @@ const file_switchboard_mesh_v1_mesh_service_proto_rawDesc = "" +
 	"\apayload\x18\x05 \x01(\fR\apayload\x12!\n" +
 	"\fpublished_by\x18\x06 \x01(\tR\vpublishedBy\x129\n" +
 	"\n" +
-	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"+\n" +
+	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1a\n" +
+	"\baudience\x18\b \x01(\tR\baudience\"+\n" +
 	"\rRelayResponse\x12\x1a\n" +
 	"\breceived\x18\x01 \x01(\x03R\breceived2_\n" +
 	"\vMeshService\x12P\n" +

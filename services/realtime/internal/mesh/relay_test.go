@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -91,6 +92,8 @@ func TestRelayDropsInvalidMessagesAndKeepsTheLink(t *testing.T) {
 		with(func(r *meshv1.RelayRequest) { r.Payload = nil }),
 		with(func(r *meshv1.RelayRequest) { r.Payload = object(mesh.MaxPayload + 1) }),
 		with(func(r *meshv1.RelayRequest) { r.CreatedAt = &timestamppb.Timestamp{Seconds: 1, Nanos: -1} }),
+		with(func(r *meshv1.RelayRequest) { r.Audience = "human:" + uuid.NewString() }),
+		with(func(r *meshv1.RelayRequest) { r.Audience = "agent:bob" }),
 	}
 	for _, r := range invalid {
 		require.NoError(t, stream.Send(r))
@@ -100,6 +103,7 @@ func TestRelayDropsInvalidMessagesAndKeepsTheLink(t *testing.T) {
 	largest := request("node-x", "good")
 	largest.Payload = object(mesh.MaxPayload)
 	largest.CreatedAt = nil // tolerated: receipt time stands in
+	largest.Audience = "agent:" + uuid.NewString()
 	require.NoError(t, stream.Send(largest))
 
 	resp, err := stream.CloseAndRecv()
@@ -109,6 +113,7 @@ func TestRelayDropsInvalidMessagesAndKeepsTheLink(t *testing.T) {
 	require.Empty(t, b.inbox.on("bad"))
 	require.Empty(t, b.inbox.on("echo"))
 	require.False(t, b.inbox.on("good")[1].CreatedAt.IsZero())
+	require.Equal(t, largest.GetAudience(), b.inbox.on("good")[1].Audience, "the audience crosses the link")
 	s := b.mesh.Stats()
 	require.EqualValues(t, len(invalid), s.Invalid)
 	require.EqualValues(t, 2, s.Received)

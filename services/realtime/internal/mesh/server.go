@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -166,6 +167,11 @@ func decode(req *meshv1.RelayRequest) (wire.Ephemeral, error) {
 	if req.GetChannel() == "" {
 		return e, errors.New("channel is empty")
 	}
+	if a := req.GetAudience(); a != "" {
+		if id, ok := strings.CutPrefix(a, "agent:"); !ok || uuid.Validate(id) != nil {
+			return e, errors.New(`audience is neither empty nor "agent:<uuid>"`)
+		}
+	}
 	p := req.GetPayload()
 	if len(p) > MaxPayload {
 		return e, fmt.Errorf("payload is %d bytes, over %d", len(p), MaxPayload)
@@ -190,6 +196,7 @@ func decode(req *meshv1.RelayRequest) (wire.Ephemeral, error) {
 		Payload:     json.RawMessage(p), // a fresh message per Recv: no copy needed
 		PublishedBy: req.GetPublishedBy(),
 		CreatedAt:   created,
+		Audience:    req.GetAudience(),
 	}, nil
 }
 
@@ -203,6 +210,7 @@ func (m *Mesh) toRequest(e wire.Ephemeral) *meshv1.RelayRequest {
 		Kind:         e.Kind,
 		Payload:      e.Payload,
 		PublishedBy:  e.PublishedBy,
+		Audience:     e.Audience,
 	}
 	if !e.CreatedAt.IsZero() {
 		req.CreatedAt = timestamppb.New(e.CreatedAt)

@@ -24,6 +24,10 @@ type Ephemeral struct {
 	Payload     json.RawMessage `json:"p"`
 	PublishedBy string          `json:"b"`
 	CreatedAt   time.Time       `json:"t"`
+	// Audience narrows who receives it: empty is every subscriber of the
+	// channel; "agent:<uuid>" is the tenant's own (non-agent) credentials
+	// and that agent only (a lifecycle event about that agent's work).
+	Audience string `json:"a,omitempty"`
 }
 
 // Transport carries ephemeral events to the other nodes of the cluster,
