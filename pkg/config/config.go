@@ -32,6 +32,9 @@ type Config struct {
 	Auth     Auth
 	Ingest   Ingest
 	Realtime Realtime
+
+	// HTTPLimits bound the HTTP edge (http.go).
+	HTTPLimits HTTPLimits
 }
 
 // Auth configures credentials.
@@ -142,6 +145,8 @@ func Default() Config {
 		},
 		Ingest:   defaultIngest(),
 		Realtime: defaultRealtime(),
+
+		HTTPLimits: defaultHTTPLimits(),
 	}
 }
 
@@ -173,6 +178,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.sealingKeys(EnvSealingKeys, &c.Ingest)
 	p.str(EnvEphemeralTransport, &c.Realtime.EphemeralTransport)
 	p.str(EnvClusterSecret, &c.Realtime.ClusterSecret)
+	p.httpLimits(&c.HTTPLimits)
 	if p.err != nil {
 		return Config{}, p.err
 	}
@@ -213,7 +219,7 @@ func (c Config) Validate() error {
 	if !strings.Contains(c.Auth.BootstrapEmail, "@") {
 		checks = append(checks, fmt.Errorf("%s: %q is not an email address", EnvBootstrapEmail, c.Auth.BootstrapEmail))
 	}
-	checks = append(checks, c.Realtime.validate())
+	checks = append(checks, c.Realtime.validate(), c.HTTPLimits.validate())
 	if c.Gateway.Upstream != "" {
 		checks = append(checks, hostPort(EnvGatewayUpstream, c.Gateway.Upstream))
 	}
