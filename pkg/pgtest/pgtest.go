@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,7 +157,7 @@ func buildTemplate() (string, error) {
 		return "", err
 	}
 	if exists {
-		return name, nil
+		return name, pruneAndStamp(ctx, conn, name)
 	}
 	// Build under a scratch name and rename when complete, so a run that dies
 	// half-way never leaves a half-migrated template behind.
@@ -171,15 +172,62 @@ func buildTemplate() (string, error) {
 	if _, err := conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{building}.Sanitize()+" RENAME TO "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", err
 	}
-	// Older templates (earlier schema versions) are no longer useful.
-	rows, err := conn.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE 'sbtpl\\_%' AND datname <> $1", name)
-	if err == nil {
-		olds, _ := pgx.CollectRows(rows, pgx.RowTo[string])
-		for _, old := range olds {
-			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{old}.Sanitize())
+	return name, pruneAndStamp(ctx, conn, name)
+}
+
+// templateIdle is how long a template of another schema version may go
+// unused before a process drops it. Another checkout on the same server (a
+// branch, a worktree, a second CI job) is still cloning its own template:
+// dropping every other version as soon as a new one was built failed those
+// runs half way.
+const templateIdle = 24 * time.Hour
+
+// stampPrefix starts a template's comment, which records when a test process
+// last used it.
+const stampPrefix = "pgtest template, last used "
+
+// pruneAndStamp records that name is in use now and drops the templates (and
+// scratch builds of dead runs) no process has used for templateIdle. A
+// template without a stamp (made by an older pgtest) is stamped instead, so
+// it too lives templateIdle past its last use. The caller holds the template
+// lock, so stamps never race each other.
+func pruneAndStamp(ctx context.Context, conn *pgx.Conn, name string) error {
+	now := time.Now().UTC()
+	if err := stamp(ctx, conn, name, now); err != nil {
+		return err
+	}
+	// Pruning is housekeeping: its failures never fail a test run.
+	rows, err := conn.Query(ctx, `SELECT datname, coalesce(shobj_description(oid, 'pg_database'), '')
+		FROM pg_database WHERE datname LIKE 'sbtpl\_%' AND datname <> $1`, name)
+	if err != nil {
+		return nil
+	}
+	type tmplRow struct{ name, comment string }
+	others, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tmplRow, error) {
+		var t tmplRow
+		return t, r.Scan(&t.name, &t.comment)
+	})
+	if err != nil {
+		return nil
+	}
+	for _, o := range others {
+		used, err := time.Parse(time.RFC3339, strings.TrimPrefix(o.comment, stampPrefix))
+		switch {
+		case err != nil || !strings.HasPrefix(o.comment, stampPrefix):
+			_ = stamp(ctx, conn, o.name, now)
+		case now.Sub(used) > templateIdle:
+			// Without FORCE: a template some process is cloning right now stays.
+			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{o.name}.Sanitize())
 		}
 	}
-	return name, nil
+	return nil
+}
+
+func stamp(ctx context.Context, conn *pgx.Conn, name string, at time.Time) error {
+	// COMMENT takes no parameters; the literal is built from a fixed prefix
+	// and a formatted time, never from input.
+	_, err := conn.Exec(ctx, "COMMENT ON DATABASE "+pgx.Identifier{name}.Sanitize()+" IS '"+stampPrefix+at.Format(time.RFC3339)+"'")
+	return err
 }
 
 func migrate(ctx context.Context, dbURL string) error {

@@ -1,0 +1,80 @@
+//go:build integration
+
+package pgtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestPruneKeepsTemplatesOtherCheckoutsStillUse: a process that builds the
+// template of its schema version must not drop the template another checkout
+// on the same server is cloning right now (that failed whole test runs); only
+// templates unused for templateIdle go, and an unstamped one is stamped.
+func TestPruneKeepsTemplatesOtherCheckoutsStillUse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	suffix := randomHex(4)
+	own, recent, idle, unstamped := "sbtpl_zz_own_"+suffix, "sbtpl_zz_recent_"+suffix, "sbtpl_zz_idle_"+suffix, "sbtpl_zz_unstamped_"+suffix
+	for _, name := range []string{own, recent, idle, unstamped} {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize())
+		})
+	}
+	now := time.Now().UTC()
+	if err := stamp(ctx, conn, recent, now.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := stamp(ctx, conn, idle, now.Add(-templateIdle-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", templateLockKey); err != nil {
+		t.Fatal(err)
+	}
+	err = pruneAndStamp(ctx, conn, own)
+	_, _ = conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", templateLockKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comment := func(name string) (string, bool) {
+		var c *string
+		err := conn.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1", name).Scan(&c)
+		if err == pgx.ErrNoRows {
+			return "", false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c == nil {
+			return "", true
+		}
+		return *c, true
+	}
+	for _, name := range []string{own, recent, unstamped} {
+		c, ok := comment(name)
+		if !ok {
+			t.Errorf("%s was dropped; it was in use within %s", name, templateIdle)
+			continue
+		}
+		if name != recent {
+			if used, err := time.Parse(time.RFC3339, strings.TrimPrefix(c, stampPrefix)); err != nil || now.Sub(used) > time.Minute {
+				t.Errorf("%s: comment %q is not a stamp of now", name, c)
+			}
+		}
+	}
+	if _, ok := comment(idle); ok {
+		t.Errorf("%s is still there; unused for longer than %s it should have been dropped", idle, templateIdle)
+	}
+}
