@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/net/netutil"
 
 	sblog "github.com/switchboard/switchboard/pkg/logging"
 )
@@ -61,7 +60,7 @@ func New(ctx context.Context, log *zap.Logger, addr string, h http.Handler, o Op
 		return nil, fmt.Errorf("listen HTTP on %s: %w", addr, err)
 	}
 	if o.MaxConns > 0 {
-		lis = netutil.LimitListener(lis, o.MaxConns)
+		lis = newLimitListener(lis, o.MaxConns)
 	}
 	return &Server{
 		log: log.With(sblog.Component("http")),

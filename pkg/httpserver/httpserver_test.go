@@ -139,3 +139,25 @@ func TestConnectionsBeyondTheCapWait(t *testing.T) {
 		t.Fatal("the third connection was never served")
 	}
 }
+
+// A request answered without its body being read (a 401 or 413 before the
+// body) is half-closed after the answer under the connection cap too, so a
+// client still sending reads the answer and then EOF, not a reset that can
+// take the unread answer with it.
+func TestUnreadBodyIsAnsweredThenHalfClosed(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+	}), httpserver.Options{MaxConns: 4, BodyReadTimeout: waitFor})
+	conn := dial(t, addr)
+	_, err := io.WriteString(conn, "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 104857600\r\n\r\n")
+	require.NoError(t, err)
+	go func() { _, _ = conn.Write(make([]byte, 1<<20)) }() // fails once the test closes conn
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	_, err = br.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "half-closed, not reset")
+}
