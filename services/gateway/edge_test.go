@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -21,6 +24,7 @@ import (
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
 	registryv1 "github.com/switchboard/switchboard/gen/switchboard/registry/v1"
+	"github.com/switchboard/switchboard/pkg/grpcserver"
 	"github.com/switchboard/switchboard/services/gateway"
 )
 
@@ -103,5 +107,76 @@ func TestEveryRouteIsCheckedAsItsRPC(t *testing.T) {
 		mu.Lock()
 		require.Equal(t, r.rpc, seen, "%s %s", r.method, r.path)
 		mu.Unlock()
+	}
+}
+
+// hugeAnswers answers ListNodes with more than a gRPC client accepts.
+type hugeAnswers struct {
+	registryv1.UnimplementedRegistryServiceServer
+}
+
+func (hugeAnswers) ListNodes(context.Context, *registryv1.ListNodesRequest) (*registryv1.ListNodesResponse, error) {
+	return &registryv1.ListNodesResponse{Data: []*registryv1.Node{{NodeId: strings.Repeat("n", 5<<20)}}}, nil
+}
+
+// serveGateway runs a gateway with o in front of a real gRPC server with
+// hugeAnswers and a queue service that implements nothing.
+func serveGateway(t *testing.T, o gateway.Options) string {
+	t.Helper()
+	srv, err := grpcserver.New(t.Context(), zap.NewNop(), grpcserver.Options{Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	srv.Register(&registryv1.RegistryService_ServiceDesc, hugeAnswers{})
+	srv.Register(&queuev1.QueueService_ServiceDesc, queuev1.UnimplementedQueueServiceServer{})
+	require.NoError(t, srv.Start(t.Context()))
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	gw, err := gateway.New(t.Context(), srv.Addr(), o)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = gw.Close() })
+	hs := httptest.NewServer(gw.Handler())
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// gRPC's own size limits surface as 413 (the request) or 502 (the answer),
+// in our words: whether the gateway checks the request's size itself or
+// the upstream refuses it.
+func TestSizeLimitsCarryNoLibraryText(t *testing.T) {
+	t.Parallel()
+	// 800 kB of JSON, 4.4 MB as protobuf (11 bytes per google.protobuf.Value).
+	numbers := `{"payload":{"x":[` + strings.Repeat("0,", 400_000) + `0]}}`
+	for name, tc := range map[string]struct {
+		opts         gateway.Options
+		method, path string
+		body         string
+		status       int
+		message      string
+	}{
+		"request checked here": {opts: gateway.Options{MaxRequestBytes: grpcserver.MaxRecvMsgSize},
+			method: http.MethodPost, path: "/api/queues/v/todos", body: numbers, status: http.StatusRequestEntityTooLarge,
+			message: "the request is larger than 4194304 bytes as protobuf; send less"},
+		"request refused upstream": {method: http.MethodPost, path: "/api/queues/v/todos", body: numbers,
+			status: http.StatusRequestEntityTooLarge, message: "the request is larger than the node accepts"},
+		"answer too large": {opts: gateway.Options{MaxRequestBytes: grpcserver.MaxRecvMsgSize},
+			method: http.MethodGet, path: "/api/admin/cluster", status: http.StatusBadGateway,
+			message: "the answer is too large to relay; ask for less (a smaller page_size)"},
+	} {
+		var body io.Reader
+		if tc.body != "" {
+			body = strings.NewReader(tc.body)
+		}
+		req, err := http.NewRequestWithContext(t.Context(), tc.method, serveGateway(t, tc.opts)+tc.path, body)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, tc.status, resp.StatusCode, "%s: %s", name, raw)
+		var got struct {
+			Message string `json:"message"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &got), name)
+		require.Equal(t, tc.message, got.Message, name)
+		require.NotContains(t, string(raw), "grpc:", name)
 	}
 }

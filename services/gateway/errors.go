@@ -81,11 +81,13 @@ func (g *Gateway) clientError(r *http.Request, err error) error {
 		// The gateway could not decode the request, so the text is a
 		// library's (strconv, protojson): name what was wrong, in our words.
 		return status.Error(codes.InvalidArgument, badRequest(s.Message(), st))
-	case s.Code() == codes.ResourceExhausted && strings.HasPrefix(s.Message(), "grpc: "):
+	case s.Code() == codes.ResourceExhausted && strings.HasPrefix(s.Message(), "grpc: ") && g.opts.MaxRequestBytes > 0:
 		// gRPC's own size limit, which the request passed (unaryUpstream
 		// checks it): the answer is what is too large to relay.
 		return withHTTPStatus(http.StatusBadGateway, codes.ResourceExhausted,
 			"the answer is too large to relay; ask for less (a smaller page_size)")
+	case s.Code() == codes.ResourceExhausted && strings.HasPrefix(s.Message(), "grpc: "):
+		return withHTTPStatus(http.StatusRequestEntityTooLarge, codes.ResourceExhausted, "the request is larger than the node accepts")
 	}
 	return err
 }
