@@ -90,13 +90,38 @@ func (a *Authenticator) principal(ctx context.Context, token string) (Principal,
 	return p, nil
 }
 
+// Authenticate checks who calls fullMethod, not what they may do: an open
+// method passes, any other needs a known, unexpired, unrevoked credential in
+// authorization (the Authorization header's values, "Bearer <token>"). It
+// verifies exactly as Authorize does, through the same cache; the scope check
+// stays with Authorize, which the gRPC interceptor runs on every call. The
+// REST edge calls it before reading a request body, so an anonymous caller
+// cannot make a node read or parse one. Errors are Authorize's kinds, minus
+// PermissionDenied.
+func (a *Authenticator) Authenticate(ctx context.Context, fullMethod string, authorization []string) error {
+	if rule, ok := RuleFor(fullMethod); ok && rule.Open {
+		return nil
+	}
+	token, ok := bearerToken(authorization)
+	if !ok || ParseToken(token) != nil {
+		return unauthenticated()
+	}
+	_, err := a.principal(ctx, token)
+	return err
+}
+
 // bearer extracts the token from "authorization: Bearer <token>".
 func bearer(ctx context.Context) (string, bool) {
 	md, ok := metadata.FromIncomingContext(ctx)
 	if !ok {
 		return "", false
 	}
-	values := md.Get("authorization")
+	return bearerToken(md.Get("authorization"))
+}
+
+// bearerToken extracts the token from the values of an authorization
+// header (gRPC metadata or HTTP): exactly one "Bearer <token>".
+func bearerToken(values []string) (string, bool) {
 	if len(values) != 1 {
 		return "", false
 	}

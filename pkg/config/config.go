@@ -33,6 +33,9 @@ type Config struct {
 	Ingest   Ingest
 	Realtime Realtime
 	TLS      TLS
+
+	// HTTPLimits bound the HTTP edge (http.go).
+	HTTPLimits HTTPLimits
 }
 
 // Auth configures credentials.
@@ -144,6 +147,8 @@ func Default() Config {
 		Ingest:   defaultIngest(),
 		Realtime: defaultRealtime(),
 		TLS:      defaultTLS(),
+
+		HTTPLimits: defaultHTTPLimits(),
 	}
 }
 
@@ -177,6 +182,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.str(EnvEphemeralTransport, &c.Realtime.EphemeralTransport)
 	p.str(EnvClusterSecret, &c.Realtime.ClusterSecret)
 	p.tls(&c.TLS)
+	p.httpLimits(&c.HTTPLimits)
 	if p.err != nil {
 		return Config{}, p.err
 	}
@@ -221,6 +227,7 @@ func (c Config) Validate() error {
 		checks = append(checks, fmt.Errorf("%s: %q is not an email address", EnvBootstrapEmail, c.Auth.BootstrapEmail))
 	}
 	checks = append(checks, c.Realtime.validate(), c.TLS.validate())
+	checks = append(checks, c.Realtime.validate(), c.HTTPLimits.validate())
 	if c.Gateway.Upstream != "" {
 		checks = append(checks, hostPort(EnvGatewayUpstream, c.Gateway.Upstream))
 	}

@@ -26,6 +26,34 @@ import (
 	sblog "github.com/switchboard/switchboard/pkg/logging"
 )
 
+// Limits on what one client can make a node hold.
+const (
+	// MaxRecvMsgSize is the largest request message a node accepts (gRPC's
+	// own default, stated because the REST edge caps bodies to match it:
+	// config.DefaultHTTPMaxBody). A bigger one is refused as it arrives,
+	// before it is decoded.
+	MaxRecvMsgSize = 4 << 20
+	// MaxConcurrentStreams bounds the RPCs one connection may have open at
+	// once, so one client cannot make a node hold unbounded streams (a
+	// goroutine and buffers each). Generous, because the REST gateway
+	// carries all of its HTTP clients over one connection: it matches the
+	// HTTP edge's default connection cap (SWITCHBOARD_HTTP_MAX_CONNS), and
+	// calls beyond it wait for a free stream.
+	MaxConcurrentStreams = 4096
+)
+
+// Keepalive: the server pings a connection silent for keepaliveTime
+// (long-lived streams sit idle between events, and pings keep NATs and
+// proxies from dropping them silently) and drops it when the ping goes
+// unanswered for keepaliveTimeout. Clients may ping at most every
+// minPingInterval (the worker SDK pings every 12 s): a client pinging
+// faster is sent GOAWAY, so pings cannot be used to keep a node busy.
+const (
+	keepaliveTime    = 30 * time.Second
+	keepaliveTimeout = 10 * time.Second
+	minPingInterval  = 10 * time.Second
+)
+
 // Server wraps grpc.Server with health, reflection and the lifecycle contract.
 type Server struct {
 	log      *zap.Logger
@@ -96,10 +124,10 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 		served:    make(chan struct{}),
 	}
 	serverOpts := append(s.chain(),
-		// Long-lived streams (Subscribe, WatchNodes) sit idle between events;
-		// pings keep NATs and proxies from dropping them silently.
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: minPingInterval, PermitWithoutStream: true}),
+		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		// Protobuf, plus PreEncoded messages sent as they are (fan-out).
 		grpc.ForceServerCodecV2(newCodec()),
 	)

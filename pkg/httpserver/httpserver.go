@@ -1,5 +1,6 @@
 // Package httpserver runs the node's HTTP edge (gateway routes, webhooks,
-// dashboard) under the lifecycle contract.
+// dashboard) under the lifecycle contract, with the limits every route
+// shares: header, body and idle deadlines and a connection cap.
 package httpserver
 
 import (
@@ -28,22 +29,46 @@ type Server struct {
 	onClosed []func() error
 }
 
+// Deadlines every route shares. There is no WriteTimeout: streaming routes
+// (NDJSON subscriptions) hold a response open for as long as the subscriber
+// stays. Request bodies get their own deadline (Options.BodyReadTimeout).
+const (
+	// headerTimeout bounds receiving a request's headers: a client trickling
+	// them holds no connection for longer.
+	headerTimeout = 10 * time.Second
+	// idleTimeout closes a kept-alive connection that sends no next request.
+	idleTimeout = 2 * time.Minute
+)
+
+// Options configure New. Zero values mean no limit.
+type Options struct {
+	// BodyReadTimeout bounds receiving one request body, counted from when
+	// its handler starts: a read past it fails with a timeout error (the
+	// handler answers 408) and the connection is closed after the answer.
+	// Requests without a body are not affected.
+	BodyReadTimeout time.Duration
+	// MaxConns caps the connections served at once; further ones wait in
+	// the listen backlog until one closes.
+	MaxConns int
+}
+
 // New binds addr and prepares to serve h. It starts no goroutines. onClosed
 // functions run after the server has stopped (e.g. closing the gateway's
 // client connection).
-func New(ctx context.Context, log *zap.Logger, addr string, h http.Handler, onClosed ...func() error) (*Server, error) {
+func New(ctx context.Context, log *zap.Logger, addr string, h http.Handler, o Options, onClosed ...func() error) (*Server, error) {
 	lis, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen HTTP on %s: %w", addr, err)
 	}
+	if o.MaxConns > 0 {
+		lis = newLimitListener(lis, o.MaxConns)
+	}
 	return &Server{
 		log: log.With(sblog.Component("http")),
 		srv: &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			// No WriteTimeout: streaming routes hold a response open for as
-			// long as the subscriber stays.
+			Handler:           bodyDeadline(h, o.BodyReadTimeout),
+			ReadHeaderTimeout: headerTimeout,
+			IdleTimeout:       idleTimeout,
 		},
 		lis:      lis,
 		failed:   make(chan error, 1),

@@ -10,9 +10,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -30,22 +28,63 @@ const Name = "gateway"
 type Gateway struct {
 	conn *grpc.ClientConn
 	mux  *runtime.ServeMux
+	opts Options
+	// routes names the RPC behind each route (routes.go).
+	routes map[string]string
+}
+
+// Options configure New. The zero value checks no credential at the edge
+// and caps nothing (tests of the gateway alone).
+type Options struct {
+	// Authenticate, when set, vets the caller of every route before its body
+	// is read: fullMethod is the route's RPC, authorization the request's
+	// Authorization header values. It returns a gRPC status error (401, or
+	// 503 when credentials cannot be checked) or nil. Scopes are left to the
+	// upstream's interceptor.
+	Authenticate func(ctx context.Context, fullMethod string, authorization []string) error
+	// MaxBodyBytes caps a request body: a larger one is answered 413 before
+	// more than this is read.
+	MaxBodyBytes int64
+	// MaxRequestBytes is the largest request message the upstream accepts;
+	// a request that encodes larger is answered 413 without being sent.
+	MaxRequestBytes int
+	// Dial adds to the upstream dial's options: the node's TLS (transport
+	// credentials verifying upstream against its CA) when it has one.
+	Dial []grpc.DialOption
 }
 
 // requestIDHeader is forwarded both ways so one id names a call end to end.
 const requestIDHeader = "X-Request-Id"
 
+// services are the routes the gateway serves, by the services behind them.
+var services = []struct {
+	desc     *grpc.ServiceDesc
+	register func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error
+}{
+	{&registryv1.RegistryService_ServiceDesc, registryv1.RegisterRegistryServiceHandler},
+	{&queuev1.QueueService_ServiceDesc, queuev1.RegisterQueueServiceHandler},
+	{&ingestv1.IngestService_ServiceDesc, ingestv1.RegisterIngestServiceHandler},
+	{&realtimev1.RealtimeService_ServiceDesc, realtimev1.RegisterRealtimeServiceHandler},
+	{&adminv1.AdminService_ServiceDesc, adminv1.RegisterAdminServiceHandler},
+}
+
 // New dials upstream (lazily: the connection is made on first use) and
-// registers every service's routes. The dial is plaintext unless dial
+// registers every service's routes. The dial is plaintext unless o.Dial
 // (added after the defaults) carries other transport credentials: the
 // node's TLS, verifying upstream against its CA.
-func New(ctx context.Context, upstream string, dial ...grpc.DialOption) (*Gateway, error) {
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dial...)
-	conn, err := grpc.NewClient(upstream, opts...)
+func New(ctx context.Context, upstream string, o Options) (*Gateway, error) {
+	g := &Gateway{opts: o}
+	var err error
+	if g.routes, err = rpcRoutes(); err != nil {
+		return nil, err
+	}
+	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithChainUnaryInterceptor(g.unaryUpstream), grpc.WithChainStreamInterceptor(streamUpstream)}, o.Dial...)
+	g.conn, err = grpc.NewClient(upstream, dial...)
 	if err != nil {
 		return nil, fmt.Errorf("dial gateway upstream %s: %w", upstream, err)
 	}
-	mux := runtime.NewServeMux(
+	g.mux = runtime.NewServeMux(
 		// Proto field names (snake_case) and every field present, so clients
 		// and the seed's documented shapes see the same keys whatever the values.
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{
@@ -59,7 +98,14 @@ func New(ctx context.Context, upstream string, dial ...grpc.DialOption) (*Gatewa
 		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 		runtime.WithIncomingHeaderMatcher(headerMatcher),
 		runtime.WithForwardResponseOption(healthHTTPStatus),
-		runtime.WithErrorHandler(retryableErrors),
+		runtime.WithErrorHandler(g.handleError),
+		runtime.WithRoutingErrorHandler(g.handleRoutingError),
+		// The edge's checks run after routing (which names the RPC) and
+		// before the route's handler, the first thing to read the body.
+		runtime.WithMiddlewares(g.edge),
+		// Off: it turns a form POST into a GET by parsing the body inside
+		// the mux, before the edge's checks could run.
+		runtime.WithDisablePathLengthFallback(),
 		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
 			if http.CanonicalHeaderKey(key) == requestIDHeader {
 				return requestIDHeader, true
@@ -67,20 +113,13 @@ func New(ctx context.Context, upstream string, dial ...grpc.DialOption) (*Gatewa
 			return "", false
 		}),
 	)
-	registrations := []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
-		registryv1.RegisterRegistryServiceHandler,
-		queuev1.RegisterQueueServiceHandler,
-		ingestv1.RegisterIngestServiceHandler,
-		realtimev1.RegisterRealtimeServiceHandler,
-		adminv1.RegisterAdminServiceHandler,
-	}
-	for _, register := range registrations {
-		if err := register(ctx, mux, conn); err != nil {
-			_ = conn.Close()
+	for _, s := range services {
+		if err := s.register(ctx, g.mux, g.conn); err != nil {
+			_ = g.conn.Close()
 			return nil, fmt.Errorf("register gateway routes: %w", err)
 		}
 	}
-	return &Gateway{conn: conn, mux: mux}, nil
+	return g, nil
 }
 
 func headerMatcher(key string) (string, bool) {
@@ -98,20 +137,6 @@ func healthHTTPStatus(_ context.Context, w http.ResponseWriter, m proto.Message)
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	return nil
-}
-
-// retryAfterSeconds is the Retry-After of a 503: long enough for a database
-// restart or failover to finish, short enough not to idle a client.
-const retryAfterSeconds = "2"
-
-// retryableErrors is the default error rendering plus Retry-After on the
-// 503 of UNAVAILABLE (a database fault, a draining node), which HTTP clients
-// and proxies use to pace their retries.
-func retryableErrors(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if status.Code(err) == codes.Unavailable {
-		w.Header().Set("Retry-After", retryAfterSeconds)
-	}
-	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }
 
 // Handler serves the gateway routes.

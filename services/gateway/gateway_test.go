@@ -58,7 +58,7 @@ func setup(t *testing.T) *httptest.Server {
 	require.NoError(t, srv.Start(t.Context()))
 	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
 
-	gw, err := gateway.New(t.Context(), srv.Addr())
+	gw, err := gateway.New(t.Context(), srv.Addr(), gateway.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = gw.Close() })
 	hs := httptest.NewServer(gw.Handler())

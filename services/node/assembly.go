@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/config"
 	"github.com/switchboard/switchboard/pkg/grpcserver"
@@ -31,6 +32,7 @@ type assembly struct {
 	tls           nodeTLS
 	pool, hotPool *pgxpool.Pool // hotPool is pool when no module wants it
 	identity      *auth.Store
+	authn         *auth.Authenticator
 	grpc          *grpcserver.Server
 	health        *health
 	mux           *http.ServeMux
@@ -89,6 +91,17 @@ func (a *assembly) components() []lifecycle.Component {
 			return err
 		}},
 	)
+}
+
+// authenticate is the REST edge's check of who is calling (the gateway's
+// Options.Authenticate): the gRPC interceptor's authenticator, its errors as
+// the gRPC statuses the gateway renders.
+func (a *assembly) authenticate(ctx context.Context, fullMethod string, authorization []string) error {
+	if err := a.authn.Authenticate(ctx, fullMethod, authorization); err != nil {
+		st, _ := apierr.ToStatus(err)
+		return st.Err()
+	}
+	return nil
 }
 
 // undo closes what a failed build opened, newest first.

@@ -54,9 +54,9 @@ func (a *assembly) buildCore() error {
 	}
 	hasher := auth.NewHasher(cfg.Auth.SecretKey)
 	a.identity = auth.NewStore(a.pool, hasher)
-	authn := auth.NewAuthenticator(log, a.identity, hasher, cfg.Auth.CacheTTL)
+	a.authn = auth.NewAuthenticator(log, a.identity, hasher, cfg.Auth.CacheTTL)
 	gs, err := grpcserver.New(a.ctx, log, grpcserver.Options{
-		Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay, Authorize: authn.Authorize,
+		Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay, Authorize: a.authn.Authorize,
 		TLS: a.tls.grpcServerTLS(), LimitStreams: streamLimiter(log, a.pool).Intercept,
 	})
 	if err != nil {

@@ -49,7 +49,8 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 			return nil, err
 		}
 	}
-	if a.http, err = httpserver.New(ctx, log, cfg.HTTP.Addr, a.mux, a.httpClosed...); err != nil {
+	limits := httpserver.Options{BodyReadTimeout: cfg.HTTPLimits.ReadTimeout, MaxConns: cfg.HTTPLimits.MaxConns}
+	if a.http, err = httpserver.New(ctx, log, cfg.HTTP.Addr, a.mux, limits, a.httpClosed...); err != nil {
 		return nil, err
 	}
 	if c := a.tls.httpServerTLS(); c != nil {

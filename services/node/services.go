@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/pkg/config"
+	"github.com/switchboard/switchboard/pkg/grpcserver"
 	sblog "github.com/switchboard/switchboard/pkg/logging"
 	"github.com/switchboard/switchboard/pkg/pgnotify"
 	"github.com/switchboard/switchboard/services/admin"
@@ -122,12 +123,19 @@ func (a *assembly) buildAdmin() error {
 
 // buildGateway: the REST/JSON edge and the dashboard. It dials the gRPC
 // address (its own in one process), so streams work as they do remotely.
+// It checks the caller with the node's authenticator (and its cache) before
+// reading a body, and caps bodies at what the gRPC server would accept.
 func (a *assembly) buildGateway() error {
 	upstream := a.cfg.Gateway.Upstream
 	if upstream == "" {
 		upstream = a.grpc.Addr()
 	}
-	gw, err := gateway.New(a.ctx, upstream, a.tls.dial(a.upstreamServerName())...)
+	gw, err := gateway.New(a.ctx, upstream, gateway.Options{
+		Authenticate:    a.authenticate,
+		MaxBodyBytes:    a.cfg.HTTPLimits.MaxBody,
+		MaxRequestBytes: grpcserver.MaxRecvMsgSize,
+		Dial:            a.tls.dial(a.upstreamServerName()),
+	})
 	if err != nil {
 		return err
 	}

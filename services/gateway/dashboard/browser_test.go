@@ -247,7 +247,7 @@ func serve(t *testing.T, fake *fakeRegistry) string {
 		_ = srv.Stop(ctx)
 	})
 
-	gw, err := gateway.New(t.Context(), srv.Addr())
+	gw, err := gateway.New(t.Context(), srv.Addr(), gateway.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = gw.Close() })
 
