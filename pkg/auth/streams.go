@@ -42,14 +42,30 @@ type StreamLimiter struct {
 	mu           sync.Mutex
 	byCredential map[uuid.UUID]int
 	byTenant     map[uuid.UUID]int
+	anonymous    int
+	maxAnonymous int
 }
+
+// MaxAnonymousStreams caps the streams of open methods a node holds at once
+// (grpc.health.v1 Watch, reflection), which need no credential: without it
+// anyone who reaches the port could hold a goroutine and its buffers per
+// stream, 4,096 per connection, on as many connections as it likes. Client
+// health checking holds one Watch per connection, so a node serving this
+// many clients that use it needs a proxy in front; nothing of Switchboard's
+// own opens one.
+const MaxAnonymousStreams = 1000
+
+// meshRelay is the node-to-node link: it carries no user credential but is
+// refused at once without the cluster secret (services/realtime/internal/
+// mesh), and a cluster holds one per pair of nodes, so it is not counted.
+const meshRelay = "/switchboard.mesh.v1.MeshService/Relay"
 
 // NewStreamLimiter returns a limiter that applies fallback until read first
 // succeeds, and reads again once refresh has passed since the last read.
 func NewStreamLimiter(log *zap.Logger, read func(context.Context) (StreamLimits, error), fallback StreamLimits, refresh time.Duration) *StreamLimiter {
 	return &StreamLimiter{
 		log: log, read: read, refresh: refresh, limits: fallback,
-		byCredential: map[uuid.UUID]int{}, byTenant: map[uuid.UUID]int{},
+		byCredential: map[uuid.UUID]int{}, byTenant: map[uuid.UUID]int{}, maxAnonymous: MaxAnonymousStreams,
 	}
 }
 
@@ -59,11 +75,19 @@ func NewStreamLimiter(log *zap.Logger, read func(context.Context) (StreamLimits,
 // runs; an admitted stream's place is given back when the handler returns,
 // however it ends (its client cancelled, the server drains, an error, a
 // panic on its way to the recovery interceptor). Streams without a
-// principal (open methods: health, reflection, the node-to-node mesh) are
-// not counted.
-func (l *StreamLimiter) Intercept(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+// principal (open methods: health, reflection) share MaxAnonymousStreams;
+// the node-to-node mesh is not counted.
+func (l *StreamLimiter) Intercept(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	p, ok := FromContext(ss.Context())
 	if !ok {
+		if info.FullMethod == meshRelay {
+			return h(srv, ss)
+		}
+		release, err := l.acquireAnonymous()
+		if err != nil {
+			return err
+		}
+		defer release()
 		return h(srv, ss)
 	}
 	release, err := l.Acquire(ss.Context(), p)
@@ -92,6 +116,25 @@ func (l *StreamLimiter) Acquire(ctx context.Context, p Principal) (release func(
 	l.byTenant[p.HumanID]++
 	var once sync.Once
 	return func() { once.Do(func() { l.release(p) }) }, nil
+}
+
+// acquireAnonymous takes a place for one stream without a credential.
+func (l *StreamLimiter) acquireAnonymous() (release func(), err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.anonymous >= l.maxAnonymous {
+		return nil, apierr.ResourceExhausted("this node already holds %d open streams without credentials, "+
+			"the limit; close one first", l.anonymous)
+	}
+	l.anonymous++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.anonymous--
+		})
+	}, nil
 }
 
 func (l *StreamLimiter) release(p Principal) {

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
@@ -83,4 +85,45 @@ func TestStreamLimiterCapsCredentialAndTenant(t *testing.T) {
 	limits.set(auth.StreamLimits{}, errors.New("database away"))
 	_, err = l.Acquire(ctx, b)
 	exhausted(t, err, "max_per_credential")
+}
+
+// anonStream is a server stream of a caller without credentials.
+type anonStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s anonStream) Context() context.Context { return s.ctx }
+
+// TestStreamLimiterCapsStreamsWithoutCredentials: open methods (health
+// Watch, reflection) need no token, so their streams share a per-node cap;
+// the mesh link, refused at once without the cluster secret, is not counted.
+func TestStreamLimiterCapsStreamsWithoutCredentials(t *testing.T) {
+	t.Parallel()
+	l := auth.NewStreamLimiter(zap.NewNop(), (&settable{lim: auth.StreamLimits{PerCredential: 1, PerTenant: 1}}).read,
+		auth.StreamLimits{PerCredential: 1, PerTenant: 1}, 0)
+	l.SetMaxAnonymous(2)
+	ss := anonStream{ctx: t.Context()}
+	watch := &grpc.StreamServerInfo{FullMethod: "/grpc.health.v1.Health/Watch"}
+	relay := &grpc.StreamServerInfo{FullMethod: "/switchboard.mesh.v1.MeshService/Relay"}
+
+	hold, held := make(chan struct{}), make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			err := l.Intercept(nil, ss, watch, func(any, grpc.ServerStream) error { held <- struct{}{}; <-hold; return nil })
+			assert.NoError(t, err)
+		})
+	}
+	<-held
+	<-held
+	ran := false
+	err := l.Intercept(nil, ss, watch, func(any, grpc.ServerStream) error { ran = true; return nil })
+	exhausted(t, err, "without credentials")
+	require.False(t, ran, "the refused stream's handler never ran")
+	require.NoError(t, l.Intercept(nil, ss, relay, func(any, grpc.ServerStream) error { return nil }), "the mesh is not counted")
+
+	close(hold)
+	wg.Wait()
+	require.NoError(t, l.Intercept(nil, ss, watch, func(any, grpc.ServerStream) error { return nil }), "ended streams gave their places back")
 }
