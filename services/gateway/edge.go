@@ -8,6 +8,9 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -114,7 +117,39 @@ func (g *Gateway) unaryUpstream(ctx context.Context, method string, req, reply a
 	if m, ok := req.(proto.Message); ok && g.opts.MaxRequestBytes > 0 && proto.Size(m) > g.opts.MaxRequestBytes {
 		return errMessageTooLarge
 	}
-	return invoker(ctx, method, req, reply, cc, opts...)
+	var header, trailer metadata.MD
+	err := invoker(ctx, method, req, reply, cc, append(opts, grpc.Header(&header), grpc.Trailer(&trailer))...)
+	if err != nil && !answeredByServer(header, trailer) {
+		return noAnswer(err)
+	}
+	return err
+}
+
+// answeredByServer reports whether a call's metadata came from a
+// Switchboard server: its request-id interceptor names every call it sees,
+// so a status without that name was made up by the gRPC client itself
+// (the upstream unreachable, a connection reset, a deadline), with
+// transport text a REST client must not see.
+func answeredByServer(header, trailer metadata.MD) bool {
+	return len(header.Get(requestIDHeader)) > 0 || len(trailer.Get(requestIDHeader)) > 0
+}
+
+// noAnswer is what a REST client is told when the upstream gave no answer
+// of its own: the code, in our words. gRPC's size limits keep their text,
+// which clientError turns into 413 or 502.
+func noAnswer(err error) error {
+	switch status.Code(err) {
+	case codes.ResourceExhausted:
+		return err
+	case codes.Canceled:
+		return status.Error(codes.Canceled, "the request was cancelled")
+	case codes.DeadlineExceeded:
+		return status.Error(codes.DeadlineExceeded, "the upstream did not answer in time")
+	case codes.Unimplemented:
+		return status.Error(codes.Unimplemented, "the upstream does not serve this method")
+	default:
+		return status.Error(codes.Unavailable, "the upstream is unreachable; retry shortly")
+	}
 }
 
 // streamUpstream marks a server stream's request as handed upstream (no

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -136,4 +137,32 @@ func TestErrorsMapToHTTPStatus(t *testing.T) {
 	defer unregistered.Body.Close()
 	require.Equal(t, http.StatusNotImplemented, unregistered.StatusCode,
 		"a service that is not registered upstream answers 501")
+	require.NoError(t, json.NewDecoder(unregistered.Body).Decode(&body))
+	require.Equal(t, "the upstream does not serve this method", body.Message, "not gRPC's own text")
+}
+
+// TestUnreachableUpstreamIsRetryableInOurWords: a status the gRPC client
+// makes up itself (nothing listens upstream) reaches a REST client as 503
+// with Retry-After and our words, never the transport's text.
+func TestUnreachableUpstreamIsRetryableInOurWords(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	require.NoError(t, lis.Close()) // nothing listens there now
+	gw, err := gateway.New(t.Context(), addr, gateway.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = gw.Close() })
+	hs := httptest.NewServer(gw.Handler())
+	t.Cleanup(hs.Close)
+
+	resp := get(t, hs.URL+"/health")
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.NotEmpty(t, resp.Header.Get("Retry-After"))
+	var body struct {
+		Message string `json:"message"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Equal(t, "the upstream is unreachable; retry shortly", body.Message)
 }
