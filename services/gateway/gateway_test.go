@@ -146,7 +146,7 @@ func TestErrorsMapToHTTPStatus(t *testing.T) {
 // with Retry-After and our words, never the transport's text.
 func TestUnreachableUpstreamIsRetryableInOurWords(t *testing.T) {
 	t.Parallel()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := lis.Addr().String()
 	require.NoError(t, lis.Close()) // nothing listens there now
