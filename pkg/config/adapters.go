@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard/switchboard/pkg/textcheck"
 )
 
 // EnvAdapterAllow names where pull adapters may connect.
@@ -209,28 +211,10 @@ func allowName(s string) (string, error) {
 		return "", fmt.Errorf("a bare * would allow any name: name the domain (*.redis.internal), or allow addresses (0.0.0.0/0 is every public IPv4 address)")
 	}
 	base, _ := strings.CutPrefix(name, "*.")
-	if len(base) == 0 || len(base) > 253 {
-		return "", fmt.Errorf("is not a DNS name %s", allowSyntax)
-	}
-	labels := strings.Split(base, ".")
-	for _, l := range labels {
-		if !dnsLabel(l) {
-			return "", fmt.Errorf("is not a DNS name (labels are 1-63 letters, digits, '-' or '_', not starting or ending with '-') %s", allowSyntax)
-		}
+	if !textcheck.DNSName(base) {
+		return "", fmt.Errorf("is not a DNS name (labels are 1-63 letters, digits, '-' or '_', not starting or ending with '-') %s", allowSyntax)
 	}
 	return name, nil
-}
-
-func dnsLabel(l string) bool {
-	if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-		return false
-	}
-	for _, r := range l {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '_' {
-			return false
-		}
-	}
-	return true
 }
 
 // String is the entry in the variable's syntax.

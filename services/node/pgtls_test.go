@@ -4,14 +4,7 @@ package node_test
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/switchboard/switchboard/pkg/config"
+	"github.com/switchboard/switchboard/pkg/pgtest/cluster"
 	"github.com/switchboard/switchboard/pkg/tlsconfig/tlstest"
 	"github.com/switchboard/switchboard/services/node"
 )
@@ -30,85 +24,43 @@ import (
 // sslPostgres is a PostgreSQL cluster of the test's own (the shared server
 // must not be reconfigured), serving TLS with a certificate from an in-test
 // CA. Trust auth, like the shared one.
-type sslPostgres struct {
-	bin, dir string
-	port     int
-	uid, gid int      // the server's user
-	as       []string // PostgreSQL refuses to run as root
-}
+type sslPostgres struct{ *cluster.Cluster }
 
-// startSSLPostgres initdb's a cluster in a temporary folder and starts it
-// with ssl=on and pair (which must cover 127.0.0.1).
+// startSSLPostgres initdb's a cluster and starts it with ssl=on and pair
+// (which must cover 127.0.0.1), taking TLS connections only.
 func startSSLPostgres(t *testing.T, pair tlstest.Pair) *sslPostgres {
 	t.Helper()
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(bins) == 0 {
-		t.Skip("no PostgreSQL server binaries (initdb) under /usr/lib/postgresql: install the postgresql package")
-	}
-	slices.Sort(bins)
-	// Not t.TempDir: its parent folder is private to this user, and the
-	// server (the postgres user, when this is root) must reach the folder.
-	dir, err := os.MkdirTemp("", "pgtls-") //nolint:usetesting // see above
+	c, err := cluster.New(t.Context(), "pgtls-", false)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	pg := &sslPostgres{bin: filepath.Dir(bins[len(bins)-1]), dir: dir}
-	uid, gid := os.Getuid(), os.Getgid()
-	if uid == 0 {
-		u, err := user.Lookup("postgres")
-		require.NoError(t, err, "running as root needs a postgres system user")
-		uid, _ = strconv.Atoi(u.Uid)
-		gid, _ = strconv.Atoi(u.Gid)
-		pg.as = []string{"runuser", "-u", "postgres", "--"}
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0") //nolint:noctx // only to find a free port
-	require.NoError(t, err)
-	pg.port = lis.Addr().(*net.TCPAddr).Port
-	require.NoError(t, lis.Close())
-
-	require.NoError(t, os.Chown(dir, uid, gid))
-	data := filepath.Join(dir, "data")
-	pg.run(t, "initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
-	// The server reads its key only if the server's user alone can.
+	t.Cleanup(c.Remove)
+	pg := &sslPostgres{c}
 	for name, content := range map[string][]byte{"server.crt": pair.CertPEM, "server.key": pair.KeyPEM} {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, content, 0o600))
-		require.NoError(t, os.Chown(p, uid, gid))
+		_, err := c.WriteFile(name, content)
+		require.NoError(t, err)
 	}
-	pg.uid, pg.gid = uid, gid
 	pg.start(t, "on", "hostssl")
 	t.Cleanup(func() { pg.stop(t) })
 	return pg
-}
-
-func (pg *sslPostgres) run(t *testing.T, tool string, args ...string) {
-	t.Helper()
-	argv := append(append(slices.Clone(pg.as), filepath.Join(pg.bin, tool)), args...)
-	out, err := exec.CommandContext(t.Context(), argv[0], argv[1:]...).CombinedOutput() //nolint:gosec // our own arguments
-	require.NoError(t, err, "%s: %s", tool, out)
 }
 
 // start starts the server with ssl on or off, accepting TCP connections
 // of hba's kind: "hostssl" (TLS only) or "host" (either).
 func (pg *sslPostgres) start(t *testing.T, ssl, hba string) {
 	t.Helper()
-	conf := filepath.Join(pg.dir, "data", "pg_hba.conf")
-	require.NoError(t, os.WriteFile(conf, []byte(hba+" all all 127.0.0.1/32 trust\n"), 0o600))
-	require.NoError(t, os.Chown(conf, pg.uid, pg.gid))
-	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c ssl=%s -c ssl_cert_file=%s -c ssl_key_file=%s",
-		pg.port, pg.dir, ssl, filepath.Join(pg.dir, "server.crt"), filepath.Join(pg.dir, "server.key"))
-	pg.run(t, "pg_ctl", "-D", filepath.Join(pg.dir, "data"), "-l", filepath.Join(pg.dir, "server.log"), "-w", "-t", "60", "-o", opts, "start")
+	_, err := pg.WriteFile(filepath.Join("data", "pg_hba.conf"), []byte(hba+" all all 127.0.0.1/32 trust\n"))
+	require.NoError(t, err)
+	require.NoError(t, pg.Start(t.Context(), "fsync=off", "ssl="+ssl,
+		"ssl_cert_file="+filepath.Join(pg.Dir(), "server.crt"), "ssl_key_file="+filepath.Join(pg.Dir(), "server.key")))
 }
 
+// stop stops the server; at cleanup too, after the test's context ended.
 func (pg *sslPostgres) stop(t *testing.T) {
 	t.Helper()
-	argv := append(slices.Clone(pg.as), filepath.Join(pg.bin, "pg_ctl"), "-D", filepath.Join(pg.dir, "data"), "-m", "fast", "-w", "stop")
-	_ = exec.Command(argv[0], argv[1:]...).Run() //nolint:gosec,noctx // cleanup, after the test's context ended
+	_ = pg.Stop(context.WithoutCancel(t.Context()), "fast")
 }
 
 // url is a connection URL for database postgres with query (sslmode…).
-func (pg *sslPostgres) url(query string) string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?%s", pg.port, query)
-}
+func (pg *sslPostgres) url(query string) string { return pg.URL("postgres", query) }
 
 // runNodeOn runs a registry-only node on dbURL until it reports SERVING
 // (its pools connected and it migrated), then stops it; or returns the

@@ -52,7 +52,7 @@ func suite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "private postgres:", err)
 		return 2
 	}
-	fmt.Printf("chaos: private postgres on 127.0.0.1:%d (%s) up in %s; logs in %s\n", pg.port, pg.dir, time.Since(began).Round(time.Millisecond), logDir)
+	fmt.Printf("chaos: private postgres on 127.0.0.1:%d (%s) up in %s; logs in %s\n", pg.Port(), pg.Dir(), time.Since(began).Round(time.Millisecond), logDir)
 	code := m.Run()
 	pg.stop()
 	writeReport()

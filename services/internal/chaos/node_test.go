@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	pgcluster "github.com/switchboard/switchboard/pkg/pgtest/cluster"
 )
 
 // Registry settings of every node: short enough that a node paused for a
@@ -42,9 +44,9 @@ type node struct {
 
 func newNode(t *testing.T, id, dbURL string) *node {
 	t.Helper()
-	gp, err := freePort()
+	gp, err := pgcluster.FreePort()
 	require.NoError(t, err)
-	hp, err := freePort()
+	hp, err := pgcluster.FreePort()
 	require.NoError(t, err)
 	n := &node{
 		id:      id,

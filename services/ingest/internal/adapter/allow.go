@@ -151,28 +151,6 @@ func (l *Allowlist) Check(ctx context.Context, addr string) error {
 // case, without the trailing dot.
 func NormalizeName(host string) string { return strings.TrimSuffix(strings.ToLower(host), ".") }
 
-// ValidName reports whether a normalized name is a DNS name: labels of 1–63
-// letters, digits, '-' or '_', not starting or ending with '-', at most
-// 253 characters in all, the last label not all digits (that is an IPv4
-// address gone wrong, never a name).
-func ValidName(name string) bool {
-	if name == "" || len(name) > 253 {
-		return false
-	}
-	labels := strings.Split(name, ".")
-	for _, l := range labels {
-		if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-			return false
-		}
-		for _, r := range l {
-			if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '_' {
-				return false
-			}
-		}
-	}
-	return strings.Trim(labels[len(labels)-1], "0123456789") != ""
-}
-
 func (l *Allowlist) nameAllowed(name string, port uint16) bool {
 	for _, r := range l.rules {
 		if r.name(name) && r.port(port) {

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
 )
 
@@ -124,7 +125,7 @@ func normalizeAddr(addr string) (string, string) {
 		return net.JoinHostPort(ip.Unmap().String(), port), ""
 	}
 	name := adapter.NormalizeName(host)
-	if !adapter.ValidName(name) {
+	if !textcheck.DNSName(name) {
 		return addr, "must be host:port with an IP address or a DNS name as host"
 	}
 	return net.JoinHostPort(name, port), ""
