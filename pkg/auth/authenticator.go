@@ -40,7 +40,8 @@ func NewAuthenticator(log *zap.Logger, store *Store, hasher *Hasher, ttl time.Du
 }
 
 // Authorize checks the caller of fullMethod ("/pkg.Service/Method") and
-// returns ctx carrying its Principal. Open methods pass without a token.
+// returns ctx carrying its Principal, moved to the tenant an administrator
+// names in TenantHeader. Open methods pass without a token.
 // Errors are apierr kinds: Unauthenticated, PermissionDenied, or Unavailable
 // when the credentials cannot be checked at all.
 func (a *Authenticator) Authorize(ctx context.Context, fullMethod string) (context.Context, error) {
@@ -63,6 +64,9 @@ func (a *Authenticator) Authorize(ctx context.Context, fullMethod string) (conte
 	}
 	if !rule.Allows(p) {
 		return nil, permissionDenied(fullMethod)
+	}
+	if p, err = a.actIn(ctx, p); err != nil {
+		return nil, err
 	}
 	return NewContext(ctx, p), nil
 }

@@ -86,7 +86,7 @@ func TestValidTokenCarriesThePrincipal(t *testing.T) {
 	require.True(t, ok)
 	require.True(t, p.Administrator)
 	require.True(t, p.Has(auth.ScopeRead), "admin implies read")
-	require.False(t, p.Has(auth.ScopeAgent), "but not agent: that needs an agent credential")
+	require.True(t, p.Has(auth.ScopeAgent), "and agent work: admin is everything in the tenant")
 }
 
 func TestEveryFailureLooksTheSame(t *testing.T) {

@@ -13,7 +13,7 @@ type Rule struct {
 	// credential of an administrator human.
 	Administrator bool
 	// AnyOf lists the scopes any one of which allows the call (admin implies
-	// all but agent; see Principal.Has).
+	// every scope; see Principal.Has).
 	AnyOf []Scope
 }
 
@@ -49,9 +49,12 @@ var openServices = []string{
 // has a rule). What a scope allows inside a call — an agent only its own
 // todos, a tenant only its rows — is enforced by the stores' SQL.
 var Policy = map[string]Rule{
-	// Queue: publishers put work in, agents work it, readers watch it.
-	"/switchboard.queue.v1.QueueService/Enqueue":        anyOf(ScopePublisher),
-	"/switchboard.queue.v1.QueueService/EnqueueBatch":   anyOf(ScopePublisher),
+	// Queue: publishers put work in, agents work it, readers watch it. An
+	// agent may also put follow-up work in and watch the queues it works
+	// (what a River or Hatchet worker does from inside a job); the SQL
+	// limits its reads to the todos addressed to it or to no agent.
+	"/switchboard.queue.v1.QueueService/Enqueue":        anyOf(ScopePublisher, ScopeAgent),
+	"/switchboard.queue.v1.QueueService/EnqueueBatch":   anyOf(ScopePublisher, ScopeAgent),
 	"/switchboard.queue.v1.QueueService/Claim":          anyOf(ScopeAgent),
 	"/switchboard.queue.v1.QueueService/Heartbeat":      anyOf(ScopeAgent),
 	"/switchboard.queue.v1.QueueService/HeartbeatBatch": anyOf(ScopeAgent),
@@ -61,9 +64,9 @@ var Policy = map[string]Rule{
 	"/switchboard.queue.v1.QueueService/Release":        anyOf(ScopeAgent),
 	"/switchboard.queue.v1.QueueService/Cancel":         tenantAdmin,
 	"/switchboard.queue.v1.QueueService/GetTodo":        anyOf(ScopeRead, ScopeAgent),
-	"/switchboard.queue.v1.QueueService/ListTodos":      anyOf(ScopeRead),
+	"/switchboard.queue.v1.QueueService/ListTodos":      anyOf(ScopeRead, ScopeAgent),
 	"/switchboard.queue.v1.QueueService/Redrive":        tenantAdmin,
-	"/switchboard.queue.v1.QueueService/QueueStats":     anyOf(ScopeRead),
+	"/switchboard.queue.v1.QueueService/QueueStats":     anyOf(ScopeRead, ScopeAgent),
 
 	// Ingest: publishing is putting work in; the history is for readers and
 	// for an agent's own events.

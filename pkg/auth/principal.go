@@ -15,12 +15,15 @@ type Scope string
 // The scopes. admin implies every other scope within the tenant.
 const (
 	// ScopeAdmin: everything in the tenant — agents, credentials, endpoints,
-	// adapters, redrive, cancel. On an administrator human's credential it
-	// also reaches across tenants (humans, settings, the cluster).
+	// adapters, enqueue, claim and ack (any of the tenant's todos), redrive,
+	// cancel. On an administrator human's credential it also reaches across
+	// tenants (humans, settings, the cluster) and may name the tenant a call
+	// acts in (TenantHeader).
 	ScopeAdmin Scope = "admin"
 	// ScopeAgent: work as an agent — claim, heartbeat, complete, fail and
-	// release its own todos, read its own events, subscribe to its channels.
-	// Only on a credential minted for an agent.
+	// release its own todos, enqueue follow-up todos, list the todos it can
+	// see and its queues' stats, read its own events, subscribe to its
+	// channels. Only on a credential minted for an agent.
 	ScopeAgent Scope = "agent"
 	// ScopePublisher: put work in — enqueue todos, publish events and
 	// realtime messages.
@@ -65,16 +68,12 @@ type Principal struct {
 	Administrator bool
 }
 
-// Has reports whether the principal holds scope; admin implies all scopes
-// except agent, which needs a credential minted for an agent.
+// Has reports whether the principal holds scope; admin implies every scope:
+// it is everything in the tenant. (A human's admin credential doing agent
+// work acts for no agent, so it reaches all of the tenant's todos; an agent
+// credential can never hold admin, see agentScopes.)
 func (p Principal) Has(s Scope) bool {
-	if slices.Contains(p.Scopes, s) {
-		return true
-	}
-	if s == ScopeAgent {
-		return false
-	}
-	return slices.Contains(p.Scopes, ScopeAdmin)
+	return slices.Contains(p.Scopes, s) || slices.Contains(p.Scopes, ScopeAdmin)
 }
 
 // CanActFor reports whether the principal may act on humanID's resources:

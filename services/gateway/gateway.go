@@ -56,6 +56,10 @@ type Options struct {
 // requestIDHeader is forwarded both ways so one id names a call end to end.
 const requestIDHeader = "X-Request-Id"
 
+// tenantHeader is forwarded to the gRPC side, where pkg/auth lets an
+// administrator name the tenant a call acts in (auth.TenantHeader).
+const tenantHeader = "X-Switchboard-Tenant"
+
 // services are the routes the gateway serves, by the services behind them.
 var services = []struct {
 	desc     *grpc.ServiceDesc
@@ -123,8 +127,11 @@ func New(ctx context.Context, upstream string, o Options) (*Gateway, error) {
 }
 
 func headerMatcher(key string) (string, bool) {
-	if http.CanonicalHeaderKey(key) == requestIDHeader {
+	switch http.CanonicalHeaderKey(key) {
+	case requestIDHeader:
 		return "x-request-id", true
+	case tenantHeader:
+		return "x-switchboard-tenant", true
 	}
 	return runtime.DefaultHeaderMatcher(key)
 }

@@ -34,26 +34,27 @@ var (
 	tenantAdmins     = []string{tenantAdmin, administrator}
 	publishers       = []string{publisher, tenantAdmin, administrator}
 	readers          = []string{reader, tenantAdmin, administrator}
-	agents           = []string{agent}
+	workers          = []string{agent, tenantAdmin, administrator} // admin is everything in the tenant
+	enqueuers        = []string{publisher, agent, tenantAdmin, administrator}
 	readersAndAgents = []string{reader, agent, tenantAdmin, administrator}
 	talkers          = []string{publisher, agent, tenantAdmin, administrator}
 )
 
 var accessMatrix = map[string][]string{
-	"/switchboard.queue.v1.QueueService/Enqueue":        publishers,
-	"/switchboard.queue.v1.QueueService/EnqueueBatch":   publishers,
-	"/switchboard.queue.v1.QueueService/Claim":          agents,
-	"/switchboard.queue.v1.QueueService/Heartbeat":      agents,
-	"/switchboard.queue.v1.QueueService/HeartbeatBatch": agents,
-	"/switchboard.queue.v1.QueueService/CompleteBatch":  agents,
-	"/switchboard.queue.v1.QueueService/Complete":       agents,
-	"/switchboard.queue.v1.QueueService/Fail":           agents,
-	"/switchboard.queue.v1.QueueService/Release":        agents,
+	"/switchboard.queue.v1.QueueService/Enqueue":        enqueuers,
+	"/switchboard.queue.v1.QueueService/EnqueueBatch":   enqueuers,
+	"/switchboard.queue.v1.QueueService/Claim":          workers,
+	"/switchboard.queue.v1.QueueService/Heartbeat":      workers,
+	"/switchboard.queue.v1.QueueService/HeartbeatBatch": workers,
+	"/switchboard.queue.v1.QueueService/CompleteBatch":  workers,
+	"/switchboard.queue.v1.QueueService/Complete":       workers,
+	"/switchboard.queue.v1.QueueService/Fail":           workers,
+	"/switchboard.queue.v1.QueueService/Release":        workers,
 	"/switchboard.queue.v1.QueueService/Cancel":         tenantAdmins,
 	"/switchboard.queue.v1.QueueService/GetTodo":        readersAndAgents,
-	"/switchboard.queue.v1.QueueService/ListTodos":      readers,
+	"/switchboard.queue.v1.QueueService/ListTodos":      readersAndAgents,
 	"/switchboard.queue.v1.QueueService/Redrive":        tenantAdmins,
-	"/switchboard.queue.v1.QueueService/QueueStats":     readers,
+	"/switchboard.queue.v1.QueueService/QueueStats":     readersAndAgents,
 	"/switchboard.ingest.v1.IngestService/PublishEvent": publishers,
 	"/switchboard.ingest.v1.IngestService/GetEvent":     readersAndAgents,
 	"/switchboard.ingest.v1.IngestService/ListEvents":   readersAndAgents,
