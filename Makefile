@@ -14,7 +14,10 @@ export PATH := $(GOBIN):$(PATH)
 # Every module in go.work; `go … work` covers them all, linters need the dirs.
 MODULES := $(shell go list -f '{{.Dir}}' -m)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/switchboard/switchboard/pkg/buildinfo.Version=$(VERSION)
+# The commit, for `switchboard version` (go's own VCS stamp is missing in some
+# checkouts, e.g. git worktrees, and when GOFLAGS has -buildvcs=false).
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X github.com/switchboard/switchboard/pkg/buildinfo.Version=$(VERSION) -X github.com/switchboard/switchboard/pkg/buildinfo.Revision=$(REVISION)
 # Paths written by `make generate` (checked by `make verify`).
 GENERATED := gen ':(glob)services/**/dbsqlc/**' ':(glob)pkg/**/dbsqlc/**'
 PG := eval "$$(deploy/local/postgres.sh)"

@@ -70,7 +70,7 @@ func (a *assembly) buildCore() error {
 	}
 	a.mux = http.NewServeMux()
 
-	h := &health{grpc: gs}
+	h := &health{grpc: gs, served: make(chan struct{})}
 	h.readiness = postgres.NewReadiness(log, a.pool, min(maxReadinessInterval, cfg.Cluster.HeartbeatInterval), h.update)
 	h.member = cluster.NewMember(log, a.pool, cluster.Options{
 		NodeID:         cfg.Cluster.NodeID,

@@ -23,6 +23,10 @@ type health struct {
 
 	mu       sync.Mutex
 	draining bool
+
+	// served is closed the first time the node reports SERVING.
+	served     chan struct{}
+	servedOnce sync.Once
 }
 
 // Status implements the registry's view of this node.
@@ -49,7 +53,11 @@ func (h *health) Status() cluster.Status {
 // update pushes the status to gRPC health. Both membership and readiness call
 // it on every change.
 func (h *health) update() {
-	h.grpc.SetServing(h.Status() != cluster.Unhealthy)
+	serving := h.Status() != cluster.Unhealthy
+	h.grpc.SetServing(serving)
+	if serving {
+		h.servedOnce.Do(func() { close(h.served) })
+	}
 }
 
 // drain marks the node as going away before anything stops.

@@ -65,3 +65,15 @@ func TestAdministratorEnqueuesInTheNamedTenant(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, claimed.GetTodos(), 1, "the agent sees the todo named into its tenant, not the administrator's")
 }
+
+// Served is closed once the node reports SERVING (`serve --announce` prints
+// its addresses then), and not before.
+func TestServedClosesOnceServing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "all") // returns once grpc.health.v1 says SERVING
+	select {
+	case <-b.node.Served():
+	default:
+		t.Fatal("SERVING reported but Served not closed")
+	}
+}

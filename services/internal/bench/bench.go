@@ -10,18 +10,19 @@
 package bench
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"sync"
 	"time"
 )
 
-// EnvToken is the bearer token `switchboard bench` sends. It needs the scopes
-// publisher (Enqueue, EnqueueBatch) and agent (Claim, Heartbeat, Complete…):
-// mint an agent-scoped credential with scopes agent,publisher
-// (AdminService.MintCredential with agent_id set and scopes
-// ["agent", "publisher"]). With the read scope too, the benchmark first checks
-// that the queue is empty.
+// EnvToken is the bearer token `switchboard bench` sends. queue and realtime
+// need an agent credential (AdminService.MintCredential with agent_id set and
+// scopes ["agent"]: an agent may enqueue, claim and ack); ingest an admin one.
+// With the read scope too, the queue benchmark first checks that the queue is
+// empty.
 const EnvToken = "SWITCHBOARD_TOKEN"
 
 // UsageError is a mistake in a benchmark's command line; the switchboard
@@ -32,6 +33,23 @@ func (e *UsageError) Error() string { return e.msg }
 
 func usageErr(format string, args ...any) error {
 	return &UsageError{msg: fmt.Sprintf(format, args...) + " (see `switchboard help`)"}
+}
+
+// Help is what a benchmark returns when asked for --help (or -h): not a
+// failure; the caller prints Synopsis and the flag set's defaults and exits 0.
+type Help struct {
+	Synopsis string
+	Flags    *flag.FlagSet
+}
+
+func (h *Help) Error() string { return "help requested" }
+
+// flagErr turns a flag set's parse error into Help or a usage error.
+func flagErr(fs *flag.FlagSet, synopsis string, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return &Help{Synopsis: synopsis, Flags: fs}
+	}
+	return usageErr("%s: %v", fs.Name(), err)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -47,7 +47,7 @@ func parseBenchIngest(args []string, lookup func(string) (string, bool)) (benchI
 	var tf tlsFlags
 	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, usageErr("bench ingest: %v", err)
+		return cfg, flagErr(fs, IngestUsage, err)
 	}
 	switch {
 	case fs.NArg() != 0:

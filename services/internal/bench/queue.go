@@ -50,7 +50,7 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 	var tf tlsFlags
 	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
-		return benchConfig{}, usageErr("bench queue: %v", err)
+		return benchConfig{}, flagErr(fs, QueueUsage, err)
 	}
 	switch {
 	case fs.NArg() != 0:

@@ -72,7 +72,7 @@ func parseBenchRealtime(args []string, lookup func(string) (string, bool)) (benc
 	var tf tlsFlags
 	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, usageErr("bench realtime: %v", err)
+		return cfg, flagErr(fs, RealtimeUsage, err)
 	}
 	maxSize := maxRTSizeDurable
 	if cfg.ephemeral {

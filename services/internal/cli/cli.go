@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/switchboard/switchboard/pkg/buildinfo"
 	"github.com/switchboard/switchboard/services/internal/bench"
@@ -17,7 +16,8 @@ import (
 const usage = `switchboard — durable ingest, queue, registry and realtime on one Postgres
 
 Usage:
-  switchboard serve [all | SERVICE[,SERVICE...]]   run a node (default: all)
+  switchboard serve [--announce] [all | SERVICE[,SERVICE...]]
+                                                   run a node (default: all)
   switchboard migrate up|status                    apply or list schema migrations
   switchboard token create --admin [--email E]     mint an administrator credential (printed once)
   switchboard token generate                       print a fresh token (for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN)
@@ -30,6 +30,8 @@ Usage:
                                                    every bench takes --cacert CA.pem (or --tls) for nodes serving TLS
   switchboard version                              print the build version
   switchboard help                                 this text
+
+Every command answers --help with its flags.
 
 Services: registry, queue, ingest, realtime, admin, gateway.
 Configuration is read from environment variables; see the README.
@@ -61,37 +63,40 @@ func Run(ctx context.Context, args []string, stdout io.Writer, lookup func(strin
 		_, _ = io.WriteString(stdout, usage)
 		return usageErr("no command given")
 	}
-	switch args[0] {
+	cmd, rest := args[0], args[1:]
+	switch cmd {
 	case "serve":
-		if len(args) > 2 {
-			return usageErr("serve takes one argument, got %q", strings.Join(args[1:], " "))
-		}
-		spec := "all"
-		if len(args) == 2 {
-			spec = args[1]
-		}
-		tuneGC(lookup)
-		return serve(ctx, spec, lookup)
+		return serve(ctx, rest, stdout, lookup)
 	case "migrate":
-		if len(args) != 2 {
-			return usageErr("migrate needs one of: up, status")
-		}
-		return migrate(ctx, args[1], stdout, lookup)
+		return migrate(ctx, rest, stdout, lookup)
 	case "token":
-		return token(ctx, args[1:], stdout, lookup)
+		return token(ctx, rest, stdout, lookup)
 	case "bench":
-		tuneGC(lookup)
-		return benchCmd(ctx, args[1:], stdout, lookup)
+		return benchCmd(ctx, rest, stdout, lookup)
 	case "version", "--version":
-		bi := buildinfo.Get()
-		_, err := fmt.Fprintf(stdout, "switchboard %s (revision %s, %s)\n", bi.Version, orUnknown(bi.Revision), bi.GoVersion)
-		return err
+		return version(rest, stdout)
 	case "help", "-h", "--help":
 		_, err := io.WriteString(stdout, usage)
 		return err
 	default:
-		return usageErr("unknown command %q", args[0])
+		return usageErr("unknown command %q", cmd)
 	}
+}
+
+func version(args []string, stdout io.Writer) error {
+	c := newCommand("version", "switchboard version", `Prints the build's version (git describe at
+"make build"; otherwise the commit of a build from a git checkout, "-dirty" with local changes, or
+"dev"), its revision and the Go version.`)
+	pos, help, err := c.parse(args, stdout)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usageErr("version takes no arguments")
+	}
+	bi := buildinfo.Get()
+	_, err = fmt.Fprintf(stdout, "switchboard %s (revision %s, %s)\n", bi.Version, orUnknown(bi.Revision), bi.GoVersion)
+	return err
 }
 
 func orUnknown(s string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,10 +17,19 @@ import (
 
 // migrate runs `migrate up` (what every node also does on boot; useful as a
 // Kubernetes Job before a rollout) or `migrate status`.
-func migrate(ctx context.Context, action string, stdout io.Writer, lookup func(string) (string, bool)) error {
-	if action != "up" && action != "status" {
-		return usageErr("migrate needs one of: up, status; got %q", action)
+func migrate(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
+	c := newCommand("migrate", "switchboard migrate up|status", `up applies the embedded schema migrations
+under goose's advisory lock (what every node also does on boot; run it as a Kubernetes Job before a
+rollout); status lists them with when each was applied. Reads DATABASE_URL and
+SWITCHBOARD_STARTUP_TIMEOUT.`)
+	pos, help, err := c.parse(args, stdout)
+	if help || err != nil {
+		return err
 	}
+	if len(pos) != 1 || (pos[0] != "up" && pos[0] != "status") {
+		return usageErr("migrate needs one of: up, status; got %q", strings.Join(pos, " "))
+	}
+	action := pos[0]
 	cfg, err := config.Load(lookup)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)

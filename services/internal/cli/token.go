@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,42 +14,56 @@ import (
 	"github.com/switchboard/switchboard/pkg/postgres"
 )
 
+const tokenAbout = `create --admin mints an admin credential for the deployment's administrator human
+(created if missing) directly in the database, and prints its token once; generate prints a fresh
+token without storing it, for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN. Other credentials are minted with
+AdminService.MintCredential.`
+
 // token runs `token create --admin` (mint the first administrator credential
 // against the database) or `token generate` (print a fresh token without
 // storing it, for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN).
 func token(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
-	if len(args) == 0 {
-		return usageErr("token needs one of: create, generate")
-	}
-	switch args[0] {
-	case "generate":
-		if len(args) != 1 {
-			return usageErr("token generate takes no arguments")
-		}
-		tok, _, err := auth.NewToken()
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(stdout, tok)
-		return err
-	case "create":
+	if len(args) > 0 && args[0] == "create" {
 		return tokenCreate(ctx, args[1:], stdout, lookup)
-	default:
-		return usageErr("unknown token command %q", args[0])
 	}
+	c := newCommand("token", "switchboard token create --admin [flags] | generate", tokenAbout)
+	if len(args) > 0 && args[0] == "generate" {
+		c = newCommand("token generate", "switchboard token generate", "Prints a fresh token, stored nowhere, for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN.")
+		args = args[1:]
+	}
+	pos, help, err := c.parse(args, stdout)
+	switch {
+	case help || err != nil:
+		return err
+	case c.fs.Name() == "token":
+		if len(pos) == 0 {
+			return usageErr("token needs one of: create, generate")
+		}
+		return usageErr("unknown token command %q", pos[0])
+	case len(pos) != 0:
+		return usageErr("token generate takes no arguments")
+	}
+	tok, _, err := auth.NewToken()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, tok)
+	return err
 }
 
 func tokenCreate(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
-	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	admin := fs.Bool("admin", false, "mint an admin credential for the administrator human")
+	c := newCommand("token create", "switchboard token create --admin [--email E] [--name N] [--promote]", tokenAbout+`
+Reads DATABASE_URL, SWITCHBOARD_SECRET_KEY and SWITCHBOARD_BOOTSTRAP_ADMIN_EMAIL.`)
+	fs := c.fs
+	admin := fs.Bool("admin", false, "mint an admin credential for the administrator human (required)")
 	email := fs.String("email", "", "administrator's email (default SWITCHBOARD_BOOTSTRAP_ADMIN_EMAIL)")
 	name := fs.String("name", "created by switchboard token create", "label for the credential")
 	promote := fs.Bool("promote", false, "make the human with --email an administrator even if it is not one (emails are not verified: be sure whose it is)")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("token create: %v", err)
+	pos, help, err := c.parse(args, stdout)
+	if help || err != nil {
+		return err
 	}
-	if !*admin || fs.NArg() != 0 {
+	if !*admin || len(pos) != 0 {
 		return usageErr("token create needs --admin (other credentials are minted with AdminService.MintCredential)")
 	}
 	cfg, err := config.Load(lookup)
