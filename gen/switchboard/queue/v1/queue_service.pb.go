@@ -477,7 +477,9 @@ type ClaimResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The claimed todos, 0 to max_todos of them, in claim order. Each is
 	// RUNNING and carries its lease_token, the secret to present to
-	// Heartbeat, Complete, Fail and Release.
+	// Heartbeat, Complete, Fail and Release. This answer is the only place the
+	// token appears: a worker that loses it can only let the lease expire (or
+	// the tenant's admin Cancel the todo).
 	Todos         []*Todo `protobuf:"bytes,1,rep,name=todos,proto3" json:"todos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -54,6 +54,16 @@ const (
 // never finish a todo someone else now holds, and no other caller of the
 // tenant can finish a todo it never claimed by guessing.
 //
+// For a worker author: keep (id, lease_token) of every todo Claim returns,
+// for as long as you work on it. Heartbeat renews the lease and keeps the
+// same token; the token ends with the lease (Complete, Fail, Release, expiry,
+// Cancel). A new Claim of the same todo draws a new token, so a token names
+// one attempt, not the todo. GetTodo and ListTodos never show it (0). In
+// JSON (REST, grpcurl) it is a string of decimal digits, as proto3 JSON
+// writes every int64: send it back as given ("lease_token": "8817…"); a JSON
+// number loses precision above 2^53 in many clients. pkg/worker does all of
+// this for Go workers.
+//
 // Acks are idempotent: Complete, Fail, Release (and CompleteBatch items)
 // retried with the token of a lease that already reached that same outcome
 // answer success with already = true, so a worker whose first answer was
@@ -61,7 +71,9 @@ const (
 // outcome, or an older lease's token, stays FAILED_PRECONDITION.
 //
 // Tenancy: every call acts on the queues of the human (tenant) that owns the
-// caller's credential. Todos of other tenants are invisible (NOT_FOUND).
+// caller's credential (an administrator may name another tenant in the
+// x-switchboard-tenant metadata). Todos of other tenants are invisible
+// (NOT_FOUND).
 // All times are taken from the database clock.
 type QueueServiceClient interface {
 	// Enqueue adds one todo to a queue. When dedupe_key is set and a todo with
@@ -311,6 +323,16 @@ func (c *queueServiceClient) QueueStats(ctx context.Context, in *QueueStatsReque
 // never finish a todo someone else now holds, and no other caller of the
 // tenant can finish a todo it never claimed by guessing.
 //
+// For a worker author: keep (id, lease_token) of every todo Claim returns,
+// for as long as you work on it. Heartbeat renews the lease and keeps the
+// same token; the token ends with the lease (Complete, Fail, Release, expiry,
+// Cancel). A new Claim of the same todo draws a new token, so a token names
+// one attempt, not the todo. GetTodo and ListTodos never show it (0). In
+// JSON (REST, grpcurl) it is a string of decimal digits, as proto3 JSON
+// writes every int64: send it back as given ("lease_token": "8817…"); a JSON
+// number loses precision above 2^53 in many clients. pkg/worker does all of
+// this for Go workers.
+//
 // Acks are idempotent: Complete, Fail, Release (and CompleteBatch items)
 // retried with the token of a lease that already reached that same outcome
 // answer success with already = true, so a worker whose first answer was
@@ -318,7 +340,9 @@ func (c *queueServiceClient) QueueStats(ctx context.Context, in *QueueStatsReque
 // outcome, or an older lease's token, stays FAILED_PRECONDITION.
 //
 // Tenancy: every call acts on the queues of the human (tenant) that owns the
-// caller's credential. Todos of other tenants are invisible (NOT_FOUND).
+// caller's credential (an administrator may name another tenant in the
+// x-switchboard-tenant metadata). Todos of other tenants are invisible
+// (NOT_FOUND).
 // All times are taken from the database clock.
 type QueueServiceServer interface {
 	// Enqueue adds one todo to a queue. When dedupe_key is set and a todo with
