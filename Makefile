@@ -97,7 +97,13 @@ integration: ## Both tiers: the fast tests and those (build tag integration) aga
 	@$(PG); go test -race -count=1 -tags integration -timeout 15m work
 
 .PHONY: test
-test: ## The whole suite: tools, verify, vet, lint, every Go test (-race, both tiers), the chaos suite, brief fuzzing (what CI runs)
+test: ## The whole suite (what CI runs): verify, vet, lint, every Go test (-race, both tiers), chaos, fuzzing. First run installs the pinned Go tools and, as root on Debian, postgresql, redis-server, chromium (--no-install-recommends), prometheus (promtool): ~30-60 min on 2 cores
+	@echo "make test: on first use it installs what it needs, then reuses it:"
+	@echo "  - Go tools pinned in deploy/local/tools.sh (buf, protoc plugins, sqlc, golangci-lint) into $(GOBIN), from the Go module proxy;"
+	@echo "  - as root on Debian, missing system packages with apt-get: postgresql, redis-server,"
+	@echo "    chromium (--no-install-recommends) and prometheus (for promtool) when their tests need them;"
+	@echo "  - nothing else (no containers). A first run takes roughly 30-60 minutes on 2 cores"
+	@echo "    (building the tools ~10-20 min, lint ~3 min per tier, the tests ~15 min, chaos ~2 min); later runs skip the installs."
 	@$(PG); deploy/local/tools.sh buf protoc sqlc lint
 	$(MAKE) --no-print-directory verify
 	$(MAKE) --no-print-directory vet
@@ -111,7 +117,7 @@ fuzz: ## Run every go test -fuzz target briefly (FUZZTIME=1m for longer)
 	@deploy/local/fuzz.sh
 
 .PHONY: run
-run: build ## Start Postgres if needed, migrate, and run every service in one process; prints a dev admin token
+run: build ## Start Postgres if needed, migrate, and run every service in one process; prints a dev admin token, then the URLs once serving
 	@$(PG); \
 	export SWITCHBOARD_LOG_FORMAT=$${SWITCHBOARD_LOG_FORMAT:-console}; \
 	mkdir -p .local; \
@@ -120,13 +126,12 @@ run: build ## Start Postgres if needed, migrate, and run every service in one pr
 	export SWITCHBOARD_ADAPTER_ALLOW=$${SWITCHBOARD_ADAPTER_ALLOW-127.0.0.1:6379}; \
 	bin/switchboard migrate up; \
 	echo; \
-	echo "  gRPC   $${SWITCHBOARD_GRPC_ADDR:-127.0.0.1:9090}   (grpcurl -plaintext $${SWITCHBOARD_GRPC_ADDR:-127.0.0.1:9090} list)"; \
-	echo "  HTTP   http://$${SWITCHBOARD_HTTP_ADDR:-127.0.0.1:8080}   (curl http://$${SWITCHBOARD_HTTP_ADDR:-127.0.0.1:8080}/health)"; \
 	echo "  DB     $$DATABASE_URL"; \
-	echo "  Token  $$SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN   (dev administrator: -H 'Authorization: Bearer …')"; \
+	echo "  Token  $$SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN   (dev administrator, in .local/dev-admin-token: -H 'Authorization: Bearer …')"; \
 	echo "  Allow  $${SWITCHBOARD_ADAPTER_ALLOW:-(nothing)}   (where pull adapters may connect: SWITCHBOARD_ADAPTER_ALLOW; the binary's default is nothing)"; \
+	echo "  Starting; the gRPC and HTTP addresses follow once the node is serving."; \
 	echo; \
-	exec bin/switchboard serve all
+	exec bin/switchboard serve --announce all
 
 .PHONY: clean
 clean: ## Remove build output
