@@ -82,7 +82,10 @@ func (a *assembly) components() []lifecycle.Component {
 	return append(out,
 		lifecycle.Func{ComponentName: "grpc-drain", OnStop: a.grpc.Stop},
 		a.http,
-		lifecycle.Func{ComponentName: "drain", OnStop: func(ctx context.Context) error {
+		lifecycle.Func{ComponentName: "drain", OnStart: func(context.Context) error {
+			a.health.startedAll() // the last to start: the node is up
+			return nil
+		}, OnStop: func(ctx context.Context) error {
 			a.health.drain()
 			err := a.grpc.Drain(ctx)
 			for _, f := range a.drainers {

@@ -24,9 +24,11 @@ type health struct {
 	mu       sync.Mutex
 	draining bool
 
-	// served is closed the first time the node reports SERVING.
+	// served is closed the first time the node reports SERVING with every
+	// component started (the HTTP edge included).
 	served     chan struct{}
 	servedOnce sync.Once
+	started    bool
 }
 
 // Status implements the registry's view of this node.
@@ -55,9 +57,20 @@ func (h *health) Status() cluster.Status {
 func (h *health) update() {
 	serving := h.Status() != cluster.Unhealthy
 	h.grpc.SetServing(serving)
-	if serving {
+	h.mu.Lock()
+	started := h.started
+	h.mu.Unlock()
+	if serving && started {
 		h.servedOnce.Do(func() { close(h.served) })
 	}
+}
+
+// startedAll records that every component has started; the last one calls it.
+func (h *health) startedAll() {
+	h.mu.Lock()
+	h.started = true
+	h.mu.Unlock()
+	h.update()
 }
 
 // drain marks the node as going away before anything stops.

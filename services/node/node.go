@@ -79,6 +79,7 @@ func (n *Node) GRPCAddr() string { return n.a.grpc.Addr() }
 func (n *Node) HTTPAddr() string { return n.a.http.Addr() }
 
 // Served is closed the first time the node reports SERVING (registered,
-// schema current): from then on it answers requests. `serve --announce`
+// schema current) with every part started, the HTTP edge included: from
+// then on it answers requests. `serve --announce`
 // prints the addresses then.
 func (n *Node) Served() <-chan struct{} { return n.a.health.served }
