@@ -94,12 +94,13 @@ unit: ## The fast tier: every Go test that needs no Postgres, Redis or browser (
 integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis and headless Chromium
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/redis.sh
+	@deploy/local/tools.sh grpcurl # the README walk-through's test (services/node TestReadmeWalkthrough) runs it
 	@$(PG); go test -race -count=1 -tags integration -timeout 15m work
 
 .PHONY: test
 test: ## The whole suite (what CI runs): verify, vet, lint, every Go test (-race, both tiers), chaos, fuzzing. First run installs the pinned Go tools and, as root on Debian, postgresql, redis-server, chromium (--no-install-recommends), prometheus (promtool): ~30-60 min on 2 cores
 	@echo "make test: on first use it installs what it needs, then reuses it:"
-	@echo "  - Go tools pinned in deploy/local/tools.sh (buf, protoc plugins, sqlc, golangci-lint) into $(GOBIN), from the Go module proxy;"
+	@echo "  - Go tools pinned in deploy/local/tools.sh (buf, protoc plugins, sqlc, golangci-lint, grpcurl) into $(GOBIN), from the Go module proxy;"
 	@echo "  - as root on Debian, missing system packages with apt-get: postgresql, redis-server,"
 	@echo "    chromium (--no-install-recommends) and prometheus (for promtool) when their tests need them;"
 	@echo "  - nothing else (no containers). A first run takes roughly 30-60 minutes on 2 cores"
