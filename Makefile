@@ -95,6 +95,7 @@ integration: ## Both tiers: the fast tests and those (build tag integration) aga
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/redis.sh
 	@deploy/local/tools.sh grpcurl # the README walk-through's test (services/node TestReadmeWalkthrough) runs it
+	@command -v jq >/dev/null || { echo "the README walk-through's test needs jq: apt-get install -y --no-install-recommends jq"; exit 1; }
 	@$(PG); go test -race -count=1 -tags integration -timeout 15m work
 
 .PHONY: test
