@@ -33,7 +33,6 @@ var (
 	onlyAdministr    = []string{administrator}
 	tenantAdmins     = []string{tenantAdmin, administrator}
 	publishers       = []string{publisher, tenantAdmin, administrator}
-	readers          = []string{reader, tenantAdmin, administrator}
 	workers          = []string{agent, tenantAdmin, administrator} // admin is everything in the tenant
 	enqueuers        = []string{publisher, agent, tenantAdmin, administrator}
 	readersAndAgents = []string{reader, agent, tenantAdmin, administrator}

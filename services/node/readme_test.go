@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +53,6 @@ func TestReadmeWalkthrough(t *testing.T) {
 		"its todo, waiting for its agent":   `"state":"TODO_STATE_PENDING","agent_id":"`,
 		"the subscription's durable replay": `"channel":"builds","kind":"","payload":{"done":true`,
 	} {
-		require.True(t, strings.Contains(text, want), "%s: %q not in the output:\n%s", what, want, text)
+		require.Contains(t, text, want, what)
 	}
 }

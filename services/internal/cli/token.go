@@ -14,7 +14,8 @@ import (
 	"github.com/switchboard/switchboard/pkg/postgres"
 )
 
-const tokenAbout = `create --admin mints an admin credential for the deployment's administrator human
+// mintingAbout is the help text of `token` and `token create`.
+const mintingAbout = `create --admin mints an admin credential for the deployment's administrator human
 (created if missing) directly in the database, and prints its token once; generate prints a fresh
 token without storing it, for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN. Other credentials are minted with
 AdminService.MintCredential.`
@@ -26,7 +27,7 @@ func token(ctx context.Context, args []string, stdout io.Writer, lookup func(str
 	if len(args) > 0 && args[0] == "create" {
 		return tokenCreate(ctx, args[1:], stdout, lookup)
 	}
-	c := newCommand("token", "switchboard token create --admin [flags] | generate", tokenAbout)
+	c := newCommand("token", "switchboard token create --admin [flags] | generate", mintingAbout)
 	if len(args) > 0 && args[0] == "generate" {
 		c = newCommand("token generate", "switchboard token generate", "Prints a fresh token, stored nowhere, for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN.")
 		args = args[1:]
@@ -52,7 +53,7 @@ func token(ctx context.Context, args []string, stdout io.Writer, lookup func(str
 }
 
 func tokenCreate(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
-	c := newCommand("token create", "switchboard token create --admin [--email E] [--name N] [--promote]", tokenAbout+`
+	c := newCommand("token create", "switchboard token create --admin [--email E] [--name N] [--promote]", mintingAbout+`
 Reads DATABASE_URL, SWITCHBOARD_SECRET_KEY and SWITCHBOARD_BOOTSTRAP_ADMIN_EMAIL.`)
 	fs := c.fs
 	admin := fs.Bool("admin", false, "mint an admin credential for the administrator human (required)")
