@@ -167,7 +167,7 @@ func TestBatchedCompleteLinksEveryHandlerSpan(t *testing.T) {
 		worker.Options{Concurrency: 2, AckBatch: 2, AckDelay: time.Second})
 	ids := f.addTraced(storedTraceParent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	require.Eventually(t, func() bool { return w.Stats().Completed == 2 }, waitFor, tick)
-	require.Equal(t, 1, len(f.record().completeBatches), "both completions went in one CompleteBatch")
+	require.Len(t, f.record().completeBatches, 1, "both completions went in one CompleteBatch")
 
 	a, okA := spanOf(exp, "process q", "switchboard.todo.id", ids[0])
 	b, okB := spanOf(exp, "process q", "switchboard.todo.id", ids[1])
