@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // traceparentHeader is the W3C Trace Context header (and metadata key).
@@ -21,6 +22,9 @@ func Propagator() propagation.TextMapPropagator {
 // trace of the request that created it. A malformed header never gets this
 // far: the propagator drops it where the request came in.
 func TraceParent(ctx context.Context) string {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return "" // tracing off or no trace: not even the carrier is allocated
+	}
 	c := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, c)
 	return c[traceparentHeader]
