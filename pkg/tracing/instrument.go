@@ -5,10 +5,19 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc/filters"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/stats"
 )
+
+// Probes are not traced: grpc.health.v1 (load balancers', Kubernetes' and
+// the worker SDK's health checks) and GET /health would fill a backend with
+// spans that say nothing.
+var notHealth = otelgrpc.WithFilter(filters.Not(filters.HealthCheck()))
+
+// healthPath is the HTTP edge's health route.
+const healthPath = "/health"
 
 // GRPCServerHandler is the stats handler that makes a server span of every
 // RPC the node serves, the child of the caller's W3C trace context when it
@@ -17,7 +26,7 @@ func (p *Provider) GRPCServerHandler() stats.Handler {
 	if !p.enabled {
 		return nil
 	}
-	return otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(p.tp), otelgrpc.WithPropagators(Propagator()))
+	return otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(p.tp), otelgrpc.WithPropagators(Propagator()), notHealth)
 }
 
 // DialOptions make a client span of every RPC on a connection the node
@@ -28,7 +37,7 @@ func (p *Provider) DialOptions() []grpc.DialOption {
 		return nil
 	}
 	return []grpc.DialOption{grpc.WithStatsHandler(
-		otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(p.tp), otelgrpc.WithPropagators(Propagator())))}
+		otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(p.tp), otelgrpc.WithPropagators(Propagator()), notHealth))}
 }
 
 // HTTP wraps the node's HTTP handler: a server span for every request
@@ -41,6 +50,7 @@ func (p *Provider) HTTP(h http.Handler) http.Handler {
 	}
 	return otelhttp.NewHandler(h, "http",
 		otelhttp.WithTracerProvider(p.tp), otelhttp.WithPropagators(Propagator()),
+		otelhttp.WithFilter(func(r *http.Request) bool { return r.URL.Path != healthPath }),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			switch {
 			case r.Pattern == "":

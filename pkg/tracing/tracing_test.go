@@ -191,3 +191,25 @@ func TestTraceParentOfAContext(t *testing.T) {
 	require.Equal(t, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
 		tracing.TraceParent(trace.ContextWithSpanContext(t.Context(), sc)))
 }
+
+func TestHealthProbesAreNotTraced(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(context.WithoutCancel(t.Context())) }()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("GET /api/x", func(http.ResponseWriter, *http.Request) {})
+	srv := httptest.NewServer(tracing.Use(tp).HTTP(mux))
+	defer srv.Close()
+	for _, path := range []string{"/health", "/api/x"} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+	}
+	spans := exp.GetSpans()
+	require.Len(t, spans, 1, "only the API call")
+	require.Equal(t, "GET /api/x", spans[0].Name)
+}

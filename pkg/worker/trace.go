@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc/filters"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
@@ -35,7 +36,9 @@ func tracerProvider(tp trace.TracerProvider) trace.TracerProvider {
 // sends its W3C trace context to the server.
 func tracingDialOption(tp trace.TracerProvider) grpc.DialOption {
 	return grpc.WithStatsHandler(otelgrpc.NewClientHandler(
-		otelgrpc.WithTracerProvider(tracerProvider(tp)), otelgrpc.WithPropagators(propagator)))
+		otelgrpc.WithTracerProvider(tracerProvider(tp)), otelgrpc.WithPropagators(propagator),
+		// The health checks (DialOptions.HealthCheck) are no work of the worker's.
+		otelgrpc.WithFilter(filters.Not(filters.HealthCheck()))))
 }
 
 // todoSpanContext is the trace context the todo carries (the request that

@@ -188,6 +188,9 @@ func TestEnqueueAndPublishStoreTheCallersTrace(t *testing.T) {
 	require.NoError(t, err, "a malformed traceparent is no error")
 	require.Regexp(t, `^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`, bad.GetTodo().GetTraceParent())
 	require.NotContains(t, bad.GetTodo().GetTraceParent(), callerTraceID, "a malformed traceparent is dropped: a trace of its own")
+	for _, s := range exp.GetSpans() {
+		require.NotContains(t, s.Name, "grpc.health.v1", "health checks (setup waited for SERVING with them) are not traced")
+	}
 }
 
 // TestTracingOffStoresNoTrace: a node without OTEL_* variables (tests set
