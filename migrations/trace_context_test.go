@@ -3,7 +3,6 @@
 package migrations_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -32,10 +31,10 @@ func TestTraceContextColumns(t *testing.T) {
 	for _, bad := range []string{"", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", valid + "-x", "ff" + valid[2:], "garbage"} {
 		_, err := db.ExecContext(ctx, `INSERT INTO todos (human_id, queue, trace_parent) VALUES ($1, 'q', $2)`, human, bad)
 		var pgErr *pgconn.PgError
-		require.True(t, errors.As(err, &pgErr), "%q: %v", bad, err)
+		require.ErrorAs(t, err, &pgErr, bad)
 		require.Equal(t, "23514", pgErr.Code, "%q is refused by the CHECK", bad)
 		_, err = db.ExecContext(ctx, `INSERT INTO events (human_id, source, payload, trace_parent) VALUES ($1, 'publish', '', $2)`, human, bad)
-		require.True(t, errors.As(err, &pgErr), "%q: %v", bad, err)
+		require.ErrorAs(t, err, &pgErr, bad)
 		require.Equal(t, "23514", pgErr.Code, "%q is refused by the CHECK", bad)
 	}
 	_, err := migrations.DownTo(ctx, db, 14)

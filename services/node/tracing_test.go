@@ -150,7 +150,7 @@ func start(t *testing.T, w *worker.Worker) (stop func() error) {
 	t.Cleanup(func() {
 		if !stopped {
 			cancel()
-			<-errc
+			require.NoError(t, <-errc)
 		}
 	})
 	return func() error { stopped = true; cancel(); return <-errc }
@@ -165,7 +165,9 @@ func TestEnqueueAndPublishStoreTheCallersTrace(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	b := setupFull(t, "ingest,queue", pgtest.NewDatabase(t), func(*config.Config) {}, node.WithTracerProvider(tracer(t, exp, "A")))
 	q, in := queuev1.NewQueueServiceClient(b.conn), ingestv1.NewIngestServiceClient(b.conn)
-	with := func(tp string) context.Context { return metadata.AppendToOutgoingContext(t.Context(), "traceparent", tp) }
+	with := func(tp string) context.Context {
+		return metadata.AppendToOutgoingContext(t.Context(), "traceparent", tp)
+	}
 
 	enq, err := q.Enqueue(with(callerTraceParent), &queuev1.EnqueueRequest{Queue: "q", Kind: "k"})
 	require.NoError(t, err)
