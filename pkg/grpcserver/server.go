@@ -22,6 +22,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/stats"
 
 	sblog "github.com/switchboard/switchboard/pkg/logging"
 )
@@ -95,6 +96,10 @@ type Options struct {
 	// (it sees the caller): the node's cap on open streams per credential
 	// and tenant (auth.StreamLimiter).
 	LimitStreams grpc.StreamServerInterceptor
+	// StatsHandler, if set, sees every RPC from its first byte: the node's
+	// tracing (pkg/tracing), whose server span then encloses the whole
+	// interceptor chain.
+	StatsHandler stats.Handler
 }
 
 // New builds the server and binds its listener (so Addr is known before
@@ -133,6 +138,9 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 	)
 	if opts.TLS != nil {
 		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(opts.TLS)))
+	}
+	if opts.StatsHandler != nil {
+		serverOpts = append(serverOpts, grpc.StatsHandler(opts.StatsHandler))
 	}
 	s.grpc = grpc.NewServer(serverOpts...)
 	healthpb.RegisterHealthServer(s.grpc, s.health)

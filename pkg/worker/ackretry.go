@@ -55,7 +55,9 @@ func (w *Worker) settleAcks(ctx context.Context, hb *heartbeater, what string, o
 	for {
 		hb.beginSend(pending)
 		actx, cancel := context.WithTimeout(ctx, w.attemptTimeout())
+		actx, end := w.ackContext(actx, what, pending)
 		answers := attempt(actx, pending)
+		end()
 		cancel()
 		var retry []*lease
 		var errs []error

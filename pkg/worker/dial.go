@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	grpcbackoff "google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
@@ -50,6 +51,12 @@ type DialOptions struct {
 	// leave it before it drains. A server without the health service
 	// counts as healthy.
 	HealthCheck bool
+	// TracerProvider makes a client span of every RPC and sends its W3C
+	// trace context to the node (traceparent), so a node that traces puts
+	// its spans in the worker's trace. Default: the global provider
+	// (otel.GetTracerProvider), a no-op one unless the application set one;
+	// the trace context of the caller's spans is sent either way.
+	TracerProvider trace.TracerProvider
 	// GRPCOptions are added after Dial's own (a later option wins).
 	GRPCOptions []grpc.DialOption
 }
@@ -107,6 +114,7 @@ func Dial(targets []string, opts DialOptions) (*grpc.ClientConn, error) {
 		grpc.WithDefaultServiceConfig(sc),
 		grpc.WithKeepaliveParams(ka),
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bo, MinConnectTimeout: 5 * time.Second}),
+		tracingDialOption(opts.TracerProvider),
 	}
 	if res != nil {
 		dopts = append(dopts, grpc.WithResolvers(res))

@@ -61,6 +61,21 @@
 // confirmed after a retry (AcksRecovered), answered already (AcksAlready)
 // and given up (AcksAbandoned).
 //
+// # Tracing
+//
+// Each handler runs in a span, "process <queue>" (kind consumer), that
+// continues the trace of the request that created the todo
+// (Todo.trace_parent: an Enqueue, a webhook, a PublishEvent): it is that
+// context's child and is linked to it, and carries the todo's id, queue,
+// kind and attempt; a handler error sets its status. The Heartbeat,
+// Complete, Fail and Release calls about the todo are children of the
+// handler's span (a batch of several todos gets a span of its own, child
+// of the first and linked to the others), and every RPC sends its W3C
+// trace context. Spans go to Options.TracerProvider and
+// DialOptions.TracerProvider, by default the global provider; with none
+// set they are no-ops, but the handler's context still carries the todo's
+// trace. See docs/tracing.md.
+//
 // # Batching and shutdown
 //
 // Round trips are shared: successful completions are queued to one acker per

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -46,6 +47,23 @@ type lease struct {
 	// can tell (see leaseEnd).
 	expires  time.Time
 	reported bool
+	// span is the handler's span once it started: the parent of the RPCs
+	// about the lease (ackContext).
+	span trace.SpanContext
+}
+
+// setSpanContext records the handler's span.
+func (l *lease) setSpanContext(sc trace.SpanContext) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.span = sc
+}
+
+// spanContext is the handler's span (invalid before the handler started).
+func (l *lease) spanContext() trace.SpanContext {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.span
 }
 
 // start records the running handler's cancel; false means the lease was
@@ -232,6 +250,8 @@ func (h *heartbeater) beat(base context.Context, ls []*lease) {
 	d := time.Duration(w.opts.LeaseSeconds) * time.Second
 	ctx, cancel := context.WithTimeout(base, max(w.opts.HeartbeatInterval, minCallTimeout))
 	defer cancel()
+	ctx, end := w.ackContext(ctx, "heartbeat", ls)
+	defer end()
 	if h.single {
 		for _, l := range ls {
 			sent := time.Now()

@@ -39,8 +39,12 @@ func (w *Worker) process(base context.Context, r *run, l *lease, free func()) {
 		w.report(r.hb, l, LeaseLost, l.lostErr(), false)
 		return
 	}
+	ctx, span := w.startHandlerSpan(ctx, todo)
+	l.setSpanContext(span.SpanContext())
 	err := w.runHandler(ctx, todo)
-	if lost := l.finish(); lost != nil {
+	lost := l.finish()
+	endHandlerSpan(span, err, lost)
+	if lost != nil {
 		w.log.Warn("lease lost while handling; result dropped", zap.Int64("todo_id", todo.GetId()), zap.NamedError("handler_error", err))
 		w.report(r.hb, l, LeaseLost, lost, false)
 		return

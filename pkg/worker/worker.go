@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
@@ -91,6 +92,11 @@ type Options struct {
 	OnAck func(todo *queuev1.Todo, outcome Outcome, err error)
 	// Logger receives warnings and debug events. Default: no logging.
 	Logger *zap.Logger
+	// TracerProvider makes each handler's span ("process <queue>", in the
+	// trace of the request that created the todo: Todo.trace_parent) and
+	// the spans of batched acks. Default: the global provider
+	// (otel.GetTracerProvider), a no-op one unless the application set one.
+	TracerProvider trace.TracerProvider
 }
 
 // NoAckDelay as Options.AckDelay sends completions without waiting for
@@ -132,12 +138,14 @@ type Worker struct {
 	log     *zap.Logger
 	stats   counters
 	running atomic.Bool
+	tracer  trace.Tracer
 }
 
 // New returns a Worker that runs handler over todos claimed from queue
 // through conn. Options are checked by Run.
 func New(conn grpc.ClientConnInterface, queue string, handler Handler, opts Options) *Worker {
 	w := &Worker{conn: conn, queue: queue, handler: handler, opts: withDefaults(opts)}
+	w.tracer = tracerProvider(w.opts.TracerProvider).Tracer(tracerName)
 	if conn != nil {
 		w.client = queuev1.NewQueueServiceClient(conn)
 	}

@@ -17,6 +17,7 @@ import (
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/tracing"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
 )
 
@@ -56,7 +57,7 @@ func (s *Server) PublishEvent(ctx context.Context, req *ingestv1.PublishEventReq
 	e := store.Event{
 		HumanID: p.HumanID, Source: sourcePublish, PublishedBy: p.AgentID, AgentID: publishedFor(p, req.GetQueue(), target),
 		Topic: req.GetTopic(), DeliveryID: req.GetDeliveryId(), Headers: headers, ContentType: req.GetContentType(),
-		Payload: req.GetPayload(),
+		Payload: req.GetPayload(), TraceParent: tracing.TraceParent(ctx),
 	}
 	stored, err := s.store.Ingest(ctx, e, target)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/pkg/textcheck"
+	"github.com/switchboard/switchboard/pkg/tracing"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
 	"github.com/switchboard/switchboard/services/ingest/verify"
 )
@@ -129,7 +130,7 @@ func (s *Server) hookEvent(r *http.Request, ep *hookEndpoint, res verify.Result,
 	e := store.Event{
 		HumanID: ep.HumanID, Source: "endpoint:" + ep.ID.String(), EndpointID: &ep.ID, AgentID: ep.AgentID,
 		DeliveryID: res.DeliveryID, ContentType: r.Header.Get("Content-Type"), Payload: body,
-		VerifiedScheme: string(res.Scheme), Headers: map[string]string{},
+		VerifiedScheme: string(res.Scheme), Headers: map[string]string{}, TraceParent: tracing.TraceParent(r.Context()),
 	}
 	if e.DeliveryID == "" && ep.DeliveryIDHeader != "" {
 		e.DeliveryID = r.Header.Get(ep.DeliveryIDHeader)

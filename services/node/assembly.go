@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/httpserver"
 	"github.com/switchboard/switchboard/pkg/lifecycle"
 	"github.com/switchboard/switchboard/pkg/pgnotify"
+	"github.com/switchboard/switchboard/pkg/tracing"
 	"github.com/switchboard/switchboard/services/ingest/sources"
 	"github.com/switchboard/switchboard/services/queue"
 	"github.com/switchboard/switchboard/services/realtime"
@@ -27,6 +28,7 @@ type assembly struct {
 	log      *zap.Logger
 	services []string // the services the node runs
 	hot      bool     // a module in the plan wants the generic-plan pool
+	tracing  *tracing.Provider
 
 	// Built by core.
 	tls           nodeTLS
@@ -72,12 +74,13 @@ func (a *assembly) onDrain(f func()) { a.drainers = append(a.drainers, f) }
 //  3. the background parts stop (services' loops flush what they hold, then
 //     the notifier), so every RPC above ran with them still working.
 //  4. readiness, membership (deregisters, so peers see the node leave at
-//     once), and last the pools.
+//     once), the pools, and last tracing, which exports the spans still
+//     buffered once nothing makes new ones.
 //
 // The gRPC listener itself starts second, so health (NOT_SERVING) answers
 // while the node migrates.
 func (a *assembly) components() []lifecycle.Component {
-	out := append([]lifecycle.Component(nil), a.core...)
+	out := append([]lifecycle.Component{a.tracing}, a.core...)
 	out = append(out, a.background...)
 	return append(out,
 		lifecycle.Func{ComponentName: "grpc-drain", OnStop: a.grpc.Stop},

@@ -58,6 +58,7 @@ func (a *assembly) buildCore() error {
 	gs, err := grpcserver.New(a.ctx, log, grpcserver.Options{
 		Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay, Authorize: a.authn.Authorize,
 		TLS: a.tls.grpcServerTLS(), LimitStreams: streamLimiter(log, a.pool).Intercept,
+		StatsHandler: a.tracing.GRPCServerHandler(),
 	})
 	if err != nil {
 		return err

@@ -59,7 +59,7 @@ func TestModuleTable(t *testing.T) {
 // choreography needs — health first (drain: NOT_SERVING, the delay, then
 // streams and long polls end), the edges' in-flight requests next, then the
 // background loops (notifier last among them), then readiness, membership
-// (deregistration) and last the pools. Building a node needs no database.
+// (deregistration), the pools and last tracing. Building a node needs no database.
 func TestShutdownOrder(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
@@ -87,9 +87,9 @@ func TestShutdownOrder(t *testing.T) {
 		return i
 	}
 	require.Equal(t, []string{"drain", "http", "grpc-drain"}, stop[:3], "health, then the edges drain")
-	require.Equal(t, []string{"readiness", "membership", "migrate", "grpc", "postgres"}, stop[len(stop)-5:],
-		"deregistration and the pools come last")
-	background := stop[3 : len(stop)-5]
+	require.Equal(t, []string{"readiness", "membership", "migrate", "grpc", "postgres", "tracing"}, stop[len(stop)-6:],
+		"deregistration and the pools come last, and only then the spans' last export")
+	background := stop[3 : len(stop)-6]
 	require.Equal(t, "pgnotify", background[len(background)-1], "the notifier outlives every loop that uses it: %v", background)
 	for _, loop := range []string{"queue-reaper", "queue-retention", "ingest-retention", "realtime-retention"} {
 		require.Contains(t, background, loop)

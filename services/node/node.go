@@ -29,13 +29,22 @@ type Node struct {
 // New wires a node running services (see ParseServices). It binds both
 // listeners, so a busy port fails here, but starts nothing: Run does. On
 // error it closes whatever it opened.
-func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []string) (n *Node, err error) {
+func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []string, opts ...Option) (n *Node, err error) {
 	log = log.With(sblog.NodeID(cfg.Cluster.NodeID))
 	order, err := plan(services)
 	if err != nil {
 		return nil, err
 	}
-	a := &assembly{ctx: ctx, cfg: cfg, log: log, services: services}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	tr, err := buildTracing(ctx, o, cfg.Cluster.NodeID)
+	if err != nil {
+		return nil, err
+	}
+	a := &assembly{ctx: ctx, cfg: cfg, log: log, services: services, tracing: tr}
+	a.closers = append(a.closers, func() error { return tr.Stop(context.WithoutCancel(ctx)) })
 	for _, name := range order {
 		a.hot = a.hot || modules[name].hot
 	}
@@ -50,7 +59,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		}
 	}
 	limits := httpserver.Options{BodyReadTimeout: cfg.HTTPLimits.ReadTimeout, MaxConns: cfg.HTTPLimits.MaxConns}
-	if a.http, err = httpserver.New(ctx, log, cfg.HTTP.Addr, a.mux, limits, a.httpClosed...); err != nil {
+	if a.http, err = httpserver.New(ctx, log, cfg.HTTP.Addr, a.tracing.HTTP(a.mux), limits, a.httpClosed...); err != nil {
 		return nil, err
 	}
 	if c := a.tls.httpServerTLS(); c != nil {

@@ -78,9 +78,10 @@ func setupWith(t *testing.T, services string, tweak func(*config.Config)) *testB
 	return setupFull(t, services, pgtest.NewDatabase(t), tweak)
 }
 
-func setupFull(t *testing.T, services, dbURL string, tweak func(*config.Config)) *testBundle {
+func setupFull(t *testing.T, services, dbURL string, tweak func(*config.Config), opts ...node.Option) *testBundle {
 	t.Helper()
 	cfg := config.Default()
+	cfg.Cluster.NodeID = "test-node" // a tweak may name it otherwise (two nodes on one database)
 	cfg.Postgres.URL = dbURL
 	cfg.Cluster.HeartbeatInterval, cfg.Cluster.StaleThreshold = 100*time.Millisecond, 500*time.Millisecond
 	token, _, err := auth.NewToken()
@@ -88,13 +89,12 @@ func setupFull(t *testing.T, services, dbURL string, tweak func(*config.Config))
 	cfg.Auth.BootstrapToken = token
 	tweak(&cfg)
 	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.Cluster.NodeID = "test-node"
 	cfg.Shutdown.Grace = 5 * time.Second
 	svcs, err := node.ParseServices(services)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(t.Context())
-	n, err := node.New(ctx, cfg, zap.NewNop(), svcs)
+	n, err := node.New(ctx, cfg, zap.NewNop(), svcs, opts...)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()

@@ -102,7 +102,7 @@ func (a *assembly) buildRealtime() error {
 	if a.cfg.Realtime.EphemeralTransport == realtime.TransportMesh {
 		mo := realtime.MeshOptions{
 			Secret:      []byte(a.cfg.Realtime.ClusterSecret),
-			DialOptions: a.tls.dial(""), RequireClientCert: a.cfg.TLS.MeshClientCerts(),
+			DialOptions: append(a.tls.dial(""), a.tracing.DialOptions()...), RequireClientCert: a.cfg.TLS.MeshClientCerts(),
 		}
 		if a.realtime, err = realtime.NewMesh(l, a.pool, o, mo); err != nil {
 			return fmt.Errorf("%s: %w", config.EnvClusterSecret, err)
@@ -134,7 +134,7 @@ func (a *assembly) buildGateway() error {
 		Authenticate:    a.authenticate,
 		MaxBodyBytes:    a.cfg.HTTPLimits.MaxBody,
 		MaxRequestBytes: grpcserver.MaxRecvMsgSize,
-		Dial:            a.tls.dial(a.upstreamServerName()),
+		Dial:            append(a.tls.dial(a.upstreamServerName()), a.tracing.DialOptions()...),
 	})
 	if err != nil {
 		return err

@@ -104,6 +104,9 @@ func renderTodo(t store.Todo) (*queuev1.Todo, error) {
 	if t.DedupeKey != nil {
 		out.DedupeKey = *t.DedupeKey
 	}
+	if t.TraceParent != nil {
+		out.TraceParent = *t.TraceParent
+	}
 	var bad []string
 	var err error
 	if out.Payload, err = structjson.FromJSON(t.Payload); err != nil {

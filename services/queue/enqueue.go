@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/tracing"
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
@@ -73,6 +74,13 @@ func (s *Server) EnqueueBatch(ctx context.Context, req *queuev1.EnqueueBatchRequ
 // claimers: this node's in-process, the others through a coalesced
 // pg_notify (never inside the enqueue transaction).
 func (s *Server) enqueue(ctx context.Context, c store.Caller, queue string, items []store.NewTodo) ([]store.Enqueued, error) {
+	// Each todo carries the trace of the call that created it, so its
+	// worker's span joins that trace (Todo.trace_parent).
+	if tp := tracing.TraceParent(ctx); tp != "" {
+		for i := range items {
+			items[i].TraceParent = tp
+		}
+	}
 	res, err := s.store.Enqueue(ctx, c, queue, items)
 	if err != nil {
 		return nil, err

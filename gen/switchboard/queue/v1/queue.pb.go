@@ -180,7 +180,15 @@ type Todo struct {
 	// claimer. Heartbeat, Complete, Fail and Release must present it; a token
 	// of an earlier claim, of another worker's claim or a guess matches no
 	// lease (FAILED_PRECONDITION), which fences stale holders.
-	LeaseToken    int64 `protobuf:"varint,23,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	LeaseToken int64 `protobuf:"varint,23,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// The W3C trace context of the request that created the todo (its
+	// Enqueue, or the webhook or PublishEvent of its event), as a traceparent
+	// header: "00-<32 hex trace id>-<16 hex span id>-<2 hex flags>". Empty
+	// when that request carried no trace or the node's tracing is off. A
+	// worker starts its handler's span as the child of this context, linked
+	// to it, so the trace runs from the request to the work (the Go SDK does;
+	// see docs/tracing.md).
+	TraceParent   string `protobuf:"bytes,24,opt,name=trace_parent,json=traceParent,proto3" json:"trace_parent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -376,6 +384,13 @@ func (x *Todo) GetLeaseToken() int64 {
 	return 0
 }
 
+func (x *Todo) GetTraceParent() string {
+	if x != nil {
+		return x.TraceParent
+	}
+	return ""
+}
+
 // TodoError records one failed attempt (one element of the todos.errors JSON
 // array).
 type TodoError struct {
@@ -539,7 +554,7 @@ var File_switchboard_queue_v1_queue_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\a\n" +
+	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\a\n" +
 	"\x04Todo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x14\n" +
@@ -570,7 +585,8 @@ const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\x06result\x18\x15 \x01(\v2\x17.google.protobuf.StructR\x06result\x12%\n" +
 	"\x0elease_expiries\x18\x16 \x01(\x05R\rleaseExpiries\x12\x1f\n" +
 	"\vlease_token\x18\x17 \x01(\x03R\n" +
-	"leaseToken\"g\n" +
+	"leaseToken\x12!\n" +
+	"\ftrace_parent\x18\x18 \x01(\tR\vtraceParent\"g\n" +
 	"\tTodoError\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x14\n" +

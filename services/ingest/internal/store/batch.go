@@ -88,6 +88,7 @@ func insertParams(events []Event) (dbsqlc.EventInsertBatchParams, error) {
 		PublishedBy: first.PublishedBy, AgentID: first.AgentID,
 		DeliveryIds: make([]string, n), Topics: make([]string, n), Headers: make([]string, n), ContentTypes: make([]string, n),
 		Payloads: make([][]byte, n), BodySha256s: make([][]byte, n), VerifiedSchemes: make([]string, n), SourceIps: make([]string, n),
+		TraceParents: make([]string, n),
 	}
 	for i, e := range events {
 		if e.HumanID != first.HumanID || e.Source != first.Source || !sameID(e.PublishedBy, first.PublishedBy) ||
@@ -103,6 +104,7 @@ func insertParams(events []Event) (dbsqlc.EventInsertBatchParams, error) {
 		}
 		p.DeliveryIds[i], p.Topics[i], p.Headers[i], p.ContentTypes[i] = e.DeliveryID, e.Topic, string(h), e.ContentType
 		p.Payloads[i], p.BodySha256s[i], p.VerifiedSchemes[i] = e.Payload, e.BodySHA256, e.VerifiedScheme
+		p.TraceParents[i] = e.TraceParent
 		if p.Payloads[i] == nil {
 			p.Payloads[i] = []byte{} // NOT NULL: an empty body is still a body
 		}

@@ -177,8 +177,8 @@ WHERE id IN (
 -- name: EventInsertBatch :batchmany
 -- Stores events of one source (and one publisher and agent: see events.agent_id) in ONE statement: a single event, the group commit of concurrent webhook requests,
 -- or an adapter's batch. Their todos' insert (the queue's TodoInsertForEvents) follows in the same pipeline, so
--- both commit together in one round trip. Arrays are parallel, one element per event; '' (or an empty
--- body_sha256) means none. Ids are drawn in item order (the MATERIALIZED CTE numbers the items first), so they
+-- both commit together in one round trip, each todo with its event's trace_parent. Arrays are parallel, one
+-- element per event; '' (or an empty body_sha256) means none. Ids are drawn in item order (the MATERIALIZED CTE numbers the items first), so they
 -- ascend in item order; the rows are then inserted in delivery_id order, the one order every batch takes its
 -- keys in: inserting a delivery id waits on a concurrent transaction inserting the same one, and two batches
 -- naming overlapping ids in different orders would otherwise deadlock. A delivery id stored before, or earlier
@@ -194,16 +194,17 @@ WITH input AS MATERIALIZED (
                unnest(sqlc.arg(body_sha256s)::bytea[])                          AS body_sha256,
                unnest(sqlc.arg(verified_schemes)::text[])                       AS verified_scheme,
                unnest(sqlc.arg(source_ips)::text[])                             AS source_ip,
+               unnest(sqlc.arg(trace_parents)::text[])                          AS trace_parent,
                generate_series(1, cardinality(sqlc.arg(topics)::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
 )
 INSERT INTO events (id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id,
-                    headers, content_type, payload, body_sha256, verified_scheme, source_ip)
+                    headers, content_type, payload, body_sha256, verified_scheme, source_ip, trace_parent)
 OVERRIDING SYSTEM VALUE
 SELECT i.id, sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), sqlc.narg(published_by),
        sqlc.narg(agent_id), i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
-       nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet
+       nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet, nullif(i.trace_parent, '')
 FROM input AS i
 ORDER BY i.delivery_id COLLATE "C", i.ord
 ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING

@@ -69,6 +69,10 @@ type Event struct {
 	Payload        []byte
 	VerifiedScheme string
 	SourceIP       *netip.Addr
+	// TraceParent is the W3C traceparent of the request that delivered the
+	// event (tracing.TraceParent; "" for none): the event and its todo
+	// carry it, so the todo's worker joins the request's trace.
+	TraceParent string
 }
 
 // Target is where the event's todo goes; an empty Queue means no todo.

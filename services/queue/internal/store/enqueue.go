@@ -29,6 +29,9 @@ type NewTodo struct {
 	// RunAt zero (or in the past) means now() on the database clock.
 	RunAt     time.Time
 	DedupeKey string
+	// TraceParent is the W3C traceparent of the request that creates the
+	// todo (tracing.TraceParent); "" for none.
+	TraceParent string
 }
 
 // Enqueued is one stored todo: created now, or an existing one that already
@@ -89,6 +92,7 @@ func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatc
 		Kinds: make([]string, len(items)), Payloads: make([]string, len(items)),
 		Priorities: make([]int32, len(items)), MaxAttempts: make([]int32, len(items)),
 		RunAts: make([]time.Time, len(items)), DedupeKeys: make([]string, len(items)),
+		TraceParents: make([]string, len(items)),
 	}
 	for i, it := range items {
 		if it.AgentID != nil {
@@ -96,6 +100,7 @@ func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatc
 		}
 		p.EventIds[i], p.Kinds[i], p.Payloads[i] = it.EventID, it.Kind, string(it.Payload)
 		p.Priorities[i], p.MaxAttempts[i], p.RunAts[i], p.DedupeKeys[i] = it.Priority, it.MaxAttempts, it.RunAt, it.DedupeKey
+		p.TraceParents[i] = it.TraceParent
 	}
 	return p
 }

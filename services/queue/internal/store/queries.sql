@@ -40,7 +40,8 @@ WHERE (u.agent_id <> '' AND NOT EXISTS (
 
 -- name: TodoInsertBatch :many
 -- Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ''
--- (agent_id, dedupe_key), 0 (event_id, max_attempts) or a time in the past (run_at: "past means now").
+-- (agent_id, dedupe_key, trace_parent), 0 (event_id, max_attempts) or a time in the past (run_at: "past means
+-- now").
 -- ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
 -- wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
 -- Ids are drawn in request order (the MATERIALIZED CTE numbers the entries before anything is inserted), so
@@ -59,11 +60,13 @@ WITH u AS MATERIALIZED (
                unnest(sqlc.arg(max_attempts)::integer[])                          AS max_attempts,
                unnest(sqlc.arg(run_ats)::timestamptz[])                           AS run_at,
                unnest(sqlc.arg(dedupe_keys)::text[])                              AS dedupe_key,
+               unnest(sqlc.arg(trace_parents)::text[])                            AS trace_parent,
                generate_series(1, cardinality(sqlc.arg(kinds)::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
 )
-INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key)
+INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
+                   trace_parent)
 OVERRIDING SYSTEM VALUE
 SELECT u.id,
        sqlc.arg(human_id),
@@ -79,7 +82,8 @@ SELECT u.id,
            WHERE s.key = 'queue.defaults'
        ), sqlc.arg(default_max_attempts)::integer),
        greatest(u.run_at, now()),
-       nullif(u.dedupe_key, '')
+       nullif(u.dedupe_key, ''),
+       nullif(u.trace_parent, '')
 FROM u
 ORDER BY u.dedupe_key COLLATE "C", u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
@@ -92,14 +96,15 @@ RETURNING *;
 -- delivery that stored nothing gets no todo. The MATERIALIZED CTE is planned on its own, so it always walks
 -- idx_events_received_at to the few rows this transaction stamped, never idx_events_human_source through every
 -- event of a busy source (which a generic plan made before the table's first ANALYZE would). payload NULL is a
--- reference to the event. Ids ascend in event order. RETURNING carries what the announcement needs, not the row.
+-- reference to the event. Ids ascend in event order. Each todo carries its event's trace context. RETURNING carries
+-- what the announcement needs, not the row.
 WITH mine AS MATERIALIZED (
-    SELECT e.id, e.human_id, e.source, e.topic, e.content_type, e.delivery_id
+    SELECT e.id, e.human_id, e.source, e.topic, e.content_type, e.delivery_id, e.trace_parent
     FROM events AS e
     WHERE e.received_at = now()
       AND e.xmin = pg_current_xact_id()::xid
 )
-INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
+INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts, trace_parent)
 SELECT m.human_id,
        sqlc.arg(queue),
        sqlc.narg(agent_id),
@@ -110,7 +115,8 @@ SELECT m.human_id,
                                                      'content_type', nullif(m.content_type, ''),
                                                      'delivery_id', m.delivery_id))),
        coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'),
-                sqlc.arg(default_max_attempts)::integer)
+                sqlc.arg(default_max_attempts)::integer),
+       m.trace_parent
 FROM mine AS m
 WHERE m.human_id = sqlc.arg(human_id)::uuid
   AND m.source = sqlc.arg(source)::text

@@ -20,7 +20,7 @@ var (
 
 const eventInsertBatch = `-- name: EventInsertBatch :batchmany
 WITH input AS MATERIALIZED (
-    SELECT v.delivery_id, v.topic, v.headers, v.content_type, v.payload, v.body_sha256, v.verified_scheme, v.source_ip, v.ord, nextval(pg_get_serial_sequence('events', 'id')) AS id
+    SELECT v.delivery_id, v.topic, v.headers, v.content_type, v.payload, v.body_sha256, v.verified_scheme, v.source_ip, v.trace_parent, v.ord, nextval(pg_get_serial_sequence('events', 'id')) AS id
     FROM (
         SELECT unnest($7::text[])                           AS delivery_id,
                unnest($8::text[])                                 AS topic,
@@ -30,16 +30,17 @@ WITH input AS MATERIALIZED (
                unnest($12::bytea[])                          AS body_sha256,
                unnest($13::text[])                       AS verified_scheme,
                unnest($14::text[])                             AS source_ip,
+               unnest($15::text[])                          AS trace_parent,
                generate_series(1, cardinality($8::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
 )
 INSERT INTO events (id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id,
-                    headers, content_type, payload, body_sha256, verified_scheme, source_ip)
+                    headers, content_type, payload, body_sha256, verified_scheme, source_ip, trace_parent)
 OVERRIDING SYSTEM VALUE
 SELECT i.id, $1, $2, $3, $4, $5,
        $6, i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
-       nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet
+       nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet, nullif(i.trace_parent, '')
 FROM input AS i
 ORDER BY i.delivery_id COLLATE "C", i.ord
 ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
@@ -67,6 +68,7 @@ type EventInsertBatchParams struct {
 	BodySha256s     [][]byte
 	VerifiedSchemes []string
 	SourceIps       []string
+	TraceParents    []string
 }
 
 type EventInsertBatchRow struct {
@@ -77,8 +79,8 @@ type EventInsertBatchRow struct {
 
 // Stores events of one source (and one publisher and agent: see events.agent_id) in ONE statement: a single event, the group commit of concurrent webhook requests,
 // or an adapter's batch. Their todos' insert (the queue's TodoInsertForEvents) follows in the same pipeline, so
-// both commit together in one round trip. Arrays are parallel, one element per event; ” (or an empty
-// body_sha256) means none. Ids are drawn in item order (the MATERIALIZED CTE numbers the items first), so they
+// both commit together in one round trip, each todo with its event's trace_parent. Arrays are parallel, one
+// element per event; ” (or an empty body_sha256) means none. Ids are drawn in item order (the MATERIALIZED CTE numbers the items first), so they
 // ascend in item order; the rows are then inserted in delivery_id order, the one order every batch takes its
 // keys in: inserting a delivery id waits on a concurrent transaction inserting the same one, and two batches
 // naming overlapping ids in different orders would otherwise deadlock. A delivery id stored before, or earlier
@@ -101,6 +103,7 @@ func (q *Queries) EventInsertBatch(ctx context.Context, db DBTX, arg []EventInse
 			a.BodySha256s,
 			a.VerifiedSchemes,
 			a.SourceIps,
+			a.TraceParents,
 		}
 		batch.Queue(eventInsertBatch, vals...)
 	}

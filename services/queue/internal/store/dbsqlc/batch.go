@@ -20,12 +20,12 @@ var (
 
 const todoInsertForEvents = `-- name: TodoInsertForEvents :batchmany
 WITH mine AS MATERIALIZED (
-    SELECT e.id, e.human_id, e.source, e.topic, e.content_type, e.delivery_id
+    SELECT e.id, e.human_id, e.source, e.topic, e.content_type, e.delivery_id, e.trace_parent
     FROM events AS e
     WHERE e.received_at = now()
       AND e.xmin = pg_current_xact_id()::xid
 )
-INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts)
+INSERT INTO todos (human_id, queue, agent_id, event_id, kind, payload, max_attempts, trace_parent)
 SELECT m.human_id,
        $1,
        $2,
@@ -36,7 +36,8 @@ SELECT m.human_id,
                                                      'content_type', nullif(m.content_type, ''),
                                                      'delivery_id', m.delivery_id))),
        coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'),
-                $5::integer)
+                $5::integer),
+       m.trace_parent
 FROM mine AS m
 WHERE m.human_id = $6::uuid
   AND m.source = $7::text
@@ -73,7 +74,8 @@ type TodoInsertForEventsRow struct {
 // delivery that stored nothing gets no todo. The MATERIALIZED CTE is planned on its own, so it always walks
 // idx_events_received_at to the few rows this transaction stamped, never idx_events_human_source through every
 // event of a busy source (which a generic plan made before the table's first ANALYZE would). payload NULL is a
-// reference to the event. Ids ascend in event order. RETURNING carries what the announcement needs, not the row.
+// reference to the event. Ids ascend in event order. Each todo carries its event's trace context. RETURNING carries
+// what the announcement needs, not the row.
 func (q *Queries) TodoInsertForEvents(ctx context.Context, db DBTX, arg []TodoInsertForEventsParams) *TodoInsertForEventsBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {

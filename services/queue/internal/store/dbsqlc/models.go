@@ -36,4 +36,5 @@ type Todo struct {
 	Result         json.RawMessage
 	LeaseToken     *int64
 	LeaseOutcome   *string
+	TraceParent    *string
 }

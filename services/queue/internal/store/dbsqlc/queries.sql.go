@@ -67,7 +67,7 @@ WHERE id = $2
   AND human_id = $3
   AND state IN ('pending', 'running')
   AND ($4::uuid IS NULL OR agent_id IS NULL OR agent_id = $4::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
 `
 
 type TodoCancelParams struct {
@@ -112,6 +112,7 @@ func (q *Queries) TodoCancel(ctx context.Context, db DBTX, arg TodoCancelParams)
 		&i.Result,
 		&i.LeaseToken,
 		&i.LeaseOutcome,
+		&i.TraceParent,
 	)
 	return i, err
 }
@@ -199,7 +200,7 @@ SET state            = 'running',
     lease_outcome    = NULL,
     attempted_at     = now()
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent
 `
 
 type TodoClaimParams struct {
@@ -261,6 +262,7 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 			&i.Result,
 			&i.LeaseToken,
 			&i.LeaseOutcome,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -377,7 +379,7 @@ WHERE id = $7
   AND lease_token = $9::bigint
   AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($10::uuid IS NULL OR agent_id IS NULL OR agent_id = $10::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
 `
 
 type TodoFailParams struct {
@@ -441,12 +443,13 @@ func (q *Queries) TodoFail(ctx context.Context, db DBTX, arg TodoFailParams) (To
 		&i.Result,
 		&i.LeaseToken,
 		&i.LeaseOutcome,
+		&i.TraceParent,
 	)
 	return i, err
 }
 
 const todoGet = `-- name: TodoGet :one
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
 FROM todos
 WHERE id = $1
   AND human_id = $2
@@ -488,12 +491,13 @@ func (q *Queries) TodoGet(ctx context.Context, db DBTX, arg TodoGetParams) (Todo
 		&i.Result,
 		&i.LeaseToken,
 		&i.LeaseOutcome,
+		&i.TraceParent,
 	)
 	return i, err
 }
 
 const todoGetByDedupeKeys = `-- name: TodoGetByDedupeKeys :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
 FROM todos
 WHERE human_id = $1
   AND queue = $2
@@ -541,6 +545,7 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 			&i.Result,
 			&i.LeaseToken,
 			&i.LeaseOutcome,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -553,7 +558,7 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 }
 
 const todoGetMany = `-- name: TodoGetMany :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
 FROM todos
 WHERE id = ANY ($1::bigint[])
   AND human_id = $2
@@ -601,6 +606,7 @@ func (q *Queries) TodoGetMany(ctx context.Context, db DBTX, arg TodoGetManyParam
 			&i.Result,
 			&i.LeaseToken,
 			&i.LeaseOutcome,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -680,7 +686,7 @@ func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeart
 
 const todoInsertBatch = `-- name: TodoInsertBatch :many
 WITH u AS MATERIALIZED (
-    SELECT v.agent_id, v.event_id, v.kind, v.payload, v.priority, v.max_attempts, v.run_at, v.dedupe_key, v.ord, nextval(pg_get_serial_sequence('todos', 'id')) AS id
+    SELECT v.agent_id, v.event_id, v.kind, v.payload, v.priority, v.max_attempts, v.run_at, v.dedupe_key, v.trace_parent, v.ord, nextval(pg_get_serial_sequence('todos', 'id')) AS id
     FROM (
         -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
         SELECT unnest($4::text[])                                AS agent_id,
@@ -691,11 +697,13 @@ WITH u AS MATERIALIZED (
                unnest($9::integer[])                          AS max_attempts,
                unnest($10::timestamptz[])                           AS run_at,
                unnest($11::text[])                              AS dedupe_key,
+               unnest($12::text[])                            AS trace_parent,
                generate_series(1, cardinality($6::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
 )
-INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key)
+INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
+                   trace_parent)
 OVERRIDING SYSTEM VALUE
 SELECT u.id,
        $1,
@@ -711,11 +719,12 @@ SELECT u.id,
            WHERE s.key = 'queue.defaults'
        ), $3::integer),
        greatest(u.run_at, now()),
-       nullif(u.dedupe_key, '')
+       nullif(u.dedupe_key, ''),
+       nullif(u.trace_parent, '')
 FROM u
 ORDER BY u.dedupe_key COLLATE "C", u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
 `
 
 type TodoInsertBatchParams struct {
@@ -730,10 +739,12 @@ type TodoInsertBatchParams struct {
 	MaxAttempts        []int32
 	RunAts             []time.Time
 	DedupeKeys         []string
+	TraceParents       []string
 }
 
 // Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ”
-// (agent_id, dedupe_key), 0 (event_id, max_attempts) or a time in the past (run_at: "past means now").
+// (agent_id, dedupe_key, trace_parent), 0 (event_id, max_attempts) or a time in the past (run_at: "past means
+// now").
 // ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
 // wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
 // Ids are drawn in request order (the MATERIALIZED CTE numbers the entries before anything is inserted), so
@@ -753,6 +764,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 		arg.MaxAttempts,
 		arg.RunAts,
 		arg.DedupeKeys,
+		arg.TraceParents,
 	)
 	if err != nil {
 		return nil, err
@@ -786,6 +798,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 			&i.Result,
 			&i.LeaseToken,
 			&i.LeaseOutcome,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -798,7 +811,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 }
 
 const todoList = `-- name: TodoList :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
 FROM todos
 WHERE human_id = $1
   AND ($2::text IS NULL OR queue = $2::text)
@@ -864,6 +877,7 @@ func (q *Queries) TodoList(ctx context.Context, db DBTX, arg TodoListParams) ([]
 			&i.Result,
 			&i.LeaseToken,
 			&i.LeaseOutcome,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -1138,7 +1152,7 @@ WHERE id = $2
   AND lease_token = $4::bigint
   AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($5::uuid IS NULL OR agent_id IS NULL OR agent_id = $5::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
 `
 
 type TodoReleaseParams struct {
@@ -1185,6 +1199,7 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 		&i.Result,
 		&i.LeaseToken,
 		&i.LeaseOutcome,
+		&i.TraceParent,
 	)
 	return i, err
 }
