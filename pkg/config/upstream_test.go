@@ -21,9 +21,9 @@ func TestUpstreamsDefaultToTheRegistry(t *testing.T) {
 func TestUpstreamPerServiceWinsOverTheGatewayUpstream(t *testing.T) {
 	t.Parallel()
 	c, err := config.Load(env(map[string]string{
-		config.EnvGatewayUpstream:   "all.internal:9090",
+		config.EnvGatewayUpstream:    "all.internal:9090",
 		"SWITCHBOARD_UPSTREAM_QUEUE": "queue.internal:9090",
-		config.EnvHTTPEndpoint:      "10.0.0.7:8080",
+		config.EnvHTTPEndpoint:       "10.0.0.7:8080",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, "queue.internal:9090", c.Gateway.UpstreamOf("queue"))

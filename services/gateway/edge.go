@@ -163,7 +163,6 @@ func noAnswer(err error) error {
 // runs (the text of cluster.ErrNoLiveNode).
 const noLiveNode = "no live node runs "
 
-
 // streamUpstream marks a server stream's request as handed upstream (no
 // stream route takes a body).
 func streamUpstream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,

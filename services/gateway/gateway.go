@@ -31,7 +31,7 @@ const Name = "gateway"
 type Gateway struct {
 	conns []*grpc.ClientConn
 	mux   *runtime.ServeMux
-	opts Options
+	opts  Options
 	// routes names the RPC behind each route (routes.go).
 	routes map[string]string
 }

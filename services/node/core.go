@@ -82,7 +82,7 @@ func (a *assembly) buildCore() error {
 		Stats: func() map[string]any {
 			return map[string]any{"open_streams": gs.OpenStreams(), cluster.StatHTTPEndpoint: a.httpEndpoint()}
 		},
-		OnChange:       h.update,
+		OnChange: h.update,
 	})
 	a.health = h
 	a.core = []lifecycle.Component{
