@@ -76,6 +76,9 @@ func (d *Directory) Stop(ctx context.Context) error { return d.loops.Stop(ctx) }
 func (d *Directory) watch(ctx context.Context) {
 	failures := 0
 	for {
+		d.mu.Lock()
+		d.replay = map[string]bool{} // the snapshot this watch starts with
+		d.mu.Unlock()
 		err := d.store.Watch(ctx, d.interval, d.apply)
 		if ctx.Err() != nil {
 			return
@@ -99,10 +102,9 @@ func (d *Directory) apply(e Event) error {
 	changed := false
 	switch e.Type {
 	case Joined:
-		if d.replay == nil {
-			d.replay = map[string]bool{}
+		if d.replay != nil { // still in the snapshot
+			d.replay[e.Node.NodeID] = true
 		}
-		d.replay[e.Node.NodeID] = true
 		changed = d.put(e.Node)
 	case Updated:
 		changed = d.put(e.Node)
