@@ -156,3 +156,22 @@ func TestDirectoryPublishesHTTPEndpoints(t *testing.T) {
 	}
 	require.Equal(t, "10.0.0.1:8443", dir.Running("ingest")[0].HTTPEndpoint())
 }
+
+// TestDirectoryForgetsWhatARestartedWatchDoesNotList: after a database
+// outage the watch starts over; a node its new snapshot does not list left
+// meanwhile (its Left was never seen) and is dropped, while one that
+// re-registered during normal watching does not count as listed.
+func TestDirectoryForgetsWhatARestartedWatchDoesNotList(t *testing.T) {
+	t.Parallel()
+	dir := cluster.NewDirectory(zap.NewNop(), nil, time.Hour) // never started: fed by hand
+	a, b := cluster.NodeWith("a", "a:9090", "queue"), cluster.NodeWith("b", "b:9090", "queue")
+	dir.Rewatch(cluster.Event{Type: cluster.Joined, Node: a}, cluster.Event{Type: cluster.Joined, Node: b},
+		cluster.Event{Type: cluster.Synced},
+		cluster.Event{Type: cluster.Joined, Node: b}) // b re-registered (a new seq)
+	require.Len(t, dir.Running("queue"), 2)
+
+	dir.Rewatch(cluster.Event{Type: cluster.Joined, Node: a}, cluster.Event{Type: cluster.Synced})
+	got := dir.Running("queue")
+	require.Len(t, got, 1)
+	require.Equal(t, "a", got[0].NodeID)
+}
