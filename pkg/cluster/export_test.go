@@ -25,3 +25,23 @@ func (m *Member) PretendLastBeat(ago time.Duration) {
 	defer m.mu.Unlock()
 	m.lastBeat = time.Now().Add(-ago)
 }
+
+// Rewatch feeds events to the directory as a restarted watch would: a new
+// snapshot (Joined… Synced) and then changes.
+func (d *Directory) Rewatch(events ...Event) {
+	d.mu.Lock()
+	d.replay = map[string]bool{}
+	d.mu.Unlock()
+	for _, e := range events {
+		_ = d.apply(e)
+	}
+}
+
+// NodeWith is a node as node_registry would list it.
+func NodeWith(id, endpoint string, services ...string) Node {
+	s := make([]any, len(services))
+	for i, v := range services {
+		s[i] = v
+	}
+	return Node{NodeID: id, Endpoint: endpoint, Stats: map[string]any{"services": s}}
+}

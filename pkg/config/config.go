@@ -61,9 +61,12 @@ var devSecretKey = []byte("switchboard development secret key: set SWITCHBOARD_S
 
 // Gateway configures the REST edge.
 type Gateway struct {
-	// Upstream is the gRPC address the gateway dials; empty means this
-	// node's own gRPC listener (the `serve all` case).
-	Upstream string
+	// Upstream (SWITCHBOARD_GATEWAY_UPSTREAM) sends every service's calls
+	// to one gRPC address; empty means route each service by the registry
+	// (upstream.go). Upstreams pins single services
+	// (SWITCHBOARD_UPSTREAM_<SERVICE>) and wins over Upstream.
+	Upstream  string
+	Upstreams map[string]string
 }
 
 // Postgres configures the shared database.
@@ -93,6 +96,9 @@ type Cluster struct {
 	StaleThreshold    time.Duration
 	// Endpoint is the gRPC address peers and the gateway use to reach this node.
 	Endpoint string
+	// HTTPEndpoint (CLUSTER_HTTP_ENDPOINT) is the HTTP address peers reach
+	// this node by; empty: Endpoint's host with the HTTP listener's port.
+	HTTPEndpoint string
 }
 
 // Shutdown is the SIGTERM choreography: health flips to NOT_SERVING, the node
@@ -173,6 +179,8 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.duration(EnvStaleThreshold, &c.Cluster.StaleThreshold)
 	p.str(EnvEndpoint, &c.Cluster.Endpoint)
 	p.str(EnvGatewayUpstream, &c.Gateway.Upstream)
+	p.upstreams(&c.Gateway)
+	p.str(EnvHTTPEndpoint, &c.Cluster.HTTPEndpoint)
 	p.secretKey(EnvSecretKey, &c.Auth)
 	p.duration(EnvAuthCacheTTL, &c.Auth.CacheTTL)
 	p.str(EnvBootstrapToken, &c.Auth.BootstrapToken)
@@ -228,9 +236,7 @@ func (c Config) Validate() error {
 	}
 	checks = append(checks, c.Realtime.validate(), c.TLS.validate())
 	checks = append(checks, c.Realtime.validate(), c.HTTPLimits.validate())
-	if c.Gateway.Upstream != "" {
-		checks = append(checks, hostPort(EnvGatewayUpstream, c.Gateway.Upstream))
-	}
+	checks = append(checks, c.Gateway.validate(), c.Cluster.validateHTTPEndpoint())
 	if err := firstError(checks); err != nil {
 		return err
 	}

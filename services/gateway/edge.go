@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -148,9 +149,19 @@ func noAnswer(err error) error {
 	case codes.Unimplemented:
 		return status.Error(codes.Unimplemented, "the upstream does not serve this method")
 	default:
+		// The registry's resolver names the service no live node runs
+		// (cluster.NoLiveNode): worth telling, and no transport detail.
+		msg := status.Convert(err).Message()
+		if i := strings.Index(msg, noLiveNode); i >= 0 {
+			return status.Error(codes.Unavailable, msg[i:]+"; retry shortly")
+		}
 		return status.Error(codes.Unavailable, "the upstream is unreachable; retry shortly")
 	}
 }
+
+// noLiveNode begins the resolver's error for a service that no live node
+// runs (the text of cluster.ErrNoLiveNode).
+const noLiveNode = "no live node runs "
 
 // streamUpstream marks a server stream's request as handed upstream (no
 // stream route takes a body).

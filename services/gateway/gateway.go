@@ -1,10 +1,13 @@
 // Package gateway is the REST/JSON edge: grpc-gateway routes for every
-// service, reached by dialing the gRPC endpoint (in one process, its own
-// port), because only a real connection carries server streams.
+// service, each reached over a client connection of its own (the node's own
+// gRPC port for the services it runs, the live nodes the registry lists
+// for the others: docs/routing.md), because only a real connection carries
+// server streams; and the forwarding of webhooks to an ingest node (hooks.go).
 package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -24,11 +27,11 @@ import (
 // Name is the gateway's name in `switchboard serve`.
 const Name = "gateway"
 
-// Gateway owns the upstream client connection and the route mux.
+// Gateway owns the upstream client connections and the route mux.
 type Gateway struct {
-	conn *grpc.ClientConn
-	mux  *runtime.ServeMux
-	opts Options
+	conns []*grpc.ClientConn
+	mux   *runtime.ServeMux
+	opts  Options
 	// routes names the RPC behind each route (routes.go).
 	routes map[string]string
 }
@@ -48,8 +51,22 @@ type Options struct {
 	// MaxRequestBytes is the largest request message the upstream accepts;
 	// a request that encodes larger is answered 413 without being sent.
 	MaxRequestBytes int
-	// Dial adds to the upstream dial's options: the node's TLS (transport
-	// credentials verifying upstream against its CA) when it has one.
+	// Dial adds to every upstream dial's options, after the upstream's own
+	// (Upstream.Dial): what every connection shares (a stats handler), or
+	// the node's TLS when every service is at New's upstream.
+	Dial []grpc.DialOption
+	// Upstreams, by service name (Services), take that service's calls
+	// elsewhere than New's upstream.
+	Upstreams map[string]Upstream
+}
+
+// Upstream is where one service's calls go.
+type Upstream struct {
+	// Target is a gRPC dial target: host:port, or a resolver's target
+	// (cluster.Target: the live nodes running the service).
+	Target string
+	// Dial comes before Options.Dial: this target's transport credentials
+	// and service config (round_robin over a resolver's addresses).
 	Dial []grpc.DialOption
 }
 
@@ -61,32 +78,38 @@ const requestIDHeader = "X-Request-Id"
 const tenantHeader = "X-Switchboard-Tenant"
 
 // services are the routes the gateway serves, by the services behind them.
+// Their names are the services' names in `switchboard serve`.
 var services = []struct {
+	name     string
 	desc     *grpc.ServiceDesc
 	register func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error
 }{
-	{&registryv1.RegistryService_ServiceDesc, registryv1.RegisterRegistryServiceHandler},
-	{&queuev1.QueueService_ServiceDesc, queuev1.RegisterQueueServiceHandler},
-	{&ingestv1.IngestService_ServiceDesc, ingestv1.RegisterIngestServiceHandler},
-	{&realtimev1.RealtimeService_ServiceDesc, realtimev1.RegisterRealtimeServiceHandler},
-	{&adminv1.AdminService_ServiceDesc, adminv1.RegisterAdminServiceHandler},
+	{"registry", &registryv1.RegistryService_ServiceDesc, registryv1.RegisterRegistryServiceHandler},
+	{"queue", &queuev1.QueueService_ServiceDesc, queuev1.RegisterQueueServiceHandler},
+	{"ingest", &ingestv1.IngestService_ServiceDesc, ingestv1.RegisterIngestServiceHandler},
+	{"realtime", &realtimev1.RealtimeService_ServiceDesc, realtimev1.RegisterRealtimeServiceHandler},
+	{"admin", &adminv1.AdminService_ServiceDesc, adminv1.RegisterAdminServiceHandler},
 }
 
-// New dials upstream (lazily: the connection is made on first use) and
-// registers every service's routes. The dial is plaintext unless o.Dial
-// (added after the defaults) carries other transport credentials: the
-// node's TLS, verifying upstream against its CA.
+// Services are the names of the services the gateway fronts.
+func Services() []string {
+	out := make([]string, len(services))
+	for i, s := range services {
+		out[i] = s.name
+	}
+	return out
+}
+
+// New dials each service's upstream (lazily: a connection is made on first
+// use) and registers its routes on its own connection: o.Upstreams[name]
+// when given, else upstream. A dial is plaintext unless its options
+// (Upstream.Dial, then o.Dial, after the defaults) carry other transport
+// credentials: the node's TLS, verifying upstream against its CA.
 func New(ctx context.Context, upstream string, o Options) (*Gateway, error) {
 	g := &Gateway{opts: o}
 	var err error
 	if g.routes, err = rpcRoutes(); err != nil {
 		return nil, err
-	}
-	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithChainUnaryInterceptor(g.unaryUpstream), grpc.WithChainStreamInterceptor(streamUpstream)}, o.Dial...)
-	g.conn, err = grpc.NewClient(upstream, dial...)
-	if err != nil {
-		return nil, fmt.Errorf("dial gateway upstream %s: %w", upstream, err)
 	}
 	g.mux = runtime.NewServeMux(
 		// Proto field names (snake_case) and every field present, so clients
@@ -118,8 +141,24 @@ func New(ctx context.Context, upstream string, o Options) (*Gateway, error) {
 		}),
 	)
 	for _, s := range services {
-		if err := s.register(ctx, g.mux, g.conn); err != nil {
-			_ = g.conn.Close()
+		u, ok := o.Upstreams[s.name]
+		if !ok {
+			u = Upstream{Target: upstream}
+		}
+		if u.Target == "" {
+			_ = g.Close()
+			return nil, fmt.Errorf("gateway: no upstream for %s", s.name)
+		}
+		dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithChainUnaryInterceptor(g.unaryUpstream), grpc.WithChainStreamInterceptor(streamUpstream)}, u.Dial...)
+		conn, err := grpc.NewClient(u.Target, append(dial, o.Dial...)...)
+		if err != nil {
+			_ = g.Close()
+			return nil, fmt.Errorf("dial gateway upstream %s for %s: %w", u.Target, s.name, err)
+		}
+		g.conns = append(g.conns, conn)
+		if err := s.register(ctx, g.mux, conn); err != nil {
+			_ = g.Close()
 			return nil, fmt.Errorf("register gateway routes: %w", err)
 		}
 	}
@@ -149,5 +188,12 @@ func healthHTTPStatus(_ context.Context, w http.ResponseWriter, m proto.Message)
 // Handler serves the gateway routes.
 func (g *Gateway) Handler() http.Handler { return g.mux }
 
-// Close closes the upstream connection.
-func (g *Gateway) Close() error { return g.conn.Close() }
+// Close closes the upstream connections.
+func (g *Gateway) Close() error {
+	var errs []error
+	for _, c := range g.conns {
+		errs = append(errs, c.Close())
+	}
+	g.conns = nil
+	return errors.Join(errs...)
+}

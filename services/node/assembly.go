@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/cluster"
 	"github.com/switchboard/switchboard/pkg/config"
 	"github.com/switchboard/switchboard/pkg/grpcserver"
 	"github.com/switchboard/switchboard/pkg/httpserver"
@@ -43,6 +44,9 @@ type assembly struct {
 	todos    *queue.Todos
 	sources  *sources.Store
 	realtime *realtime.Server
+	// directory is the node's view of node_registry for routing (routing.go),
+	// built when the gateway needs a service the node does not run.
+	directory *cluster.Directory
 
 	// The node's parts, by phase (see components), and what undoes a build
 	// that fails half way.

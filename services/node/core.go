@@ -80,8 +80,10 @@ func (a *assembly) buildCore() error {
 		Version:        buildinfo.Get().Version,
 		Interval:       cfg.Cluster.HeartbeatInterval,
 		StaleThreshold: cfg.Cluster.StaleThreshold,
-		Stats:          func() map[string]any { return map[string]any{"open_streams": gs.OpenStreams()} },
-		OnChange:       h.update,
+		Stats: func() map[string]any {
+			return map[string]any{"open_streams": gs.OpenStreams(), cluster.StatHTTPEndpoint: a.httpEndpoint()}
+		},
+		OnChange: h.update,
 	})
 	a.health = h
 	a.core = []lifecycle.Component{

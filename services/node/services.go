@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -121,23 +122,25 @@ func (a *assembly) buildAdmin() error {
 	return nil
 }
 
-// buildGateway: the REST/JSON edge and the dashboard. It dials the gRPC
-// address (its own in one process), so streams work as they do remotely.
-// It checks the caller with the node's authenticator (and its cache) before
-// reading a body, and caps bodies at what the gRPC server would accept.
+// buildGateway: the REST/JSON edge and the dashboard. It dials each
+// service where routing.go says (its own gRPC address for what the node
+// runs, so streams work as they do remotely; the registry's live nodes for
+// the rest), and forwards webhooks when the node runs no ingest. It checks
+// the caller with the node's authenticator (and its cache) before reading
+// a body, and caps bodies at what the gRPC server would accept.
 func (a *assembly) buildGateway() error {
-	upstream := a.cfg.Gateway.Upstream
-	if upstream == "" {
-		upstream = a.grpc.Addr()
-	}
-	gw, err := gateway.New(a.ctx, upstream, gateway.Options{
+	gw, err := gateway.New(a.ctx, "", gateway.Options{
 		Authenticate:    a.authenticate,
 		MaxBodyBytes:    a.cfg.HTTPLimits.MaxBody,
 		MaxRequestBytes: grpcserver.MaxRecvMsgSize,
-		Dial:            append(a.tls.dial(a.upstreamServerName()), a.tracing.DialOptions()...),
+		Upstreams:       a.gatewayUpstreams(),
+		Dial:            a.tracing.DialOptions(),
 	})
 	if err != nil {
 		return err
+	}
+	if !slices.Contains(a.services, ingest.Name) {
+		a.forwardHooks()
 	}
 	a.closers = append(a.closers, gw.Close)
 	a.httpClosed = append(a.httpClosed, gw.Close)

@@ -1,0 +1,118 @@
+//go:build integration
+
+package split
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	pgcluster "github.com/switchboard/switchboard/pkg/pgtest/cluster"
+)
+
+// binary is the switchboard binary, built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "split-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	binary = filepath.Join(dir, "switchboard")
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", binary, "../../cmd/switchboard")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build switchboard:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Registry timing of every process: a killed node is swept within about
+// two seconds, with room for a loaded machine's late heartbeats.
+const (
+	heartbeatInterval = 250 * time.Millisecond
+	staleThreshold    = 2 * time.Second
+)
+
+// proc is one `switchboard serve <service>` process.
+type proc struct {
+	id, service, grpc, http, log string
+	cmd                          *exec.Cmd
+	done                         chan struct{}
+}
+
+// serve starts `switchboard serve service` as node id on fresh loopback
+// ports, logging to a file the test prints when it fails. Nothing tells it
+// where the other services are: no SWITCHBOARD_UPSTREAM_* and no
+// SWITCHBOARD_GATEWAY_UPSTREAM.
+func serve(t *testing.T, dbURL, id, service string) *proc {
+	t.Helper()
+	gp, err := pgcluster.FreePort()
+	require.NoError(t, err)
+	hp, err := pgcluster.FreePort()
+	require.NoError(t, err)
+	p := &proc{
+		id: id, service: service, grpc: fmt.Sprintf("127.0.0.1:%d", gp), http: fmt.Sprintf("127.0.0.1:%d", hp),
+		log: filepath.Join(t.TempDir(), id+".log"), done: make(chan struct{}),
+	}
+	logf, err := os.Create(p.log)
+	require.NoError(t, err)
+	p.cmd = exec.Command(binary, "serve", service) //nolint:gosec,noctx // our own binary; the test kills it by signal
+	p.cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"DATABASE_URL=" + dbURL,
+		"SWITCHBOARD_GRPC_ADDR=" + p.grpc,
+		"SWITCHBOARD_HTTP_ADDR=" + p.http,
+		"SWITCHBOARD_LOG_FORMAT=json",
+		"SWITCHBOARD_SHUTDOWN_GRACE=2s",
+		"CLUSTER_NODE_ID=" + id,
+		"CLUSTER_HEARTBEAT_INTERVAL=" + heartbeatInterval.String(),
+		"CLUSTER_STALE_THRESHOLD=" + staleThreshold.String(),
+	}
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	// Pdeathsig: a test binary killed by its timeout leaves no process behind.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		_ = p.cmd.Wait()
+		_ = logf.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			b, _ := os.ReadFile(p.log)
+			t.Logf("log of %s (serve %s):\n%s", p.id, p.service, tail(b, 40))
+		}
+	})
+	return p
+}
+
+// kill SIGKILLs the process and waits for it to exit.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// tail is the last lines of b.
+func tail(b []byte, lines int) string {
+	for i := len(b) - 2; i >= 0; i-- {
+		if b[i] == '\n' {
+			if lines--; lines == 0 {
+				return string(b[i+1:])
+			}
+		}
+	}
+	return string(b)
+}
