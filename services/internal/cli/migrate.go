@@ -15,10 +15,10 @@ import (
 )
 
 // migrate runs `migrate up` (what every node also does on boot; useful as a
-// Kubernetes Job before a rollout) or `migrate status`.
+// Kubernetes Job before a rollout), `migrate status`, or `migrate wait`.
 func migrate(ctx context.Context, action string, stdout io.Writer, lookup func(string) (string, bool)) error {
-	if action != "up" && action != "status" {
-		return usageErr("migrate needs one of: up, status; got %q", action)
+	if action != "up" && action != "status" && action != "wait" {
+		return usageErr("migrate needs one of: up, status, wait; got %q", action)
 	}
 	cfg, err := config.Load(lookup)
 	if err != nil {
@@ -33,7 +33,10 @@ func migrate(ctx context.Context, action string, stdout io.Writer, lookup func(s
 	ctx, cancel := context.WithTimeout(ctx, cfg.Postgres.StartupTimeout)
 	defer cancel()
 
-	if action == "up" {
+	switch action {
+	case "wait":
+		return waitForSchema(ctx, db, stdout, schemaPollInterval, cfg.Postgres.StartupTimeout)
+	case "up":
 		applied, err := migrations.Up(ctx, db)
 		if err != nil {
 			return fmt.Errorf("migrate up: %w", err)
