@@ -22,8 +22,12 @@ import (
 )
 
 // k8sOnlyEnv are variables the manifests define for Kubernetes' own
-// $(NAME) substitution, never read by the binary.
-var k8sOnlyEnv = map[string]bool{"POD_IP": true}
+// $(NAME) substitution, never read by the binary; runtimeEnv are the Go
+// runtime's (GOGC is also read by the cli, see tuneGC).
+var (
+	k8sOnlyEnv = map[string]bool{"POD_IP": true}
+	runtimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOGC": true}
+)
 
 // pendingEnv are settings other issue-15 branches add to pkg/config.
 // TODO(issue 15): remove each entry once its Env* constant is on main
@@ -73,7 +77,7 @@ func TestK8sEnvNamesAreOnesTheBinaryReads(t *testing.T) {
 	known := configEnvNames(t)
 	check := func(where, name string) {
 		switch {
-		case known[name], k8sOnlyEnv[name], pendingEnv[name], strings.HasPrefix(name, "OTEL_"):
+		case known[name], k8sOnlyEnv[name], runtimeEnv[name], pendingEnv[name], strings.HasPrefix(name, "OTEL_"):
 		default:
 			t.Errorf("%s sets %s, which the binary does not read (pkg/config's Env* constants)", where, name)
 		}
@@ -191,6 +195,7 @@ func TestK8sEnvironmentIsOneTheNodeAccepts(t *testing.T) {
 			require.Greater(t, time.Duration(sp.PeriodSeconds*sp.FailureThreshold)*time.Second, cfg.Postgres.StartupTimeout, d.Name)
 
 			requireGracefulShutdown(t, d, c, cfg)
+			requireSoftMemoryLimit(t, d, c, env)
 		}
 	}
 }
@@ -215,6 +220,19 @@ func requireGracefulShutdown(t *testing.T, d *appsv1.Deployment, c corev1.Contai
 	require.NotNil(t, tg, "%s: terminationGracePeriodSeconds", d.Name)
 	require.GreaterOrEqual(t, time.Duration(*tg)*time.Second, preStop+cfg.Shutdown.Delay+cfg.Shutdown.Grace+margin,
 		"%s: terminationGracePeriodSeconds must outlast preStop + SWITCHBOARD_SHUTDOWN_DELAY + SWITCHBOARD_SHUTDOWN_GRACE + %s", d.Name, margin)
+}
+
+// requireSoftMemoryLimit: GOMEMLIMIT (in MiB) is set below the container's
+// memory limit, so the GC, not the OOM killer, answers a growing heap.
+func requireSoftMemoryLimit(t *testing.T, d *appsv1.Deployment, c corev1.Container, env map[string]string) {
+	t.Helper()
+	mib, ok := strings.CutSuffix(env["GOMEMLIMIT"], "MiB")
+	require.True(t, ok, "%s: GOMEMLIMIT in MiB, got %q", d.Name, env["GOMEMLIMIT"])
+	n, err := strconv.ParseInt(mib, 10, 64)
+	require.NoError(t, err, d.Name)
+	limit := c.Resources.Limits[corev1.ResourceMemory]
+	require.Less(t, n<<20, limit.Value(), "%s: GOMEMLIMIT below limits.memory", d.Name)
+	require.Greater(t, n<<20, limit.Value()*3/4, "%s: GOMEMLIMIT close to limits.memory (it is what the GC aims under)", d.Name)
 }
 
 // The shipped Secret holds placeholders, and they cannot boot a node.
