@@ -3,6 +3,7 @@ package deploytest
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,6 +16,7 @@ import (
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
 	registryv1 "github.com/switchboard/switchboard/gen/switchboard/registry/v1"
+	"github.com/switchboard/switchboard/pkg/config"
 	"github.com/switchboard/switchboard/services/node"
 )
 
@@ -130,6 +132,20 @@ func TestK8sMigrationJobRunsFirst(t *testing.T) {
 			require.Equal(t, c.Image, ic.Image, d.Name)
 			requireEnvFrom(t, m, d.Name, ic)
 			requireEnvFrom(t, m, d.Name, c)
+
+			// The wait outlasts the Job, so a slow migration does not put
+			// the pods into crash-loop back-off.
+			require.NotNil(t, job.Spec.ActiveDeadlineSeconds, "%s: the Job's activeDeadlineSeconds", m.overlay)
+			wait := time.Duration(0)
+			for _, e := range ic.Env {
+				if e.Name == config.EnvStartupTimeout {
+					var err error
+					wait, err = time.ParseDuration(e.Value)
+					require.NoError(t, err, d.Name)
+				}
+			}
+			require.GreaterOrEqual(t, wait, time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second,
+				"%s: `migrate wait` waits (%s) as long as the Job may run", d.Name, config.EnvStartupTimeout)
 		}
 	}
 }
