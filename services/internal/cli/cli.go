@@ -18,7 +18,7 @@ const usage = `switchboard — durable ingest, queue, registry and realtime on o
 Usage:
   switchboard serve [--announce] [all | SERVICE[,SERVICE...]]
                                                    run a node (default: all)
-  switchboard migrate up|status                    apply or list schema migrations
+  switchboard migrate up|status|wait               apply, list or wait for schema migrations
   switchboard token create --admin [--email E]     mint an administrator credential (printed once)
   switchboard token generate                       print a fresh token (for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN)
   switchboard bench queue --todos N --workers W    queue benchmark against a running server

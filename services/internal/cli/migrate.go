@@ -16,18 +16,20 @@ import (
 )
 
 // migrate runs `migrate up` (what every node also does on boot; useful as a
-// Kubernetes Job before a rollout) or `migrate status`.
+// Kubernetes Job before a rollout), `migrate status`, or `migrate wait`.
 func migrate(ctx context.Context, args []string, stdout io.Writer, lookup func(string) (string, bool)) error {
-	c := newCommand("migrate", "switchboard migrate up|status", `up applies the embedded schema migrations
+	c := newCommand("migrate", "switchboard migrate up|status|wait", `up applies the embedded schema migrations
 under goose's advisory lock (what every node also does on boot; run it as a Kubernetes Job before a
-rollout); status lists them with when each was applied. Reads DATABASE_URL and
+rollout); status lists them with when each was applied; wait blocks until the schema is this
+binary's (a Kubernetes initContainer waiting for the migration Job), failing at once on a newer
+schema and at SWITCHBOARD_STARTUP_TIMEOUT otherwise. Reads DATABASE_URL and
 SWITCHBOARD_STARTUP_TIMEOUT.`)
 	pos, help, err := c.parse(args, stdout)
 	if help || err != nil {
 		return err
 	}
-	if len(pos) != 1 || (pos[0] != "up" && pos[0] != "status") {
-		return usageErr("migrate needs one of: up, status; got %q", strings.Join(pos, " "))
+	if len(pos) != 1 || (pos[0] != "up" && pos[0] != "status" && pos[0] != "wait") {
+		return usageErr("migrate needs one of: up, status, wait; got %q", strings.Join(pos, " "))
 	}
 	action := pos[0]
 	cfg, err := config.Load(lookup)
@@ -43,7 +45,10 @@ SWITCHBOARD_STARTUP_TIMEOUT.`)
 	ctx, cancel := context.WithTimeout(ctx, cfg.Postgres.StartupTimeout)
 	defer cancel()
 
-	if action == "up" {
+	switch action {
+	case "wait":
+		return waitForSchema(ctx, db, stdout, schemaPollInterval, cfg.Postgres.StartupTimeout)
+	case "up":
 		applied, err := migrations.Up(ctx, db)
 		if err != nil {
 			return fmt.Errorf("migrate up: %w", err)
