@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"buf.build/go/protovalidate"
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -71,6 +73,8 @@ type Server struct {
 	drainCtx context.Context
 	drain    context.CancelFunc
 
+	metrics *grpcprom.ServerMetrics
+
 	failed    chan error
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -95,6 +99,10 @@ type Options struct {
 	// (it sees the caller): the node's cap on open streams per credential
 	// and tenant (auth.StreamLimiter).
 	LimitStreams grpc.StreamServerInterceptor
+	// Metrics, if set, is where the server registers its per-method
+	// metrics (grpc_server_*: calls by method and code, handling-time
+	// histograms); nil records none.
+	Metrics prometheus.Registerer
 }
 
 // New builds the server and binds its listener (so Addr is known before
@@ -122,6 +130,7 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 		drain:     drain,
 		failed:    make(chan error, 1),
 		served:    make(chan struct{}),
+		metrics:   newServerMetrics(opts.Metrics),
 	}
 	serverOpts := append(s.chain(),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),

@@ -50,7 +50,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 		}
 	}
 	limits := httpserver.Options{BodyReadTimeout: cfg.HTTPLimits.ReadTimeout, MaxConns: cfg.HTTPLimits.MaxConns}
-	if a.http, err = httpserver.New(ctx, log, cfg.HTTP.Addr, a.mux, limits, a.httpClosed...); err != nil {
+	if a.http, err = httpserver.New(ctx, log, cfg.HTTP.Addr, a.metrics.HTTP.Middleware(a.mux), limits, a.httpClosed...); err != nil {
 		return nil, err
 	}
 	if c := a.tls.httpServerTLS(); c != nil {
@@ -77,3 +77,12 @@ func (n *Node) GRPCAddr() string { return n.a.grpc.Addr() }
 
 // HTTPAddr is the bound HTTP address.
 func (n *Node) HTTPAddr() string { return n.a.http.Addr() }
+
+// MetricsAddr is the bound address of the metrics listener
+// (SWITCHBOARD_METRICS_ADDR); without one, /metrics is on HTTPAddr.
+func (n *Node) MetricsAddr() string {
+	if n.a.metricsHTTP == nil {
+		return n.HTTPAddr()
+	}
+	return n.a.metricsHTTP.Addr()
+}
