@@ -88,8 +88,9 @@ unit: ## The fast tier: every Go test that needs no Postgres, Redis or browser (
 	go test -race -count=1 -timeout 10m work
 
 .PHONY: integration
-integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis and headless Chromium
+integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis, headless Chromium and promtool
 	@deploy/local/chromium.sh >/dev/null
+	@deploy/local/promtool.sh >/dev/null
 	@deploy/local/redis.sh
 	@$(PG); go test -race -count=1 -tags integration -timeout 15m work
 
