@@ -76,6 +76,14 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		if code == http.StatusRequestEntityTooLarge {
+			// http.MaxBytesReader tells net/http to close the connection
+			// after an over-long body through a method only its own
+			// ResponseWriter has, which this wrapper hides. The header has
+			// the same effect: the answer is sent at once, and the rest of
+			// the body is not read first.
+			w.Header().Set("Connection", "close")
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }

@@ -110,3 +110,25 @@ func scrape(t *testing.T, r *metrics.Registry) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// A 413 closes the connection as http.MaxBytesReader would through an
+// unwrapped writer: the rest of an over-long body is not read first.
+func TestHTTPMiddlewareClosesAfterTooLarge(t *testing.T) {
+	t.Parallel()
+	r := metrics.New(metrics.Options{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /in", func(w http.ResponseWriter, req *http.Request) {
+		if _, err := io.ReadAll(http.MaxBytesReader(w, req.Body, 8)); err != nil {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+		}
+	})
+	srv := httptest.NewServer(r.HTTP.Middleware(mux))
+	t.Cleanup(srv.Close)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/in", strings.NewReader(strings.Repeat("x", 1<<20)))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	require.True(t, resp.Close, "Connection: close")
+}

@@ -120,7 +120,7 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 		tooMany(w, wait)
 		return
 	}
-	body, status := readBody(w.ResponseWriter, r, ep.MaxBodyBytes) // unwrapped: MaxBytesReader tells net/http to close the connection
+	body, status := readBody(w.ResponseWriter, r, ep.MaxBodyBytes) // unwrapped, for MaxBytesReader (see metrics.HTTP)
 	if status != 0 {
 		hookError(w, status, http.StatusText(status))
 		return

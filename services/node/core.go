@@ -91,7 +91,6 @@ func (a *assembly) buildCore() error {
 	}
 	a.memberMetrics(&mo)
 	h.member = cluster.NewMember(log, a.pool, mo)
-	a.serveClusterMetrics()
 	a.core = []lifecycle.Component{
 		lifecycle.Func{ComponentName: "postgres", OnStop: func(context.Context) error {
 			if a.hotPool != a.pool {

@@ -49,6 +49,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 			return nil, err
 		}
 	}
+	a.serveClusterMetrics() // a background loop like the modules', stopped first
 	limits := httpserver.Options{BodyReadTimeout: cfg.HTTPLimits.ReadTimeout, MaxConns: cfg.HTTPLimits.MaxConns}
 	if a.http, err = httpserver.New(ctx, log, cfg.HTTP.Addr, a.metrics.HTTP.Middleware(a.mux), limits, a.httpClosed...); err != nil {
 		return nil, err
