@@ -1,8 +1,10 @@
 package metrics
 
 import (
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,15 +79,21 @@ func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
 		if code == http.StatusRequestEntityTooLarge {
-			// http.MaxBytesReader tells net/http to close the connection
-			// after an over-long body through a method only its own
-			// ResponseWriter has, which this wrapper hides. The header has
-			// the same effect: the answer is sent at once, and the rest of
-			// the body is not read first.
-			w.Header().Set("Connection", "close")
+			bodyLimitHit(w.ResponseWriter)
 		}
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// bodyLimitHit tells net/http what http.MaxBytesReader tells it when a body
+// passes its limit: close the connection after this answer, gently (its
+// write side first, so a client still sending the body reads the answer
+// instead of a reset), and without reading the rest of the body first. A
+// handler's MaxBytesReader over this wrapper cannot, because net/http
+// recognises only its own ResponseWriter; a MaxBytesReader with no room,
+// over the writer this one wraps, reading one byte, does.
+func bodyLimitHit(w http.ResponseWriter) {
+	_, _ = http.MaxBytesReader(w, io.NopCloser(strings.NewReader("x")), 0).Read(make([]byte, 1))
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
