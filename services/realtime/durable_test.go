@@ -183,7 +183,7 @@ func TestSlowSubscriberIsCutOffWithoutDelayingAFastOne(t *testing.T) {
 	}
 	require.Equal(t, "ResourceExhausted", statusCode(last))
 	require.Contains(t, last.Error(), "after_id=")
-	require.Equal(t, 1.0, gauge(t, r, "switchboard_realtime_slow_subscriber_cutoffs_total"), "the slow one, once")
+	require.InDelta(t, 1.0, gauge(t, r, "switchboard_realtime_slow_subscriber_cutoffs_total"), 0, "the slow one, once")
 	require.GreaterOrEqual(t, gauge(t, r, "switchboard_realtime_events_dropped_total"), 1.0)
 	require.GreaterOrEqual(t, gauge(t, r, "switchboard_realtime_events_delivered_total"), float64(n), "all to the fast one")
 }
