@@ -91,8 +91,9 @@ unit: ## The fast tier: every Go test that needs no Postgres, Redis or browser (
 	go test -race -count=1 -timeout 10m work
 
 .PHONY: integration
-integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis and headless Chromium
+integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis, headless Chromium and promtool
 	@deploy/local/chromium.sh >/dev/null
+	@deploy/local/promtool.sh >/dev/null
 	@deploy/local/redis.sh
 	@deploy/local/tools.sh grpcurl # the README walk-through's test (services/node TestReadmeWalkthrough) runs it
 	@command -v jq >/dev/null || { echo "the README walk-through's test needs jq: apt-get install -y --no-install-recommends jq"; exit 1; }

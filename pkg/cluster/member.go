@@ -54,6 +54,11 @@ type Options struct {
 	Stats func() map[string]any
 	// OnChange is called after anything that may change Status.
 	OnChange func()
+	// OnSweep, when set, is told of every sweep this node ran and how many
+	// peers it evicted; OnReregister of every re-registration after the
+	// table was reset (the metrics). Neither may block.
+	OnSweep      func(evicted int)
+	OnReregister func()
 }
 
 // Member is this process's membership: a lifecycle component.
@@ -231,6 +236,9 @@ func (m *Member) tick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if m.opts.OnSweep != nil {
+		m.opts.OnSweep(len(swept))
+	}
 	for _, id := range swept {
 		m.log.Warn("swept stale node", zap.String("swept_node_id", id))
 	}
@@ -251,6 +259,9 @@ func (m *Member) recoverMissingRow(ctx context.Context) error {
 	if !startedAt.Equal(known) {
 		m.log.Warn("node_registry was reset by a Postgres restart or failover; re-registering",
 			zap.Time("server_started_at", startedAt))
+		if m.opts.OnReregister != nil {
+			m.opts.OnReregister()
+		}
 		return m.register(ctx)
 	}
 	m.mu.Lock()

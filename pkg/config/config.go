@@ -36,6 +36,8 @@ type Config struct {
 
 	// HTTPLimits bound the HTTP edge (http.go).
 	HTTPLimits HTTPLimits
+	// Metrics is the Prometheus endpoint (metrics.go).
+	Metrics Metrics
 }
 
 // Auth configures credentials.
@@ -191,6 +193,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.str(EnvClusterSecret, &c.Realtime.ClusterSecret)
 	p.tls(&c.TLS)
 	p.httpLimits(&c.HTTPLimits)
+	p.metrics(&c.Metrics)
 	if p.err != nil {
 		return Config{}, p.err
 	}
@@ -235,7 +238,7 @@ func (c Config) Validate() error {
 		checks = append(checks, fmt.Errorf("%s: %q is not an email address", EnvBootstrapEmail, c.Auth.BootstrapEmail))
 	}
 	checks = append(checks, c.Realtime.validate(), c.TLS.validate())
-	checks = append(checks, c.Realtime.validate(), c.HTTPLimits.validate())
+	checks = append(checks, c.HTTPLimits.validate(), c.Metrics.validate(c.HTTP.Addr))
 	checks = append(checks, c.Gateway.validate(), c.Cluster.validateHTTPEndpoint())
 	if err := firstError(checks); err != nil {
 		return err

@@ -119,6 +119,9 @@ func (b *Batcher[K, I, R]) send(ctx context.Context, key K, calls []*call[K, I, 
 		ctx, cancel = context.WithTimeout(ctx, b.timeout)
 		defer cancel()
 	}
+	if b.onFlush != nil {
+		b.onFlush(len(calls))
+	}
 	items := make([]I, len(calls))
 	for i, c := range calls {
 		items[i] = c.item

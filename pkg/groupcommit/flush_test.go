@@ -306,3 +306,36 @@ func TestConcurrent(t *testing.T) {
 	require.NoError(t, b.Stop(t.Context()))
 	t.Logf("300 calls in %d statements, %d batches failed", stmts, failed)
 }
+
+// TestOnFlushSeesBatchesNotRetries: OnFlush (the batch-size metric) is told
+// of each batch the flusher sends, not of the one-by-one retries of a failed
+// batch nor of direct calls before Start.
+func TestOnFlushSeesBatchesNotRetries(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var flushed []int
+	tb := setup(t, groupcommit.Options[int64]{OnFlush: func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		flushed = append(flushed, n)
+	}}, false)
+	direct := do(t.Context(), tb.b, "k", 9) // before Start: runs on its own
+	recv(t, tb.db.stmts).ok()
+	recv(t, direct)
+	tb.start(t)
+	held, heldOut := tb.hold(t)
+	outs := []<-chan outcome{do(t.Context(), tb.b, "k", 1), do(t.Context(), tb.b, "k", 2)}
+	tb.queued(t, 2)
+	held.ok()
+	recv(t, heldOut)
+	recv(t, tb.db.stmts).fail(errBoom)
+	for range 2 {
+		recv(t, tb.db.stmts).ok()
+	}
+	for _, out := range outs {
+		require.NoError(t, recv(t, out).err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []int{1, 2}, flushed, "the held item's batch, then the pair; not the direct call, not the retries")
+}

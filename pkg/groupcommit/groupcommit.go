@@ -63,6 +63,10 @@ type Options[I any] struct {
 	// its deadline. So once an item is sent its caller waits at most
 	// Timeout. Direct calls (before Start, after Stop) get it too.
 	Timeout time.Duration
+	// OnFlush, when set, is told the number of items of every batch the
+	// flusher sends (not retries or direct calls): the batch-size metric.
+	// It runs on the flusher and must not block.
+	OnFlush func(n int)
 }
 
 // Batcher is the group commit of one kind of write. Create it with New;
@@ -74,6 +78,7 @@ type Batcher[K comparable, I, R any] struct {
 	maxItems int
 	id       func(I) int64
 	timeout  time.Duration
+	onFlush  func(n int)
 	clock    clock
 	// onStatement is the test hook (OnStatement); a pointer so it may be
 	// set while calls run.
@@ -116,7 +121,7 @@ func New[K comparable, I, R any](name string, exec Exec[K, I, R], o Options[I]) 
 		o.MaxItems = DefaultMaxItems
 	}
 	return &Batcher[K, I, R]{
-		name: name, exec: exec, window: max(o.Window, 0), maxItems: o.MaxItems, id: o.ID, timeout: o.Timeout,
+		name: name, exec: exec, window: max(o.Window, 0), maxItems: o.MaxItems, id: o.ID, timeout: o.Timeout, onFlush: o.OnFlush,
 		clock: realClock{}, kick: make(chan struct{}, 1),
 	}
 }

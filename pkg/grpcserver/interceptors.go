@@ -35,7 +35,8 @@ func RequestID(ctx context.Context) string {
 //  1. recovery first, so a panic anywhere below becomes an Internal status
 //     instead of killing the process;
 //  2. request id, so everything after it (logs, errors) can name the call;
-//  3. logging, which records the final code and duration of each call;
+//  3. metrics (Options.Metrics), then logging, which record the final code
+//     and duration of each call;
 //  4. error mapping, so logging sees the status the client gets and internal
 //     causes are logged exactly once;
 //  5. authorization, before validation, so a caller without a valid
@@ -65,18 +66,16 @@ func (s *Server) chain() []grpc.ServerOption {
 	}
 	lg := zapAdapter(s.log)
 	return []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(
-			recovery.UnaryServerInterceptor(recoverOpt),
-			unaryRequestID,
+		grpc.ChainUnaryInterceptor(s.withMetrics(
+			[]grpc.UnaryServerInterceptor{recovery.UnaryServerInterceptor(recoverOpt), unaryRequestID},
 			logging.UnaryServerInterceptor(lg, logOpts...),
 			s.unaryErrors,
 			s.unaryAuth,
 			unaryGuard,
 			s.unaryValidate,
-		),
-		grpc.ChainStreamInterceptor(
-			recovery.StreamServerInterceptor(recoverOpt),
-			streamRequestID,
+		)...),
+		grpc.ChainStreamInterceptor(s.withStreamMetrics(
+			[]grpc.StreamServerInterceptor{recovery.StreamServerInterceptor(recoverOpt), streamRequestID},
 			logging.StreamServerInterceptor(lg, logOpts...),
 			s.streamErrors,
 			s.streamAuth,
@@ -84,7 +83,7 @@ func (s *Server) chain() []grpc.ServerOption {
 			streamGuard,
 			s.streamValidate,
 			s.streamDrain,
-		),
+		)...),
 	}
 }
 

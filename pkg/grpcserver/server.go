@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"buf.build/go/protovalidate"
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -72,6 +74,8 @@ type Server struct {
 	drainCtx context.Context
 	drain    context.CancelFunc
 
+	metrics *grpcprom.ServerMetrics
+
 	failed    chan error
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -100,6 +104,10 @@ type Options struct {
 	// tracing (pkg/tracing), whose server span then encloses the whole
 	// interceptor chain.
 	StatsHandler stats.Handler
+	// Metrics, if set, is where the server registers its per-method
+	// metrics (grpc_server_*: calls by method and code, handling-time
+	// histograms); nil records none.
+	Metrics prometheus.Registerer
 }
 
 // New builds the server and binds its listener (so Addr is known before
@@ -127,6 +135,7 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 		drain:     drain,
 		failed:    make(chan error, 1),
 		served:    make(chan struct{}),
+		metrics:   newServerMetrics(opts.Metrics),
 	}
 	serverOpts := append(s.chain(),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),

@@ -20,6 +20,7 @@ import (
 
 // Server is an http.Server with a bound listener.
 type Server struct {
+	name     string
 	log      *zap.Logger
 	srv      *http.Server
 	lis      net.Listener
@@ -50,6 +51,8 @@ type Options struct {
 	// MaxConns caps the connections served at once; further ones wait in
 	// the listen backlog until one closes.
 	MaxConns int
+	// Name is the server's lifecycle and log name; default "http".
+	Name string
 }
 
 // New binds addr and prepares to serve h. It starts no goroutines. onClosed
@@ -63,8 +66,12 @@ func New(ctx context.Context, log *zap.Logger, addr string, h http.Handler, o Op
 	if o.MaxConns > 0 {
 		lis = newLimitListener(lis, o.MaxConns)
 	}
+	if o.Name == "" {
+		o.Name = "http"
+	}
 	return &Server{
-		log: log.With(sblog.Component("http")),
+		name: o.Name,
+		log:  log.With(sblog.Component(o.Name)),
 		srv: &http.Server{
 			Handler:           bodyDeadline(h, o.BodyReadTimeout),
 			ReadHeaderTimeout: headerTimeout,
@@ -87,7 +94,7 @@ func (s *Server) UseTLS(cfg *tls.Config) {
 func (s *Server) Addr() string { return s.lis.Addr().String() }
 
 // Name implements lifecycle.Component.
-func (s *Server) Name() string { return "http" }
+func (s *Server) Name() string { return s.name }
 
 // Start serves in the background.
 func (s *Server) Start(context.Context) error {

@@ -41,12 +41,12 @@ func (k batchKey) target() store.Target {
 	return t
 }
 
-func newBatcher(st *store.Store) *batcher {
+func newBatcher(st *store.Store, onFlush func(int)) *batcher {
 	exec := func(ctx context.Context, k batchKey, events []store.Event) ([]store.Stored, error) {
 		return st.IngestBatch(ctx, events, k.target())
 	}
 	return &batcher{
-		Batcher: groupcommit.New(Name+"-group-commit", exec, groupcommit.Options[store.Event]{MaxItems: maxBatch, Timeout: storeTimeout}),
+		Batcher: groupcommit.New(Name+"-group-commit", exec, groupcommit.Options[store.Event]{MaxItems: maxBatch, Timeout: storeTimeout, OnFlush: onFlush}),
 		st:      st,
 	}
 }

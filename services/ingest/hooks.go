@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/pkg/metrics"
 	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/pkg/tracing"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
@@ -52,10 +53,42 @@ var droppedHeaders = map[string]bool{
 // Retry-After over the endpoint's or tenant's rate; 503 when the database
 // cannot take it (the sender retries).
 func (s *Server) HookHandler() http.Handler {
-	return http.HandlerFunc(s.serveHook)
+	m := s.opts.Metrics.IngestSeries()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := &delivery{ResponseWriter: w, scheme: "unknown"}
+		s.serveHook(d, r)
+		m.Delivery(d.scheme, d.outcome())
+	})
 }
 
-func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
+// delivery is the answer to one webhook as the metrics see it: the
+// endpoint's scheme once known, the status, and whether it was a duplicate.
+type delivery struct {
+	http.ResponseWriter
+	scheme    string
+	status    int
+	duplicate bool
+}
+
+func (d *delivery) WriteHeader(code int) {
+	if d.status == 0 {
+		d.status = code
+	}
+	d.ResponseWriter.WriteHeader(code)
+}
+
+// outcome is accepted, duplicate, or the status code of a refusal.
+func (d *delivery) outcome() string {
+	switch {
+	case d.duplicate:
+		return metrics.OutcomeDuplicate
+	case d.status == 0 || d.status == http.StatusOK:
+		return metrics.OutcomeAccepted
+	}
+	return strconv.Itoa(d.status)
+}
+
+func (s *Server) serveHook(w *delivery, r *http.Request) {
 	slug := r.PathValue("slug")
 	if !slugPattern.MatchString(slug) {
 		hookError(w, http.StatusNotFound, "not found")
@@ -78,6 +111,7 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 		hookError(w, http.StatusNotFound, "not found")
 		return
 	}
+	w.scheme = string(ep.Verify.Scheme)
 	now := time.Now()
 	if ok, wait := s.limits.allow(ep.ID, ep.RatePerSecond, now); !ok {
 		tooMany(w, wait)
@@ -87,7 +121,7 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 		tooMany(w, wait)
 		return
 	}
-	body, status := readBody(w, r, ep.MaxBodyBytes)
+	body, status := readBody(w.ResponseWriter, r, ep.MaxBodyBytes) // unwrapped, for MaxBytesReader (see metrics.HTTP)
 	if status != 0 {
 		hookError(w, status, http.StatusText(status))
 		return
@@ -116,6 +150,7 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	s.received(ev, ep.Queue, stored)
 	w.Header().Set("Content-Type", "application/json")
 	if stored.Duplicate {
+		w.duplicate = true
 		_, _ = io.WriteString(w, `{"status":"duplicate"}`+"\n")
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
+	"github.com/switchboard/switchboard/pkg/metrics"
 	"github.com/switchboard/switchboard/pkg/secretbox"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
 	"github.com/switchboard/switchboard/services/ingest/sources"
@@ -54,6 +55,9 @@ type Options struct {
 	// commit (the node publishes it as a realtime lifecycle event). It must
 	// not block.
 	Received func(Received)
+	// Metrics, when set, is the node's registry: deliveries, the group
+	// commit's batch sizes and the adapters' lag. Nil records nothing.
+	Metrics *metrics.Registry
 }
 
 // Received is a newly stored event, as Options.Received reports it.
@@ -94,7 +98,7 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	}
 	s := &Server{
 		log: log, store: st, todos: todos, sources: src, opts: opts, endpoints: newEndpoints(src), limits: newLimiters(),
-		batcher: newBatcher(st),
+		batcher: newBatcher(st, opts.Metrics.GroupCommitObserver(Name+"-group-commit")),
 	}
 	if err := src.OnEndpointChange(s.endpoints.forget); err != nil {
 		// Only a wiring bug gets here (the node builds its services before

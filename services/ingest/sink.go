@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -59,6 +60,9 @@ func (k sink) Store(ctx context.Context, adapterID string, msgs []adapter.Messag
 	}
 	for i, r := range res {
 		k.s.received(events[i], k.target.Queue, r)
+	}
+	if at := msgs[len(msgs)-1].At; !at.IsZero() {
+		k.s.opts.Metrics.IngestSeries().AdapterLag(adapterID, time.Since(at).Seconds())
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/grpcserver"
 	"github.com/switchboard/switchboard/pkg/httpserver"
 	"github.com/switchboard/switchboard/pkg/lifecycle"
+	"github.com/switchboard/switchboard/pkg/metrics"
 	"github.com/switchboard/switchboard/pkg/pgnotify"
 	"github.com/switchboard/switchboard/pkg/tracing"
 	"github.com/switchboard/switchboard/services/ingest/sources"
@@ -39,6 +40,9 @@ type assembly struct {
 	grpc          *grpcserver.Server
 	health        *health
 	mux           *http.ServeMux
+	metrics       *metrics.Registry
+	// metricsHTTP serves /metrics when SWITCHBOARD_METRICS_ADDR is set.
+	metricsHTTP *httpserver.Server
 	// Built by the shared modules, when the plan has them.
 	notifier *pgnotify.Notifier
 	todos    *queue.Todos

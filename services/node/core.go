@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +53,7 @@ func (a *assembly) buildCore() error {
 	if err := a.buildTLS(); err != nil {
 		return err
 	}
+	a.newMetrics()
 	hasher := auth.NewHasher(cfg.Auth.SecretKey)
 	a.identity = auth.NewStore(a.pool, hasher)
 	a.authn = auth.NewAuthenticator(log, a.identity, hasher, cfg.Auth.CacheTTL)
@@ -59,6 +61,7 @@ func (a *assembly) buildCore() error {
 		Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay, Authorize: a.authn.Authorize,
 		TLS: a.tls.grpcServerTLS(), LimitStreams: streamLimiter(log, a.pool).Intercept,
 		StatsHandler: a.tracing.GRPCServerHandler(),
+		Metrics:      a.metrics.Registerer(),
 	})
 	if err != nil {
 		return err
@@ -70,10 +73,14 @@ func (a *assembly) buildCore() error {
 		a.cfg.Cluster.Endpoint = gs.Addr()
 	}
 	a.mux = http.NewServeMux()
+	if err := a.routeMetrics(); err != nil {
+		return err
+	}
 
 	h := &health{grpc: gs, served: make(chan struct{})}
+	a.health = h
 	h.readiness = postgres.NewReadiness(log, a.pool, min(maxReadinessInterval, cfg.Cluster.HeartbeatInterval), h.update)
-	h.member = cluster.NewMember(log, a.pool, cluster.Options{
+	mo := cluster.Options{
 		NodeID:         cfg.Cluster.NodeID,
 		Endpoint:       a.cfg.Cluster.Endpoint,
 		Services:       a.services,
@@ -84,8 +91,9 @@ func (a *assembly) buildCore() error {
 			return map[string]any{"open_streams": gs.OpenStreams(), cluster.StatHTTPEndpoint: a.httpEndpoint()}
 		},
 		OnChange: h.update,
-	})
-	a.health = h
+	}
+	a.memberMetrics(&mo)
+	h.member = cluster.NewMember(log, a.pool, mo)
 	a.core = []lifecycle.Component{
 		lifecycle.Func{ComponentName: "postgres", OnStop: func(context.Context) error {
 			if a.hotPool != a.pool {
@@ -101,6 +109,10 @@ func (a *assembly) buildCore() error {
 		lifecycle.Func{ComponentName: "migrate", OnStart: a.migrate},
 		h.member, // registered before it reports SERVING
 		h.readiness,
+	}
+	if a.metricsHTTP != nil {
+		// Scraped from the start to the end: it stops just before the pools.
+		a.core = slices.Insert(a.core, 1, lifecycle.Component(a.metricsHTTP))
 	}
 	return nil
 }

@@ -58,8 +58,9 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, services []str
 			return nil, err
 		}
 	}
+	a.serveClusterMetrics() // a background loop like the modules', stopped first
 	limits := httpserver.Options{BodyReadTimeout: cfg.HTTPLimits.ReadTimeout, MaxConns: cfg.HTTPLimits.MaxConns}
-	if a.http, err = httpserver.New(ctx, log, cfg.HTTP.Addr, a.tracing.HTTP(a.mux), limits, a.httpClosed...); err != nil {
+	if a.http, err = httpserver.New(ctx, log, cfg.HTTP.Addr, a.tracing.HTTP(a.metrics.HTTP.Middleware(a.mux)), limits, a.httpClosed...); err != nil {
 		return nil, err
 	}
 	if c := a.tls.httpServerTLS(); c != nil {
@@ -92,3 +93,12 @@ func (n *Node) HTTPAddr() string { return n.a.http.Addr() }
 // then on it answers requests. `serve --announce`
 // prints the addresses then.
 func (n *Node) Served() <-chan struct{} { return n.a.health.served }
+
+// MetricsAddr is the bound address of the metrics listener
+// (SWITCHBOARD_METRICS_ADDR); without one, /metrics is on HTTPAddr.
+func (n *Node) MetricsAddr() string {
+	if n.a.metricsHTTP == nil {
+		return n.HTTPAddr()
+	}
+	return n.a.metricsHTTP.Addr()
+}

@@ -36,7 +36,7 @@ func (a *assembly) buildNotifier() error {
 // buildTodos: the writer the queue and ingest share, so every new todo
 // announces itself the same way, through realtime when the node runs it.
 func (a *assembly) buildTodos() error {
-	o := queue.TodosOptions{HotPool: a.hotPool}
+	o := queue.TodosOptions{HotPool: a.hotPool, Metrics: a.metrics.Queue}
 	if a.realtime != nil {
 		o.OnChange = todoLifecycle(a.realtime)
 	}
@@ -75,7 +75,7 @@ func (a *assembly) buildRegistry() error {
 }
 
 func (a *assembly) buildQueue() error {
-	q := queue.New(a.log.With(sblog.Service(queue.Name)), a.pool, queue.Options{Todos: a.todos, Notifier: a.notifier})
+	q := queue.New(a.log.With(sblog.Service(queue.Name)), a.pool, queue.Options{Todos: a.todos, Notifier: a.notifier, Metrics: a.metrics})
 	a.grpc.Register(q.Desc(), q)
 	a.serve(q.Components()...)
 	a.onDrain(q.Drain)
@@ -85,7 +85,7 @@ func (a *assembly) buildQueue() error {
 func (a *assembly) buildIngest() error {
 	o := ingest.Options{
 		SealingKeys: a.cfg.Ingest.SealingKeys, NodeID: a.cfg.Cluster.NodeID, HotPool: a.hotPool,
-		Todos: a.todos, Sources: a.sources,
+		Todos: a.todos, Sources: a.sources, Metrics: a.metrics,
 	}
 	if a.realtime != nil {
 		o.Received = eventLifecycle(a.realtime)
@@ -98,7 +98,7 @@ func (a *assembly) buildIngest() error {
 }
 
 func (a *assembly) buildRealtime() error {
-	l, o := a.log.With(sblog.Service(realtime.Name)), realtime.Options{NodeID: a.cfg.Cluster.NodeID, Notifier: a.notifier}
+	l, o := a.log.With(sblog.Service(realtime.Name)), realtime.Options{NodeID: a.cfg.Cluster.NodeID, Notifier: a.notifier, Metrics: a.metrics}
 	var err error
 	if a.cfg.Realtime.EphemeralTransport == realtime.TransportMesh {
 		mo := realtime.MeshOptions{

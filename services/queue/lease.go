@@ -81,7 +81,10 @@ func (s *Server) CompleteBatch(ctx context.Context, req *queuev1.CompleteBatchRe
 		out.Results[i] = &queuev1.CompleteBatchResult{Id: items[i].ID, Outcome: outcomeProto(r.Outcome)}
 		if r.Outcome == store.OK {
 			d := r.Done
-			s.todos.emitEvent(TodoEvent{Kind: EventCompleted, TodoID: d.ID, HumanID: d.HumanID, Queue: d.Queue, AgentID: d.AgentID, State: d.State})
+			m := s.todos.emitEvent(TodoEvent{Kind: EventCompleted, TodoID: d.ID, HumanID: d.HumanID, Queue: d.Queue, AgentID: d.AgentID, State: d.State})
+			if m != nil {
+				m.Run.Observe(d.RunSeconds)
+			}
 		}
 	}
 	return out, nil

@@ -29,7 +29,9 @@ func newMerger[I, R any](name string, o Options, exec func(context.Context, stor
 ) *merger[I, R] {
 	return groupcommit.New(name, func(ctx context.Context, k callerKey, items []I) ([]R, error) {
 		return exec(ctx, k.caller(), items)
-	}, groupcommit.Options[I]{Window: o.MergeWindow, MaxItems: o.MergeMaxItems, ID: id})
+	}, groupcommit.Options[I]{
+		Window: o.MergeWindow, MaxItems: o.MergeMaxItems, ID: id, OnFlush: o.Metrics.GroupCommitObserver(name),
+	})
 }
 
 // callerKey is a store.Caller as a map key: the agent by value, since

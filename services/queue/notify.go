@@ -31,7 +31,7 @@ func (s *Server) useNotifier(log *zap.Logger, pool *pgxpool.Pool) {
 	}
 	s.todos = s.opts.Todos
 	if s.todos == nil {
-		s.todos = NewTodos(pool, n, TodosOptions{HotPool: s.opts.HotPool, NotifyWindow: s.opts.NotifyWindow, OnChange: s.opts.OnChange})
+		s.todos = NewTodos(pool, n, TodosOptions{HotPool: s.opts.HotPool, NotifyWindow: s.opts.NotifyWindow, OnChange: s.opts.OnChange, Metrics: s.opts.Metrics.QueueSeries()})
 	}
 	s.store, s.waiters = s.todos.store, s.todos.waiters
 	err := n.Subscribe(notifyChannel, pgnotify.Subscriber{

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchboard/switchboard/pkg/metrics"
 	"github.com/switchboard/switchboard/pkg/pgnotify"
 )
 
@@ -77,6 +78,14 @@ type Options struct {
 	// of a todo (the hook for realtime events). It runs on the request's
 	// goroutine and must not block.
 	OnChange func(TodoEvent)
+
+	// Metrics, when set, is the node's registry: the mergers' batch sizes
+	// and the depth gauges (a private Todos counts into its Queue series).
+	// Nil records nothing.
+	Metrics *metrics.Registry
+	// DepthInterval is how often the depth gauges are refreshed (one
+	// GROUP BY over the live todos). Default 15 s.
+	DepthInterval time.Duration
 }
 
 // TodoEvent is one committed lifecycle change of a todo.
@@ -121,6 +130,7 @@ func (o Options) withDefaults() Options {
 	def(&o.RetentionInterval, time.Minute)
 	def(&o.BackoffBase, time.Second)
 	def(&o.BackoffCap, time.Hour)
+	def(&o.DepthInterval, 15*time.Second)
 	switch {
 	case o.MergeWindow == 0:
 		o.MergeWindow = time.Millisecond

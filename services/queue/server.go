@@ -57,6 +57,7 @@ type Server struct {
 	wake        lifecycle.Component
 	reaper      *lifecycle.Loop
 	pruner      *lifecycle.Loop
+	depths      *lifecycle.Loop
 
 	// afterClaim is a test seam run between a claim and its response.
 	afterClaim func()
@@ -81,6 +82,7 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 	s.wake = s.wakeComponent()
 	s.reaper = lifecycle.NewLoop(Name+"-reaper", o.ReapInterval, lifecycle.Warned(log, "lease reaper failed", s.ReapOnce))
 	s.pruner = lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, lifecycle.Warned(log, "todo retention failed", s.PruneOnce))
+	s.depths = lifecycle.NewLoop(Name+"-depth-gauges", o.DepthInterval, lifecycle.Warned(log, "queue depth gauges failed", s.SampleDepths))
 	s.completes = newMerger(Name+"-complete-merger", o, s.store.CompleteTodos,
 		func(it store.CompleteItem) int64 { return it.ID })
 	s.heartbeats = newMerger(Name+"-heartbeat-merger", o, s.store.Heartbeat,
@@ -114,7 +116,11 @@ func (s *Server) Components() []lifecycle.Component {
 	if s.ownNotifier != nil {
 		out = append(out, s.ownNotifier)
 	}
-	return append(out, s.wake, s.reaper, s.pruner, s.completes, s.heartbeats)
+	out = append(out, s.wake, s.reaper, s.pruner, s.completes, s.heartbeats)
+	if s.opts.Metrics != nil {
+		out = append(out, s.depths)
+	}
+	return out
 }
 
 // caller returns the tenant (and agent) the request's queries run for.

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchboard/switchboard/pkg/metrics"
 	"github.com/switchboard/switchboard/pkg/pgnotify"
 	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/services/queue/internal/store"
@@ -24,6 +25,7 @@ type Todos struct {
 	waiters  *waiters
 	wakeups  *pgnotify.Coalescer
 	onChange func(TodoEvent)
+	metrics  *metrics.Queue
 }
 
 // TodosOptions tune NewTodos; zero fields take their defaults.
@@ -38,6 +40,9 @@ type TodosOptions struct {
 	// of a todo (the hook for realtime events). It runs on the writer's
 	// goroutine and must not block.
 	OnChange func(TodoEvent)
+	// Metrics, when set, counts every committed change (the node's
+	// Registry.Queue). Nil counts nothing.
+	Metrics *metrics.Queue
 }
 
 // NewTodos returns the writer over pool; n is the node's notifier, which
@@ -48,7 +53,7 @@ func NewTodos(pool *pgxpool.Pool, n *pgnotify.Notifier, o TodosOptions) *Todos {
 	if o.NotifyWindow <= 0 {
 		o.NotifyWindow = defaultNotifyWindow
 	}
-	t := &Todos{store: store.New(pool, o.HotPool), waiters: newWaiters(), onChange: o.OnChange}
+	t := &Todos{store: store.New(pool, o.HotPool), waiters: newWaiters(), onChange: o.OnChange, metrics: o.Metrics}
 	if n != nil {
 		t.wakeups = n.Coalescer(notifyChannel, o.NotifyWindow)
 	}
@@ -98,14 +103,61 @@ func (t *Todos) announce(human uuid.UUID, queue string, n int) {
 	}
 }
 
-// emit reports a committed change of td to the OnChange hook.
+// emit reports a committed change of td to the OnChange hook and the
+// metrics, with the claim's wait and the run's duration from td's times
+// (all from the database clock).
 func (t *Todos) emit(kind EventKind, td store.Todo) {
-	t.emitEvent(TodoEvent{Kind: kind, TodoID: td.ID, HumanID: td.HumanID, Queue: td.Queue, AgentID: td.AgentID, State: td.State})
+	m := t.emitEvent(TodoEvent{Kind: kind, TodoID: td.ID, HumanID: td.HumanID, Queue: td.Queue, AgentID: td.AgentID, State: td.State})
+	if m == nil || td.AttemptedAt == nil {
+		return
+	}
+	switch kind {
+	case EventClaimed:
+		due := td.RunAt // when it became claimable: its creation, or a later run_at
+		if td.CreatedAt.After(due) {
+			due = td.CreatedAt
+		}
+		metrics.ObserveSince(m.Wait, due, *td.AttemptedAt)
+	case EventCompleted:
+		if td.FinishedAt != nil {
+			metrics.ObserveSince(m.Run, *td.AttemptedAt, *td.FinishedAt)
+		}
+	}
 }
 
-// emitEvent reports a committed change to the OnChange hook.
-func (t *Todos) emitEvent(e TodoEvent) {
+// emitEvent reports a committed change to the OnChange hook and counts it;
+// it returns the queue's series (nil without metrics). Each committed
+// change is reported once, so each todo is counted once per transition
+// however its ack was batched.
+func (t *Todos) emitEvent(e TodoEvent) *metrics.QueueSeries {
 	if t.onChange != nil {
 		t.onChange(e)
 	}
+	m := t.metrics.For(e.HumanID, e.Queue)
+	if m == nil {
+		return nil
+	}
+	switch e.Kind {
+	case EventEnqueued:
+		m.Enqueued.Inc()
+	case EventClaimed:
+		m.Claimed.Inc()
+	case EventCompleted:
+		m.Completed.Inc()
+	case EventFailed:
+		if e.State == stateDead {
+			m.Dead.Inc()
+		} else {
+			m.Failed.Inc()
+		}
+	case EventExpired:
+		m.LeaseExpired.Inc()
+		if e.State == stateDead {
+			m.Dead.Inc()
+		}
+	}
+	return m
 }
+
+// stateDead is todos.state of a dead-lettered todo.
+const stateDead = "dead"

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
+	"github.com/switchboard/switchboard/pkg/metrics"
 	"github.com/switchboard/switchboard/services/realtime"
 )
 
@@ -148,7 +149,8 @@ func TestIDsCommittedOutOfOrderAreDeliveredInOrder(t *testing.T) {
 // reading one receives everything.
 func TestSlowSubscriberIsCutOffWithoutDelayingAFastOne(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, realtime.Options{Buffer: 64})
+	r := metrics.New(metrics.Options{})
+	e := newEnv(t, realtime.Options{Buffer: 64, Metrics: r})
 	fast := e.subscribe(e.human, &realtimev1.SubscribeRequest{Channels: []string{"firehose"}})
 	// The slow reader has its own connection with fixed 64 KiB windows (no
 	// BDP growth), so it stops taking data after a few events and its
@@ -181,6 +183,9 @@ func TestSlowSubscriberIsCutOffWithoutDelayingAFastOne(t *testing.T) {
 	}
 	require.Equal(t, "ResourceExhausted", statusCode(last))
 	require.Contains(t, last.Error(), "after_id=")
+	require.InDelta(t, 1.0, gauge(t, r, "switchboard_realtime_slow_subscriber_cutoffs_total"), 0, "the slow one, once")
+	require.GreaterOrEqual(t, gauge(t, r, "switchboard_realtime_events_dropped_total"), 1.0)
+	require.GreaterOrEqual(t, gauge(t, r, "switchboard_realtime_events_delivered_total"), float64(n), "all to the fast one")
 }
 
 // TestRetentionByAgeAndCap prunes durable events by row cap and by age. It

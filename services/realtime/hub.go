@@ -9,6 +9,7 @@ import (
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
 	"github.com/switchboard/switchboard/pkg/grpcserver"
+	"github.com/switchboard/switchboard/pkg/metrics"
 )
 
 // channelKey is a channel of one tenant: channel names are scoped to their
@@ -32,6 +33,7 @@ type subscriber struct {
 	out     chan *outbound
 	cut     chan struct{}
 	cutOnce sync.Once
+	metrics *metrics.Realtime // the hub's, set by add
 }
 
 func newSubscriber(human uuid.UUID, member string, channels []string, ephemeral bool, buffer int) *subscriber {
@@ -45,9 +47,11 @@ func newSubscriber(human uuid.UUID, member string, channels []string, ephemeral 
 func (s *subscriber) offer(ev *outbound) {
 	select {
 	case <-s.cut:
+		s.metrics.Dropped(false)
 	case s.out <- ev:
 	default:
 		s.cutOnce.Do(func() { close(s.cut) })
+		s.metrics.Dropped(true)
 	}
 }
 
@@ -64,9 +68,12 @@ type hub struct {
 	subs   map[channelKey]map[*subscriber]struct{}
 	cursor int64
 	n      atomic.Int64
+	m      *metrics.Realtime
 }
 
-func newHub() *hub { return &hub{subs: map[channelKey]map[*subscriber]struct{}{}} }
+func newHub(m *metrics.Realtime) *hub {
+	return &hub{subs: map[channelKey]map[*subscriber]struct{}{}, m: m}
+}
 
 // add registers s and returns the cursor it replays up to.
 func (h *hub) add(s *subscriber) int64 {
@@ -79,7 +86,9 @@ func (h *hub) add(s *subscriber) int64 {
 		}
 		h.subs[k][s] = struct{}{}
 	}
+	s.metrics = h.m
 	h.n.Add(1)
+	h.m.Subscribed(1)
 	return h.cursor
 }
 
@@ -95,6 +104,14 @@ func (h *hub) remove(s *subscriber) {
 		}
 	}
 	h.n.Add(-1)
+	h.m.Subscribed(-1)
+}
+
+// position is the durable cursor (the reader's lag metric).
+func (h *hub) position() int64 {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.cursor
 }
 
 // start sets the cursor before any event is dispatched.

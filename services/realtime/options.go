@@ -3,6 +3,7 @@ package realtime
 import (
 	"time"
 
+	"github.com/switchboard/switchboard/pkg/metrics"
 	"github.com/switchboard/switchboard/pkg/pgnotify"
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
@@ -61,6 +62,12 @@ type Options struct {
 	// NotifyWindow coalesces "new durable events" notifications: at most
 	// one per window.
 	NotifyWindow time.Duration
+	// Metrics, when set, is the node's registry: subscribers, deliveries,
+	// drops and cut-offs, replays, the reader's lag and the mesh's links
+	// (those two sampled every MetricsInterval, default 15 s). Nil records
+	// nothing.
+	Metrics         *metrics.Registry
+	MetricsInterval time.Duration
 	// ReplayPage is the page size of a subscriber's replay.
 	ReplayPage int
 	// RetentionInterval, RetentionBatch: the pruning loop of
@@ -92,6 +99,7 @@ func (o Options) withDefaults() Options {
 		o.NodeID = "local"
 	}
 	def(&o.Keepalive, 15*time.Second)
+	def(&o.MetricsInterval, 15*time.Second)
 	def(&o.PollInterval, time.Second)
 	def(&o.HoleRecheck, time.Millisecond)
 	def(&o.NotifyWindow, time.Millisecond)

@@ -80,7 +80,7 @@ type Server struct {
 func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	o := opts.withDefaults()
 	st := store.New(pool)
-	s := &Server{log: log, store: st, opts: o, hub: newHub(), ready: make(chan struct{})}
+	s := &Server{log: log, store: st, opts: o, hub: newHub(o.Metrics.RealtimeSeries()), ready: make(chan struct{})}
 	s.reader = newReader(log, st, s.hub, durableEvent, o)
 	s.transport = o.Transport
 	// After the reader and the transport: it subscribes the reader, and
@@ -90,6 +90,10 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	s.loops = []lifecycle.Component{
 		lifecycle.NewLoop(Name+"-presence", o.PresenceInterval, s.presenceTick),
 		lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, lifecycle.Warned(log, "realtime retention failed", s.PruneOnce)),
+	}
+	if o.Metrics != nil {
+		s.loops = append(s.loops, lifecycle.NewLoop(Name+"-metrics", o.MetricsInterval,
+			lifecycle.Warned(log, "realtime metrics sample failed", s.SampleMetrics)))
 	}
 	return s
 }

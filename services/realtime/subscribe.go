@@ -80,6 +80,7 @@ func (s *Server) Subscribe(req *realtimev1.SubscribeRequest, stream grpc.ServerS
 			if err := stream.SendMsg(ev.msg); err != nil {
 				return err
 			}
+			sub.metrics.Delivered()
 		case <-sub.cut:
 			return behind(last)
 		case <-keepalive.C:
@@ -120,6 +121,7 @@ func (s *Server) replay(stream grpc.ServerStreamingServer[realtimev1.SubscribeRe
 		if err != nil {
 			return after, err
 		}
+		sub.metrics.Replayed(len(evs))
 		for _, e := range evs {
 			d, err := durableEvent(e)
 			if err != nil {
@@ -128,6 +130,8 @@ func (s *Server) replay(stream grpc.ServerStreamingServer[realtimev1.SubscribeRe
 				undeliverable(s.log, e, err)
 			} else if err := stream.SendMsg(d.out.msg); err != nil {
 				return after, err
+			} else {
+				sub.metrics.Delivered()
 			}
 			after = e.ID
 		}

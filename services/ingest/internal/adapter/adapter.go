@@ -19,6 +19,7 @@ package adapter
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // ErrSinkUnavailable marks a Store failure that is not the messages' fault (the
@@ -39,6 +40,9 @@ type Message struct {
 	Headers map[string]string
 	// ContentType describes Body, empty when the source does not say.
 	ContentType string
+	// At is when the source received the message, zero when it does not
+	// say: the adapter's lag metric.
+	At time.Time
 }
 
 // Sink stores messages durably (event + todo, in one transaction each or one for

@@ -194,7 +194,7 @@ RETURNING t.id, t.lease_token::bigint AS lease_token, t.lease_expires_at::timest
 -- name: TodoCompleteBatch :many
 -- Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
 -- '' means none. A completion ends the run of lease expiries. Items come in ascending id order (the caller sorts). RETURNING carries what an outcome and a lifecycle
--- event need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
+-- event and the claim-to-completion metric need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
 -- fetches them for the single Complete, whose answer is the todo).
 UPDATE todos AS t
 SET state            = 'completed',
@@ -215,7 +215,8 @@ WHERE t.id = u.id
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
-RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state;
+RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
+          coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds;
 
 -- name: TodoFail :one
 -- Records a failed attempt (appended to errors, copied to last_error) and either schedules a retry or
@@ -488,3 +489,16 @@ SELECT coalesce(s.n_live_tup, 0)::bigint AS n_live_tup,
        ), 0)::double precision AS oldest_xact_age_seconds
 FROM pg_catalog.pg_stat_user_tables AS s
 WHERE s.relid = 'todos'::regclass;
+
+-- name: TodoDepths :many
+-- The metrics' periodic look at the queues (every 15 s on each queue node): live todos per tenant, queue and
+-- state, and per pending group the age of its oldest due todo. Pending and running come from their partial
+-- indexes, dead from idx_todos_list; the biggest groups first, at most row_limit rows.
+SELECT human_id, queue, state, count(*)::bigint AS todos,
+       coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE state = 'pending' AND run_at <= now())), 0)::float8
+           AS oldest_pending_seconds
+FROM todos
+WHERE state IN ('pending', 'running', 'dead')
+GROUP BY human_id, queue, state
+ORDER BY count(*) DESC
+LIMIT sqlc.arg(row_limit);

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
@@ -43,4 +46,26 @@ func (s *Store) VacuumHealth(ctx context.Context) (Vacuum, error) {
 		LiveTuples: v.NLiveTup, DeadTuples: v.NDeadTup, OldestTransactionAgeSeconds: v.OldestXactAgeSeconds,
 		LastVacuum: v.LastVacuum, LastAutovacuum: v.LastAutovacuum,
 	}, nil
+}
+
+// Depth is one (tenant, queue, state) group of live todos.
+type Depth struct {
+	HumanID              uuid.UUID
+	Queue, State         string
+	Todos                int64
+	OldestPendingSeconds float64
+}
+
+// Depths counts live todos (pending, running, dead) of every tenant by queue
+// and state, at most limit groups, the biggest first: the metrics' gauges.
+func (s *Store) Depths(ctx context.Context, limit int32) ([]Depth, error) {
+	rows, err := s.q.TodoDepths(ctx, s.pool, limit)
+	if err != nil {
+		return nil, fmt.Errorf("queue depths: %w", err)
+	}
+	out := make([]Depth, len(rows))
+	for i, r := range rows {
+		out[i] = Depth{HumanID: r.HumanID, Queue: r.Queue, State: r.State, Todos: r.Todos, OldestPendingSeconds: r.OldestPendingSeconds}
+	}
+	return out, nil
 }

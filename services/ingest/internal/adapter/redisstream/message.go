@@ -3,6 +3,9 @@ package redisstream
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,7 +21,7 @@ func (a *Adapter) toMessage(e redis.XMessage) (adapter.Message, error) {
 	for k, v := range e.Values {
 		fields[k] = fieldString(v)
 	}
-	m := adapter.Message{SourceID: e.ID, Headers: make(map[string]string, len(fields)+1)}
+	m := adapter.Message{SourceID: e.ID, Headers: make(map[string]string, len(fields)+1), At: entryTime(e.ID)}
 	if body, ok := fields[a.cfg.BodyField]; ok {
 		m.Body = []byte(body)
 		m.ContentType = fields[a.cfg.ContentTypeField]
@@ -52,4 +55,18 @@ func fieldString(v any) string {
 	default:
 		return fmt.Sprint(s)
 	}
+}
+
+// entryTime is when Redis added the entry: an entry id is
+// "<milliseconds>-<sequence>". Zero for an id that is not.
+func entryTime(id string) time.Time {
+	ms, _, ok := strings.Cut(id, "-")
+	if !ok {
+		return time.Time{}
+	}
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || n <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n)
 }

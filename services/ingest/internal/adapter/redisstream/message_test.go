@@ -2,6 +2,7 @@ package redisstream
 
 import (
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -49,4 +50,14 @@ func TestConfigValidation(t *testing.T) {
 	assert.Equal(t, DefaultBlock, a.cfg.Block)
 	assert.Equal(t, DefaultClaimIdle, a.cfg.ClaimIdle)
 	assert.Equal(t, "$", a.cfg.StartID)
+}
+
+// TestEntryTime: a stream entry id starts with the milliseconds Redis added
+// it at (the adapter's lag); anything else has no time.
+func TestEntryTime(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, time.UnixMilli(1700000000123), entryTime("1700000000123-4"))
+	for _, id := range []string{"", "x-1", "0-1", "-1", "1700000000123"} {
+		require.True(t, entryTime(id).IsZero(), id)
+	}
 }

@@ -294,7 +294,8 @@ WHERE t.id = u.id
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($2::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = $2::uuid)
-RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state
+RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
+          coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds
 `
 
 type TodoCompleteBatchParams struct {
@@ -312,11 +313,12 @@ type TodoCompleteBatchRow struct {
 	Queue      string
 	AgentID    *uuid.UUID
 	State      string
+	RunSeconds float64
 }
 
 // Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
 // ” means none. A completion ends the run of lease expiries. Items come in ascending id order (the caller sorts). RETURNING carries what an outcome and a lifecycle
-// event need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
+// event and the claim-to-completion metric need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
 // fetches them for the single Complete, whose answer is the todo).
 func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoCompleteBatchParams) ([]TodoCompleteBatchRow, error) {
 	rows, err := db.Query(ctx, todoCompleteBatch,
@@ -340,6 +342,55 @@ func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoComple
 			&i.Queue,
 			&i.AgentID,
 			&i.State,
+			&i.RunSeconds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const todoDepths = `-- name: TodoDepths :many
+SELECT human_id, queue, state, count(*)::bigint AS todos,
+       coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE state = 'pending' AND run_at <= now())), 0)::float8
+           AS oldest_pending_seconds
+FROM todos
+WHERE state IN ('pending', 'running', 'dead')
+GROUP BY human_id, queue, state
+ORDER BY count(*) DESC
+LIMIT $1
+`
+
+type TodoDepthsRow struct {
+	HumanID              uuid.UUID
+	Queue                string
+	State                string
+	Todos                int64
+	OldestPendingSeconds float64
+}
+
+// The metrics' periodic look at the queues (every 15 s on each queue node): live todos per tenant, queue and
+// state, and per pending group the age of its oldest due todo. Pending and running come from their partial
+// indexes, dead from idx_todos_list; the biggest groups first, at most row_limit rows.
+func (q *Queries) TodoDepths(ctx context.Context, db DBTX, rowLimit int32) ([]TodoDepthsRow, error) {
+	rows, err := db.Query(ctx, todoDepths, rowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TodoDepthsRow{}
+	for rows.Next() {
+		var i TodoDepthsRow
+		if err := rows.Scan(
+			&i.HumanID,
+			&i.Queue,
+			&i.State,
+			&i.Todos,
+			&i.OldestPendingSeconds,
 		); err != nil {
 			return nil, err
 		}
