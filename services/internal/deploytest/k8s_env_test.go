@@ -29,11 +29,6 @@ var (
 	runtimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOGC": true}
 )
 
-// pendingEnv are settings other issue-15 branches add to pkg/config.
-// TODO(issue 15): remove each entry once its Env* constant is on main
-// (SWITCHBOARD_METRICS_ADDR: the metrics branch).
-var pendingEnv = map[string]bool{"SWITCHBOARD_METRICS_ADDR": true}
-
 // configEnvNames parses pkg/config for its Env* constants: the variables the
 // binary reads. Parsing (rather than listing them here) makes a rename or a
 // removal in pkg/config fail the manifests' check.
@@ -77,7 +72,7 @@ func TestK8sEnvNamesAreOnesTheBinaryReads(t *testing.T) {
 	known := configEnvNames(t)
 	check := func(where, name string) {
 		switch {
-		case known[name], k8sOnlyEnv[name], runtimeEnv[name], pendingEnv[name], strings.HasPrefix(name, "OTEL_"):
+		case known[name], k8sOnlyEnv[name], runtimeEnv[name], strings.HasPrefix(name, "OTEL_"):
 		default:
 			t.Errorf("%s sets %s, which the binary does not read (pkg/config's Env* constants)", where, name)
 		}
