@@ -96,10 +96,15 @@ func (s *Store) CreateAdapter(ctx context.Context, t auth.Tenant, humanID uuid.U
 		return Adapter{}, err
 	}
 	f.Config = c.raw
-	r, err := s.q.AdapterInsert(ctx, s.pool, dbsqlc.AdapterInsertParams{
-		Name: f.Name, Kind: kind, Config: f.Config, SourceKey: c.sourceKey, Queue: f.Queue, Enabled: f.Enabled,
-		AgentID: f.AgentID, EndpointID: f.EndpointID,
-		HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+	// Two inserts of one stream at once can deadlock inside the exclusion
+	// constraint (each checks against the other's not yet committed row);
+	// the retry then sees the winner's committed row: ALREADY_EXISTS.
+	r, err := postgres.RetryConflicts1(ctx, func() (dbsqlc.Adapter, error) {
+		return s.q.AdapterInsert(ctx, s.pool, dbsqlc.AdapterInsertParams{
+			Name: f.Name, Kind: kind, Config: f.Config, SourceKey: c.sourceKey, Queue: f.Queue, Enabled: f.Enabled,
+			AgentID: f.AgentID, EndpointID: f.EndpointID,
+			HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+		})
 	})
 	if err != nil {
 		return Adapter{}, dbErr(err, "insert adapter", adapterWhat("human "+humanID.String(), f))
@@ -152,36 +157,40 @@ func (s *Store) UpdateAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID, 
 		set = &c
 	}
 	var out Adapter
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		r, err := s.q.AdapterLock(ctx, tx, dbsqlc.AdapterLockParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
-		if err != nil {
-			return dbErr(err, "lock adapter", "adapter "+id.String())
-		}
-		cur := adapterFrom(r)
-		f := cur.AdapterFields
-		if u.Apply != nil {
-			u.Apply(&f)
-		}
-		if err := checkAdapter(cur.Kind, f); err != nil {
-			return err
-		}
-		c := set
-		if c == nil {
-			if c, err = storedConfig(cur.Kind, f.Config); err != nil {
+	// Retried on a deadlock like CreateAdapter's insert: the transaction
+	// holds nothing across attempts and re-reads the row each time.
+	err := postgres.RetryConflicts(ctx, func() error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			r, err := s.q.AdapterLock(ctx, tx, dbsqlc.AdapterLockParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
+			if err != nil {
+				return dbErr(err, "lock adapter", "adapter "+id.String())
+			}
+			cur := adapterFrom(r)
+			f := cur.AdapterFields
+			if u.Apply != nil {
+				u.Apply(&f)
+			}
+			if err := checkAdapter(cur.Kind, f); err != nil {
 				return err
 			}
-		}
-		f.Config = c.raw
-		r, err = s.q.AdapterUpdate(ctx, tx, dbsqlc.AdapterUpdateParams{
-			Name: f.Name, Config: f.Config, SourceKey: c.sourceKey, EndpointID: f.EndpointID, AgentID: f.AgentID,
-			Queue: f.Queue, Enabled: f.Enabled, Cursor: f.Cursor,
-			ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
+			c := set
+			if c == nil {
+				if c, err = storedConfig(cur.Kind, f.Config); err != nil {
+					return err
+				}
+			}
+			f.Config = c.raw
+			r, err = s.q.AdapterUpdate(ctx, tx, dbsqlc.AdapterUpdateParams{
+				Name: f.Name, Config: f.Config, SourceKey: c.sourceKey, EndpointID: f.EndpointID, AgentID: f.AgentID,
+				Queue: f.Queue, Enabled: f.Enabled, Cursor: f.Cursor,
+				ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
+			})
+			if err != nil {
+				return dbErr(err, "update adapter", adapterWhat("adapter "+id.String(), f))
+			}
+			out = adapterFrom(r)
+			return nil
 		})
-		if err != nil {
-			return dbErr(err, "update adapter", adapterWhat("adapter "+id.String(), f))
-		}
-		out = adapterFrom(r)
-		return nil
 	})
 	return out, err
 }
