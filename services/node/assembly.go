@@ -48,6 +48,7 @@ type assembly struct {
 	todos    *queue.Todos
 	sources  *sources.Store
 	realtime *realtime.Server
+	events   lifecycleEvents
 	// directory is the node's view of node_registry for routing (routing.go),
 	// built when the gateway needs a service the node does not run.
 	directory *cluster.Directory

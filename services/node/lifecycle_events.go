@@ -1,16 +1,37 @@
 package node
 
 import (
+	"github.com/google/uuid"
+
 	"github.com/switchboard/switchboard/services/ingest"
 	"github.com/switchboard/switchboard/services/queue"
 	"github.com/switchboard/switchboard/services/realtime"
 )
 
+// lifecycleEvents is where the node's services publish their lifecycle
+// events (buildLifecycleEvents sets one of the two). Concrete pointers
+// rather than an interface: through an interface call the fields closure
+// would escape, so every todo change would allocate even with nobody
+// listening; this way an unwatched channel stays map lookups only.
+type lifecycleEvents struct {
+	server    *realtime.Server          // the node runs realtime
+	publisher *realtime.SystemPublisher // it does not
+}
+
+// System publishes one lifecycle event (see realtime.Server.System).
+func (l lifecycleEvents) System(human uuid.UUID, agent *uuid.UUID, channel, kind string, fields func() map[string]any) {
+	if l.server != nil {
+		l.server.System(human, agent, channel, kind, fields)
+		return
+	}
+	l.publisher.System(human, agent, channel, kind, fields)
+}
+
 // todoLifecycle publishes the queue's committed todo changes on the
 // tenant's realtime channel sys:queue:<queue> (ephemeral; only where someone
 // listens, and only to the todo's agent among agents: see
 // realtime.Server.System).
-func todoLifecycle(rt *realtime.Server) func(queue.TodoEvent) {
+func todoLifecycle(rt lifecycleEvents) func(queue.TodoEvent) {
 	return func(e queue.TodoEvent) {
 		rt.System(e.HumanID, e.AgentID, realtime.QueueChannelPrefix+e.Queue, "todo."+string(e.Kind), func() map[string]any {
 			fields := map[string]any{"todo_id": e.TodoID, "queue": e.Queue, "state": e.State}
@@ -24,7 +45,7 @@ func todoLifecycle(rt *realtime.Server) func(queue.TodoEvent) {
 
 // eventLifecycle publishes each newly stored inbound event on the tenant's
 // realtime channel sys:ingest (to its agent, or every agent for shared work).
-func eventLifecycle(rt *realtime.Server) func(ingest.Received) {
+func eventLifecycle(rt lifecycleEvents) func(ingest.Received) {
 	return func(e ingest.Received) {
 		rt.System(e.HumanID, e.AgentID, realtime.IngestChannel, "event.received", func() map[string]any {
 			return map[string]any{"event_id": e.EventID, "todo_id": e.TodoID, "source": e.Source, "topic": e.Topic}

@@ -25,8 +25,8 @@ type module struct {
 	// deps are built before this module, and pulled in by it.
 	deps []string
 	// after are built before this module when the node runs them anyway,
-	// but not pulled in: optional collaborators (the queue announces its
-	// todos' lifecycle through realtime when realtime is there).
+	// but not pulled in: optional collaborators (lifecycle events go
+	// through the node's realtime service when realtime is there).
 	after []string
 	// hot: it runs statements every worker or event repeats, on the pool of
 	// generic-plan sessions (see newPool).
@@ -45,19 +45,24 @@ const (
 	modTodos = "todos"
 	// modSources is the owner of endpoints and adapters (ingest/sources).
 	modSources = "sources"
+	// modLifecycleEvents is where the queue and ingest publish their
+	// lifecycle events: the node's realtime service when it runs it, else a
+	// publisher-only part that sends them to the realtime nodes.
+	modLifecycleEvents = "lifecycle-events"
 )
 
 var modules = map[string]module{
 	modCore:       {build: (*assembly).buildCore},
 	modNotifier:   {deps: []string{modCore}, build: (*assembly).buildNotifier},
-	modTodos:      {deps: []string{modNotifier}, after: []string{realtime.Name}, hot: true, build: (*assembly).buildTodos},
-	modSources:    {deps: []string{modNotifier}, build: (*assembly).buildSources},
-	registry.Name: {service: true, deps: []string{modCore}, build: (*assembly).buildRegistry},
-	queue.Name:    {service: true, deps: []string{modTodos}, hot: true, build: (*assembly).buildQueue},
-	ingest.Name:   {service: true, deps: []string{modTodos, modSources}, after: []string{realtime.Name}, hot: true, build: (*assembly).buildIngest},
-	realtime.Name: {service: true, deps: []string{modNotifier}, build: (*assembly).buildRealtime},
-	admin.Name:    {service: true, deps: []string{modSources}, build: (*assembly).buildAdmin},
-	gateway.Name:  {service: true, deps: []string{modCore}, build: (*assembly).buildGateway},
+	modLifecycleEvents: {deps: []string{modNotifier}, after: []string{realtime.Name}, build: (*assembly).buildLifecycleEvents},
+	modTodos:           {deps: []string{modNotifier, modLifecycleEvents}, hot: true, build: (*assembly).buildTodos},
+	modSources:         {deps: []string{modNotifier}, build: (*assembly).buildSources},
+	registry.Name:      {service: true, deps: []string{modCore}, build: (*assembly).buildRegistry},
+	queue.Name:         {service: true, deps: []string{modTodos}, hot: true, build: (*assembly).buildQueue},
+	ingest.Name:        {service: true, deps: []string{modTodos, modSources, modLifecycleEvents}, hot: true, build: (*assembly).buildIngest},
+	realtime.Name:      {service: true, deps: []string{modNotifier}, build: (*assembly).buildRealtime},
+	admin.Name:         {service: true, deps: []string{modSources}, build: (*assembly).buildAdmin},
+	gateway.Name:       {service: true, deps: []string{modCore}, build: (*assembly).buildGateway},
 }
 
 // All is every service, sorted: what `serve all` runs.

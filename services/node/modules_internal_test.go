@@ -23,11 +23,16 @@ func TestPlanBuildsDependenciesFirst(t *testing.T) {
 
 	order, err = plan([]string{"ingest"})
 	require.NoError(t, err)
-	require.Equal(t, []string{modCore, modNotifier, modSources, modTodos, "ingest"}, order)
+	require.Equal(t, []string{modCore, modNotifier, modLifecycleEvents, modSources, modTodos, "ingest"}, order)
+
+	order, err = plan([]string{"queue", "realtime"})
+	require.NoError(t, err)
+	require.Equal(t, []string{modCore, modNotifier, "realtime", modLifecycleEvents, modTodos, "queue"}, order,
+		"lifecycle events go through the node's realtime service, built first")
 
 	order, err = plan(All)
 	require.NoError(t, err)
-	require.ElementsMatch(t, append(slices.Clone(All), modCore, modNotifier, modTodos, modSources), order)
+	require.ElementsMatch(t, append(slices.Clone(All), modCore, modNotifier, modTodos, modSources, modLifecycleEvents), order)
 	for i, name := range order {
 		m := modules[name]
 		for _, d := range append(slices.Clone(m.deps), m.after...) {
@@ -49,7 +54,7 @@ func TestModuleTable(t *testing.T) {
 		}
 		require.NotNil(t, m.build, name)
 	}
-	for _, internal := range []string{modCore, modNotifier, modTodos, modSources} {
+	for _, internal := range []string{modCore, modNotifier, modTodos, modSources, modLifecycleEvents} {
 		_, err := ParseServices(internal)
 		require.Error(t, err, "%s is not a service", internal)
 	}
@@ -95,4 +100,32 @@ func TestShutdownOrder(t *testing.T) {
 		require.Contains(t, background, loop)
 	}
 	require.Less(t, at("grpc-drain"), at("queue-complete-merger"), "merged Completes flush after the RPCs drained")
+}
+
+// TestQueueOnlyNodeRunsTheLifecyclePublisher: a node with the queue and no
+// realtime runs the publisher-only part (its refresh of the listened
+// channels), stopped before the notifier it sends through.
+func TestQueueOnlyNodeRunsTheLifecyclePublisher(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Postgres.URL = "postgres://postgres@127.0.0.1:1/none?sslmode=disable"
+	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	n, err := New(t.Context(), cfg, zap.NewNop(), []string{"queue"})
+	require.NoError(t, err)
+	var stop []string
+	for _, c := range slices.Backward(n.a.components()) {
+		stop = append(stop, c.Name())
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Second)
+		defer cancel()
+		for _, c := range slices.Backward(n.a.components()) {
+			_ = c.Stop(ctx)
+		}
+	})
+	publisher, notifier := slices.Index(stop, "realtime-system-listened"), slices.Index(stop, "pgnotify")
+	require.GreaterOrEqual(t, publisher, 0, "the publisher runs: %v", stop)
+	require.Less(t, publisher, notifier, "and stops before the notifier: %v", stop)
+	require.Nil(t, n.a.events.server)
+	require.NotNil(t, n.a.events.publisher)
 }

@@ -33,13 +33,37 @@ func (a *assembly) buildNotifier() error {
 	return nil
 }
 
-// buildTodos: the writer the queue and ingest share, so every new todo
-// announces itself the same way, through realtime when the node runs it.
-func (a *assembly) buildTodos() error {
-	o := queue.TodosOptions{HotPool: a.hotPool, Metrics: a.metrics.Queue}
+// buildLifecycleEvents: where the queue and ingest publish their lifecycle
+// events. A node that runs realtime uses its Server (local subscribers at
+// once, the other nodes over the transport); any other node, e.g. `serve
+// queue` in a split topology, gets a publisher-only part that sends them
+// over the same transport to the realtime nodes: the node's notifier, or
+// outgoing mesh links (it accepts none: it runs no realtime).
+func (a *assembly) buildLifecycleEvents() error {
 	if a.realtime != nil {
-		o.OnChange = todoLifecycle(a.realtime)
+		a.events = lifecycleEvents{server: a.realtime}
+		return nil
 	}
+	o := realtime.SystemPublisherOptions{NodeID: a.cfg.Cluster.NodeID, Notifier: a.notifier}
+	if a.cfg.Realtime.EphemeralTransport == realtime.TransportMesh {
+		o.Mesh = &realtime.MeshOptions{
+			Secret:      []byte(a.cfg.Realtime.ClusterSecret),
+			DialOptions: append(a.tls.dial(""), a.tracing.DialOptions()...),
+		}
+	}
+	p, err := realtime.NewSystemPublisher(a.log.With(sblog.Component("lifecycle-events")), a.pool, o)
+	if err != nil {
+		return fmt.Errorf("%s: %w", config.EnvClusterSecret, err)
+	}
+	a.serve(p.Components()...)
+	a.events = lifecycleEvents{publisher: p}
+	return nil
+}
+
+// buildTodos: the writer the queue and ingest share, so every todo change
+// announces itself the same way (buildLifecycleEvents).
+func (a *assembly) buildTodos() error {
+	o := queue.TodosOptions{HotPool: a.hotPool, Metrics: a.metrics.Queue, OnChange: todoLifecycle(a.events)}
 	a.todos = queue.NewTodos(a.pool, a.notifier, o)
 	return nil
 }
@@ -85,10 +109,7 @@ func (a *assembly) buildQueue() error {
 func (a *assembly) buildIngest() error {
 	o := ingest.Options{
 		SealingKeys: a.cfg.Ingest.SealingKeys, NodeID: a.cfg.Cluster.NodeID, HotPool: a.hotPool,
-		Todos: a.todos, Sources: a.sources, Metrics: a.metrics,
-	}
-	if a.realtime != nil {
-		o.Received = eventLifecycle(a.realtime)
+		Todos: a.todos, Sources: a.sources, Metrics: a.metrics, Received: eventLifecycle(a.events),
 	}
 	s := ingest.New(a.log.With(sblog.Service(ingest.Name)), a.pool, o)
 	a.grpc.Register(s.Desc(), s)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/services/realtime/internal/store"
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
 
@@ -42,11 +43,15 @@ func (l *listenedSet) has(k channelKey) bool {
 	return ok
 }
 
-func (s *Server) refreshListened(ctx context.Context) {
-	rows, err := s.store.ListenedChannels(ctx, SystemPrefix)
+func (s *Server) refreshListened(ctx context.Context) { s.listened.refresh(ctx, s.log, s.store) }
+
+// refresh replaces the set with the system channels that have a presence
+// row anywhere; when Postgres cannot answer, the set stays as it was.
+func (l *listenedSet) refresh(ctx context.Context, log *zap.Logger, st *store.Store) {
+	rows, err := st.ListenedChannels(ctx, SystemPrefix)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.log.Warn("could not read the listened system channels", zap.Error(err))
+			log.Warn("could not read the listened system channels", zap.Error(err))
 		}
 		return
 	}
@@ -54,9 +59,9 @@ func (s *Server) refreshListened(ctx context.Context) {
 	for _, r := range rows {
 		m[channelKey{r.HumanID, r.Channel}] = struct{}{}
 	}
-	s.listened.mu.Lock()
-	s.listened.m = m
-	s.listened.mu.Unlock()
+	l.mu.Lock()
+	l.m = m
+	l.mu.Unlock()
 }
 
 // memberAgentPrefix starts the member name of a subscriber whose credential
@@ -80,20 +85,27 @@ func (s *Server) System(human uuid.UUID, agent *uuid.UUID, channel, kind string,
 	if !s.hub.listening(k) && !s.listened.has(k) {
 		return
 	}
-	p, err := json.Marshal(fields())
-	if err != nil {
-		s.log.Debug("lifecycle event not encodable", zap.Error(err))
+	e, ok := systemEvent(s.opts.NodeID, human, agent, channel, kind, fields)
+	if !ok {
+		s.log.Debug("lifecycle event not encodable", zap.String("channel", channel))
 		return
-	}
-	e := s.systemEnvelope(human, channel, kind, p)
-	if agent != nil {
-		e.Audience = AgentMember(*agent)
 	}
 	if err := s.publishEphemeral(e, nil); err != nil {
 		s.log.Debug("lifecycle event not sent", zap.String("channel", channel), zap.Error(err))
 	}
 }
 
-func (s *Server) systemEnvelope(human uuid.UUID, channel, kind string, payload []byte) wire.Ephemeral {
-	return wire.Ephemeral{Origin: s.opts.NodeID, HumanID: human, Channel: channel, Kind: kind, Payload: payload, PublishedBy: "node:" + s.opts.NodeID, CreatedAt: time.Now()}
+// systemEvent is the envelope of a lifecycle event that node publishes (the
+// same from a Server and from a SystemPublisher, so subscribers cannot tell
+// them apart); false if the fields cannot be encoded.
+func systemEvent(node string, human uuid.UUID, agent *uuid.UUID, channel, kind string, fields func() map[string]any) (wire.Ephemeral, bool) {
+	p, err := json.Marshal(fields())
+	if err != nil {
+		return wire.Ephemeral{}, false
+	}
+	e := wire.Ephemeral{Origin: node, HumanID: human, Channel: channel, Kind: kind, Payload: p, PublishedBy: "node:" + node, CreatedAt: time.Now()}
+	if agent != nil {
+		e.Audience = AgentMember(*agent)
+	}
+	return e, true
 }
