@@ -31,7 +31,7 @@ const queueName = "split"
 // drives a journey over REST through the gateway alone: a signed webhook
 // (forwarded to the ingest process) → its todo claimed and completed (the
 // queue process) → a realtime event over a REST stream (the realtime
-// process), with the admin and registry routes on their own processes. Then
+// process), and the webhook's and todo's lifecycle events on a live one, with the admin and registry routes on their own processes. Then
 // the queue process is killed and another started, and once the registry
 // shows the change the journey works again.
 func TestSplitTopologyRoutesByTheRegistry(t *testing.T) {
@@ -172,9 +172,14 @@ func (c *client) waitCluster(admin string, present, gone []string) {
 }
 
 // journey: a signed webhook to the gateway → its todo, claimed and
-// completed → a durable realtime event read back from a REST stream.
+// completed → a durable realtime event read back from a REST stream; and
+// the lifecycle events of that webhook and todo (published by the ingest
+// and queue processes, which run no realtime) on a live stream.
 func (c *client) journey(token, slug string, key []byte, tag string) {
 	c.t.Helper()
+	lifecycle := c.watchLifecycle(token)
+	defer lifecycle.close()
+	lifecycle.waitListened(token)
 	body := []byte(fmt.Sprintf(`{"journey":%q}`, tag))
 	id, ts := "split-"+tag, strconv.FormatInt(time.Now().Unix(), 10)
 	mac := hmac.New(sha256.New, key)
@@ -216,6 +221,7 @@ func (c *client) journey(token, slug string, key []byte, tag string) {
 	}
 	c.call(token, http.MethodGet, "/api/todos/"+todo.ID, "", http.StatusOK, &got)
 	require.Equal(c.t, "TODO_STATE_COMPLETED", got.Todo.State)
+	lifecycle.requireTodoLifecycle(todo.ID)
 
 	// Two durable events; a subscription after the first replays the
 	// second (after_id 0 would mean live only).
