@@ -52,8 +52,8 @@ const (
 )
 
 var modules = map[string]module{
-	modCore:       {build: (*assembly).buildCore},
-	modNotifier:   {deps: []string{modCore}, build: (*assembly).buildNotifier},
+	modCore:            {build: (*assembly).buildCore},
+	modNotifier:        {deps: []string{modCore}, build: (*assembly).buildNotifier},
 	modLifecycleEvents: {deps: []string{modNotifier}, after: []string{realtime.Name}, build: (*assembly).buildLifecycleEvents},
 	modTodos:           {deps: []string{modNotifier, modLifecycleEvents}, hot: true, build: (*assembly).buildTodos},
 	modSources:         {deps: []string{modNotifier}, build: (*assembly).buildSources},
