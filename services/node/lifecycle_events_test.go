@@ -43,6 +43,7 @@ func lifecycleAcrossNodes(t *testing.T, transport func(*config.Config)) {
 	as := func(id string) func(*config.Config) {
 		return func(c *config.Config) {
 			named(id)(c)
+			steadyHeartbeat(c) // a node swept from the registry under load would stop
 			transport(c)
 		}
 	}

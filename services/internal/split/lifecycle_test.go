@@ -50,20 +50,27 @@ type lifecycleWatch struct {
 func (c *client) watchLifecycle(token string) *lifecycleWatch {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(c.t.Context())
+	c.t.Cleanup(cancel)
 	q := url.Values{"channels": {queueChannel, probeChannel, ingestChannel}, "include_ephemeral": {"true"}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/api/realtime/subscribe?"+q.Encode(), nil)
-	require.NoError(c.t, err)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req) //nolint:bodyclose // closed by the reader below
-	if err != nil {
-		cancel()
-		require.NoError(c.t, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		cancel()
-		_ = resp.Body.Close()
-		require.Equal(c.t, http.StatusOK, resp.StatusCode, "subscribe to the lifecycle channels")
-	}
+	var resp *http.Response
+	// 503 until the gateway's view of the registry has the realtime node.
+	require.Eventually(c.t, func() bool {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/api/realtime/subscribe?"+q.Encode(), nil)
+		if err != nil {
+			return false
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		r, err := http.DefaultClient.Do(req) //nolint:bodyclose // closed below, or by the reader
+		if err != nil {
+			return false
+		}
+		if r.StatusCode != http.StatusOK {
+			_ = r.Body.Close()
+			return false
+		}
+		resp = r
+		return true
+	}, 10*time.Second, 50*time.Millisecond, "subscribe to the lifecycle channels")
 	w := &lifecycleWatch{c: c, events: make(chan lifecycleEvent, 64), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -102,10 +109,10 @@ func (w *lifecycleWatch) waitListened(token string) {
 	deadline := time.After(30 * time.Second)
 	for !queueHeard || !ingestHeard {
 		if !queueHeard {
-			w.c.call(token, http.MethodPost, "/api/queues/"+probeQueue+"/todos", `{"kind":"probe"}`, http.StatusOK, nil)
+			w.probe(token, "/api/queues/"+probeQueue+"/todos", `{"kind":"probe"}`)
 		}
 		if !ingestHeard {
-			w.c.call(token, http.MethodPost, "/api/events", `{"topic":"probe"}`, http.StatusOK, nil)
+			w.probe(token, "/api/events", `{"topic":"probe"}`)
 		}
 		pace := time.After(100 * time.Millisecond)
 		for waiting := true; waiting; {
@@ -119,6 +126,17 @@ func (w *lifecycleWatch) waitListened(token string) {
 				w.c.t.Fatalf("lifecycle events never reached the subscriber: queue %v, ingest %v", queueHeard, ingestHeard)
 			}
 		}
+	}
+}
+
+// probe posts body to path; 503 (the gateway's view of the registry trails
+// it by up to a watch interval) is retried by the next probe.
+func (w *lifecycleWatch) probe(token, path, body string) {
+	w.c.t.Helper()
+	code, b, err := w.c.try(w.c.t.Context(), token, http.MethodPost, path, []byte(body), nil)
+	require.NoError(w.c.t, err)
+	if code != http.StatusServiceUnavailable {
+		require.Equal(w.c.t, http.StatusOK, code, "POST %s: %s", path, b)
 	}
 }
 

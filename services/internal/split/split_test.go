@@ -50,6 +50,12 @@ func TestSplitTopologyRoutesByTheRegistry(t *testing.T) {
 	queue1 := serve(t, dbURL, "queue-1", "queue")
 	c := &client{t: t, base: "http://" + gw.http}
 	c.waitCluster(admin, []string{"gateway-1", "registry-1", "admin-1", "ingest-1", "realtime-1", "queue-1"}, nil)
+	// The gateway's view of the registry trails the table by up to one
+	// watch interval: wait until it routes to the admin node too.
+	require.Eventually(t, func() bool {
+		code, _, err := c.try(t.Context(), admin, http.MethodGet, "/api/admin/humans", nil, nil)
+		return err == nil && code == http.StatusOK
+	}, 10*time.Second, 50*time.Millisecond, "the gateway never routed to the admin node")
 
 	// The tenant, as an operator makes it over REST: a human, an agent, its
 	// credential, and an endpoint whose todos go to that agent.
