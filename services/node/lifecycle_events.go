@@ -1,6 +1,8 @@
 package node
 
 import (
+	"sync"
+
 	"github.com/google/uuid"
 
 	"github.com/switchboard/switchboard/services/ingest"
@@ -32,8 +34,9 @@ func (l lifecycleEvents) System(human uuid.UUID, agent *uuid.UUID, channel, kind
 // listens, and only to the todo's agent among agents: see
 // realtime.Server.System).
 func todoLifecycle(rt lifecycleEvents) func(queue.TodoEvent) {
+	channels, kinds := newNameMemo(realtime.QueueChannelPrefix), newNameMemo("todo.")
 	return func(e queue.TodoEvent) {
-		rt.System(e.HumanID, e.AgentID, realtime.QueueChannelPrefix+e.Queue, "todo."+string(e.Kind), func() map[string]any {
+		rt.System(e.HumanID, e.AgentID, channels.of(e.Queue), kinds.of(string(e.Kind)), func() map[string]any {
 			fields := map[string]any{"todo_id": e.TodoID, "queue": e.Queue, "state": e.State}
 			if e.AgentID != nil {
 				fields["agent_id"] = e.AgentID.String()
@@ -51,4 +54,35 @@ func eventLifecycle(rt lifecycleEvents) func(ingest.Received) {
 			return map[string]any{"event_id": e.EventID, "todo_id": e.TodoID, "source": e.Source, "topic": e.Topic}
 		})
 	}
+}
+
+// nameMemo remembers prefix+name per name, so publishing a todo change
+// with nobody listening allocates nothing: the concatenation would, on
+// every change. Bounded: past maxMemoNames names it concatenates.
+type nameMemo struct {
+	prefix string
+	mu     sync.RWMutex
+	m      map[string]string
+}
+
+const maxMemoNames = 4096
+
+func newNameMemo(prefix string) *nameMemo {
+	return &nameMemo{prefix: prefix, m: map[string]string{}}
+}
+
+func (n *nameMemo) of(name string) string {
+	n.mu.RLock()
+	s, ok := n.m[name]
+	n.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = n.prefix + name
+	n.mu.Lock()
+	if len(n.m) < maxMemoNames {
+		n.m[name] = s
+	}
+	n.mu.Unlock()
+	return s
 }
