@@ -158,11 +158,18 @@ func TestUnreachableUpstreamIsRetryableInOurWords(t *testing.T) {
 
 	resp := get(t, hs.URL+"/health")
 	defer resp.Body.Close()
+	requireRetryLater(t, resp, "the upstream is unreachable; retry shortly")
+}
+
+// requireRetryLater checks a 503 that tells the client to retry: a
+// Retry-After header and our words (message), never a library's.
+func requireRetryLater(t *testing.T, resp *http.Response, message string) {
+	t.Helper()
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
 	var body struct {
 		Message string `json:"message"`
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
-	require.Equal(t, "the upstream is unreachable; retry shortly", body.Message)
+	require.Equal(t, message, body.Message)
 }

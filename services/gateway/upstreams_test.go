@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -70,13 +69,7 @@ func TestNoLiveNodeIsNamed(t *testing.T) {
 
 	resp := get(t, hs.URL+"/api/todos/1")
 	defer resp.Body.Close()
-	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	require.NotEmpty(t, resp.Header.Get("Retry-After"))
-	var body struct {
-		Message string `json:"message"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
-	require.Equal(t, "no live node runs queue; retry shortly", body.Message)
+	requireRetryLater(t, resp, "no live node runs queue; retry shortly")
 }
 
 // fakeRegistryAddr serves the fake registry over gRPC and returns where.
