@@ -100,13 +100,13 @@ integration: ## Both tiers: the fast tests and those (build tag integration) aga
 	@$(PG); go test -race -count=1 -tags integration -timeout 15m work
 
 .PHONY: test
-test: ## The whole suite (what CI runs): verify, vet, lint, every Go test (-race, both tiers), chaos, fuzzing. First run installs the pinned Go tools and, as root on Debian, postgresql, redis-server, chromium (--no-install-recommends), prometheus (promtool): ~30-60 min on 2 cores
+test: ## The whole suite (what CI runs): verify, vet, lint, every Go test (-race, both tiers), chaos, fuzzing. First run installs the pinned Go tools and, as root on Debian, postgresql, redis-server, chromium (--no-install-recommends), prometheus (promtool): ~26 min measured on 2 cores with empty Go caches, plus the apt installs
 	@echo "make test: on first use it installs what it needs, then reuses it:"
 	@echo "  - Go tools pinned in deploy/local/tools.sh (buf, protoc plugins, sqlc, golangci-lint, grpcurl) into $(GOBIN), from the Go module proxy;"
 	@echo "  - as root on Debian, missing system packages with apt-get: postgresql, redis-server,"
 	@echo "    chromium (--no-install-recommends) and prometheus (for promtool) when their tests need them;"
-	@echo "  - nothing else (no containers). A first run takes roughly 30-60 minutes on 2 cores"
-	@echo "    (building the tools ~10-20 min, lint ~3 min per tier, the tests ~15 min, chaos ~2 min); later runs skip the installs."
+	@echo "  - nothing else (no containers). A first run took 26 minutes on a 2-core machine with empty Go"
+	@echo "    module, build and tool caches (the apt installs add a few minutes); later runs take 5-10 minutes."
 	@$(PG); deploy/local/tools.sh buf protoc sqlc lint
 	$(MAKE) --no-print-directory verify
 	$(MAKE) --no-print-directory vet
