@@ -687,7 +687,8 @@ type Endpoint struct {
 	// Header carrying the sender's delivery id, used to deduplicate retried
 	// deliveries; at most 128 characters. Empty means the scheme's standard
 	// header where it has one (GITHUB: X-GitHub-Delivery, STANDARD_WEBHOOKS:
-	// webhook-id); without one, deliveries are not deduplicated.
+	// webhook-id, TWILIO: I-Twilio-Idempotency-Token); without one,
+	// deliveries are not deduplicated.
 	DeliveryIdHeader string `protobuf:"bytes,12,opt,name=delivery_id_header,json=deliveryIdHeader,proto3" json:"delivery_id_header,omitempty"`
 	// Largest accepted request body in bytes, 1–26214400 (25 MiB); 0 on create
 	// means 1048576 (1 MiB), and 0 on update leaves it unchanged unless named
