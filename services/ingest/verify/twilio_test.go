@@ -148,9 +148,10 @@ func TestTwilioRefusals(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if tc.url == "" {
+			switch tc.url {
+			case "":
 				tc.url = twURL
-			} else if tc.url == "-" {
+			case "-":
 				tc.url = ""
 			}
 			if tc.body == "" {
