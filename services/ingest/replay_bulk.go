@@ -82,9 +82,9 @@ func replayFilter(req *ingestv1.ReplayEventsRequest) (store.ReplayFilter, error)
 }
 
 // memoTargets remembers targets' answer per webhook endpoint or adapter
-// for one bulk replay, so a thousand events of one endpoint read it once
-// (while their rows are locked). A published event's targets depend on
-// the event, and are not remembered.
+// (and topic, the todos' kind) for one bulk replay, so a thousand events
+// of one endpoint read it once. A published event's targets depend on the
+// event, and are not remembered.
 func memoTargets(targets func(context.Context, store.ReplayRow) ([]store.Target, error)) func(context.Context, store.ReplayRow) ([]store.Target, error) {
 	seen := map[string][]store.Target{}
 	return func(ctx context.Context, ev store.ReplayRow) ([]store.Target, error) {

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-		"testing"
+	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -173,4 +173,27 @@ func TestReplayOverREST(t *testing.T) {
 	require.Len(t, refused.Details[0].FieldViolations, 1)
 	require.Equal(t, "limit", refused.Details[0].FieldViolations[0].Field)
 	require.Equal(t, 3, g.todos(t), "the original and two replays")
+}
+
+// TestReplayEventsCrossesChunks: more events than one transaction takes
+// are all replayed, and limit stops it exactly.
+func TestReplayEventsCrossesChunks(t *testing.T) {
+	t.Parallel()
+	e := newReplayEnv(t)
+	ctx := asHuman(t, e.human, nil)
+	var last int64
+	for range 230 {
+		res, err := e.srv.PublishEvent(ctx, &ingestv1.PublishEventRequest{Topic: "tick", Queue: "ticks"})
+		require.NoError(t, err)
+		last = res.GetEvent().GetId()
+	}
+	part, err := e.srv.ReplayEvents(ctx, &ingestv1.ReplayEventsRequest{Limit: 150})
+	require.NoError(t, err)
+	require.EqualValues(t, 150, part.GetReplayed())
+	require.True(t, part.GetMore())
+	rest, err := e.srv.ReplayEvents(ctx, &ingestv1.ReplayEventsRequest{Limit: 1000, AfterId: part.GetLastEventId()})
+	require.NoError(t, err)
+	require.Equal(t, &ingestv1.ReplayEventsResponse{Replayed: 80, LastEventId: last}, stripped(rest))
+	require.Equal(t, 230, e.count(t, `SELECT count(*) FROM events WHERE human_id = $1 AND replay_count = 1`))
+	require.Equal(t, 460, e.count(t, `SELECT count(*) FROM todos WHERE human_id = $1 AND queue = 'ticks'`))
 }

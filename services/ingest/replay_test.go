@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,7 +76,7 @@ func (e replayEnv) agent(t *testing.T, name string) uuid.UUID {
 	return id
 }
 
-// todoRow is a todo's queue, agent ('' for none), kind, payload, event id
+// todoRow is a todo's queue, agent (” for none), kind, payload, event id
 // and trace context.
 type todoRow struct {
 	Queue, Agent, Kind, Payload, Trace string
@@ -318,4 +319,36 @@ func TestReplayAsAnAgentReachesOnlyItsEvents(t *testing.T) {
 	require.EqualValues(t, 2, bulk.GetReplayed(), "its own and the shared one")
 	require.Equal(t, shared, bulk.GetLastEventId())
 	require.Equal(t, 0, e.count(t, `SELECT replay_count FROM events WHERE human_id = $1 AND payload = '{"to":"b"}'`))
+}
+
+// TestConcurrentRetriesOfAKeyedReplayCreateOneTodo: retries racing each
+// other (a client that timed out and retried at once) all answer the same
+// todo, and the replay counts once.
+func TestConcurrentRetriesOfAKeyedReplayCreateOneTodo(t *testing.T) {
+	t.Parallel()
+	e := newReplayEnv(t)
+	id, _ := e.hook(t, "", `{"n":9}`)
+	ctx := asHuman(t, e.human, nil)
+	const n = 8
+	todos := make(chan int64, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.srv.ReplayEvent(ctx, &ingestv1.ReplayEventRequest{EventId: id, ReplayKey: "retry"})
+			if assert.NoError(t, err) {
+				todos <- res.GetTodos()[0].GetTodoId()
+			}
+		}()
+	}
+	wg.Wait()
+	close(todos)
+	seen := map[int64]bool{}
+	for td := range todos {
+		seen[td] = true
+	}
+	require.Len(t, seen, 1)
+	require.Equal(t, 2, e.count(t, `SELECT count(*) FROM todos WHERE human_id = $1`), "the original and one replay")
+	require.Equal(t, 1, e.count(t, `SELECT replay_count FROM events WHERE human_id = $1`))
 }

@@ -83,10 +83,11 @@ type IngestServiceClient interface {
 	// ReplayEvents replays (as ReplayEvent does) up to limit of the events the
 	// caller may read that match a filter, oldest (lowest id) first, after
 	// after_id. Events whose payload was pruned, and events with no origin to
-	// send them to when no queue is given, are skipped and counted. Each
-	// chunk of events is replayed in its own transaction, so a failure leaves
-	// the chunks before it replayed: call again with after_id =
-	// last_event_id (with the same replay_key to make the retry idempotent).
+	// send them to when no queue is given, are skipped and counted. Events
+	// are replayed in chunks of 100, each in its own transaction (its events
+	// locked in id order), so a failed call may have replayed its first
+	// chunks: retry the same call with a replay_key to replay only the rest.
+	// To continue past limit, call again with after_id = last_event_id.
 	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown
 	// agent_id.
 	ReplayEvents(ctx context.Context, in *ReplayEventsRequest, opts ...grpc.CallOption) (*ReplayEventsResponse, error)
@@ -207,10 +208,11 @@ type IngestServiceServer interface {
 	// ReplayEvents replays (as ReplayEvent does) up to limit of the events the
 	// caller may read that match a filter, oldest (lowest id) first, after
 	// after_id. Events whose payload was pruned, and events with no origin to
-	// send them to when no queue is given, are skipped and counted. Each
-	// chunk of events is replayed in its own transaction, so a failure leaves
-	// the chunks before it replayed: call again with after_id =
-	// last_event_id (with the same replay_key to make the retry idempotent).
+	// send them to when no queue is given, are skipped and counted. Events
+	// are replayed in chunks of 100, each in its own transaction (its events
+	// locked in id order), so a failed call may have replayed its first
+	// chunks: retry the same call with a replay_key to replay only the rest.
+	// To continue past limit, call again with after_id = last_event_id.
 	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown
 	// agent_id.
 	ReplayEvents(context.Context, *ReplayEventsRequest) (*ReplayEventsResponse, error)

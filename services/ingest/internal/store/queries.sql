@@ -214,22 +214,22 @@ ORDER BY i.delivery_id COLLATE "C", i.ord
 ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
 RETURNING id, received_at, coalesce(delivery_id, '')::text AS delivery_id;
 
--- name: EventLockForReplay :one
--- One event of the tenant that the caller may read (the read rule above), locked for the replay that records
--- itself on it; pgx.ErrNoRows when missing or out of reach.
+-- name: EventForReplay :one
+-- One event of the tenant that the caller may read (the read rule above), as a replay reads it before it locks
+-- it (EventsLockForReplay); pgx.ErrNoRows when missing or out of reach.
 SELECT id, human_id, source, endpoint_id, adapter_id, agent_id, topic, payload_pruned_at
 FROM events
 WHERE id = sqlc.arg(id)
   AND human_id = sqlc.arg(human_id)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid
-       OR published_by = sqlc.narg(caller_agent_id)::uuid)
-FOR UPDATE;
+       OR published_by = sqlc.narg(caller_agent_id)::uuid);
 
--- name: EventsLockForReplay :many
+-- name: EventsForReplay :many
 -- The next chunk of a bulk replay: the tenant's events the caller may read (the read rule above) that match the
--- filters, after after_id, oldest first, locked in id order (the order every replay locks events in). An endpoint
--- or adapter filter is its source scope ('endpoint:<uuid>'), so it keeps the events of a deleted endpoint, and
--- walks idx_events_human_source.
+-- filters, after after_id, oldest first. An endpoint or adapter filter is its source scope ('endpoint:<uuid>'), so
+-- it keeps the events of a deleted endpoint, and walks idx_events_human_source. Read without locks: the replay
+-- resolves each event's targets (other connections' reads) before its transaction, then locks the rows
+-- (EventsLockForReplay).
 SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.agent_id, e.topic, e.payload_pruned_at
 FROM events AS e
 WHERE e.human_id = sqlc.arg(human_id)
@@ -241,12 +241,20 @@ WHERE e.human_id = sqlc.arg(human_id)
   AND (sqlc.narg(received_after)::timestamptz IS NULL OR e.received_at >= sqlc.narg(received_after)::timestamptz)
   AND (sqlc.narg(received_before)::timestamptz IS NULL OR e.received_at < sqlc.narg(received_before)::timestamptz)
 ORDER BY e.id
-LIMIT sqlc.arg(chunk)::integer
-FOR UPDATE OF e;
+LIMIT sqlc.arg(chunk)::integer;
+
+-- name: EventsLockForReplay :many
+-- Locks the events a replay transaction creates todos for, in id order (the order every replay locks events in),
+-- and returns those still stored with their pruned mark (retention may have removed one since it was read).
+SELECT e.id, e.payload_pruned_at
+FROM events AS e
+WHERE e.human_id = sqlc.arg(human_id)
+  AND e.id = ANY (sqlc.arg(ids)::bigint[])
+ORDER BY e.id
+FOR UPDATE;
 
 -- name: EventMarkReplayed :exec
--- Records a replay on events this transaction locked (EventLockForReplay, EventsLockForReplay) and created todos
--- for.
+-- Records a replay on events this transaction locked (EventsLockForReplay) and created todos for.
 UPDATE events
 SET replay_count = replay_count + 1,
     last_replayed_at = now()

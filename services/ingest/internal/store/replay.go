@@ -25,8 +25,8 @@ var (
 // are locked, and get their todos, per commit.
 const replayChunk = 100
 
-// ReplayRow is a stored event as a replay reads it (locked).
-type ReplayRow = dbsqlc.EventLockForReplayRow
+// ReplayRow is a stored event as a replay reads it.
+type ReplayRow = dbsqlc.EventForReplayRow
 
 // Replay says how to replay events: for whom, with which idempotency key,
 // and where each event's todos go.
@@ -36,8 +36,9 @@ type Replay struct {
 	// todos' dedupe key "replay:<event id>:<Key>"): a retry creates none.
 	Key string
 	// Targets returns where row's todos go (with their kind and payload);
-	// none skips the event (ErrNoTarget for ReplayEvent). Called with the
-	// event locked.
+	// none skips the event (ErrNoTarget for ReplayEvent). It is called
+	// before the replay's transaction, never while it holds locks or a
+	// connection, so it may read through the pool.
 	Targets func(ctx context.Context, row ReplayRow) ([]Target, error)
 }
 
@@ -48,40 +49,39 @@ type Replayed struct {
 	Duplicate bool
 }
 
-// ReplayEvent creates the todos of a replay of event id, and records it on
-// the event, in one transaction; ErrNoEvent when r may not read it,
-// ErrPayloadPruned, ErrNoTarget. The created todos are announced after the
-// commit.
+// ReplayEvent creates the todos of a replay of event id and records it on
+// the event, in one transaction that holds the event's row lock;
+// ErrNoEvent when r may not read it, ErrPayloadPruned, ErrNoTarget. The
+// created todos are announced after the commit.
 func (s *Store) ReplayEvent(ctx context.Context, r Replay, id int64) (Replayed, error) {
-	var out Replayed
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.EventLockForReplay(ctx, tx, dbsqlc.EventLockForReplayParams{ID: id, HumanID: r.HumanID, CallerAgentID: r.AgentID})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNoEvent
-		}
-		if err != nil {
-			return fmt.Errorf("ingest: lock event for replay: %w", err)
-		}
-		if row.PayloadPrunedAt != nil {
-			return ErrPayloadPruned
-		}
-		todos, err := r.todosOf(ctx, row)
-		if err != nil {
-			return err
-		}
-		if len(todos) == 0 {
-			return ErrNoTarget
-		}
-		created, err := s.replayLocked(ctx, tx, r.HumanID, todos)
-		out.Todos = created
-		return err
-	})
+	row, err := s.q.EventForReplay(ctx, s.pool, dbsqlc.EventForReplayParams{ID: id, HumanID: r.HumanID, CallerAgentID: r.AgentID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Replayed{}, ErrNoEvent
+	}
+	if err != nil {
+		return Replayed{}, fmt.Errorf("ingest: read event for replay: %w", err)
+	}
+	if row.PayloadPrunedAt != nil {
+		return Replayed{}, ErrPayloadPruned
+	}
+	todos, err := r.todosOf(ctx, row)
 	if err != nil {
 		return Replayed{}, err
 	}
-	s.todos.CommittedReplay(r.HumanID, out.Todos)
-	out.Duplicate = true
-	for _, t := range out.Todos {
+	if len(todos) == 0 {
+		return Replayed{}, ErrNoTarget
+	}
+	res, err := s.replayLocked(ctx, r.HumanID, todos)
+	switch {
+	case err != nil:
+		return Replayed{}, err
+	case len(res.gone) > 0:
+		return Replayed{}, ErrNoEvent // removed by retention since it was read
+	case len(res.pruned) > 0:
+		return Replayed{}, ErrPayloadPruned
+	}
+	out := Replayed{Todos: res.todos, Duplicate: true}
+	for _, t := range res.todos {
 		out.Duplicate = out.Duplicate && t.Existing
 	}
 	return out, nil
@@ -106,19 +106,20 @@ type ReplayCounts struct {
 	Looked int32
 }
 
-// ReplayEvents replays f's events that r may read, oldest first, in
-// transactions of at most replayChunk events each (locked in id order,
-// replayed and recorded, committed, announced), skipping and counting those
-// whose payload was pruned or that have no target. On an error the chunks
-// before it stay replayed; a retry with the same Key does not repeat them.
+// ReplayEvents replays f's events that r may read, oldest first, at most
+// replayChunk per transaction (read, their targets resolved, then locked in
+// id order, replayed and recorded, committed, announced), skipping and
+// counting those whose payload was pruned or that have no target. On an
+// error the chunks before it stay replayed; a retry with the same Key does
+// not repeat them.
 func (s *Store) ReplayEvents(ctx context.Context, r Replay, f ReplayFilter) (ReplayCounts, error) {
-	p := dbsqlc.EventsLockForReplayParams{
+	p := dbsqlc.EventsForReplayParams{
 		HumanID: r.HumanID, CallerAgentID: r.AgentID, Topic: optional(f.Topic),
 		ReceivedAfter: f.ReceivedAfter, ReceivedBefore: f.ReceivedBefore,
 	}
 	switch {
 	case f.EndpointID != nil && f.AdapterID != nil:
-		return ReplayCounts{}, nil // one event has one source
+		return ReplayCounts{}, nil // an event has one source
 	case f.EndpointID != nil:
 		p.Source = optional("endpoint:" + f.EndpointID.String())
 	case f.AdapterID != nil:
@@ -141,44 +142,38 @@ func (s *Store) ReplayEvents(ctx context.Context, r Replay, f ReplayFilter) (Rep
 	return c, nil
 }
 
-// replayChunk replays one chunk of a bulk replay in its own transaction and
-// adds to c; it returns how many events it looked at.
-func (s *Store) replayChunk(ctx context.Context, r Replay, p dbsqlc.EventsLockForReplayParams, c *ReplayCounts) (int32, error) {
-	var created []queue.ReplayedTodo
+// replayChunk replays one chunk of a bulk replay and adds to c; it returns
+// how many events it looked at.
+func (s *Store) replayChunk(ctx context.Context, r Replay, p dbsqlc.EventsForReplayParams, c *ReplayCounts) (int32, error) {
+	rows, err := s.q.EventsForReplay(ctx, s.pool, p)
+	if err != nil {
+		return 0, fmt.Errorf("ingest: read events for replay: %w", err)
+	}
 	next := *c
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		next = *c
-		rows, err := s.q.EventsLockForReplay(ctx, tx, p)
+	var todos []queue.ReplayTodo
+	for _, row := range rows {
+		next.Looked++
+		next.LastEventID = row.ID
+		if row.PayloadPrunedAt != nil {
+			next.SkippedPruned++
+			continue
+		}
+		ts, err := r.todosOf(ctx, ReplayRow(row))
 		if err != nil {
-			return fmt.Errorf("ingest: lock events for replay: %w", err)
+			return 0, err
 		}
-		var todos []queue.ReplayTodo
-		for _, row := range rows {
-			next.Looked++
-			next.LastEventID = row.ID
-			if row.PayloadPrunedAt != nil {
-				next.SkippedPruned++
-				continue
-			}
-			ts, err := r.todosOf(ctx, ReplayRow(row))
-			if err != nil {
-				return err
-			}
-			if len(ts) == 0 {
-				next.SkippedNoTarget++
-			}
-			todos = append(todos, ts...)
+		if len(ts) == 0 {
+			next.SkippedNoTarget++
 		}
-		created, err = s.replayLocked(ctx, tx, r.HumanID, todos)
-		return err
-	})
+		todos = append(todos, ts...)
+	}
+	res, err := s.replayLocked(ctx, r.HumanID, todos)
 	if err != nil {
 		return 0, err
 	}
-	s.todos.CommittedReplay(r.HumanID, created)
-	fresh := map[int64]bool{}
-	seen := map[int64]bool{}
-	for _, t := range created {
+	next.SkippedPruned += int32(len(res.pruned) + len(res.gone)) // gone: retention removed it since it was read
+	fresh, seen := map[int64]bool{}, map[int64]bool{}
+	for _, t := range res.todos {
 		seen[t.EventID] = true
 		fresh[t.EventID] = fresh[t.EventID] || !t.Existing
 	}
@@ -189,12 +184,11 @@ func (s *Store) replayChunk(ctx context.Context, r Replay, p dbsqlc.EventsLockFo
 			next.AlreadyReplayed++
 		}
 	}
-	n := next.Looked - c.Looked
 	*c = next
-	return n, nil
+	return int32(len(rows)), nil
 }
 
-// todosOf is the replay todos of a locked event: one per target.
+// todosOf is the replay todos of an event: one per target.
 func (r Replay) todosOf(ctx context.Context, row ReplayRow) ([]queue.ReplayTodo, error) {
 	targets, err := r.Targets(ctx, row)
 	if err != nil {
@@ -214,26 +208,71 @@ func (r Replay) todosOf(ctx context.Context, row ReplayRow) ([]queue.ReplayTodo,
 	return out, nil
 }
 
-// replayLocked inserts the todos (through the queue's writer) in tx and
-// records the replay on each event that got a new one.
-func (s *Store) replayLocked(ctx context.Context, tx pgx.Tx, human uuid.UUID, todos []queue.ReplayTodo) ([]queue.ReplayedTodo, error) {
-	created, err := s.todos.InsertReplayTodos(ctx, tx, human, todos)
-	if err != nil {
-		return nil, err
+// lockedReplay is what replayLocked did: the todos, and the events it
+// dropped because retention removed them (gone) or their payload (pruned)
+// after they were read.
+type lockedReplay struct {
+	todos        []queue.ReplayedTodo
+	gone, pruned []int64
+}
+
+// replayLocked, in one transaction: locks the todos' events in id order,
+// drops those removed or pruned since they were read, inserts the rest's
+// todos through the queue's writer and records the replay on each event
+// that got a new one; after the commit it announces the new todos.
+func (s *Store) replayLocked(ctx context.Context, human uuid.UUID, todos []queue.ReplayTodo) (lockedReplay, error) {
+	var out lockedReplay
+	if len(todos) == 0 {
+		return out, nil
 	}
-	var ids []int64 // an event with several new todos may repeat: it is updated once
-	for _, t := range created {
-		if !t.Existing {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		out = lockedReplay{}
+		ids := make([]int64, 0, len(todos))
+		for _, t := range todos {
 			ids = append(ids, t.EventID)
 		}
+		locked, err := s.q.EventsLockForReplay(ctx, tx, dbsqlc.EventsLockForReplayParams{HumanID: human, Ids: ids})
+		if err != nil {
+			return fmt.Errorf("ingest: lock events for replay: %w", err)
+		}
+		ok := make(map[int64]bool, len(locked))
+		for _, l := range locked {
+			ok[l.ID] = l.PayloadPrunedAt == nil
+			if l.PayloadPrunedAt != nil {
+				out.pruned = append(out.pruned, l.ID)
+			}
+		}
+		keep := todos[:0:0]
+		for _, t := range todos {
+			if _, found := ok[t.EventID]; !found && (len(out.gone) == 0 || out.gone[len(out.gone)-1] != t.EventID) {
+				out.gone = append(out.gone, t.EventID)
+			}
+			if ok[t.EventID] {
+				keep = append(keep, t)
+			}
+		}
+		if out.todos, err = s.todos.InsertReplayTodos(ctx, tx, human, keep); err != nil {
+			return err
+		}
+		var fresh []int64 // an event with several new todos repeats: it is updated once
+		for _, t := range out.todos {
+			if !t.Existing {
+				fresh = append(fresh, t.EventID)
+			}
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		if err := s.q.EventMarkReplayed(ctx, tx, dbsqlc.EventMarkReplayedParams{HumanID: human, Ids: fresh}); err != nil {
+			return fmt.Errorf("ingest: record replay: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return lockedReplay{}, err
 	}
-	if len(ids) == 0 {
-		return created, nil
-	}
-	if err := s.q.EventMarkReplayed(ctx, tx, dbsqlc.EventMarkReplayedParams{HumanID: human, Ids: ids}); err != nil {
-		return nil, fmt.Errorf("ingest: record replay: %w", err)
-	}
-	return created, nil
+	s.todos.CommittedReplay(human, out.todos)
+	return out, nil
 }
 
 // OriginTodoTarget is where a published event's work went: the queue and

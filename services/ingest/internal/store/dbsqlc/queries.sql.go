@@ -101,6 +101,50 @@ func (q *Queries) EventByDelivery(ctx context.Context, db DBTX, arg EventByDeliv
 	return i, err
 }
 
+const eventForReplay = `-- name: EventForReplay :one
+SELECT id, human_id, source, endpoint_id, adapter_id, agent_id, topic, payload_pruned_at
+FROM events
+WHERE id = $1
+  AND human_id = $2
+  AND ($3::uuid IS NULL OR agent_id IS NULL OR agent_id = $3::uuid
+       OR published_by = $3::uuid)
+`
+
+type EventForReplayParams struct {
+	ID            int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
+}
+
+type EventForReplayRow struct {
+	ID              int64
+	HumanID         uuid.UUID
+	Source          string
+	EndpointID      *uuid.UUID
+	AdapterID       *uuid.UUID
+	AgentID         *uuid.UUID
+	Topic           string
+	PayloadPrunedAt *time.Time
+}
+
+// One event of the tenant that the caller may read (the read rule above), as a replay reads it before it locks
+// it (EventsLockForReplay); pgx.ErrNoRows when missing or out of reach.
+func (q *Queries) EventForReplay(ctx context.Context, db DBTX, arg EventForReplayParams) (EventForReplayRow, error) {
+	row := db.QueryRow(ctx, eventForReplay, arg.ID, arg.HumanID, arg.CallerAgentID)
+	var i EventForReplayRow
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Source,
+		&i.EndpointID,
+		&i.AdapterID,
+		&i.AgentID,
+		&i.Topic,
+		&i.PayloadPrunedAt,
+	)
+	return i, err
+}
+
 const eventGet = `-- name: EventGet :one
 SELECT id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id, received_at,
        headers, content_type, payload, size_bytes, replay_count, last_replayed_at, payload_pruned_at
@@ -421,51 +465,6 @@ func (q *Queries) EventListForAgent(ctx context.Context, db DBTX, arg EventListF
 	return items, nil
 }
 
-const eventLockForReplay = `-- name: EventLockForReplay :one
-SELECT id, human_id, source, endpoint_id, adapter_id, agent_id, topic, payload_pruned_at
-FROM events
-WHERE id = $1
-  AND human_id = $2
-  AND ($3::uuid IS NULL OR agent_id IS NULL OR agent_id = $3::uuid
-       OR published_by = $3::uuid)
-FOR UPDATE
-`
-
-type EventLockForReplayParams struct {
-	ID            int64
-	HumanID       uuid.UUID
-	CallerAgentID *uuid.UUID
-}
-
-type EventLockForReplayRow struct {
-	ID              int64
-	HumanID         uuid.UUID
-	Source          string
-	EndpointID      *uuid.UUID
-	AdapterID       *uuid.UUID
-	AgentID         *uuid.UUID
-	Topic           string
-	PayloadPrunedAt *time.Time
-}
-
-// One event of the tenant that the caller may read (the read rule above), locked for the replay that records
-// itself on it; pgx.ErrNoRows when missing or out of reach.
-func (q *Queries) EventLockForReplay(ctx context.Context, db DBTX, arg EventLockForReplayParams) (EventLockForReplayRow, error) {
-	row := db.QueryRow(ctx, eventLockForReplay, arg.ID, arg.HumanID, arg.CallerAgentID)
-	var i EventLockForReplayRow
-	err := row.Scan(
-		&i.ID,
-		&i.HumanID,
-		&i.Source,
-		&i.EndpointID,
-		&i.AdapterID,
-		&i.AgentID,
-		&i.Topic,
-		&i.PayloadPrunedAt,
-	)
-	return i, err
-}
-
 const eventMarkReplayed = `-- name: EventMarkReplayed :exec
 UPDATE events
 SET replay_count = replay_count + 1,
@@ -479,8 +478,7 @@ type EventMarkReplayedParams struct {
 	Ids     []int64
 }
 
-// Records a replay on events this transaction locked (EventLockForReplay, EventsLockForReplay) and created todos
-// for.
+// Records a replay on events this transaction locked (EventsLockForReplay) and created todos for.
 func (q *Queries) EventMarkReplayed(ctx context.Context, db DBTX, arg EventMarkReplayedParams) error {
 	_, err := db.Exec(ctx, eventMarkReplayed, arg.HumanID, arg.Ids)
 	return err
@@ -609,7 +607,7 @@ func (q *Queries) EventRecentByBody(ctx context.Context, db DBTX, arg EventRecen
 	return id, err
 }
 
-const eventsLockForReplay = `-- name: EventsLockForReplay :many
+const eventsForReplay = `-- name: EventsForReplay :many
 SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.agent_id, e.topic, e.payload_pruned_at
 FROM events AS e
 WHERE e.human_id = $1
@@ -622,10 +620,9 @@ WHERE e.human_id = $1
   AND ($7::timestamptz IS NULL OR e.received_at < $7::timestamptz)
 ORDER BY e.id
 LIMIT $8::integer
-FOR UPDATE OF e
 `
 
-type EventsLockForReplayParams struct {
+type EventsForReplayParams struct {
 	HumanID        uuid.UUID
 	AfterID        int64
 	CallerAgentID  *uuid.UUID
@@ -636,7 +633,7 @@ type EventsLockForReplayParams struct {
 	Chunk          int32
 }
 
-type EventsLockForReplayRow struct {
+type EventsForReplayRow struct {
 	ID              int64
 	HumanID         uuid.UUID
 	Source          string
@@ -648,11 +645,12 @@ type EventsLockForReplayRow struct {
 }
 
 // The next chunk of a bulk replay: the tenant's events the caller may read (the read rule above) that match the
-// filters, after after_id, oldest first, locked in id order (the order every replay locks events in). An endpoint
-// or adapter filter is its source scope ('endpoint:<uuid>'), so it keeps the events of a deleted endpoint, and
-// walks idx_events_human_source.
-func (q *Queries) EventsLockForReplay(ctx context.Context, db DBTX, arg EventsLockForReplayParams) ([]EventsLockForReplayRow, error) {
-	rows, err := db.Query(ctx, eventsLockForReplay,
+// filters, after after_id, oldest first. An endpoint or adapter filter is its source scope ('endpoint:<uuid>'), so
+// it keeps the events of a deleted endpoint, and walks idx_events_human_source. Read without locks: the replay
+// resolves each event's targets (other connections' reads) before its transaction, then locks the rows
+// (EventsLockForReplay).
+func (q *Queries) EventsForReplay(ctx context.Context, db DBTX, arg EventsForReplayParams) ([]EventsForReplayRow, error) {
+	rows, err := db.Query(ctx, eventsForReplay,
 		arg.HumanID,
 		arg.AfterID,
 		arg.CallerAgentID,
@@ -666,9 +664,9 @@ func (q *Queries) EventsLockForReplay(ctx context.Context, db DBTX, arg EventsLo
 		return nil, err
 	}
 	defer rows.Close()
-	items := []EventsLockForReplayRow{}
+	items := []EventsForReplayRow{}
 	for rows.Next() {
-		var i EventsLockForReplayRow
+		var i EventsForReplayRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.HumanID,
@@ -679,6 +677,47 @@ func (q *Queries) EventsLockForReplay(ctx context.Context, db DBTX, arg EventsLo
 			&i.Topic,
 			&i.PayloadPrunedAt,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const eventsLockForReplay = `-- name: EventsLockForReplay :many
+SELECT e.id, e.payload_pruned_at
+FROM events AS e
+WHERE e.human_id = $1
+  AND e.id = ANY ($2::bigint[])
+ORDER BY e.id
+FOR UPDATE
+`
+
+type EventsLockForReplayParams struct {
+	HumanID uuid.UUID
+	Ids     []int64
+}
+
+type EventsLockForReplayRow struct {
+	ID              int64
+	PayloadPrunedAt *time.Time
+}
+
+// Locks the events a replay transaction creates todos for, in id order (the order every replay locks events in),
+// and returns those still stored with their pruned mark (retention may have removed one since it was read).
+func (q *Queries) EventsLockForReplay(ctx context.Context, db DBTX, arg EventsLockForReplayParams) ([]EventsLockForReplayRow, error) {
+	rows, err := db.Query(ctx, eventsLockForReplay, arg.HumanID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventsLockForReplayRow{}
+	for rows.Next() {
+		var i EventsLockForReplayRow
+		if err := rows.Scan(&i.ID, &i.PayloadPrunedAt); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
