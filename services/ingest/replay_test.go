@@ -153,7 +153,7 @@ func TestReplayEventCreatesAClaimableTodoAndRecordsIt(t *testing.T) {
 	require.Equal(t, res.GetTodos()[0].GetTodoId(), td.GetId())
 	require.Equal(t, "webhook", td.GetKind())
 	require.Equal(t, id, td.GetEventId())
-	require.Equal(t, float64(id), td.GetPayload().GetFields()["event_id"].GetNumberValue())
+	require.Equal(t, id, int64(td.GetPayload().GetFields()["event_id"].GetNumberValue()))
 	require.Equal(t, "endpoint:"+endpoint.String(), td.GetPayload().GetFields()["source"].GetStringValue())
 
 	after, err := e.srv.GetEvent(asHuman(t, e.human, nil), &ingestv1.GetEventRequest{Id: id})
@@ -238,7 +238,7 @@ func TestReplayOverridesTheTarget(t *testing.T) {
 		require.Equal(t, codes.InvalidArgument, code(err), field)
 		require.Equal(t, []string{field}, fieldsOf(err), field)
 	}
-	require.EqualValues(t, 3, e.count(t, `SELECT replay_count FROM events WHERE human_id = $1`))
+	require.Equal(t, 3, e.count(t, `SELECT replay_count FROM events WHERE human_id = $1`))
 }
 
 // TestReplayRefusals: a pruned payload, another tenant's event and an event
