@@ -73,6 +73,10 @@ var Policy = map[string]Rule{
 	"/switchboard.ingest.v1.IngestService/PublishEvent": anyOf(ScopePublisher),
 	"/switchboard.ingest.v1.IngestService/GetEvent":     anyOf(ScopeRead, ScopeAgent),
 	"/switchboard.ingest.v1.IngestService/ListEvents":   anyOf(ScopeRead, ScopeAgent),
+	// Replaying a stored event puts work in, like Enqueue (an agent's
+	// replays reach only the events it may read, in SQL).
+	"/switchboard.ingest.v1.IngestService/ReplayEvent":  anyOf(ScopePublisher, ScopeAgent),
+	"/switchboard.ingest.v1.IngestService/ReplayEvents": anyOf(ScopePublisher, ScopeAgent),
 
 	// Registry: health is open; the cluster view is the operator's.
 	"/switchboard.registry.v1.RegistryService/GetHealth":  open,

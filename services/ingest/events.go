@@ -274,6 +274,13 @@ func eventProto(r store.EventRow, withPayload bool) *ingestv1.Event {
 	if r.DeliveryID != nil {
 		ev.DeliveryId = *r.DeliveryID
 	}
+	ev.ReplayCount = r.ReplayCount
+	if r.LastReplayedAt != nil {
+		ev.LastReplayedAt = timestamppb.New(*r.LastReplayedAt)
+	}
+	if r.PayloadPrunedAt != nil {
+		ev.PayloadPrunedAt = timestamppb.New(*r.PayloadPrunedAt)
+	}
 	_ = json.Unmarshal(r.Headers, &ev.Headers) // written by this service as a string map
 	return ev
 }

@@ -57,6 +57,8 @@ var accessMatrix = map[string][]string{
 	"/switchboard.ingest.v1.IngestService/PublishEvent": publishers,
 	"/switchboard.ingest.v1.IngestService/GetEvent":     readersAndAgents,
 	"/switchboard.ingest.v1.IngestService/ListEvents":   readersAndAgents,
+	"/switchboard.ingest.v1.IngestService/ReplayEvent":  enqueuers,
+	"/switchboard.ingest.v1.IngestService/ReplayEvents": enqueuers,
 
 	"/switchboard.registry.v1.RegistryService/GetHealth":  everyone,
 	"/switchboard.registry.v1.RegistryService/ListNodes":  onlyAdministr,

@@ -76,9 +76,19 @@ type Event struct {
 	// (no agent), which every agent of the tenant may read. A credential that
 	// acts as an agent reads only the events for it, the events it published
 	// and the shared ones.
-	AgentId       string `protobuf:"bytes,14,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AgentId string `protobuf:"bytes,14,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// How many replays (ReplayEvent, ReplayEvents) created todos for the
+	// event; a retry answered from its replay_key does not count. 0 for an
+	// event never replayed.
+	ReplayCount int32 `protobuf:"varint,15,opt,name=replay_count,json=replayCount,proto3" json:"replay_count,omitempty"`
+	// When the event was last replayed (database clock); unset when never.
+	LastReplayedAt *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=last_replayed_at,json=lastReplayedAt,proto3" json:"last_replayed_at,omitempty"`
+	// When the event's payload was removed while its record was kept; unset
+	// while the payload is the one received. An event whose payload was pruned
+	// cannot be replayed (FAILED_PRECONDITION).
+	PayloadPrunedAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=payload_pruned_at,json=payloadPrunedAt,proto3" json:"payload_pruned_at,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
@@ -209,11 +219,32 @@ func (x *Event) GetAgentId() string {
 	return ""
 }
 
+func (x *Event) GetReplayCount() int32 {
+	if x != nil {
+		return x.ReplayCount
+	}
+	return 0
+}
+
+func (x *Event) GetLastReplayedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastReplayedAt
+	}
+	return nil
+}
+
+func (x *Event) GetPayloadPrunedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PayloadPrunedAt
+	}
+	return nil
+}
+
 var File_switchboard_ingest_v1_ingest_proto protoreflect.FileDescriptor
 
 const file_switchboard_ingest_v1_ingest_proto_rawDesc = "" +
 	"\n" +
-	"\"switchboard/ingest/v1/ingest.proto\x12\x15switchboard.ingest.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\x04\n" +
+	"\"switchboard/ingest/v1/ingest.proto\x12\x15switchboard.ingest.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xca\x05\n" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x16\n" +
@@ -234,7 +265,10 @@ const file_switchboard_ingest_v1_ingest_proto_rawDesc = "" +
 	"\apayload\x18\f \x01(\fR\apayload\x12\x1d\n" +
 	"\n" +
 	"size_bytes\x18\r \x01(\x05R\tsizeBytes\x12\x19\n" +
-	"\bagent_id\x18\x0e \x01(\tR\aagentId\x1a:\n" +
+	"\bagent_id\x18\x0e \x01(\tR\aagentId\x12!\n" +
+	"\freplay_count\x18\x0f \x01(\x05R\vreplayCount\x12D\n" +
+	"\x10last_replayed_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastReplayedAt\x12F\n" +
+	"\x11payload_pruned_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\x0fpayloadPrunedAt\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01BGZEgithub.com/switchboard/switchboard/gen/switchboard/ingest/v1;ingestv1b\x06proto3"
@@ -260,11 +294,13 @@ var file_switchboard_ingest_v1_ingest_proto_goTypes = []any{
 var file_switchboard_ingest_v1_ingest_proto_depIdxs = []int32{
 	2, // 0: switchboard.ingest.v1.Event.received_at:type_name -> google.protobuf.Timestamp
 	1, // 1: switchboard.ingest.v1.Event.headers:type_name -> switchboard.ingest.v1.Event.HeadersEntry
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	2, // 2: switchboard.ingest.v1.Event.last_replayed_at:type_name -> google.protobuf.Timestamp
+	2, // 3: switchboard.ingest.v1.Event.payload_pruned_at:type_name -> google.protobuf.Timestamp
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_ingest_v1_ingest_proto_init() }

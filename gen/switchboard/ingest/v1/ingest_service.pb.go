@@ -479,6 +479,445 @@ func (x *ListEventsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// ReplayEventRequest names a stored event to replay and, optionally, where
+// its todos go.
+type ReplayEventRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Event id; ≥ 1. Required.
+	EventId int64 `protobuf:"varint,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// Queue to put the one new todo in, 1–63 characters matching
+	// ^[a-z0-9][a-z0-9._-]{0,62}$; empty means the event's origin's current
+	// queues.
+	Queue string `protobuf:"bytes,2,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Agent id (uuid) to address the new todos to, one of the caller's
+	// tenant's agents; empty means: with queue, no agent; without it, the
+	// origin's agents.
+	AgentId string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Client-chosen key, at most 128 characters, that makes a retry idempotent: a
+	// second call with the same key for the same event (and queue) creates
+	// no todo and answers the first call's. Empty: every call replays again.
+	ReplayKey     string `protobuf:"bytes,4,opt,name=replay_key,json=replayKey,proto3" json:"replay_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayEventRequest) Reset() {
+	*x = ReplayEventRequest{}
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayEventRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayEventRequest) ProtoMessage() {}
+
+func (x *ReplayEventRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayEventRequest.ProtoReflect.Descriptor instead.
+func (*ReplayEventRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ReplayEventRequest) GetEventId() int64 {
+	if x != nil {
+		return x.EventId
+	}
+	return 0
+}
+
+func (x *ReplayEventRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *ReplayEventRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ReplayEventRequest) GetReplayKey() string {
+	if x != nil {
+		return x.ReplayKey
+	}
+	return ""
+}
+
+// ReplayedTodo is a todo a replay created (or found under its replay_key).
+type ReplayedTodo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Todo id; ≥ 1.
+	TodoId int64 `protobuf:"varint,1,opt,name=todo_id,json=todoId,proto3" json:"todo_id,omitempty"`
+	// Queue the todo is in.
+	Queue string `protobuf:"bytes,2,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Agent id (uuid) it is addressed to; empty for none.
+	AgentId       string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayedTodo) Reset() {
+	*x = ReplayedTodo{}
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayedTodo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayedTodo) ProtoMessage() {}
+
+func (x *ReplayedTodo) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayedTodo.ProtoReflect.Descriptor instead.
+func (*ReplayedTodo) Descriptor() ([]byte, []int) {
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ReplayedTodo) GetTodoId() int64 {
+	if x != nil {
+		return x.TodoId
+	}
+	return 0
+}
+
+func (x *ReplayedTodo) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *ReplayedTodo) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+// ReplayEventResponse is the replay's outcome.
+type ReplayEventResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The event after the replay (replay_count, last_replayed_at), without
+	// its payload (size_bytes is set; GetEvent has it).
+	Event *Event `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	// The replay's todos, one per target queue, in queue order.
+	Todos []*ReplayedTodo `protobuf:"bytes,2,rep,name=todos,proto3" json:"todos,omitempty"`
+	// True when every todo already existed under replay_key: nothing was
+	// written and replay_count did not change.
+	Duplicate     bool `protobuf:"varint,3,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayEventResponse) Reset() {
+	*x = ReplayEventResponse{}
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayEventResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayEventResponse) ProtoMessage() {}
+
+func (x *ReplayEventResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayEventResponse.ProtoReflect.Descriptor instead.
+func (*ReplayEventResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ReplayEventResponse) GetEvent() *Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ReplayEventResponse) GetTodos() []*ReplayedTodo {
+	if x != nil {
+		return x.Todos
+	}
+	return nil
+}
+
+func (x *ReplayEventResponse) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
+// ReplayEventsRequest selects the events to replay. Filters combine with
+// AND.
+type ReplayEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only events received by this webhook endpoint id (uuid), including
+	// those whose endpoint was deleted since; empty means any.
+	EndpointId string `protobuf:"bytes,1,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
+	// Only events read by this adapter id (uuid); empty means any.
+	AdapterId string `protobuf:"bytes,2,opt,name=adapter_id,json=adapterId,proto3" json:"adapter_id,omitempty"`
+	// Only events with exactly this topic, at most 255 characters; empty
+	// means any topic.
+	Topic string `protobuf:"bytes,3,opt,name=topic,proto3" json:"topic,omitempty"`
+	// Only events received at or after this time; unset means no lower bound.
+	ReceivedAfter *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=received_after,json=receivedAfter,proto3" json:"received_after,omitempty"`
+	// Only events received before this time; unset means no upper bound.
+	ReceivedBefore *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=received_before,json=receivedBefore,proto3" json:"received_before,omitempty"`
+	// Only events with an id above this one: 0 for the first call, then the
+	// previous response's last_event_id; ≥ 0.
+	AfterId int64 `protobuf:"varint,6,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
+	// How many events to look at (replayed or skipped), 1–1000. Required.
+	Limit int32 `protobuf:"varint,7,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Queue to put each event's todo in (as ReplayEventRequest.queue); empty
+	// means each event's origin's current queues.
+	Queue string `protobuf:"bytes,8,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Agent id (uuid) to address the todos to (as ReplayEventRequest.agent_id).
+	AgentId string `protobuf:"bytes,9,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Client-chosen key, at most 128 characters, applied to each event (as
+	// ReplayEventRequest.replay_key): a retried call creates no second todo
+	// for an event it already replayed. Empty: every call replays again.
+	ReplayKey     string `protobuf:"bytes,10,opt,name=replay_key,json=replayKey,proto3" json:"replay_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayEventsRequest) Reset() {
+	*x = ReplayEventsRequest{}
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayEventsRequest) ProtoMessage() {}
+
+func (x *ReplayEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayEventsRequest.ProtoReflect.Descriptor instead.
+func (*ReplayEventsRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ReplayEventsRequest) GetEndpointId() string {
+	if x != nil {
+		return x.EndpointId
+	}
+	return ""
+}
+
+func (x *ReplayEventsRequest) GetAdapterId() string {
+	if x != nil {
+		return x.AdapterId
+	}
+	return ""
+}
+
+func (x *ReplayEventsRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *ReplayEventsRequest) GetReceivedAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReceivedAfter
+	}
+	return nil
+}
+
+func (x *ReplayEventsRequest) GetReceivedBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReceivedBefore
+	}
+	return nil
+}
+
+func (x *ReplayEventsRequest) GetAfterId() int64 {
+	if x != nil {
+		return x.AfterId
+	}
+	return 0
+}
+
+func (x *ReplayEventsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ReplayEventsRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *ReplayEventsRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ReplayEventsRequest) GetReplayKey() string {
+	if x != nil {
+		return x.ReplayKey
+	}
+	return ""
+}
+
+// ReplayEventsResponse counts what a bulk replay did.
+type ReplayEventsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Events for which todos were created.
+	Replayed int32 `protobuf:"varint,1,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	// Events whose todos already existed under replay_key (a retry): nothing
+	// was written for them.
+	AlreadyReplayed int32 `protobuf:"varint,2,opt,name=already_replayed,json=alreadyReplayed,proto3" json:"already_replayed,omitempty"`
+	// Events skipped because their payload was pruned.
+	SkippedPruned int32 `protobuf:"varint,3,opt,name=skipped_pruned,json=skippedPruned,proto3" json:"skipped_pruned,omitempty"`
+	// Events skipped because no queue was given and they have no origin to
+	// send them to.
+	SkippedNoTarget int32 `protobuf:"varint,4,opt,name=skipped_no_target,json=skippedNoTarget,proto3" json:"skipped_no_target,omitempty"`
+	// Id of the last event looked at; 0 when none matched. Pass it as
+	// after_id to continue.
+	LastEventId int64 `protobuf:"varint,5,opt,name=last_event_id,json=lastEventId,proto3" json:"last_event_id,omitempty"`
+	// True when limit events were looked at: more may match (call again with
+	// after_id = last_event_id; the next call may find none).
+	More          bool `protobuf:"varint,6,opt,name=more,proto3" json:"more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayEventsResponse) Reset() {
+	*x = ReplayEventsResponse{}
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayEventsResponse) ProtoMessage() {}
+
+func (x *ReplayEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayEventsResponse.ProtoReflect.Descriptor instead.
+func (*ReplayEventsResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ReplayEventsResponse) GetReplayed() int32 {
+	if x != nil {
+		return x.Replayed
+	}
+	return 0
+}
+
+func (x *ReplayEventsResponse) GetAlreadyReplayed() int32 {
+	if x != nil {
+		return x.AlreadyReplayed
+	}
+	return 0
+}
+
+func (x *ReplayEventsResponse) GetSkippedPruned() int32 {
+	if x != nil {
+		return x.SkippedPruned
+	}
+	return 0
+}
+
+func (x *ReplayEventsResponse) GetSkippedNoTarget() int32 {
+	if x != nil {
+		return x.SkippedNoTarget
+	}
+	return 0
+}
+
+func (x *ReplayEventsResponse) GetLastEventId() int64 {
+	if x != nil {
+		return x.LastEventId
+	}
+	return 0
+}
+
+func (x *ReplayEventsResponse) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
 var File_switchboard_ingest_v1_ingest_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_ingest_v1_ingest_service_proto_rawDesc = "" +
@@ -523,12 +962,53 @@ const file_switchboard_ingest_v1_ingest_service_proto_rawDesc = "" +
 	"\x1alist_events.received_range\x125received_after must not be later than received_before\x1af!has(this.received_after) || !has(this.received_before) || this.received_after <= this.received_before\"r\n" +
 	"\x12ListEventsResponse\x124\n" +
 	"\x06events\x18\x01 \x03(\v2\x1c.switchboard.ingest.v1.EventR\x06events\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xff\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc9\x01\n" +
+	"\x12ReplayEventRequest\x12%\n" +
+	"\bevent_id\x18\x01 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\aeventId\x12;\n" +
+	"\x05queue\x18\x02 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
+	"\bagent_id\x18\x03 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12'\n" +
+	"\n" +
+	"replay_key\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\treplayKey\"X\n" +
+	"\fReplayedTodo\x12\x17\n" +
+	"\atodo_id\x18\x01 \x01(\x03R\x06todoId\x12\x14\n" +
+	"\x05queue\x18\x02 \x01(\tR\x05queue\x12\x19\n" +
+	"\bagent_id\x18\x03 \x01(\tR\aagentId\"\xa2\x01\n" +
+	"\x13ReplayEventResponse\x122\n" +
+	"\x05event\x18\x01 \x01(\v2\x1c.switchboard.ingest.v1.EventR\x05event\x129\n" +
+	"\x05todos\x18\x02 \x03(\v2#.switchboard.ingest.v1.ReplayedTodoR\x05todos\x12\x1c\n" +
+	"\tduplicate\x18\x03 \x01(\bR\tduplicate\"\xb5\x05\n" +
+	"\x13ReplayEventsRequest\x12,\n" +
+	"\vendpoint_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\n" +
+	"endpointId\x12*\n" +
+	"\n" +
+	"adapter_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\tadapterId\x12\x1e\n" +
+	"\x05topic\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x05topic\x12A\n" +
+	"\x0ereceived_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rreceivedAfter\x12C\n" +
+	"\x0freceived_before\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0ereceivedBefore\x12\"\n" +
+	"\bafter_id\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\aafterId\x12#\n" +
+	"\x05limit\x18\a \x01(\x05B\r\xbaH\n" +
+	"\xc8\x01\x01\x1a\x05\x18\xe8\a(\x01R\x05limit\x12;\n" +
+	"\x05queue\x18\b \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
+	"\bagent_id\x18\t \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12'\n" +
+	"\n" +
+	"replay_key\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\treplayKey:\xc4\x01\xbaH\xc0\x01\x1a\xbd\x01\n" +
+	"\x1creplay_events.received_range\x125received_after must not be later than received_before\x1af!has(this.received_after) || !has(this.received_before) || this.received_after <= this.received_before\"\xe8\x01\n" +
+	"\x14ReplayEventsResponse\x12\x1a\n" +
+	"\breplayed\x18\x01 \x01(\x05R\breplayed\x12)\n" +
+	"\x10already_replayed\x18\x02 \x01(\x05R\x0falreadyReplayed\x12%\n" +
+	"\x0eskipped_pruned\x18\x03 \x01(\x05R\rskippedPruned\x12*\n" +
+	"\x11skipped_no_target\x18\x04 \x01(\x05R\x0fskippedNoTarget\x12\"\n" +
+	"\rlast_event_id\x18\x05 \x01(\x03R\vlastEventId\x12\x12\n" +
+	"\x04more\x18\x06 \x01(\bR\x04more2\x99\x05\n" +
 	"\rIngestService\x12\x7f\n" +
 	"\fPublishEvent\x12*.switchboard.ingest.v1.PublishEventRequest\x1a+.switchboard.ingest.v1.PublishEventResponse\"\x16\x82\xd3\xe4\x93\x02\x10:\x01*\"\v/api/events\x12u\n" +
 	"\bGetEvent\x12&.switchboard.ingest.v1.GetEventRequest\x1a'.switchboard.ingest.v1.GetEventResponse\"\x18\x82\xd3\xe4\x93\x02\x12\x12\x10/api/events/{id}\x12v\n" +
 	"\n" +
-	"ListEvents\x12(.switchboard.ingest.v1.ListEventsRequest\x1a).switchboard.ingest.v1.ListEventsResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/api/eventsBGZEgithub.com/switchboard/switchboard/gen/switchboard/ingest/v1;ingestv1b\x06proto3"
+	"ListEvents\x12(.switchboard.ingest.v1.ListEventsRequest\x1a).switchboard.ingest.v1.ListEventsResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/api/events\x12\x8e\x01\n" +
+	"\vReplayEvent\x12).switchboard.ingest.v1.ReplayEventRequest\x1a*.switchboard.ingest.v1.ReplayEventResponse\"(\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/api/events/{event_id}:replay\x12\x86\x01\n" +
+	"\fReplayEvents\x12*.switchboard.ingest.v1.ReplayEventsRequest\x1a+.switchboard.ingest.v1.ReplayEventsResponse\"\x1d\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/events:replayBGZEgithub.com/switchboard/switchboard/gen/switchboard/ingest/v1;ingestv1b\x06proto3"
 
 var (
 	file_switchboard_ingest_v1_ingest_service_proto_rawDescOnce sync.Once
@@ -542,7 +1022,7 @@ func file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_ingest_v1_ingest_service_proto_rawDescData
 }
 
-var file_switchboard_ingest_v1_ingest_service_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_switchboard_ingest_v1_ingest_service_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_switchboard_ingest_v1_ingest_service_proto_goTypes = []any{
 	(*PublishEventRequest)(nil),   // 0: switchboard.ingest.v1.PublishEventRequest
 	(*PublishEventResponse)(nil),  // 1: switchboard.ingest.v1.PublishEventResponse
@@ -550,30 +1030,43 @@ var file_switchboard_ingest_v1_ingest_service_proto_goTypes = []any{
 	(*GetEventResponse)(nil),      // 3: switchboard.ingest.v1.GetEventResponse
 	(*ListEventsRequest)(nil),     // 4: switchboard.ingest.v1.ListEventsRequest
 	(*ListEventsResponse)(nil),    // 5: switchboard.ingest.v1.ListEventsResponse
-	nil,                           // 6: switchboard.ingest.v1.PublishEventRequest.HeadersEntry
-	(*Event)(nil),                 // 7: switchboard.ingest.v1.Event
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
-	(v1.TodoState)(0),             // 9: switchboard.queue.v1.TodoState
+	(*ReplayEventRequest)(nil),    // 6: switchboard.ingest.v1.ReplayEventRequest
+	(*ReplayedTodo)(nil),          // 7: switchboard.ingest.v1.ReplayedTodo
+	(*ReplayEventResponse)(nil),   // 8: switchboard.ingest.v1.ReplayEventResponse
+	(*ReplayEventsRequest)(nil),   // 9: switchboard.ingest.v1.ReplayEventsRequest
+	(*ReplayEventsResponse)(nil),  // 10: switchboard.ingest.v1.ReplayEventsResponse
+	nil,                           // 11: switchboard.ingest.v1.PublishEventRequest.HeadersEntry
+	(*Event)(nil),                 // 12: switchboard.ingest.v1.Event
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(v1.TodoState)(0),             // 14: switchboard.queue.v1.TodoState
 }
 var file_switchboard_ingest_v1_ingest_service_proto_depIdxs = []int32{
-	6,  // 0: switchboard.ingest.v1.PublishEventRequest.headers:type_name -> switchboard.ingest.v1.PublishEventRequest.HeadersEntry
-	7,  // 1: switchboard.ingest.v1.PublishEventResponse.event:type_name -> switchboard.ingest.v1.Event
-	7,  // 2: switchboard.ingest.v1.GetEventResponse.event:type_name -> switchboard.ingest.v1.Event
-	8,  // 3: switchboard.ingest.v1.ListEventsRequest.received_after:type_name -> google.protobuf.Timestamp
-	8,  // 4: switchboard.ingest.v1.ListEventsRequest.received_before:type_name -> google.protobuf.Timestamp
-	9,  // 5: switchboard.ingest.v1.ListEventsRequest.todo_state:type_name -> switchboard.queue.v1.TodoState
-	7,  // 6: switchboard.ingest.v1.ListEventsResponse.events:type_name -> switchboard.ingest.v1.Event
-	0,  // 7: switchboard.ingest.v1.IngestService.PublishEvent:input_type -> switchboard.ingest.v1.PublishEventRequest
-	2,  // 8: switchboard.ingest.v1.IngestService.GetEvent:input_type -> switchboard.ingest.v1.GetEventRequest
-	4,  // 9: switchboard.ingest.v1.IngestService.ListEvents:input_type -> switchboard.ingest.v1.ListEventsRequest
-	1,  // 10: switchboard.ingest.v1.IngestService.PublishEvent:output_type -> switchboard.ingest.v1.PublishEventResponse
-	3,  // 11: switchboard.ingest.v1.IngestService.GetEvent:output_type -> switchboard.ingest.v1.GetEventResponse
-	5,  // 12: switchboard.ingest.v1.IngestService.ListEvents:output_type -> switchboard.ingest.v1.ListEventsResponse
-	10, // [10:13] is the sub-list for method output_type
-	7,  // [7:10] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	11, // 0: switchboard.ingest.v1.PublishEventRequest.headers:type_name -> switchboard.ingest.v1.PublishEventRequest.HeadersEntry
+	12, // 1: switchboard.ingest.v1.PublishEventResponse.event:type_name -> switchboard.ingest.v1.Event
+	12, // 2: switchboard.ingest.v1.GetEventResponse.event:type_name -> switchboard.ingest.v1.Event
+	13, // 3: switchboard.ingest.v1.ListEventsRequest.received_after:type_name -> google.protobuf.Timestamp
+	13, // 4: switchboard.ingest.v1.ListEventsRequest.received_before:type_name -> google.protobuf.Timestamp
+	14, // 5: switchboard.ingest.v1.ListEventsRequest.todo_state:type_name -> switchboard.queue.v1.TodoState
+	12, // 6: switchboard.ingest.v1.ListEventsResponse.events:type_name -> switchboard.ingest.v1.Event
+	12, // 7: switchboard.ingest.v1.ReplayEventResponse.event:type_name -> switchboard.ingest.v1.Event
+	7,  // 8: switchboard.ingest.v1.ReplayEventResponse.todos:type_name -> switchboard.ingest.v1.ReplayedTodo
+	13, // 9: switchboard.ingest.v1.ReplayEventsRequest.received_after:type_name -> google.protobuf.Timestamp
+	13, // 10: switchboard.ingest.v1.ReplayEventsRequest.received_before:type_name -> google.protobuf.Timestamp
+	0,  // 11: switchboard.ingest.v1.IngestService.PublishEvent:input_type -> switchboard.ingest.v1.PublishEventRequest
+	2,  // 12: switchboard.ingest.v1.IngestService.GetEvent:input_type -> switchboard.ingest.v1.GetEventRequest
+	4,  // 13: switchboard.ingest.v1.IngestService.ListEvents:input_type -> switchboard.ingest.v1.ListEventsRequest
+	6,  // 14: switchboard.ingest.v1.IngestService.ReplayEvent:input_type -> switchboard.ingest.v1.ReplayEventRequest
+	9,  // 15: switchboard.ingest.v1.IngestService.ReplayEvents:input_type -> switchboard.ingest.v1.ReplayEventsRequest
+	1,  // 16: switchboard.ingest.v1.IngestService.PublishEvent:output_type -> switchboard.ingest.v1.PublishEventResponse
+	3,  // 17: switchboard.ingest.v1.IngestService.GetEvent:output_type -> switchboard.ingest.v1.GetEventResponse
+	5,  // 18: switchboard.ingest.v1.IngestService.ListEvents:output_type -> switchboard.ingest.v1.ListEventsResponse
+	8,  // 19: switchboard.ingest.v1.IngestService.ReplayEvent:output_type -> switchboard.ingest.v1.ReplayEventResponse
+	10, // 20: switchboard.ingest.v1.IngestService.ReplayEvents:output_type -> switchboard.ingest.v1.ReplayEventsResponse
+	16, // [16:21] is the sub-list for method output_type
+	11, // [11:16] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_ingest_v1_ingest_service_proto_init() }
@@ -588,7 +1081,7 @@ func file_switchboard_ingest_v1_ingest_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_ingest_v1_ingest_service_proto_rawDesc), len(file_switchboard_ingest_v1_ingest_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

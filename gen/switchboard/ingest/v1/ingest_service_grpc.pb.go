@@ -22,6 +22,8 @@ const (
 	IngestService_PublishEvent_FullMethodName = "/switchboard.ingest.v1.IngestService/PublishEvent"
 	IngestService_GetEvent_FullMethodName     = "/switchboard.ingest.v1.IngestService/GetEvent"
 	IngestService_ListEvents_FullMethodName   = "/switchboard.ingest.v1.IngestService/ListEvents"
+	IngestService_ReplayEvent_FullMethodName  = "/switchboard.ingest.v1.IngestService/ReplayEvent"
+	IngestService_ReplayEvents_FullMethodName = "/switchboard.ingest.v1.IngestService/ReplayEvents"
 )
 
 // IngestServiceClient is the client API for IngestService service.
@@ -58,6 +60,37 @@ type IngestServiceClient interface {
 	// first, one page at a time.
 	// Errors: INVALID_ARGUMENT for a bad filter, page_size or page_token.
 	ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*ListEventsResponse, error)
+	// ReplayEvent creates new todos for a stored event, as if it had just
+	// arrived: each todo references the event the way its original todo did
+	// (event_id set; the payload {"event_id", "source", …} for webhook and
+	// adapter events, {} for published ones), its kind is the event's topic
+	// (or "webhook" / "adapter" for an event without one), and it carries the
+	// event's trace context. The todos go to queue / agent_id when given,
+	// else where the event's origin sends its work now (the endpoint's or
+	// adapter's current queue and agent; for a published event, the queue and
+	// agent of its oldest todo still kept). The replay is recorded on the
+	// event (replay_count, last_replayed_at) in the same transaction.
+	//
+	// Without replay_key every call replays again. With one, a retry for the
+	// same event creates nothing and answers the todos the first call created
+	// (duplicate = true), while they are kept (todo retention).
+	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown event
+	// (or one the caller may not read) or agent_id, FAILED_PRECONDITION when
+	// the event's payload was pruned, or when no queue is given and the event
+	// has no origin to send it to (a publish without a queue, a deleted
+	// endpoint or adapter).
+	ReplayEvent(ctx context.Context, in *ReplayEventRequest, opts ...grpc.CallOption) (*ReplayEventResponse, error)
+	// ReplayEvents replays (as ReplayEvent does) up to limit of the events the
+	// caller may read that match a filter, oldest (lowest id) first, after
+	// after_id. Events whose payload was pruned, and events with no origin to
+	// send them to when no queue is given, are skipped and counted. Events
+	// are replayed in chunks of 100, each in its own transaction (its events
+	// locked in id order), so a failed call may have replayed its first
+	// chunks: retry the same call with a replay_key to replay only the rest.
+	// To continue past limit, call again with after_id = last_event_id.
+	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown
+	// agent_id.
+	ReplayEvents(ctx context.Context, in *ReplayEventsRequest, opts ...grpc.CallOption) (*ReplayEventsResponse, error)
 }
 
 type ingestServiceClient struct {
@@ -98,6 +131,26 @@ func (c *ingestServiceClient) ListEvents(ctx context.Context, in *ListEventsRequ
 	return out, nil
 }
 
+func (c *ingestServiceClient) ReplayEvent(ctx context.Context, in *ReplayEventRequest, opts ...grpc.CallOption) (*ReplayEventResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplayEventResponse)
+	err := c.cc.Invoke(ctx, IngestService_ReplayEvent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ingestServiceClient) ReplayEvents(ctx context.Context, in *ReplayEventsRequest, opts ...grpc.CallOption) (*ReplayEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplayEventsResponse)
+	err := c.cc.Invoke(ctx, IngestService_ReplayEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IngestServiceServer is the server API for IngestService service.
 // All implementations must embed UnimplementedIngestServiceServer
 // for forward compatibility.
@@ -132,6 +185,37 @@ type IngestServiceServer interface {
 	// first, one page at a time.
 	// Errors: INVALID_ARGUMENT for a bad filter, page_size or page_token.
 	ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error)
+	// ReplayEvent creates new todos for a stored event, as if it had just
+	// arrived: each todo references the event the way its original todo did
+	// (event_id set; the payload {"event_id", "source", …} for webhook and
+	// adapter events, {} for published ones), its kind is the event's topic
+	// (or "webhook" / "adapter" for an event without one), and it carries the
+	// event's trace context. The todos go to queue / agent_id when given,
+	// else where the event's origin sends its work now (the endpoint's or
+	// adapter's current queue and agent; for a published event, the queue and
+	// agent of its oldest todo still kept). The replay is recorded on the
+	// event (replay_count, last_replayed_at) in the same transaction.
+	//
+	// Without replay_key every call replays again. With one, a retry for the
+	// same event creates nothing and answers the todos the first call created
+	// (duplicate = true), while they are kept (todo retention).
+	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown event
+	// (or one the caller may not read) or agent_id, FAILED_PRECONDITION when
+	// the event's payload was pruned, or when no queue is given and the event
+	// has no origin to send it to (a publish without a queue, a deleted
+	// endpoint or adapter).
+	ReplayEvent(context.Context, *ReplayEventRequest) (*ReplayEventResponse, error)
+	// ReplayEvents replays (as ReplayEvent does) up to limit of the events the
+	// caller may read that match a filter, oldest (lowest id) first, after
+	// after_id. Events whose payload was pruned, and events with no origin to
+	// send them to when no queue is given, are skipped and counted. Events
+	// are replayed in chunks of 100, each in its own transaction (its events
+	// locked in id order), so a failed call may have replayed its first
+	// chunks: retry the same call with a replay_key to replay only the rest.
+	// To continue past limit, call again with after_id = last_event_id.
+	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown
+	// agent_id.
+	ReplayEvents(context.Context, *ReplayEventsRequest) (*ReplayEventsResponse, error)
 	mustEmbedUnimplementedIngestServiceServer()
 }
 
@@ -150,6 +234,12 @@ func (UnimplementedIngestServiceServer) GetEvent(context.Context, *GetEventReque
 }
 func (UnimplementedIngestServiceServer) ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListEvents not implemented")
+}
+func (UnimplementedIngestServiceServer) ReplayEvent(context.Context, *ReplayEventRequest) (*ReplayEventResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReplayEvent not implemented")
+}
+func (UnimplementedIngestServiceServer) ReplayEvents(context.Context, *ReplayEventsRequest) (*ReplayEventsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReplayEvents not implemented")
 }
 func (UnimplementedIngestServiceServer) mustEmbedUnimplementedIngestServiceServer() {}
 func (UnimplementedIngestServiceServer) testEmbeddedByValue()                       {}
@@ -226,6 +316,42 @@ func _IngestService_ListEvents_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IngestService_ReplayEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReplayEventRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IngestServiceServer).ReplayEvent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IngestService_ReplayEvent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IngestServiceServer).ReplayEvent(ctx, req.(*ReplayEventRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IngestService_ReplayEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReplayEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IngestServiceServer).ReplayEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IngestService_ReplayEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IngestServiceServer).ReplayEvents(ctx, req.(*ReplayEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IngestService_ServiceDesc is the grpc.ServiceDesc for IngestService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -244,6 +370,14 @@ var IngestService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListEvents",
 			Handler:    _IngestService_ListEvents_Handler,
+		},
+		{
+			MethodName: "ReplayEvent",
+			Handler:    _IngestService_ReplayEvent_Handler,
+		},
+		{
+			MethodName: "ReplayEvents",
+			Handler:    _IngestService_ReplayEvents_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -34,7 +34,7 @@ SELECT count(*)::integer AS found FROM agents AS a WHERE a.id = sqlc.arg(agent_i
 -- One event of the tenant (for an agent: one it may read), payload included; pgx.ErrNoRows when missing or out of
 -- reach.
 SELECT id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id, received_at,
-       headers, content_type, payload, size_bytes
+       headers, content_type, payload, size_bytes, replay_count, last_replayed_at, payload_pruned_at
 FROM events
 WHERE id = sqlc.arg(id)
   AND human_id = sqlc.arg(human_id)
@@ -45,7 +45,7 @@ WHERE id = sqlc.arg(id)
 -- The event a duplicate delivery id points at (what PublishEvent answers for a duplicate), if the caller may read
 -- it.
 SELECT id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id, received_at,
-       headers, content_type, payload, size_bytes
+       headers, content_type, payload, size_bytes, replay_count, last_replayed_at, payload_pruned_at
 FROM events
 WHERE human_id = sqlc.arg(human_id)
   AND source = sqlc.arg(source)
@@ -60,7 +60,7 @@ WHERE human_id = sqlc.arg(human_id)
 SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic, e.delivery_id,
        e.received_at, e.headers, e.content_type,
        CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload,
-       e.size_bytes
+       e.size_bytes, e.replay_count, e.last_replayed_at, e.payload_pruned_at
 FROM events AS e
 WHERE e.human_id = sqlc.arg(human_id)
   AND (sqlc.narg(source)::text IS NULL OR e.source = sqlc.narg(source)::text)
@@ -81,11 +81,13 @@ LIMIT sqlc.arg(page_size)::integer;
 -- the agent may read; one statement with the three as OR would walk the tenant's events under a generic plan. The
 -- keyset bound is an index condition (coalesce, not "IS NULL OR") for the same reason.
 SELECT v.id, v.human_id, v.source, v.endpoint_id, v.adapter_id, v.published_by, v.agent_id, v.topic, v.delivery_id,
-       v.received_at, v.headers, v.content_type, v.payload, v.size_bytes
+       v.received_at, v.headers, v.content_type, v.payload, v.size_bytes, v.replay_count, v.last_replayed_at,
+       v.payload_pruned_at
 FROM (
     (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
             e.delivery_id, e.received_at, e.headers, e.content_type,
-            CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+            CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes,
+            e.replay_count, e.last_replayed_at, e.payload_pruned_at
      FROM events AS e
      WHERE e.agent_id = sqlc.arg(caller_agent_id)::uuid
        AND e.human_id = sqlc.arg(human_id)
@@ -102,7 +104,8 @@ FROM (
     UNION ALL
     (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
             e.delivery_id, e.received_at, e.headers, e.content_type,
-            CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+            CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes,
+            e.replay_count, e.last_replayed_at, e.payload_pruned_at
      FROM events AS e
      WHERE e.agent_id IS NULL
        AND e.human_id = sqlc.arg(human_id)
@@ -119,7 +122,8 @@ FROM (
     UNION ALL
     (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
             e.delivery_id, e.received_at, e.headers, e.content_type,
-            CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+            CASE WHEN sqlc.arg(include_payload)::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes,
+            e.replay_count, e.last_replayed_at, e.payload_pruned_at
      FROM events AS e
      WHERE e.published_by = sqlc.arg(caller_agent_id)::uuid
        AND e.agent_id <> sqlc.arg(caller_agent_id)::uuid
@@ -209,3 +213,60 @@ FROM input AS i
 ORDER BY i.delivery_id COLLATE "C", i.ord
 ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
 RETURNING id, received_at, coalesce(delivery_id, '')::text AS delivery_id;
+
+-- name: EventForReplay :one
+-- One event of the tenant that the caller may read (the read rule above), as a replay reads it before it locks
+-- it (EventsLockForReplay); pgx.ErrNoRows when missing or out of reach.
+SELECT id, human_id, source, endpoint_id, adapter_id, agent_id, topic, payload_pruned_at
+FROM events
+WHERE id = sqlc.arg(id)
+  AND human_id = sqlc.arg(human_id)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid
+       OR published_by = sqlc.narg(caller_agent_id)::uuid);
+
+-- name: EventsForReplay :many
+-- The next chunk of a bulk replay: the tenant's events the caller may read (the read rule above) that match the
+-- filters, after after_id, oldest first. An endpoint or adapter filter is its source scope ('endpoint:<uuid>'), so
+-- it keeps the events of a deleted endpoint, and walks idx_events_human_source. Read without locks: the replay
+-- resolves each event's targets (other connections' reads) before its transaction, then locks the rows
+-- (EventsLockForReplay).
+SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.agent_id, e.topic, e.payload_pruned_at
+FROM events AS e
+WHERE e.human_id = sqlc.arg(human_id)
+  AND e.id > sqlc.arg(after_id)::bigint
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR e.agent_id IS NULL OR e.agent_id = sqlc.narg(caller_agent_id)::uuid
+       OR e.published_by = sqlc.narg(caller_agent_id)::uuid)
+  AND (sqlc.narg(source)::text IS NULL OR e.source = sqlc.narg(source)::text)
+  AND (sqlc.narg(topic)::text IS NULL OR e.topic = sqlc.narg(topic)::text)
+  AND (sqlc.narg(received_after)::timestamptz IS NULL OR e.received_at >= sqlc.narg(received_after)::timestamptz)
+  AND (sqlc.narg(received_before)::timestamptz IS NULL OR e.received_at < sqlc.narg(received_before)::timestamptz)
+ORDER BY e.id
+LIMIT sqlc.arg(chunk)::integer;
+
+-- name: EventsLockForReplay :many
+-- Locks the events a replay transaction creates todos for, in id order (the order every replay locks events in),
+-- and returns those still stored with their pruned mark (retention may have removed one since it was read).
+SELECT e.id, e.payload_pruned_at
+FROM events AS e
+WHERE e.human_id = sqlc.arg(human_id)
+  AND e.id = ANY (sqlc.arg(ids)::bigint[])
+ORDER BY e.id
+FOR UPDATE;
+
+-- name: EventMarkReplayed :exec
+-- Records a replay on events this transaction locked (EventsLockForReplay) and created todos for.
+UPDATE events
+SET replay_count = replay_count + 1,
+    last_replayed_at = now()
+WHERE human_id = sqlc.arg(human_id)
+  AND id = ANY (sqlc.arg(ids)::bigint[]);
+
+-- name: EventOldestTodoTarget :one
+-- Where a published event's work went: the queue and agent of its oldest todo still kept (PublishEvent keeps no
+-- other record of its queue); pgx.ErrNoRows when it has none.
+SELECT t.queue, t.agent_id
+FROM todos AS t
+WHERE t.event_id = sqlc.arg(event_id)::bigint
+  AND t.human_id = sqlc.arg(human_id)
+ORDER BY t.id
+LIMIT 1;

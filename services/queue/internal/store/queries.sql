@@ -502,3 +502,56 @@ WHERE state IN ('pending', 'running', 'dead')
 GROUP BY human_id, queue, state
 ORDER BY count(*) DESC
 LIMIT sqlc.arg(row_limit);
+
+-- name: TodoInsertForReplay :many
+-- The todos of a replay of stored events (ingest's ReplayEvent/ReplayEvents, inside its transaction that records
+-- the replay on the events). Arrays are parallel, one element per todo: an event may get several (one per target
+-- queue). payload '' is a reference to the event, built as TodoInsertForEvents builds it; agent_id and dedupe_key
+-- '' mean none. The join keeps only the tenant's events, so an id of another tenant inserts nothing. A dedupe key
+-- already held in its queue inserts nothing (a retried replay; the caller reads those with TodoGetReplayed). Ids
+-- are drawn in entry order; rows are inserted in (queue, dedupe_key) order, the one order concurrent replays take
+-- their keys in (see TodoInsertBatch).
+WITH u AS MATERIALIZED (
+    SELECT v.*, nextval(pg_get_serial_sequence('todos', 'id')) AS id
+    FROM (
+        SELECT unnest(sqlc.arg(event_ids)::bigint[])                              AS event_id,
+               unnest(sqlc.arg(queues)::text[])                                   AS queue,
+               unnest(sqlc.arg(agent_ids)::text[])                                AS agent_id,
+               unnest(sqlc.arg(kinds)::text[])                                    AS kind,
+               unnest(sqlc.arg(payloads)::text[])                                 AS payload,
+               unnest(sqlc.arg(dedupe_keys)::text[])                              AS dedupe_key,
+               generate_series(1, cardinality(sqlc.arg(kinds)::text[]))::bigint AS ord
+    ) AS v
+    ORDER BY v.ord
+)
+INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, max_attempts, dedupe_key, trace_parent)
+OVERRIDING SYSTEM VALUE
+SELECT u.id,
+       e.human_id,
+       u.queue,
+       nullif(u.agent_id, '')::uuid,
+       e.id,
+       u.kind,
+       coalesce(nullif(u.payload, '')::jsonb,
+                jsonb_strip_nulls(jsonb_build_object('event_id', e.id, 'source', e.source, 'topic', nullif(e.topic, ''),
+                                                     'content_type', nullif(e.content_type, ''),
+                                                     'delivery_id', e.delivery_id))),
+       coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'),
+                sqlc.arg(default_max_attempts)::integer),
+       nullif(u.dedupe_key, ''),
+       e.trace_parent
+FROM u
+JOIN events AS e ON e.id = u.event_id AND e.human_id = sqlc.arg(human_id)::uuid
+ORDER BY u.queue COLLATE "C", u.dedupe_key COLLATE "C", u.ord
+ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+RETURNING id, event_id, queue, agent_id, state, coalesce(dedupe_key, '')::text AS dedupe_key;
+
+-- name: TodoGetReplayed :many
+-- The todos that already hold some (queue, dedupe_key) pairs of the tenant: what a retried replay answers. A
+-- statement of its own (not part of the insert) so that, under READ COMMITTED, it sees a concurrent replay's todo
+-- that committed while the insert waited on its key.
+SELECT t.id, t.event_id, t.queue, t.agent_id, t.state, coalesce(t.dedupe_key, '')::text AS dedupe_key
+FROM todos AS t
+JOIN (SELECT unnest(sqlc.arg(queues)::text[]) AS queue, unnest(sqlc.arg(dedupe_keys)::text[]) AS dedupe_key) AS k
+  ON t.queue = k.queue AND t.dedupe_key = k.dedupe_key
+WHERE t.human_id = sqlc.arg(human_id)::uuid;

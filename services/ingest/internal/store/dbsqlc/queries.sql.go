@@ -33,7 +33,7 @@ func (q *Queries) AgentOfHuman(ctx context.Context, db DBTX, arg AgentOfHumanPar
 
 const eventByDelivery = `-- name: EventByDelivery :one
 SELECT id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id, received_at,
-       headers, content_type, payload, size_bytes
+       headers, content_type, payload, size_bytes, replay_count, last_replayed_at, payload_pruned_at
 FROM events
 WHERE human_id = $1
   AND source = $2
@@ -50,20 +50,23 @@ type EventByDeliveryParams struct {
 }
 
 type EventByDeliveryRow struct {
-	ID          int64
-	HumanID     uuid.UUID
-	Source      string
-	EndpointID  *uuid.UUID
-	AdapterID   *uuid.UUID
-	PublishedBy *uuid.UUID
-	AgentID     *uuid.UUID
-	Topic       string
-	DeliveryID  *string
-	ReceivedAt  time.Time
-	Headers     json.RawMessage
-	ContentType string
-	Payload     []byte
-	SizeBytes   *int32
+	ID              int64
+	HumanID         uuid.UUID
+	Source          string
+	EndpointID      *uuid.UUID
+	AdapterID       *uuid.UUID
+	PublishedBy     *uuid.UUID
+	AgentID         *uuid.UUID
+	Topic           string
+	DeliveryID      *string
+	ReceivedAt      time.Time
+	Headers         json.RawMessage
+	ContentType     string
+	Payload         []byte
+	SizeBytes       *int32
+	ReplayCount     int32
+	LastReplayedAt  *time.Time
+	PayloadPrunedAt *time.Time
 }
 
 // The event a duplicate delivery id points at (what PublishEvent answers for a duplicate), if the caller may read
@@ -91,13 +94,60 @@ func (q *Queries) EventByDelivery(ctx context.Context, db DBTX, arg EventByDeliv
 		&i.ContentType,
 		&i.Payload,
 		&i.SizeBytes,
+		&i.ReplayCount,
+		&i.LastReplayedAt,
+		&i.PayloadPrunedAt,
+	)
+	return i, err
+}
+
+const eventForReplay = `-- name: EventForReplay :one
+SELECT id, human_id, source, endpoint_id, adapter_id, agent_id, topic, payload_pruned_at
+FROM events
+WHERE id = $1
+  AND human_id = $2
+  AND ($3::uuid IS NULL OR agent_id IS NULL OR agent_id = $3::uuid
+       OR published_by = $3::uuid)
+`
+
+type EventForReplayParams struct {
+	ID            int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
+}
+
+type EventForReplayRow struct {
+	ID              int64
+	HumanID         uuid.UUID
+	Source          string
+	EndpointID      *uuid.UUID
+	AdapterID       *uuid.UUID
+	AgentID         *uuid.UUID
+	Topic           string
+	PayloadPrunedAt *time.Time
+}
+
+// One event of the tenant that the caller may read (the read rule above), as a replay reads it before it locks
+// it (EventsLockForReplay); pgx.ErrNoRows when missing or out of reach.
+func (q *Queries) EventForReplay(ctx context.Context, db DBTX, arg EventForReplayParams) (EventForReplayRow, error) {
+	row := db.QueryRow(ctx, eventForReplay, arg.ID, arg.HumanID, arg.CallerAgentID)
+	var i EventForReplayRow
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Source,
+		&i.EndpointID,
+		&i.AdapterID,
+		&i.AgentID,
+		&i.Topic,
+		&i.PayloadPrunedAt,
 	)
 	return i, err
 }
 
 const eventGet = `-- name: EventGet :one
 SELECT id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id, received_at,
-       headers, content_type, payload, size_bytes
+       headers, content_type, payload, size_bytes, replay_count, last_replayed_at, payload_pruned_at
 FROM events
 WHERE id = $1
   AND human_id = $2
@@ -112,20 +162,23 @@ type EventGetParams struct {
 }
 
 type EventGetRow struct {
-	ID          int64
-	HumanID     uuid.UUID
-	Source      string
-	EndpointID  *uuid.UUID
-	AdapterID   *uuid.UUID
-	PublishedBy *uuid.UUID
-	AgentID     *uuid.UUID
-	Topic       string
-	DeliveryID  *string
-	ReceivedAt  time.Time
-	Headers     json.RawMessage
-	ContentType string
-	Payload     []byte
-	SizeBytes   *int32
+	ID              int64
+	HumanID         uuid.UUID
+	Source          string
+	EndpointID      *uuid.UUID
+	AdapterID       *uuid.UUID
+	PublishedBy     *uuid.UUID
+	AgentID         *uuid.UUID
+	Topic           string
+	DeliveryID      *string
+	ReceivedAt      time.Time
+	Headers         json.RawMessage
+	ContentType     string
+	Payload         []byte
+	SizeBytes       *int32
+	ReplayCount     int32
+	LastReplayedAt  *time.Time
+	PayloadPrunedAt *time.Time
 }
 
 // One event of the tenant (for an agent: one it may read), payload included; pgx.ErrNoRows when missing or out of
@@ -148,6 +201,9 @@ func (q *Queries) EventGet(ctx context.Context, db DBTX, arg EventGetParams) (Ev
 		&i.ContentType,
 		&i.Payload,
 		&i.SizeBytes,
+		&i.ReplayCount,
+		&i.LastReplayedAt,
+		&i.PayloadPrunedAt,
 	)
 	return i, err
 }
@@ -156,7 +212,7 @@ const eventList = `-- name: EventList :many
 SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic, e.delivery_id,
        e.received_at, e.headers, e.content_type,
        CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload,
-       e.size_bytes
+       e.size_bytes, e.replay_count, e.last_replayed_at, e.payload_pruned_at
 FROM events AS e
 WHERE e.human_id = $2
   AND ($3::text IS NULL OR e.source = $3::text)
@@ -185,20 +241,23 @@ type EventListParams struct {
 }
 
 type EventListRow struct {
-	ID          int64
-	HumanID     uuid.UUID
-	Source      string
-	EndpointID  *uuid.UUID
-	AdapterID   *uuid.UUID
-	PublishedBy *uuid.UUID
-	AgentID     *uuid.UUID
-	Topic       string
-	DeliveryID  *string
-	ReceivedAt  time.Time
-	Headers     json.RawMessage
-	ContentType string
-	Payload     []byte
-	SizeBytes   *int32
+	ID              int64
+	HumanID         uuid.UUID
+	Source          string
+	EndpointID      *uuid.UUID
+	AdapterID       *uuid.UUID
+	PublishedBy     *uuid.UUID
+	AgentID         *uuid.UUID
+	Topic           string
+	DeliveryID      *string
+	ReceivedAt      time.Time
+	Headers         json.RawMessage
+	ContentType     string
+	Payload         []byte
+	SizeBytes       *int32
+	ReplayCount     int32
+	LastReplayedAt  *time.Time
+	PayloadPrunedAt *time.Time
 }
 
 // A tenant's events newest first with optional filters (for a human's credential; an agent's lists with
@@ -239,6 +298,9 @@ func (q *Queries) EventList(ctx context.Context, db DBTX, arg EventListParams) (
 			&i.ContentType,
 			&i.Payload,
 			&i.SizeBytes,
+			&i.ReplayCount,
+			&i.LastReplayedAt,
+			&i.PayloadPrunedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -252,11 +314,13 @@ func (q *Queries) EventList(ctx context.Context, db DBTX, arg EventListParams) (
 
 const eventListForAgent = `-- name: EventListForAgent :many
 SELECT v.id, v.human_id, v.source, v.endpoint_id, v.adapter_id, v.published_by, v.agent_id, v.topic, v.delivery_id,
-       v.received_at, v.headers, v.content_type, v.payload, v.size_bytes
+       v.received_at, v.headers, v.content_type, v.payload, v.size_bytes, v.replay_count, v.last_replayed_at,
+       v.payload_pruned_at
 FROM (
     (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
             e.delivery_id, e.received_at, e.headers, e.content_type,
-            CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+            CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes,
+            e.replay_count, e.last_replayed_at, e.payload_pruned_at
      FROM events AS e
      WHERE e.agent_id = $2::uuid
        AND e.human_id = $3
@@ -273,7 +337,8 @@ FROM (
     UNION ALL
     (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
             e.delivery_id, e.received_at, e.headers, e.content_type,
-            CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+            CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes,
+            e.replay_count, e.last_replayed_at, e.payload_pruned_at
      FROM events AS e
      WHERE e.agent_id IS NULL
        AND e.human_id = $3
@@ -290,7 +355,8 @@ FROM (
     UNION ALL
     (SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.published_by, e.agent_id, e.topic,
             e.delivery_id, e.received_at, e.headers, e.content_type,
-            CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes
+            CASE WHEN $1::boolean THEN e.payload ELSE ''::bytea END AS payload, e.size_bytes,
+            e.replay_count, e.last_replayed_at, e.payload_pruned_at
      FROM events AS e
      WHERE e.published_by = $2::uuid
        AND e.agent_id <> $2::uuid
@@ -325,20 +391,23 @@ type EventListForAgentParams struct {
 }
 
 type EventListForAgentRow struct {
-	ID          int64
-	HumanID     uuid.UUID
-	Source      string
-	EndpointID  *uuid.UUID
-	AdapterID   *uuid.UUID
-	PublishedBy *uuid.UUID
-	AgentID     *uuid.UUID
-	Topic       string
-	DeliveryID  *string
-	ReceivedAt  time.Time
-	Headers     json.RawMessage
-	ContentType string
-	Payload     []byte
-	SizeBytes   *int32
+	ID              int64
+	HumanID         uuid.UUID
+	Source          string
+	EndpointID      *uuid.UUID
+	AdapterID       *uuid.UUID
+	PublishedBy     *uuid.UUID
+	AgentID         *uuid.UUID
+	Topic           string
+	DeliveryID      *string
+	ReceivedAt      time.Time
+	Headers         json.RawMessage
+	ContentType     string
+	Payload         []byte
+	SizeBytes       *int32
+	ReplayCount     int32
+	LastReplayedAt  *time.Time
+	PayloadPrunedAt *time.Time
 }
 
 // EventList for a credential that acts as an agent: the events for it, the tenant's shared ones and those it
@@ -382,6 +451,9 @@ func (q *Queries) EventListForAgent(ctx context.Context, db DBTX, arg EventListF
 			&i.ContentType,
 			&i.Payload,
 			&i.SizeBytes,
+			&i.ReplayCount,
+			&i.LastReplayedAt,
+			&i.PayloadPrunedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -391,6 +463,53 @@ func (q *Queries) EventListForAgent(ctx context.Context, db DBTX, arg EventListF
 		return nil, err
 	}
 	return items, nil
+}
+
+const eventMarkReplayed = `-- name: EventMarkReplayed :exec
+UPDATE events
+SET replay_count = replay_count + 1,
+    last_replayed_at = now()
+WHERE human_id = $1
+  AND id = ANY ($2::bigint[])
+`
+
+type EventMarkReplayedParams struct {
+	HumanID uuid.UUID
+	Ids     []int64
+}
+
+// Records a replay on events this transaction locked (EventsLockForReplay) and created todos for.
+func (q *Queries) EventMarkReplayed(ctx context.Context, db DBTX, arg EventMarkReplayedParams) error {
+	_, err := db.Exec(ctx, eventMarkReplayed, arg.HumanID, arg.Ids)
+	return err
+}
+
+const eventOldestTodoTarget = `-- name: EventOldestTodoTarget :one
+SELECT t.queue, t.agent_id
+FROM todos AS t
+WHERE t.event_id = $1::bigint
+  AND t.human_id = $2
+ORDER BY t.id
+LIMIT 1
+`
+
+type EventOldestTodoTargetParams struct {
+	EventID int64
+	HumanID uuid.UUID
+}
+
+type EventOldestTodoTargetRow struct {
+	Queue   string
+	AgentID *uuid.UUID
+}
+
+// Where a published event's work went: the queue and agent of its oldest todo still kept (PublishEvent keeps no
+// other record of its queue); pgx.ErrNoRows when it has none.
+func (q *Queries) EventOldestTodoTarget(ctx context.Context, db DBTX, arg EventOldestTodoTargetParams) (EventOldestTodoTargetRow, error) {
+	row := db.QueryRow(ctx, eventOldestTodoTarget, arg.EventID, arg.HumanID)
+	var i EventOldestTodoTargetRow
+	err := row.Scan(&i.Queue, &i.AgentID)
+	return i, err
 }
 
 const eventPruneByAge = `-- name: EventPruneByAge :execrows
@@ -486,6 +605,127 @@ func (q *Queries) EventRecentByBody(ctx context.Context, db DBTX, arg EventRecen
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const eventsForReplay = `-- name: EventsForReplay :many
+SELECT e.id, e.human_id, e.source, e.endpoint_id, e.adapter_id, e.agent_id, e.topic, e.payload_pruned_at
+FROM events AS e
+WHERE e.human_id = $1
+  AND e.id > $2::bigint
+  AND ($3::uuid IS NULL OR e.agent_id IS NULL OR e.agent_id = $3::uuid
+       OR e.published_by = $3::uuid)
+  AND ($4::text IS NULL OR e.source = $4::text)
+  AND ($5::text IS NULL OR e.topic = $5::text)
+  AND ($6::timestamptz IS NULL OR e.received_at >= $6::timestamptz)
+  AND ($7::timestamptz IS NULL OR e.received_at < $7::timestamptz)
+ORDER BY e.id
+LIMIT $8::integer
+`
+
+type EventsForReplayParams struct {
+	HumanID        uuid.UUID
+	AfterID        int64
+	CallerAgentID  *uuid.UUID
+	Source         *string
+	Topic          *string
+	ReceivedAfter  *time.Time
+	ReceivedBefore *time.Time
+	Chunk          int32
+}
+
+type EventsForReplayRow struct {
+	ID              int64
+	HumanID         uuid.UUID
+	Source          string
+	EndpointID      *uuid.UUID
+	AdapterID       *uuid.UUID
+	AgentID         *uuid.UUID
+	Topic           string
+	PayloadPrunedAt *time.Time
+}
+
+// The next chunk of a bulk replay: the tenant's events the caller may read (the read rule above) that match the
+// filters, after after_id, oldest first. An endpoint or adapter filter is its source scope ('endpoint:<uuid>'), so
+// it keeps the events of a deleted endpoint, and walks idx_events_human_source. Read without locks: the replay
+// resolves each event's targets (other connections' reads) before its transaction, then locks the rows
+// (EventsLockForReplay).
+func (q *Queries) EventsForReplay(ctx context.Context, db DBTX, arg EventsForReplayParams) ([]EventsForReplayRow, error) {
+	rows, err := db.Query(ctx, eventsForReplay,
+		arg.HumanID,
+		arg.AfterID,
+		arg.CallerAgentID,
+		arg.Source,
+		arg.Topic,
+		arg.ReceivedAfter,
+		arg.ReceivedBefore,
+		arg.Chunk,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventsForReplayRow{}
+	for rows.Next() {
+		var i EventsForReplayRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Source,
+			&i.EndpointID,
+			&i.AdapterID,
+			&i.AgentID,
+			&i.Topic,
+			&i.PayloadPrunedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const eventsLockForReplay = `-- name: EventsLockForReplay :many
+SELECT e.id, e.payload_pruned_at
+FROM events AS e
+WHERE e.human_id = $1
+  AND e.id = ANY ($2::bigint[])
+ORDER BY e.id
+FOR UPDATE
+`
+
+type EventsLockForReplayParams struct {
+	HumanID uuid.UUID
+	Ids     []int64
+}
+
+type EventsLockForReplayRow struct {
+	ID              int64
+	PayloadPrunedAt *time.Time
+}
+
+// Locks the events a replay transaction creates todos for, in id order (the order every replay locks events in),
+// and returns those still stored with their pruned mark (retention may have removed one since it was read).
+func (q *Queries) EventsLockForReplay(ctx context.Context, db DBTX, arg EventsLockForReplayParams) ([]EventsLockForReplayRow, error) {
+	rows, err := db.Query(ctx, eventsLockForReplay, arg.HumanID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventsLockForReplayRow{}
+	for rows.Next() {
+		var i EventsLockForReplayRow
+		if err := rows.Scan(&i.ID, &i.PayloadPrunedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const lockBodyHash = `-- name: LockBodyHash :exec

@@ -669,6 +669,59 @@ func (q *Queries) TodoGetMany(ctx context.Context, db DBTX, arg TodoGetManyParam
 	return items, nil
 }
 
+const todoGetReplayed = `-- name: TodoGetReplayed :many
+SELECT t.id, t.event_id, t.queue, t.agent_id, t.state, coalesce(t.dedupe_key, '')::text AS dedupe_key
+FROM todos AS t
+JOIN (SELECT unnest($1::text[]) AS queue, unnest($2::text[]) AS dedupe_key) AS k
+  ON t.queue = k.queue AND t.dedupe_key = k.dedupe_key
+WHERE t.human_id = $3::uuid
+`
+
+type TodoGetReplayedParams struct {
+	Queues     []string
+	DedupeKeys []string
+	HumanID    uuid.UUID
+}
+
+type TodoGetReplayedRow struct {
+	ID        int64
+	EventID   *int64
+	Queue     string
+	AgentID   *uuid.UUID
+	State     string
+	DedupeKey string
+}
+
+// The todos that already hold some (queue, dedupe_key) pairs of the tenant: what a retried replay answers. A
+// statement of its own (not part of the insert) so that, under READ COMMITTED, it sees a concurrent replay's todo
+// that committed while the insert waited on its key.
+func (q *Queries) TodoGetReplayed(ctx context.Context, db DBTX, arg TodoGetReplayedParams) ([]TodoGetReplayedRow, error) {
+	rows, err := db.Query(ctx, todoGetReplayed, arg.Queues, arg.DedupeKeys, arg.HumanID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TodoGetReplayedRow{}
+	for rows.Next() {
+		var i TodoGetReplayedRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.Queue,
+			&i.AgentID,
+			&i.State,
+			&i.DedupeKey,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const todoHeartbeatBatch = `-- name: TodoHeartbeatBatch :many
 UPDATE todos AS t
 SET lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
@@ -850,6 +903,106 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 			&i.LeaseToken,
 			&i.LeaseOutcome,
 			&i.TraceParent,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const todoInsertForReplay = `-- name: TodoInsertForReplay :many
+WITH u AS MATERIALIZED (
+    SELECT v.event_id, v.queue, v.agent_id, v.kind, v.payload, v.dedupe_key, v.ord, nextval(pg_get_serial_sequence('todos', 'id')) AS id
+    FROM (
+        SELECT unnest($3::bigint[])                              AS event_id,
+               unnest($4::text[])                                   AS queue,
+               unnest($5::text[])                                AS agent_id,
+               unnest($6::text[])                                    AS kind,
+               unnest($7::text[])                                 AS payload,
+               unnest($8::text[])                              AS dedupe_key,
+               generate_series(1, cardinality($6::text[]))::bigint AS ord
+    ) AS v
+    ORDER BY v.ord
+)
+INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, max_attempts, dedupe_key, trace_parent)
+OVERRIDING SYSTEM VALUE
+SELECT u.id,
+       e.human_id,
+       u.queue,
+       nullif(u.agent_id, '')::uuid,
+       e.id,
+       u.kind,
+       coalesce(nullif(u.payload, '')::jsonb,
+                jsonb_strip_nulls(jsonb_build_object('event_id', e.id, 'source', e.source, 'topic', nullif(e.topic, ''),
+                                                     'content_type', nullif(e.content_type, ''),
+                                                     'delivery_id', e.delivery_id))),
+       coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'),
+                $1::integer),
+       nullif(u.dedupe_key, ''),
+       e.trace_parent
+FROM u
+JOIN events AS e ON e.id = u.event_id AND e.human_id = $2::uuid
+ORDER BY u.queue COLLATE "C", u.dedupe_key COLLATE "C", u.ord
+ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+RETURNING id, event_id, queue, agent_id, state, coalesce(dedupe_key, '')::text AS dedupe_key
+`
+
+type TodoInsertForReplayParams struct {
+	DefaultMaxAttempts int32
+	HumanID            uuid.UUID
+	EventIds           []int64
+	Queues             []string
+	AgentIds           []string
+	Kinds              []string
+	Payloads           []string
+	DedupeKeys         []string
+}
+
+type TodoInsertForReplayRow struct {
+	ID        int64
+	EventID   *int64
+	Queue     string
+	AgentID   *uuid.UUID
+	State     string
+	DedupeKey string
+}
+
+// The todos of a replay of stored events (ingest's ReplayEvent/ReplayEvents, inside its transaction that records
+// the replay on the events). Arrays are parallel, one element per todo: an event may get several (one per target
+// queue). payload ” is a reference to the event, built as TodoInsertForEvents builds it; agent_id and dedupe_key
+// ” mean none. The join keeps only the tenant's events, so an id of another tenant inserts nothing. A dedupe key
+// already held in its queue inserts nothing (a retried replay; the caller reads those with TodoGetReplayed). Ids
+// are drawn in entry order; rows are inserted in (queue, dedupe_key) order, the one order concurrent replays take
+// their keys in (see TodoInsertBatch).
+func (q *Queries) TodoInsertForReplay(ctx context.Context, db DBTX, arg TodoInsertForReplayParams) ([]TodoInsertForReplayRow, error) {
+	rows, err := db.Query(ctx, todoInsertForReplay,
+		arg.DefaultMaxAttempts,
+		arg.HumanID,
+		arg.EventIds,
+		arg.Queues,
+		arg.AgentIds,
+		arg.Kinds,
+		arg.Payloads,
+		arg.DedupeKeys,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TodoInsertForReplayRow{}
+	for rows.Next() {
+		var i TodoInsertForReplayRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.Queue,
+			&i.AgentID,
+			&i.State,
+			&i.DedupeKey,
 		); err != nil {
 			return nil, err
 		}
