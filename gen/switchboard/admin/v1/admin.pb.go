@@ -706,7 +706,18 @@ type Endpoint struct {
 	RateLimitPerSecond int32 `protobuf:"varint,21,opt,name=rate_limit_per_second,json=rateLimitPerSecond,proto3" json:"rate_limit_per_second,omitempty"`
 	// The stored secrets, oldest first, without their material. Output only:
 	// change them with AddEndpointSecret and RemoveEndpointSecret.
-	Secrets       []*EndpointSecret `protobuf:"bytes,22,rep,name=secrets,proto3" json:"secrets,omitempty"`
+	Secrets []*EndpointSecret `protobuf:"bytes,22,rep,name=secrets,proto3" json:"secrets,omitempty"`
+	// Input only, never returned: every read (and the responses of
+	// CreateEndpoint, UpdateEndpoint and AddEndpointSecret) leaves it empty.
+	// The verification secret, 16–1024 characters, where a REST client puts
+	// it: in the JSON body of POST /api/admin/endpoints or of a PATCH, never
+	// in the URL (a secret in a query string is refused: URLs are logged).
+	// On create it is CreateEndpointRequest.secret; on update, named in
+	// update_mask ("secret", which a PATCH body's "secret" key adds), it is
+	// UpdateEndpointRequest.secret, with the same rules. Setting both to
+	// different values is INVALID_ARGUMENT. debug_redact marks it as secret
+	// for the REST edge, which refuses every such field in a query string.
+	Secret        string `protobuf:"bytes,38,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -895,6 +906,13 @@ func (x *Endpoint) GetSecrets() []*EndpointSecret {
 	return nil
 }
 
+func (x *Endpoint) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
 // Adapter is a push webhook or pull source configuration (table adapters)
 // that turns external events into todos.
 type Adapter struct {
@@ -915,8 +933,10 @@ type Adapter struct {
 	// connection address, stream key and consumer settings); at most 64 KiB
 	// serialized. Validated by the server on create and update (its shape
 	// depends on kind, and protovalidate cannot measure a serialized size).
-	// Returned verbatim by reads, so it must not contain plaintext passwords.
-	// Never null on read.
+	// Returned verbatim by reads, so it must not contain plaintext passwords
+	// (REDIS_STREAM refuses a "password" key). Over REST it is part of the
+	// JSON body; a credential key (secret, password) in a query string is
+	// refused. Never null on read.
 	Config *structpb.Struct `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
 	// Webhook endpoint id (uuid) the adapter receives from; required for
 	// WEBHOOK, must be empty for REDIS_STREAM (rules on CreateAdapterRequest;
@@ -1215,7 +1235,7 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xc2\b\n" +
+	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xec\b\n" +
 	"\bEndpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12\x12\n" +
@@ -1242,7 +1262,9 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x10signature_prefix\x18\x13 \x01(\tB\a\xbaH\x04r\x02\x18 R\x0fsignaturePrefix\x12;\n" +
 	"\x11tolerance_seconds\x18\x14 \x01(\x05B\x0e\xbaH\v\xd8\x01\x01\x1a\x06\x18\x80\xa3\x05(\x01R\x10toleranceSeconds\x12>\n" +
 	"\x15rate_limit_per_second\x18\x15 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\x12rateLimitPerSecond\x12>\n" +
-	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecretsB\n" +
+	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecrets\x12(\n" +
+	"\x06secret\x18& \x01(\tB\x10\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secretB\n" +
 	"\n" +
 	"\b_enabled\"\xa5\x05\n" +
 	"\aAdapter\x12\x0e\n" +
