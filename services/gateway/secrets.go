@@ -26,7 +26,9 @@ import (
 // credentialKeys name credentials that no field descriptor describes: keys
 // inside JSON-valued fields (an adapter's config, a google.protobuf.Struct),
 // which a query parameter such as adapter.config.password would address.
-var credentialKeys = []string{"secret", "password"}
+// ("secret" comes from the contracts: Endpoint.secret and the requests'
+// secret fields are marked debug_redact.)
+var credentialKeys = []string{"password"}
 
 // secretParams returns the lower-cased names, proto and JSON spellings,
 // that a query parameter may not end in.

@@ -125,10 +125,14 @@ func TestSecretInQueryIsRefused(t *testing.T) {
 		require.Equal(t, `"`+name+`" belongs in the JSON request body, not the URL (query strings are logged)`, msg, query)
 		require.NotContains(t, msg, "abcdefghijklmnop")
 	}
+	code, msg := send(t, http.MethodPost, url+"/api/admin/adapters?adapter.config.password=hunter2hunter2",
+		`{"name":"a","kind":"ADAPTER_KIND_REDIS_STREAM","queue":"q","config":{"addr":"redis:6379","stream":"s"}}`)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, `"password" belongs in the JSON request body, not the URL (query strings are logged)`, msg)
 	require.Empty(t, rec.requests(), "no refused request reached the upstream")
 
 	// Names that merely contain "secret" are not secrets.
-	code, _ := send(t, http.MethodPost, url+"/api/admin/endpoints?has_secret=true&secrets=x&page_token=y",
+	code, _ = send(t, http.MethodPost, url+"/api/admin/endpoints?has_secret=true&secrets=x&page_token=y",
 		`{"queue":"q","verification":"VERIFICATION_SCHEME_GITHUB"}`)
 	require.Equal(t, http.StatusOK, code)
 }
