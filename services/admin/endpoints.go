@@ -18,6 +18,7 @@ import (
 var endpointFields = []string{
 	"name", "agent_id", "queue", "verification", "signature_header", "delivery_id_header", "max_body_bytes",
 	"enabled", "hmac_algorithm", "hmac_encoding", "signature_prefix", "tolerance_seconds", "rate_limit_per_second",
+	"public_url",
 	"secret",
 }
 
@@ -43,6 +44,7 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 		MaxBodyBytes: in.GetMaxBodyBytes(), Enabled: in.Enabled == nil || in.GetEnabled(),
 		HmacAlgorithm: in.GetHmacAlgorithm(), HmacEncoding: in.GetHmacEncoding(), SignaturePrefix: in.GetSignaturePrefix(),
 		ToleranceSeconds: in.GetToleranceSeconds(), RateLimitPerSecond: in.GetRateLimitPerSecond(),
+		PublicURL: optionalString(in.GetPublicUrl()),
 	}
 	if f.AgentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
 		return nil, err
@@ -89,6 +91,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		presentIf(in.GetSignaturePrefix() != "", "signature_prefix"),
 		presentIf(in.GetToleranceSeconds() != 0, "tolerance_seconds"),
 		presentIf(in.GetRateLimitPerSecond() != 0, "rate_limit_per_second"),
+		presentIf(in.GetPublicUrl() != "", "public_url"),
 		presentIf(in.GetSecret() != "", "secret"),
 	)
 	if err != nil {
@@ -128,6 +131,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "signature_prefix", &f.SignaturePrefix, in.GetSignaturePrefix())
 		set(fields, "tolerance_seconds", &f.ToleranceSeconds, in.GetToleranceSeconds())
 		set(fields, "rate_limit_per_second", &f.RateLimitPerSecond, in.GetRateLimitPerSecond())
+		set(fields, "public_url", &f.PublicURL, optionalString(in.GetPublicUrl()))
 	}
 	e, err := s.sources.UpdateEndpoint(ctx, u.t, u.id, change)
 	return apierr.Reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
@@ -209,6 +213,7 @@ func endpointProto(e sources.Endpoint) *adminv1.Endpoint {
 		ToleranceSeconds:   e.ToleranceSeconds,
 		RateLimitPerSecond: e.RateLimitPerSecond,
 		Secrets:            make([]*adminv1.EndpointSecret, len(e.Secrets)),
+		PublicUrl:          derefString(e.PublicURL),
 	}
 	for i, sec := range e.Secrets {
 		// Oldest first, so the last sealed one is the newest.

@@ -49,6 +49,9 @@ type EndpointFields struct {
 	SignaturePrefix    string
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
+	// PublicURL is the URL senders post to, for schemes that sign it
+	// (checkPublicURL); nil: derived from each request.
+	PublicURL *string
 }
 
 // EndpointSecret describes a row of endpoint_secrets without its material.
@@ -96,6 +99,7 @@ func endpointFrom(r dbsqlc.Endpoint) Endpoint {
 			MaxBodyBytes: r.MaxBodyBytes, Enabled: r.Enabled,
 			HmacAlgorithm: r.HmacAlgorithm, HmacEncoding: r.HmacEncoding, SignaturePrefix: r.SignaturePrefix,
 			ToleranceSeconds: r.ToleranceSeconds, RateLimitPerSecond: r.RateLimitPerSecond,
+			PublicURL: r.PublicUrl,
 		},
 	}
 }
@@ -151,7 +155,7 @@ func (s *Store) insertEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 			SignatureHeader: f.SignatureHeader, DeliveryIDHeader: f.DeliveryIDHeader,
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
-			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond,
+			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
 			AgentID: f.AgentID, HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
@@ -238,7 +242,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 			SignatureHeader: f.SignatureHeader, DeliveryIDHeader: f.DeliveryIDHeader,
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
-			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond,
+			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
 			ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {

@@ -71,6 +71,9 @@ func checkEndpoint(f EndpointFields) error {
 	case f.Verification == verify.SchemeHMAC && f.SignatureHeader == nil:
 		return invalid("endpoint.signature_header", "is required for VERIFICATION_SCHEME_HMAC_SHA256")
 	}
+	if err := checkPublicURL(f.PublicURL); err != nil {
+		return err
+	}
 	for _, h := range []*string{f.SignatureHeader, f.DeliveryIDHeader} {
 		if h != nil && !headerName(*h) {
 			field := "endpoint.signature_header"

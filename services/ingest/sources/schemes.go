@@ -17,6 +17,7 @@ var schemes = map[adminv1.VerificationScheme]verify.Scheme{
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_BEARER:            verify.SchemeBearer,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_SHOPIFY:           verify.SchemeShopify,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_BASIC:             verify.SchemeBasic,
+	adminv1.VerificationScheme_VERIFICATION_SCHEME_TWILIO:            verify.SchemeTwilio,
 }
 
 // SchemeOf is the scheme a contract value names; false for UNSPECIFIED and
@@ -35,9 +36,10 @@ func SchemeEnum(s verify.Scheme) adminv1.VerificationScheme { return enumOf(sche
 func hashedScheme(s verify.Scheme) bool { return s == verify.SchemeBearer || s == verify.SchemeBasic }
 
 // providerIssued reports whether the caller must supply the secret: the
-// provider issues it (Stripe, Slack), or it is a password (basic).
+// provider issues it (Stripe, Slack, Twilio's auth token), or it is a
+// password (basic).
 func providerIssued(s verify.Scheme) bool {
-	return s == verify.SchemeStripe || s == verify.SchemeSlack || s == verify.SchemeBasic
+	return s == verify.SchemeStripe || s == verify.SchemeSlack || s == verify.SchemeBasic || s == verify.SchemeTwilio
 }
 
 // Adapter kinds and their names in adapters.kind.

@@ -24,6 +24,7 @@ const (
 	SchemeHMAC             Scheme = "hmac"
 	SchemeBearer           Scheme = "bearer"
 	SchemeBasic            Scheme = "basic"
+	SchemeTwilio           Scheme = "twilio"
 )
 
 // DefaultTolerance bounds how far a signed timestamp may drift from the
@@ -37,6 +38,9 @@ type Request struct {
 	Header http.Header
 	// Now is the receiver's clock; the zero value means time.Now().
 	Now time.Time
+	// URL is the absolute URL the sender requested, query included, for
+	// the schemes that sign it (twilio); "" where none does.
+	URL string
 }
 
 // Result describes a successfully verified request.
@@ -58,9 +62,11 @@ type Config struct {
 	Scheme Scheme
 	// Secrets holds every active secret; a signature matching any of them
 	// passes, which is what makes rotation possible without downtime.
-	//   - standard_webhooks v1: "whsec_<base64>" (or the raw secret without
-	//     the prefix); v1a: ed25519 public keys, "whpk_<base64>" or raw 32 bytes.
+	//   - standard_webhooks v1: "whsec_<base64>", or the same base64 without
+	//     the prefix (as the reference libraries read it: never the raw
+	//     text); v1a: ed25519 public keys, "whpk_<base64 of 32 bytes>".
 	//   - github, stripe, slack, shopify, hmac: the raw secret bytes.
+	//   - twilio: the account's auth token.
 	Secrets [][]byte
 	// SecretHashes holds, for bearer and basic only, SHA-256 digests of the
 	// accepted credentials (bearer: the token; basic: "user:password").
@@ -100,7 +106,7 @@ func New(cfg Config) (Verifier, error) {
 	switch cfg.Scheme {
 	case SchemeStandardWebhooks:
 		return newStandardVerifier(cfg.Secrets, tolerance)
-	case SchemeGitHub, SchemeStripe, SchemeSlack, SchemeShopify:
+	case SchemeGitHub, SchemeStripe, SchemeSlack, SchemeShopify, SchemeTwilio:
 		secrets, err := copySecrets(cfg.Scheme, cfg.Secrets)
 		if err != nil {
 			return nil, err
@@ -112,6 +118,8 @@ func New(cfg Config) (Verifier, error) {
 			return stripeVerifier{secrets: secrets, tolerance: tolerance}, nil
 		case SchemeSlack:
 			return slackVerifier{secrets: secrets, tolerance: tolerance}, nil
+		case SchemeTwilio:
+			return twilioVerifier{secrets: secrets}, nil
 		default:
 			return shopifyVerifier{secrets: secrets}, nil
 		}

@@ -53,7 +53,10 @@ const (
 	// Standard Webhooks (standardwebhooks.com): webhook-id,
 	// webhook-timestamp and webhook-signature headers. The secret is either a
 	// symmetric "whsec_<base64>" secret (v1 signatures) or the sender's
-	// ed25519 public key "whpk_<base64 of 32 bytes>" (v1a signatures).
+	// ed25519 public key "whpk_<base64 of 32 bytes>" (v1a signatures). A
+	// secret without a prefix is read as the base64 of the key, as the
+	// reference libraries read a secret whose "whsec_" was stripped (never as
+	// the key's text), and must be valid base64.
 	VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS VerificationScheme = 6
 	// A static bearer token in the Authorization header equals the secret.
 	// Stored only as a SHA-256 digest.
@@ -64,21 +67,32 @@ const (
 	// HTTP Basic authentication: the Authorization header carries the secret
 	// "user:password". Stored only as a SHA-256 digest.
 	VerificationScheme_VERIFICATION_SCHEME_BASIC VerificationScheme = 9
+	// Twilio: X-Twilio-Signature, the base64 HMAC-SHA1 (keyed by the
+	// account's auth token, which is the secret: required, as Twilio issues
+	// it) of the URL Twilio requested followed, for a form post, by every
+	// parameter's name and value sorted by name; for any other body Twilio
+	// adds bodySHA256 (the body's hex SHA-256) to the URL and signs the URL
+	// alone. The URL is Endpoint.public_url plus the request's query; set it,
+	// because a node behind a proxy does not see the URL Twilio used. Twilio
+	// signs no timestamp; the delivery id is the unsigned
+	// I-Twilio-Idempotency-Token header, so the body's hash dedups too.
+	VerificationScheme_VERIFICATION_SCHEME_TWILIO VerificationScheme = 14
 )
 
 // Enum value maps for VerificationScheme.
 var (
 	VerificationScheme_name = map[int32]string{
-		0: "VERIFICATION_SCHEME_UNSPECIFIED",
-		1: "VERIFICATION_SCHEME_NONE",
-		2: "VERIFICATION_SCHEME_HMAC_SHA256",
-		3: "VERIFICATION_SCHEME_GITHUB",
-		4: "VERIFICATION_SCHEME_STRIPE",
-		5: "VERIFICATION_SCHEME_SLACK",
-		6: "VERIFICATION_SCHEME_STANDARD_WEBHOOKS",
-		7: "VERIFICATION_SCHEME_BEARER",
-		8: "VERIFICATION_SCHEME_SHOPIFY",
-		9: "VERIFICATION_SCHEME_BASIC",
+		0:  "VERIFICATION_SCHEME_UNSPECIFIED",
+		1:  "VERIFICATION_SCHEME_NONE",
+		2:  "VERIFICATION_SCHEME_HMAC_SHA256",
+		3:  "VERIFICATION_SCHEME_GITHUB",
+		4:  "VERIFICATION_SCHEME_STRIPE",
+		5:  "VERIFICATION_SCHEME_SLACK",
+		6:  "VERIFICATION_SCHEME_STANDARD_WEBHOOKS",
+		7:  "VERIFICATION_SCHEME_BEARER",
+		8:  "VERIFICATION_SCHEME_SHOPIFY",
+		9:  "VERIFICATION_SCHEME_BASIC",
+		14: "VERIFICATION_SCHEME_TWILIO",
 	}
 	VerificationScheme_value = map[string]int32{
 		"VERIFICATION_SCHEME_UNSPECIFIED":       0,
@@ -91,6 +105,7 @@ var (
 		"VERIFICATION_SCHEME_BEARER":            7,
 		"VERIFICATION_SCHEME_SHOPIFY":           8,
 		"VERIFICATION_SCHEME_BASIC":             9,
+		"VERIFICATION_SCHEME_TWILIO":            14,
 	}
 )
 
@@ -672,7 +687,8 @@ type Endpoint struct {
 	// Header carrying the sender's delivery id, used to deduplicate retried
 	// deliveries; at most 128 characters. Empty means the scheme's standard
 	// header where it has one (GITHUB: X-GitHub-Delivery, STANDARD_WEBHOOKS:
-	// webhook-id); without one, deliveries are not deduplicated.
+	// webhook-id, TWILIO: I-Twilio-Idempotency-Token); without one,
+	// deliveries are not deduplicated.
 	DeliveryIdHeader string `protobuf:"bytes,12,opt,name=delivery_id_header,json=deliveryIdHeader,proto3" json:"delivery_id_header,omitempty"`
 	// Largest accepted request body in bytes, 1–26214400 (25 MiB); 0 on create
 	// means 1048576 (1 MiB), and 0 on update leaves it unchanged unless named
@@ -707,6 +723,15 @@ type Endpoint struct {
 	// The stored secrets, oldest first, without their material. Output only:
 	// change them with AddEndpointSecret and RemoveEndpointSecret.
 	Secrets []*EndpointSecret `protobuf:"bytes,22,rep,name=secrets,proto3" json:"secrets,omitempty"`
+	// The absolute http(s) URL senders post to, as configured at the sender,
+	// such as "https://hooks.example.com/hooks/{slug}": no query (the
+	// request's query is appended as received), fragment or credentials; at
+	// most 2048 characters; empty for none. Used by the schemes that sign the
+	// URL (TWILIO): without it the node derives the URL from the request it
+	// sees (its Host header, and https only when the node itself terminated
+	// TLS; X-Forwarded-* headers are not trusted), which differs from what
+	// the sender signed behind a proxy or load balancer.
+	PublicUrl string `protobuf:"bytes,35,opt,name=public_url,json=publicUrl,proto3" json:"public_url,omitempty"`
 	// Input only, never returned: every read (and the responses of
 	// CreateEndpoint, UpdateEndpoint and AddEndpointSecret) leaves it empty.
 	// The verification secret, 16–1024 characters, where a REST client puts
@@ -904,6 +929,13 @@ func (x *Endpoint) GetSecrets() []*EndpointSecret {
 		return x.Secrets
 	}
 	return nil
+}
+
+func (x *Endpoint) GetPublicUrl() string {
+	if x != nil {
+		return x.PublicUrl
+	}
+	return ""
 }
 
 func (x *Endpoint) GetSecret() string {
@@ -1235,7 +1267,8 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xec\b\n" +
+	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x9f\n" +
+	"\n" +
 	"\bEndpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12\x12\n" +
@@ -1262,7 +1295,10 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x10signature_prefix\x18\x13 \x01(\tB\a\xbaH\x04r\x02\x18 R\x0fsignaturePrefix\x12;\n" +
 	"\x11tolerance_seconds\x18\x14 \x01(\x05B\x0e\xbaH\v\xd8\x01\x01\x1a\x06\x18\x80\xa3\x05(\x01R\x10toleranceSeconds\x12>\n" +
 	"\x15rate_limit_per_second\x18\x15 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\x12rateLimitPerSecond\x12>\n" +
-	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecrets\x12(\n" +
+	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecrets\x12\xb0\x01\n" +
+	"\n" +
+	"public_url\x18# \x01(\tB\x90\x01\xbaH\x8c\x01\xba\x01~\n" +
+	"\x18endpoint.public_url_http\x12'public_url must be an http or https URL\x1a9this.startsWith('https://') || this.startsWith('http://')\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01R\tpublicUrl\x12(\n" +
 	"\x06secret\x18& \x01(\tB\x10\xbaH\n" +
 	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secretB\n" +
 	"\n" +
@@ -1294,7 +1330,7 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\x12*\n" +
 	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\vdescription\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\xe6\x02\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\x86\x03\n" +
 	"\x12VerificationScheme\x12#\n" +
 	"\x1fVERIFICATION_SCHEME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18VERIFICATION_SCHEME_NONE\x10\x01\x12#\n" +
@@ -1305,7 +1341,8 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"%VERIFICATION_SCHEME_STANDARD_WEBHOOKS\x10\x06\x12\x1e\n" +
 	"\x1aVERIFICATION_SCHEME_BEARER\x10\a\x12\x1f\n" +
 	"\x1bVERIFICATION_SCHEME_SHOPIFY\x10\b\x12\x1d\n" +
-	"\x19VERIFICATION_SCHEME_BASIC\x10\t*d\n" +
+	"\x19VERIFICATION_SCHEME_BASIC\x10\t\x12\x1e\n" +
+	"\x1aVERIFICATION_SCHEME_TWILIO\x10\x0e*d\n" +
 	"\vAdapterKind\x12\x1c\n" +
 	"\x18ADAPTER_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ADAPTER_KIND_WEBHOOK\x10\x01\x12\x1d\n" +
