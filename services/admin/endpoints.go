@@ -13,10 +13,13 @@ import (
 )
 
 // endpointFields are UpdateEndpointRequest.update_mask's allowed paths.
+// "secret" is endpoint.secret, the request's secret as a REST PATCH body
+// carries it.
 var endpointFields = []string{
 	"name", "agent_id", "queue", "verification", "signature_header", "delivery_id_header", "max_body_bytes",
 	"enabled", "hmac_algorithm", "hmac_encoding", "signature_prefix", "tolerance_seconds", "rate_limit_per_second",
 	"public_url",
+	"secret",
 }
 
 // CreateEndpoint vends a webhook URL for a human (the caller's own when
@@ -46,7 +49,11 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 	if f.AgentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
 		return nil, err
 	}
-	e, secret, err := s.sources.CreateEndpoint(ctx, t, humanID, f, req.GetSecret())
+	given, err := oneSecret(req.GetSecret(), in.GetSecret())
+	if err != nil {
+		return nil, err
+	}
+	e, secret, err := s.sources.CreateEndpoint(ctx, t, humanID, f, given)
 	return apierr.Reply(&adminv1.CreateEndpointResponse{Endpoint: endpointProto(e), Secret: secret}, err)
 }
 
@@ -85,12 +92,19 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		presentIf(in.GetToleranceSeconds() != 0, "tolerance_seconds"),
 		presentIf(in.GetRateLimitPerSecond() != 0, "rate_limit_per_second"),
 		presentIf(in.GetPublicUrl() != "", "public_url"),
+		presentIf(in.GetSecret() != "", "secret"),
 	)
 	if err != nil {
 		return nil, err
 	}
 	fields := u.fields
-	change := sources.EndpointUpdate{Secret: req.GetSecret()}
+	var bodySecret string
+	set(fields, "secret", &bodySecret, in.GetSecret())
+	given, err := oneSecret(req.GetSecret(), bodySecret)
+	if err != nil {
+		return nil, err
+	}
+	change := sources.EndpointUpdate{Secret: given}
 	var agentID *uuid.UUID
 	if fields["agent_id"] {
 		if agentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
@@ -160,7 +174,22 @@ func (s *Server) RemoveEndpointSecret(ctx context.Context, req *adminv1.RemoveEn
 	})
 }
 
-// endpointProto renders an endpoint: its secrets described, never returned.
+// oneSecret is the secret a Create or Update request gives: the request's
+// own secret (how gRPC clients send it) or endpoint.secret (where a REST
+// body carries it). Either may be empty; both set must agree, so neither is
+// silently dropped.
+func oneSecret(request, endpoint string) (string, error) {
+	switch {
+	case endpoint == "":
+		return request, nil
+	case request == "" || request == endpoint:
+		return endpoint, nil
+	}
+	return "", invalid("secret", "and endpoint.secret are both set and differ; give the secret once")
+}
+
+// endpointProto renders an endpoint: its secrets described, never returned
+// (Endpoint.secret, input only, stays empty).
 func endpointProto(e sources.Endpoint) *adminv1.Endpoint {
 	out := &adminv1.Endpoint{
 		Id:                 e.ID.String(),

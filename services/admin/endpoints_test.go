@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
@@ -90,9 +91,14 @@ func TestEndpointContractCarriesNoSecretMaterial(t *testing.T) {
 	ep := (&adminv1.Endpoint{}).ProtoReflect().Descriptor()
 	for _, f := range fields(ep) {
 		if strings.Contains(f, "secret") {
-			require.Contains(t, []string{"has_secret", "secret_key_id", "secrets"}, f, "Endpoint must not carry a secret")
+			require.Contains(t, []string{"has_secret", "secret_key_id", "secrets", "secret"}, f, "Endpoint must not carry a secret")
 		}
 	}
+	// secret is input only (never set on a response: TestBodySecretIsNeverReturned)
+	// and marked debug_redact, which the REST edge refuses in a query string.
+	opts, ok := ep.Fields().ByName("secret").Options().(*descriptorpb.FieldOptions)
+	require.True(t, ok)
+	require.True(t, opts.GetDebugRedact())
 	require.Equal(t, []string{"id", "hint", "key_id", "created_at", "expires_at"},
 		fields((&adminv1.EndpointSecret{}).ProtoReflect().Descriptor()))
 	for _, m := range []proto.Message{

@@ -16,8 +16,9 @@ import (
 )
 
 // The edge's checks on a routed request, made before the route's handler
-// reads the body: who is calling (Options.Authenticate) and how much they
-// may send (Options.MaxBodyBytes). What the handler and the upstream call
+// reads the body: that its URL carries no secret (secrets.go), who is
+// calling (Options.Authenticate) and how much they may send
+// (Options.MaxBodyBytes). What the handler and the upstream call
 // then learn about the request is kept in its requestState for the error
 // handler (errors.go).
 
@@ -43,6 +44,10 @@ func (g *Gateway) edge(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if p := probeOf(r.Context()); p != nil {
 			p.matched = true // only finding which methods a path has (errors.go)
+			return
+		}
+		if err := g.secretInQuery(r); err != nil {
+			g.refuse(w, r, err)
 			return
 		}
 		if g.opts.Authenticate != nil {

@@ -34,6 +34,9 @@ type Gateway struct {
 	opts  Options
 	// routes names the RPC behind each route (routes.go).
 	routes map[string]string
+	// secretParams are the names a query parameter may not end in: they
+	// would set a secret (secrets.go).
+	secretParams map[string]bool
 }
 
 // Options configure New. The zero value checks no credential at the edge
@@ -109,6 +112,9 @@ func New(ctx context.Context, upstream string, o Options) (*Gateway, error) {
 	g := &Gateway{opts: o}
 	var err error
 	if g.routes, err = rpcRoutes(); err != nil {
+		return nil, err
+	}
+	if g.secretParams, err = secretParams(); err != nil {
 		return nil, err
 	}
 	g.mux = runtime.NewServeMux(

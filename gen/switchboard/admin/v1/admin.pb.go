@@ -731,7 +731,18 @@ type Endpoint struct {
 	// sees (its Host header, and https only when the node itself terminated
 	// TLS; X-Forwarded-* headers are not trusted), which differs from what
 	// the sender signed behind a proxy or load balancer.
-	PublicUrl     string `protobuf:"bytes,35,opt,name=public_url,json=publicUrl,proto3" json:"public_url,omitempty"`
+	PublicUrl string `protobuf:"bytes,35,opt,name=public_url,json=publicUrl,proto3" json:"public_url,omitempty"`
+	// Input only, never returned: every read (and the responses of
+	// CreateEndpoint, UpdateEndpoint and AddEndpointSecret) leaves it empty.
+	// The verification secret, 16–1024 characters, where a REST client puts
+	// it: in the JSON body of POST /api/admin/endpoints or of a PATCH, never
+	// in the URL (a secret in a query string is refused: URLs are logged).
+	// On create it is CreateEndpointRequest.secret; on update, named in
+	// update_mask ("secret", which a PATCH body's "secret" key adds), it is
+	// UpdateEndpointRequest.secret, with the same rules. Setting both to
+	// different values is INVALID_ARGUMENT. debug_redact marks it as secret
+	// for the REST edge, which refuses every such field in a query string.
+	Secret        string `protobuf:"bytes,38,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -927,6 +938,13 @@ func (x *Endpoint) GetPublicUrl() string {
 	return ""
 }
 
+func (x *Endpoint) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
 // Adapter is a push webhook or pull source configuration (table adapters)
 // that turns external events into todos.
 type Adapter struct {
@@ -947,8 +965,10 @@ type Adapter struct {
 	// connection address, stream key and consumer settings); at most 64 KiB
 	// serialized. Validated by the server on create and update (its shape
 	// depends on kind, and protovalidate cannot measure a serialized size).
-	// Returned verbatim by reads, so it must not contain plaintext passwords.
-	// Never null on read.
+	// Returned verbatim by reads, so it must not contain plaintext passwords
+	// (REDIS_STREAM refuses a "password" key). Over REST it is part of the
+	// JSON body; a credential key (secret, password) in a query string is
+	// refused. Never null on read.
 	Config *structpb.Struct `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
 	// Webhook endpoint id (uuid) the adapter receives from; required for
 	// WEBHOOK, must be empty for REDIS_STREAM (rules on CreateAdapterRequest;
@@ -1247,7 +1267,8 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xf5\t\n" +
+	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x9f\n" +
+	"\n" +
 	"\bEndpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12\x12\n" +
@@ -1277,7 +1298,9 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecrets\x12\xb0\x01\n" +
 	"\n" +
 	"public_url\x18# \x01(\tB\x90\x01\xbaH\x8c\x01\xba\x01~\n" +
-	"\x18endpoint.public_url_http\x12'public_url must be an http or https URL\x1a9this.startsWith('https://') || this.startsWith('http://')\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01R\tpublicUrlB\n" +
+	"\x18endpoint.public_url_http\x12'public_url must be an http or https URL\x1a9this.startsWith('https://') || this.startsWith('http://')\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01R\tpublicUrl\x12(\n" +
+	"\x06secret\x18& \x01(\tB\x10\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secretB\n" +
 	"\n" +
 	"\b_enabled\"\xa5\x05\n" +
 	"\aAdapter\x12\x0e\n" +

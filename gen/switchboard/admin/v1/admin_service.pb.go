@@ -1014,7 +1014,9 @@ type CreateEndpointRequest struct {
 	// set, and signature_header set for HMAC_SHA256. Output-only fields are
 	// ignored.
 	Endpoint *Endpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
-	// Verification secret, 16–1024 characters. Must be empty for NONE.
+	// Verification secret, 16–1024 characters; over REST it goes in the body
+	// as endpoint.secret ("secret" next to "queue"), which means the same
+	// (both set must be equal). Must be empty for NONE.
 	// Required for STRIPE, SLACK and TWILIO (its auth token), whose providers
 	// issue the secret, and for BASIC ("user:password", the user not empty)
 	// (message rules above). Empty means the server generates one: for
@@ -1356,7 +1358,8 @@ type UpdateEndpointRequest struct {
 	// Fields to change, by proto field name; allowed: name, agent_id, queue,
 	// verification, signature_header, delivery_id_header, max_body_bytes,
 	// enabled, hmac_algorithm, hmac_encoding, signature_prefix,
-	// tolerance_seconds, rate_limit_per_second, public_url. Named but empty/0,
+	// tolerance_seconds, rate_limit_per_second, public_url, secret
+	// (endpoint.secret, the same as the secret field below). Named but empty/0,
 	// hmac_algorithm, hmac_encoding and tolerance_seconds reset to their
 	// defaults.
 	// Unset means every field that is set to a non-default value in endpoint.
@@ -1371,7 +1374,9 @@ type UpdateEndpointRequest struct {
 	// STANDARD_WEBHOOKS (whose secrets are base64 or public keys, not the raw
 	// keys of the others); empty otherwise keeps the stored secrets. The secrets are removed when verification
 	// changes to NONE (secret must then be empty). Rotate secrets without a
-	// scheme change with AddEndpointSecret. Never returned.
+	// scheme change with AddEndpointSecret. Never returned. Over REST it goes
+	// in the PATCH body as endpoint.secret (update_mask path "secret"), which
+	// means the same (both set must be equal).
 	Secret        string `protobuf:"bytes,3,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1566,7 +1571,7 @@ type AddEndpointSecretRequest struct {
 	// CreateEndpointRequest.secret describes for the endpoint's scheme. Empty
 	// means the server generates one as CreateEndpoint does; required for
 	// STRIPE, SLACK, TWILIO and BASIC (checked by the server against the
-	// stored endpoint).
+	// stored endpoint). Over REST it goes in the JSON body, never the URL.
 	Secret string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
 	// How long the endpoint's other unexpired secrets keep verifying, 0 to 7
 	// days: their expires_at becomes now() plus this (never later than it
@@ -3024,18 +3029,18 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"1\n" +
 	"\x12DeleteAgentRequest\x12\x1b\n" +
 	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x15\n" +
-	"\x13DeleteAgentResponse\"\xaf\f\n" +
+	"\x13DeleteAgentResponse\"\xaf\r\n" +
 	"\x15CreateEndpointRequest\x12\x88\x04\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\xcb\x03\xbaH\xc7\x03\xba\x01>\n" +
 	"\x17endpoint.queue_required\x12\x11queue is required\x1a\x10this.queue != ''\xba\x01\x98\x01\n" +
 	"\x1eendpoint.verification_required\x12\x18verification is required\x1a\\this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_UNSPECIFIED\xba\x01\xe3\x01\n" +
-	"\"endpoint.signature_header_required\x12@signature_header is required for VERIFICATION_SCHEME_HMAC_SHA256\x1a{this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_HMAC_SHA256 || this.signature_header != ''\xc8\x01\x01R\bendpoint\x12%\n" +
-	"\x06secret\x18\x02 \x01(\tB\r\xbaH\n" +
-	"\xd8\x01\x01r\x05\x10\x10\x18\x80\bR\x06secret:\xe3\a\xbaH\xdf\a\x1a\xd6\x01\n" +
-	"\x1bcreate_endpoint.secret_none\x12Bsecret must be empty when verification is VERIFICATION_SCHEME_NONE\x1asthis.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_NONE || this.secret == ''\x1a\xb2\x02\n" +
-	"\x1fcreate_endpoint.secret_required\x12Osecret is required for VERIFICATION_SCHEME_STRIPE and VERIFICATION_SCHEME_SLACK\x1a\xbd\x01!(this.endpoint.verification in [switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_STRIPE, switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_SLACK]) || this.secret != ''\x1a\xe1\x01\n" +
-	"%create_endpoint.secret_required_basic\x12Bsecret (\"user:password\") is required for VERIFICATION_SCHEME_BASIC\x1atthis.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_BASIC || this.secret != ''\x1a\xea\x01\n" +
-	"&create_endpoint.secret_required_twilio\x12Isecret (the Twilio auth token) is required for VERIFICATION_SCHEME_TWILIO\x1authis.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_TWILIO || this.secret != ''\"l\n" +
+	"\"endpoint.signature_header_required\x12@signature_header is required for VERIFICATION_SCHEME_HMAC_SHA256\x1a{this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_HMAC_SHA256 || this.signature_header != ''\xc8\x01\x01R\bendpoint\x12(\n" +
+	"\x06secret\x18\x02 \x01(\tB\x10\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret:\xe0\b\xbaH\xdc\b\x1a\xf7\x01\n" +
+	"\x1bcreate_endpoint.secret_none\x12Bsecret must be empty when verification is VERIFICATION_SCHEME_NONE\x1a\x93\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_NONE || (this.secret == '' && this.endpoint.secret == '')\x1a\xd0\x02\n" +
+	"\x1fcreate_endpoint.secret_required\x12Osecret is required for VERIFICATION_SCHEME_STRIPE and VERIFICATION_SCHEME_SLACK\x1a\xdb\x01!(this.endpoint.verification in [switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_STRIPE, switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_SLACK]) || this.secret != '' || this.endpoint.secret != ''\x1a\x80\x02\n" +
+	"%create_endpoint.secret_required_basic\x12Bsecret (\"user:password\") is required for VERIFICATION_SCHEME_BASIC\x1a\x92\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_BASIC || this.secret != '' || this.endpoint.secret != ''\x1a\x89\x02\n" +
+	"&create_endpoint.secret_required_twilio\x12Isecret (the Twilio auth token) is required for VERIFICATION_SCHEME_TWILIO\x1a\x93\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_TWILIO || this.secret != '' || this.endpoint.secret != ''\"l\n" +
 	"\x16CreateEndpointResponse\x12:\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"1\n" +
@@ -3051,25 +3056,25 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"}\n" +
 	"\x15ListEndpointsResponse\x12<\n" +
 	"\tendpoints\x18\x01 \x03(\v2\x1e.switchboard.admin.v1.EndpointR\tendpoints\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xaa\x04\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb5\x04\n" +
 	"\x15UpdateEndpointRequest\x12\xd5\x01\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\x98\x01\xbaH\x94\x01\xba\x01\x8d\x01\n" +
-	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\x91\x02\n" +
-	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB\xd3\x01\xbaH\xcf\x01\xe2\x01\xcb\x01\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabled\x12\x0ehmac_algorithm\x12\rhmac_encoding\x12\x10signature_prefix\x12\x11tolerance_seconds\x12\x15rate_limit_per_second\x12\n" +
-	"public_urlR\n" +
-	"updateMask\x12%\n" +
-	"\x06secret\x18\x03 \x01(\tB\r\xbaH\n" +
-	"\xd8\x01\x01r\x05\x10\x10\x18\x80\bR\x06secret\"T\n" +
+	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\x99\x02\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB\xdb\x01\xbaH\xd7\x01\xe2\x01\xd3\x01\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabled\x12\x0ehmac_algorithm\x12\rhmac_encoding\x12\x10signature_prefix\x12\x11tolerance_seconds\x12\x15rate_limit_per_second\x12\n" +
+	"public_url\x12\x06secretR\n" +
+	"updateMask\x12(\n" +
+	"\x06secret\x18\x03 \x01(\tB\x10\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret\"T\n" +
 	"\x16UpdateEndpointResponse\x12:\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\"4\n" +
 	"\x15DeleteEndpointRequest\x12\x1b\n" +
 	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x18\n" +
-	"\x16DeleteEndpointResponse\"\xc8\x01\n" +
+	"\x16DeleteEndpointResponse\"\xcb\x01\n" +
 	"\x18AddEndpointSecretRequest\x12,\n" +
 	"\vendpoint_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\n" +
-	"endpointId\x12%\n" +
-	"\x06secret\x18\x02 \x01(\tB\r\xbaH\n" +
-	"\xd8\x01\x01r\x05\x10\x10\x18\x80\bR\x06secret\x12W\n" +
+	"endpointId\x12(\n" +
+	"\x06secret\x18\x02 \x01(\tB\x10\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret\x12W\n" +
 	"\x12previous_valid_for\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xf5$2\x00R\x10previousValidFor\"\x8c\x01\n" +
 	"\x19AddEndpointSecretResponse\x12:\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\x12\x16\n" +

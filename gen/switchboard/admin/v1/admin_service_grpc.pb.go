@@ -62,6 +62,12 @@ const (
 // that owns its credential; other humans' resources are invisible
 // (NOT_FOUND). Updates take a google.protobuf.FieldMask (REST: PATCH, the
 // mask is derived from the JSON body).
+//
+// Secrets (fields marked debug_redact: endpoint secrets, and any credential
+// an adapter config may hold) travel in the request body, never the URL:
+// the REST edge answers 400 to any of them in a query string, because
+// URLs end up in access logs and shell history (and a "+" in a query
+// string decodes as a space).
 type AdminServiceClient interface {
 	// CreateHuman adds a human (a new tenant). Administrators only.
 	// Errors: ALREADY_EXISTS for an email already in use (ignoring case),
@@ -103,10 +109,12 @@ type AdminServiceClient interface {
 	DeleteAgent(ctx context.Context, in *DeleteAgentRequest, opts ...grpc.CallOption) (*DeleteAgentResponse, error)
 	// CreateEndpoint vends a new webhook URL. The response carries the URL
 	// path and, for schemes that use one, the secret: the only time the
-	// secret is ever returned.
+	// secret is ever returned. Over REST the secret is the body's "secret"
+	// key (Endpoint.secret): POST /api/admin/endpoints
+	// {"queue": "q", "verification": "VERIFICATION_SCHEME_STRIPE", "secret": "whsec_…"}.
 	// Errors: INVALID_ARGUMENT for a bad field (including a secret that the
-	// scheme requires but is missing), NOT_FOUND for an unknown human_id or
-	// agent_id.
+	// scheme requires but is missing, or two different secrets given),
+	// NOT_FOUND for an unknown human_id or agent_id.
 	CreateEndpoint(ctx context.Context, in *CreateEndpointRequest, opts ...grpc.CallOption) (*CreateEndpointResponse, error)
 	// GetEndpoint returns one endpoint (never its secret).
 	// Errors: NOT_FOUND for an unknown id.
@@ -117,7 +125,8 @@ type AdminServiceClient interface {
 	// UpdateEndpoint changes name, agent_id, queue, verification,
 	// signature_header, delivery_id_header, max_body_bytes, enabled and the
 	// verification options, and can replace the secrets when verification
-	// changes. The slug never changes; rotate secrets with AddEndpointSecret.
+	// changes (over REST: a "secret" key in the PATCH body). The slug never
+	// changes; rotate secrets with AddEndpointSecret.
 	// Errors: NOT_FOUND for an unknown id or agent_id, INVALID_ARGUMENT for a
 	// bad field or update_mask path (including a verification change that
 	// needs a secret without one).
@@ -131,7 +140,8 @@ type AdminServiceClient interface {
 	// downtime: the endpoint accepts every unexpired secret, so the sender can
 	// switch over while the old one still verifies (previous_valid_for), and
 	// RemoveEndpointSecret drops the old one afterwards. The response carries
-	// the new secret: the only time it is ever returned.
+	// the new secret: the only time it is ever returned. Over REST the secret
+	// is the body's "secret" key.
 	// Errors: NOT_FOUND for an unknown endpoint_id, INVALID_ARGUMENT for a bad
 	// field (including a secret the scheme requires but is missing),
 	// FAILED_PRECONDITION for a NONE endpoint (it has no secrets) or one that
@@ -494,6 +504,12 @@ func (c *adminServiceClient) RevokeCredential(ctx context.Context, in *RevokeCre
 // that owns its credential; other humans' resources are invisible
 // (NOT_FOUND). Updates take a google.protobuf.FieldMask (REST: PATCH, the
 // mask is derived from the JSON body).
+//
+// Secrets (fields marked debug_redact: endpoint secrets, and any credential
+// an adapter config may hold) travel in the request body, never the URL:
+// the REST edge answers 400 to any of them in a query string, because
+// URLs end up in access logs and shell history (and a "+" in a query
+// string decodes as a space).
 type AdminServiceServer interface {
 	// CreateHuman adds a human (a new tenant). Administrators only.
 	// Errors: ALREADY_EXISTS for an email already in use (ignoring case),
@@ -535,10 +551,12 @@ type AdminServiceServer interface {
 	DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error)
 	// CreateEndpoint vends a new webhook URL. The response carries the URL
 	// path and, for schemes that use one, the secret: the only time the
-	// secret is ever returned.
+	// secret is ever returned. Over REST the secret is the body's "secret"
+	// key (Endpoint.secret): POST /api/admin/endpoints
+	// {"queue": "q", "verification": "VERIFICATION_SCHEME_STRIPE", "secret": "whsec_…"}.
 	// Errors: INVALID_ARGUMENT for a bad field (including a secret that the
-	// scheme requires but is missing), NOT_FOUND for an unknown human_id or
-	// agent_id.
+	// scheme requires but is missing, or two different secrets given),
+	// NOT_FOUND for an unknown human_id or agent_id.
 	CreateEndpoint(context.Context, *CreateEndpointRequest) (*CreateEndpointResponse, error)
 	// GetEndpoint returns one endpoint (never its secret).
 	// Errors: NOT_FOUND for an unknown id.
@@ -549,7 +567,8 @@ type AdminServiceServer interface {
 	// UpdateEndpoint changes name, agent_id, queue, verification,
 	// signature_header, delivery_id_header, max_body_bytes, enabled and the
 	// verification options, and can replace the secrets when verification
-	// changes. The slug never changes; rotate secrets with AddEndpointSecret.
+	// changes (over REST: a "secret" key in the PATCH body). The slug never
+	// changes; rotate secrets with AddEndpointSecret.
 	// Errors: NOT_FOUND for an unknown id or agent_id, INVALID_ARGUMENT for a
 	// bad field or update_mask path (including a verification change that
 	// needs a secret without one).
@@ -563,7 +582,8 @@ type AdminServiceServer interface {
 	// downtime: the endpoint accepts every unexpired secret, so the sender can
 	// switch over while the old one still verifies (previous_valid_for), and
 	// RemoveEndpointSecret drops the old one afterwards. The response carries
-	// the new secret: the only time it is ever returned.
+	// the new secret: the only time it is ever returned. Over REST the secret
+	// is the body's "secret" key.
 	// Errors: NOT_FOUND for an unknown endpoint_id, INVALID_ARGUMENT for a bad
 	// field (including a secret the scheme requires but is missing),
 	// FAILED_PRECONDITION for a NONE endpoint (it has no secrets) or one that
