@@ -312,8 +312,8 @@ func TestEventsDedup(t *testing.T) {
 	// The statement the ingest service runs: an empty RETURNING means the
 	// delivery is already stored.
 	const insert = `
-		INSERT INTO events (human_id, source, delivery_id, payload)
-		VALUES ($1, $2, $3, '\x7b7d')
+		INSERT INTO events (human_id, source, delivery_id, payload, size_bytes)
+		VALUES ($1, $2, $3, '\x7b7d', 2)
 		ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
 		RETURNING id`
 	store := func(source string, deliveryID *string) (int64, error) {
@@ -403,7 +403,7 @@ func TestDownToZeroAndUpAgain(t *testing.T) {
 	humanID := insertHuman(t, db)
 	_, err := db.ExecContext(ctx, `
 		WITH e AS (
-			INSERT INTO events (human_id, source, payload) VALUES ($1, 'publish', '\x00') RETURNING id
+			INSERT INTO events (human_id, source, payload, size_bytes) VALUES ($1, 'publish', '\x00', 1) RETURNING id
 		)
 		INSERT INTO todos (human_id, queue, event_id) SELECT $1, 'default', id FROM e`, humanID)
 	require.NoError(t, err)
