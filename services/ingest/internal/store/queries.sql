@@ -276,10 +276,12 @@ LIMIT 1;
 -- The next batch of payload retention (EventPayloadsPrune, same transaction): up to batch_size of the oldest
 -- events received more than max_age_seconds ago whose payload is still there (idx_events_payload_unpruned, which
 -- holds no pruned row) and whose todo is not live, locked in id order. SKIP LOCKED: a row another node is pruning,
--- or a replay holds, is left for a later pass, so every node can run this at once and none waits.
+-- or a replay holds, is left for a later pass, so every node can run this at once and none waits. The ids are an
+-- ARRAY so the rows are then fetched by primary key, whatever the number of unpruned events; EventPayloadsPrune
+-- checks again, under the locks, that each is still due.
 SELECT e.id
 FROM events AS e
-WHERE e.id IN (
+WHERE e.id = ANY (ARRAY(
     SELECT c.id
     FROM events AS c
     WHERE c.payload_pruned_at IS NULL
@@ -287,8 +289,7 @@ WHERE e.id IN (
       AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = c.id AND t.state IN ('pending', 'running'))
     ORDER BY c.received_at
     LIMIT sqlc.arg(batch_size)::integer
-)
-  AND e.payload_pruned_at IS NULL
+))
 ORDER BY e.id
 FOR UPDATE OF e SKIP LOCKED;
 

@@ -515,7 +515,7 @@ func (q *Queries) EventOldestTodoTarget(ctx context.Context, db DBTX, arg EventO
 const eventPayloadsLockForPrune = `-- name: EventPayloadsLockForPrune :many
 SELECT e.id
 FROM events AS e
-WHERE e.id IN (
+WHERE e.id = ANY (ARRAY(
     SELECT c.id
     FROM events AS c
     WHERE c.payload_pruned_at IS NULL
@@ -523,8 +523,7 @@ WHERE e.id IN (
       AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = c.id AND t.state IN ('pending', 'running'))
     ORDER BY c.received_at
     LIMIT $2::integer
-)
-  AND e.payload_pruned_at IS NULL
+))
 ORDER BY e.id
 FOR UPDATE OF e SKIP LOCKED
 `
@@ -537,7 +536,9 @@ type EventPayloadsLockForPruneParams struct {
 // The next batch of payload retention (EventPayloadsPrune, same transaction): up to batch_size of the oldest
 // events received more than max_age_seconds ago whose payload is still there (idx_events_payload_unpruned, which
 // holds no pruned row) and whose todo is not live, locked in id order. SKIP LOCKED: a row another node is pruning,
-// or a replay holds, is left for a later pass, so every node can run this at once and none waits.
+// or a replay holds, is left for a later pass, so every node can run this at once and none waits. The ids are an
+// ARRAY so the rows are then fetched by primary key, whatever the number of unpruned events; EventPayloadsPrune
+// checks again, under the locks, that each is still due.
 func (q *Queries) EventPayloadsLockForPrune(ctx context.Context, db DBTX, arg EventPayloadsLockForPruneParams) ([]int64, error) {
 	rows, err := db.Query(ctx, eventPayloadsLockForPrune, arg.MaxAgeSeconds, arg.BatchSize)
 	if err != nil {
