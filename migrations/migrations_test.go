@@ -295,6 +295,7 @@ func TestSettingsSeeded(t *testing.T) {
 		"ingest.limits":             `{"tenant_requests_per_second": 1000}`,
 		"streams.limits":            `{"max_per_credential": 100, "max_per_tenant": 1000}`,
 		"auth.credentials":          `{"max_ttl_seconds": 31536000}`,
+		"retention.event_payloads":  `{"max_age_seconds": 0}`,
 	}
 	require.Len(t, got, len(want))
 	for key, value := range want {
