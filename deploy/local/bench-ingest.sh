@@ -25,7 +25,7 @@
 #
 #   make build && deploy/local/bench-ingest.sh [REQUESTS] [CONCURRENCY]   (default 20000 16)
 #
-# Env: SWITCHBOARD_BENCH_GRPC (port, 19390), SWITCHBOARD_BENCH_HTTP (18390),
+# Env: SWITCHBOARD_BIN (the binary, bin/switchboard; to compare two builds), SWITCHBOARD_BENCH_GRPC (port, 19390), SWITCHBOARD_BENCH_HTTP (18390),
 # PGBENCH_SECONDS (10, each pgbench run), CEILING_BATCH (16),
 # SWITCHBOARD_PPROF_ADDR (passed to the node: a CPU profile can be taken
 # during the run). The last line is machine-readable:
@@ -34,7 +34,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-bin=$repo/bin/switchboard
+bin=${SWITCHBOARD_BIN:-$repo/bin/switchboard}
 requests=${1:-20000}
 conc=${2:-16}
 secs=${PGBENCH_SECONDS:-10}
