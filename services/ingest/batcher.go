@@ -15,10 +15,10 @@ const maxBatch = 500
 // flushers is how many group-commit statements run at once: two, as a
 // database client keeps its server busy with two connections, so the next
 // batch is sent while the previous one waits for its commit's WAL flush.
-// With one at a time the database sat idle during each round trip, and
-// deliveries/s at 32 in flight rose from 0.41–0.67 to 0.73–0.82 of the
-// ceiling (deploy/local/bench-ingest.sh); batches are smaller (about 5
-// instead of 8 at 16 in flight).
+// With one at a time the database sat idle during each round trip:
+// deliveries/s at 16 in flight rose by a quarter on a loaded machine
+// (deploy/local/bench-ingest.sh, README), though batches are smaller
+// (about 5 instead of 8).
 const flushers = 2
 
 // batcher is the group commit of the webhook edge: concurrent requests for
