@@ -5,10 +5,10 @@ import (
 	"net"
 )
 
-// EnvPprofAddr, when set, serves Go's profiler (net/http/pprof under
-// /debug/pprof/) on a listener of its own (host:port), unauthenticated:
-// for measuring a node (deploy/local/bench-ingest.sh), never on a public
-// address. Unset (the default): no profiler anywhere.
+// EnvPprofAddr names the profiler's listener: when set (host:port), Go's
+// profiler (net/http/pprof under /debug/pprof/) is served there,
+// unauthenticated, for measuring a node (deploy/local/bench-ingest.sh),
+// never on a public address. Unset (the default): no profiler anywhere.
 const EnvPprofAddr = "SWITCHBOARD_PPROF_ADDR"
 
 // Pprof configures the opt-in profiler listener.
