@@ -26,7 +26,7 @@ type Options struct {
 	// MaxWait caps ClaimRequest.wait. Default 60 s (the contract's maximum).
 	MaxWait time.Duration
 	// NotifyWindow coalesces pg_notify: at most one per (tenant, queue) per
-	// window. Default 25 ms.
+	// window. Default 5 ms.
 	NotifyWindow time.Duration
 	// Todos is the node's shared writer of todos (NewTodos), which ingest
 	// writes through too; when set, HotPool, NotifyWindow and OnChange are
@@ -114,14 +114,8 @@ const (
 	EventRedriven  EventKind = "redriven"
 )
 
-// defaultNotifyWindow is Options.NotifyWindow's default. Each pg_notify is
-// a transaction of its own whose commit waits for a WAL flush, like a
-// batch of events does: at 5 ms a queue written without pause sent up to
-// 200 a second, more commits than the ingest group commit's batches
-// (deploy/local/bench-ingest.sh: 150 notify commits/s beside 130 batch
-// commits/s). 25 ms caps them at 40/s per queue; it delays only other
-// nodes' idle claims (this node's wake at once), by at most the window.
-const defaultNotifyWindow = 25 * time.Millisecond
+// defaultNotifyWindow is Options.NotifyWindow's default.
+const defaultNotifyWindow = 5 * time.Millisecond
 
 func (o Options) withDefaults() Options {
 	def := func(d *time.Duration, v time.Duration) {

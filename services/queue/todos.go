@@ -34,7 +34,7 @@ type TodosOptions struct {
 	// Options.HotPool). Default: the pool.
 	HotPool *pgxpool.Pool
 	// NotifyWindow coalesces wake-ups: at most one pg_notify per (tenant,
-	// queue) per window. Default 25 ms (see defaultNotifyWindow).
+	// queue) per window. Default 5 ms.
 	NotifyWindow time.Duration
 	// OnChange, when set, is called after every committed lifecycle change
 	// of a todo (the hook for realtime events). It runs on the writer's
