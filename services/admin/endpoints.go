@@ -16,6 +16,7 @@ import (
 var endpointFields = []string{
 	"name", "agent_id", "queue", "verification", "signature_header", "delivery_id_header", "max_body_bytes",
 	"enabled", "hmac_algorithm", "hmac_encoding", "signature_prefix", "tolerance_seconds", "rate_limit_per_second",
+	"meta_verify_token",
 }
 
 // CreateEndpoint vends a webhook URL for a human (the caller's own when
@@ -43,6 +44,11 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 	}
 	if f.AgentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
 		return nil, err
+	}
+	if tok := in.GetMetaVerifyToken(); tok != "" {
+		if f.VerifyTokenSHA256, err = sources.VerifyTokenDigest(tok); err != nil {
+			return nil, err
+		}
 	}
 	e, secret, err := s.sources.CreateEndpoint(ctx, t, humanID, f, req.GetSecret())
 	return apierr.Reply(&adminv1.CreateEndpointResponse{Endpoint: endpointProto(e), Secret: secret}, err)
@@ -82,6 +88,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		presentIf(in.GetSignaturePrefix() != "", "signature_prefix"),
 		presentIf(in.GetToleranceSeconds() != 0, "tolerance_seconds"),
 		presentIf(in.GetRateLimitPerSecond() != 0, "rate_limit_per_second"),
+		presentIf(in.GetMetaVerifyToken() != "", "meta_verify_token"),
 	)
 	if err != nil {
 		return nil, err
@@ -91,6 +98,12 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 	var agentID *uuid.UUID
 	if fields["agent_id"] {
 		if agentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
+			return nil, err
+		}
+	}
+	var verifyToken []byte
+	if fields["meta_verify_token"] {
+		if verifyToken, err = sources.VerifyTokenDigest(in.GetMetaVerifyToken()); err != nil {
 			return nil, err
 		}
 	}
@@ -114,6 +127,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "signature_prefix", &f.SignaturePrefix, in.GetSignaturePrefix())
 		set(fields, "tolerance_seconds", &f.ToleranceSeconds, in.GetToleranceSeconds())
 		set(fields, "rate_limit_per_second", &f.RateLimitPerSecond, in.GetRateLimitPerSecond())
+		set(fields, "meta_verify_token", &f.VerifyTokenSHA256, verifyToken)
 	}
 	e, err := s.sources.UpdateEndpoint(ctx, u.t, u.id, change)
 	return apierr.Reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
@@ -179,6 +193,7 @@ func endpointProto(e sources.Endpoint) *adminv1.Endpoint {
 		SignaturePrefix:    e.SignaturePrefix,
 		ToleranceSeconds:   e.ToleranceSeconds,
 		RateLimitPerSecond: e.RateLimitPerSecond,
+		HasMetaVerifyToken: e.HasVerifyToken(),
 		Secrets:            make([]*adminv1.EndpointSecret, len(e.Secrets)),
 	}
 	for i, sec := range e.Secrets {

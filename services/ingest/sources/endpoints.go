@@ -49,6 +49,9 @@ type EndpointFields struct {
 	SignaturePrefix    string
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
+	// VerifyTokenSHA256 is, for meta only, the SHA-256 of the owner's
+	// verify token (VerifyTokenDigest); never returned to a client.
+	VerifyTokenSHA256 []byte
 }
 
 // EndpointSecret describes a row of endpoint_secrets without its material.
@@ -95,7 +98,7 @@ func endpointFrom(r dbsqlc.Endpoint) Endpoint {
 			SignatureHeader: r.SignatureHeader, DeliveryIDHeader: r.DeliveryIDHeader,
 			MaxBodyBytes: r.MaxBodyBytes, Enabled: r.Enabled,
 			HmacAlgorithm: r.HmacAlgorithm, HmacEncoding: r.HmacEncoding, SignaturePrefix: r.SignaturePrefix,
-			ToleranceSeconds: r.ToleranceSeconds, RateLimitPerSecond: r.RateLimitPerSecond,
+			ToleranceSeconds: r.ToleranceSeconds, RateLimitPerSecond: r.RateLimitPerSecond, VerifyTokenSHA256: r.VerifyTokenSha256,
 		},
 	}
 }
@@ -151,7 +154,7 @@ func (s *Store) insertEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 			SignatureHeader: f.SignatureHeader, DeliveryIDHeader: f.DeliveryIDHeader,
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
-			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond,
+			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, VerifyTokenSha256: f.VerifyTokenSHA256,
 			AgentID: f.AgentID, HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
@@ -229,6 +232,9 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 		} else if u.Secret != "" {
 			return errSecretWithoutVerification
 		}
+		if err := settleVerifyToken(cur.EndpointFields, &f); err != nil {
+			return err
+		}
 		applyDefaults(&f)
 		if err := checkEndpoint(f); err != nil {
 			return err
@@ -238,7 +244,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 			SignatureHeader: f.SignatureHeader, DeliveryIDHeader: f.DeliveryIDHeader,
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
-			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond,
+			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, VerifyTokenSha256: f.VerifyTokenSHA256,
 			ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {

@@ -48,4 +48,5 @@ type Endpoint struct {
 	SignaturePrefix    string
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
+	VerifyTokenSha256  []byte
 }

@@ -429,7 +429,7 @@ func (q *Queries) EndpointActiveSecrets(ctx context.Context, db DBTX, endpointID
 }
 
 const endpointBySlug = `-- name: EndpointBySlug :one
-SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second,
+SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second, e.verify_token_sha256,
        coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),
                 $1::integer)::integer AS tenant_requests_per_second
 FROM endpoints AS e
@@ -470,6 +470,7 @@ func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlu
 		&i.Endpoint.SignaturePrefix,
 		&i.Endpoint.ToleranceSeconds,
 		&i.Endpoint.RateLimitPerSecond,
+		&i.Endpoint.VerifyTokenSha256,
 		&i.TenantRequestsPerSecond,
 	)
 	return i, err
@@ -498,7 +499,7 @@ func (q *Queries) EndpointDelete(ctx context.Context, db DBTX, arg EndpointDelet
 }
 
 const endpointGet = `-- name: EndpointGet :one
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256
 FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -533,6 +534,7 @@ func (q *Queries) EndpointGet(ctx context.Context, db DBTX, arg EndpointGetParam
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 	)
 	return i, err
 }
@@ -541,7 +543,7 @@ const endpointInsert = `-- name: EndpointInsert :one
 
 INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
                        max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
-                       rate_limit_per_second)
+                       rate_limit_per_second, verify_token_sha256)
 SELECT h.id,
        $1::text,
        $2::text,
@@ -556,13 +558,14 @@ SELECT h.id,
        $10::text,
        $11::text,
        $12::integer,
-       $13::integer
+       $13::integer,
+       $14::bytea
 FROM humans AS h
-LEFT JOIN agents AS a ON a.id = $14::uuid AND a.human_id = h.id
-WHERE h.id = $15::uuid
-  AND ($16::boolean OR h.id = $17::uuid)
-  AND ($14::uuid IS NULL OR a.id IS NOT NULL)
-RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second
+LEFT JOIN agents AS a ON a.id = $15::uuid AND a.human_id = h.id
+WHERE h.id = $16::uuid
+  AND ($17::boolean OR h.id = $18::uuid)
+  AND ($15::uuid IS NULL OR a.id IS NOT NULL)
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256
 `
 
 type EndpointInsertParams struct {
@@ -579,6 +582,7 @@ type EndpointInsertParams struct {
 	SignaturePrefix    string
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
+	VerifyTokenSha256  []byte
 	AgentID            *uuid.UUID
 	HumanID            uuid.UUID
 	Administrator      bool
@@ -615,6 +619,7 @@ func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInser
 		arg.SignaturePrefix,
 		arg.ToleranceSeconds,
 		arg.RateLimitPerSecond,
+		arg.VerifyTokenSha256,
 		arg.AgentID,
 		arg.HumanID,
 		arg.Administrator,
@@ -640,12 +645,13 @@ func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInser
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 	)
 	return i, err
 }
 
 const endpointList = `-- name: EndpointList :many
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256
 FROM endpoints
 WHERE ($1::boolean OR human_id = $2::uuid)
   AND ($3::uuid IS NULL OR human_id = $3::uuid)
@@ -700,6 +706,7 @@ func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListPar
 			&i.SignaturePrefix,
 			&i.ToleranceSeconds,
 			&i.RateLimitPerSecond,
+			&i.VerifyTokenSha256,
 		); err != nil {
 			return nil, err
 		}
@@ -712,7 +719,7 @@ func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListPar
 }
 
 const endpointLock = `-- name: EndpointLock :one
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256
 FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -749,6 +756,7 @@ func (q *Queries) EndpointLock(ctx context.Context, db DBTX, arg EndpointLockPar
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 	)
 	return i, err
 }
@@ -911,12 +919,13 @@ SET name                  = $1::text,
     signature_prefix      = $11::text,
     tolerance_seconds     = $12::integer,
     rate_limit_per_second = $13::integer,
+    verify_token_sha256   = $14::bytea,
     updated_at            = now()
-WHERE e.id = $14
-  AND ($15::boolean OR e.human_id = $16::uuid)
+WHERE e.id = $15
+  AND ($16::boolean OR e.human_id = $17::uuid)
   AND ($2::uuid IS NULL
        OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $2::uuid AND a.human_id = e.human_id))
-RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256
 `
 
 type EndpointUpdateParams struct {
@@ -933,6 +942,7 @@ type EndpointUpdateParams struct {
 	SignaturePrefix    string
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
+	VerifyTokenSha256  []byte
 	ID                 uuid.UUID
 	Administrator      bool
 	CallerID           uuid.UUID
@@ -955,6 +965,7 @@ func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdat
 		arg.SignaturePrefix,
 		arg.ToleranceSeconds,
 		arg.RateLimitPerSecond,
+		arg.VerifyTokenSha256,
 		arg.ID,
 		arg.Administrator,
 		arg.CallerID,
@@ -979,6 +990,7 @@ func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdat
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 	)
 	return i, err
 }
