@@ -221,7 +221,7 @@ DELETE FROM adapters
 WHERE id = sqlc.arg(id)
   AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
 -- name: EndpointBySlug :one
--- The endpoint a POST /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
+-- The endpoint a POST (or handshake GET) /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
 -- its tenant's request limit (ingest.limits; default_tenant_rate, pkg/settings' default, when missing).
 SELECT sqlc.embed(e),
        coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),

@@ -446,7 +446,7 @@ type EndpointBySlugRow struct {
 	TenantRequestsPerSecond int32
 }
 
-// The endpoint a POST /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
+// The endpoint a POST (or handshake GET) /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
 // its tenant's request limit (ingest.limits; default_tenant_rate, pkg/settings' default, when missing).
 func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlugParams) (EndpointBySlugRow, error) {
 	row := db.QueryRow(ctx, endpointBySlug, arg.DefaultTenantRate, arg.Slug)
