@@ -1,14 +1,15 @@
 -- Verification schemes of providers with a URL handshake (issue 16): Zoom,
 -- Meta (Facebook, Instagram, WhatsApp), X (Account Activity API) and
--- Microsoft Graph; 'twilio' is allowed here too so the scheme list is
--- written once (its code is 00017's helper's).
+-- Microsoft Graph; 'twilio' is allowed here too, so the scheme list is
+-- written once for both (Twilio's verifier arrives separately).
 --
 -- verify_token_sha256 is Meta's second credential: the verify token the
 -- owner chose and gave Meta, which Meta's subscription handshake (GET
 -- ?hub.verify_token=…) presents. It is only ever compared, so only its
 -- SHA-256 is kept (like bearer tokens in endpoint_secrets); set exactly
--- for 'meta' endpoints. No existing row is 'meta', so the CHECK holds for
--- every one of them: no validation scan is needed beyond the ALTER's.
+-- for 'meta' endpoints. No existing row is 'meta' and the new column is NULL
+-- in all of them, so both CHECKs hold for every existing row (the ALTER's
+-- validation scan of endpoints, a small table, is all it costs).
 
 -- +goose Up
 

@@ -220,7 +220,7 @@ func secretFor(scheme verify.Scheme, given string, generate bool) (string, error
 		}
 	case verify.SchemeMSGraph:
 		if utf8.RuneCountInString(given) > maxClientStateLen {
-			return "", invalid(field, "(the clientState) must be at most 128 characters for VERIFICATION_SCHEME_MS_GRAPH")
+			return "", invalid(field, "must be at most 128 characters for VERIFICATION_SCHEME_MS_GRAPH (Graph's limit on a clientState)")
 		}
 	case verify.SchemeBasic:
 		user, pass, ok := strings.Cut(given, ":")

@@ -108,9 +108,11 @@ func TestMeta(t *testing.T) {
 		"sha1 only":    header("X-Hub-Signature", "sha1=0123456789abcdef0123456789abcdef01234567"),
 		"repeated":     header("X-Hub-Signature-256", sig, "X-Hub-Signature-256", sig),
 	} {
-		_, err := v.Verify(verify.Request{Body: []byte(metaEvent), Header: h})
-		requireUnverified(t, err, metaSecret)
-		require.NotEmpty(t, name)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := v.Verify(verify.Request{Body: []byte(metaEvent), Header: h})
+			requireUnverified(t, err, metaSecret)
+		})
 	}
 	_, err = v.Verify(verify.Request{Body: flipBody(metaEvent), Header: header("X-Hub-Signature-256", sig)})
 	requireUnverified(t, err, metaSecret)
@@ -158,9 +160,11 @@ func TestMSGraph(t *testing.T) {
 		"prefix of the secret":    `{"value":[{"clientState":"secretClient"}]}`,
 		"secret with extra bytes": `{"value":[{"clientState":"secretClientValue "}]}`,
 	} {
-		_, err := v.Verify(verify.Request{Body: []byte(body)})
-		requireUnverified(t, err, graphClientState)
-		require.NotEmpty(t, name)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := v.Verify(verify.Request{Body: []byte(body)})
+			requireUnverified(t, err, graphClientState)
+		})
 	}
 }
 
