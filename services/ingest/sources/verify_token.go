@@ -14,7 +14,7 @@ import (
 const (
 	minVerifyTokenLen = 8
 	maxVerifyTokenLen = 256
-	verifyTokenField  = "endpoint.meta_verify_token"
+	metaFieldPath     = "endpoint.meta_verify_token"
 )
 
 // VerifyTokenDigest checks a Meta verify token (the one the owner gives
@@ -22,10 +22,10 @@ const (
 // its SHA-256, since it is only ever compared (EndpointFields.VerifyTokenSHA256).
 func VerifyTokenDigest(token string) ([]byte, error) {
 	if n := utf8.RuneCountInString(token); n < minVerifyTokenLen || n > maxVerifyTokenLen {
-		return nil, invalid(verifyTokenField, "must be 8–256 characters")
+		return nil, invalid(metaFieldPath, "must be 8–256 characters")
 	}
 	if !utf8.ValidString(token) || strings.IndexFunc(token, unicode.IsControl) >= 0 {
-		return nil, invalid(verifyTokenField, "must be UTF-8 text without control characters")
+		return nil, invalid(metaFieldPath, "must be UTF-8 text without control characters")
 	}
 	sum := sha256.Sum256([]byte(token))
 	return sum[:], nil
@@ -48,13 +48,13 @@ func settleVerifyToken(cur EndpointFields, f *EndpointFields) error {
 	return nil
 }
 
-var errVerifyTokenNotMeta = invalid(verifyTokenField, "is only accepted with VERIFICATION_SCHEME_META")
+var errVerifyTokenNotMeta = invalid(metaFieldPath, "is only accepted with VERIFICATION_SCHEME_META")
 
 // checkVerifyToken: a meta endpoint has a verify token, no other has one.
 func checkVerifyToken(f EndpointFields) error {
 	switch {
 	case f.Verification == verify.SchemeMeta && len(f.VerifyTokenSHA256) != sha256.Size:
-		return invalid(verifyTokenField, "is required for VERIFICATION_SCHEME_META")
+		return invalid(metaFieldPath, "is required for VERIFICATION_SCHEME_META")
 	case f.Verification != verify.SchemeMeta && len(f.VerifyTokenSHA256) > 0:
 		return errVerifyTokenNotMeta
 	}

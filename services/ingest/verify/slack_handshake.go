@@ -17,17 +17,27 @@ func (v slackVerifier) Handshake(r Request) (Answer, bool, error) {
 	if _, err := v.Verify(r); err != nil {
 		return Answer{}, false, err
 	}
+	challenge, ok := slackChallenge(r.Body)
+	if !ok {
+		return Answer{}, false, nil
+	}
+	if !echoable(challenge) {
+		return badToken("challenge"), true, nil
+	}
+	return jsonAnswer(map[string]string{"challenge": challenge}), true, nil
+}
+
+// slackChallenge is the challenge of a url_verification body; false for any
+// other body.
+func slackChallenge(body []byte) (string, bool) {
 	var msg struct {
 		Type      string `json:"type"`
 		Challenge string `json:"challenge"`
 	}
-	if json.Unmarshal(r.Body, &msg) != nil || msg.Type != "url_verification" {
-		return Answer{}, false, nil
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return "", false
 	}
-	if !echoable(msg.Challenge) {
-		return badToken("challenge"), true, nil
-	}
-	return jsonAnswer(map[string]string{"challenge": msg.Challenge}), true, nil
+	return msg.Challenge, msg.Type == "url_verification"
 }
 
 var _ Handshaker = slackVerifier{}

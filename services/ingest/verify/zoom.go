@@ -59,16 +59,10 @@ func (v zoomVerifier) Handshake(r Request) (Answer, bool, error) {
 	if err != nil {
 		return Answer{}, false, err
 	}
-	var msg struct {
-		Event   string `json:"event"`
-		Payload struct {
-			PlainToken string `json:"plainToken"`
-		} `json:"payload"`
-	}
-	if json.Unmarshal(r.Body, &msg) != nil || msg.Event != "endpoint.url_validation" {
+	plain, ok := zoomPlainToken(r.Body)
+	if !ok {
 		return Answer{}, false, nil
 	}
-	plain := msg.Payload.PlainToken
 	if !echoable(plain) {
 		return badToken("payload.plainToken"), true, nil
 	}
@@ -76,4 +70,19 @@ func (v zoomVerifier) Handshake(r Request) (Answer, bool, error) {
 		PlainToken     string `json:"plainToken"`
 		EncryptedToken string `json:"encryptedToken"`
 	}{plain, hex.EncodeToString(hmacSHA256(secret, plain))}), true, nil
+}
+
+// zoomPlainToken is the plainToken of an endpoint.url_validation body;
+// false for any other body.
+func zoomPlainToken(body []byte) (string, bool) {
+	var msg struct {
+		Event   string `json:"event"`
+		Payload struct {
+			PlainToken string `json:"plainToken"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return "", false
+	}
+	return msg.Payload.PlainToken, msg.Event == "endpoint.url_validation"
 }
