@@ -16,6 +16,7 @@ import (
 var endpointFields = []string{
 	"name", "agent_id", "queue", "verification", "signature_header", "delivery_id_header", "max_body_bytes",
 	"enabled", "hmac_algorithm", "hmac_encoding", "signature_prefix", "tolerance_seconds", "rate_limit_per_second",
+	"public_url",
 	"meta_verify_token",
 }
 
@@ -41,6 +42,7 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 		MaxBodyBytes: in.GetMaxBodyBytes(), Enabled: in.Enabled == nil || in.GetEnabled(),
 		HmacAlgorithm: in.GetHmacAlgorithm(), HmacEncoding: in.GetHmacEncoding(), SignaturePrefix: in.GetSignaturePrefix(),
 		ToleranceSeconds: in.GetToleranceSeconds(), RateLimitPerSecond: in.GetRateLimitPerSecond(),
+		PublicURL: optionalString(in.GetPublicUrl()),
 	}
 	if f.AgentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
 		return nil, err
@@ -88,6 +90,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		presentIf(in.GetSignaturePrefix() != "", "signature_prefix"),
 		presentIf(in.GetToleranceSeconds() != 0, "tolerance_seconds"),
 		presentIf(in.GetRateLimitPerSecond() != 0, "rate_limit_per_second"),
+		presentIf(in.GetPublicUrl() != "", "public_url"),
 		presentIf(in.GetMetaVerifyToken() != "", "meta_verify_token"),
 	)
 	if err != nil {
@@ -127,6 +130,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "signature_prefix", &f.SignaturePrefix, in.GetSignaturePrefix())
 		set(fields, "tolerance_seconds", &f.ToleranceSeconds, in.GetToleranceSeconds())
 		set(fields, "rate_limit_per_second", &f.RateLimitPerSecond, in.GetRateLimitPerSecond())
+		set(fields, "public_url", &f.PublicURL, optionalString(in.GetPublicUrl()))
 		set(fields, "meta_verify_token", &f.VerifyTokenSHA256, verifyToken)
 	}
 	e, err := s.sources.UpdateEndpoint(ctx, u.t, u.id, change)
@@ -195,6 +199,7 @@ func endpointProto(e sources.Endpoint) *adminv1.Endpoint {
 		RateLimitPerSecond: e.RateLimitPerSecond,
 		HasMetaVerifyToken: e.HasVerifyToken(),
 		Secrets:            make([]*adminv1.EndpointSecret, len(e.Secrets)),
+		PublicUrl:          derefString(e.PublicURL),
 	}
 	for i, sec := range e.Secrets {
 		// Oldest first, so the last sealed one is the newest.

@@ -138,7 +138,7 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 	if s.handshake(w, r, ep, verify.Request{Body: body, Header: r.Header, Now: now}) {
 		return
 	}
-	res, err := ep.Verifier.Verify(verify.Request{Body: body, Header: r.Header, Now: now})
+	res, err := ep.Verifier.Verify(verify.Request{Body: body, Header: r.Header, Now: now, URL: signedURL(r, ep)})
 	if err != nil {
 		s.log.Info("webhook not verified", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
 		hookError(w, http.StatusUnauthorized, "unauthorized")

@@ -52,6 +52,9 @@ type EndpointFields struct {
 	// VerifyTokenSHA256 is, for meta only, the SHA-256 of the owner's
 	// verify token (VerifyTokenDigest); never returned to a client.
 	VerifyTokenSHA256 []byte
+	// PublicURL is the URL senders post to, for schemes that sign it
+	// (checkPublicURL); nil: derived from each request.
+	PublicURL *string
 }
 
 // EndpointSecret describes a row of endpoint_secrets without its material.
@@ -99,6 +102,7 @@ func endpointFrom(r dbsqlc.Endpoint) Endpoint {
 			MaxBodyBytes: r.MaxBodyBytes, Enabled: r.Enabled,
 			HmacAlgorithm: r.HmacAlgorithm, HmacEncoding: r.HmacEncoding, SignaturePrefix: r.SignaturePrefix,
 			ToleranceSeconds: r.ToleranceSeconds, RateLimitPerSecond: r.RateLimitPerSecond, VerifyTokenSHA256: r.VerifyTokenSha256,
+			PublicURL: r.PublicUrl,
 		},
 	}
 }
@@ -154,8 +158,8 @@ func (s *Store) insertEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 			SignatureHeader: f.SignatureHeader, DeliveryIDHeader: f.DeliveryIDHeader,
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
-			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, VerifyTokenSha256: f.VerifyTokenSHA256,
-			AgentID: f.AgentID, HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
+			VerifyTokenSha256: f.VerifyTokenSHA256, AgentID: f.AgentID, HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
 			return err
@@ -244,8 +248,8 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 			SignatureHeader: f.SignatureHeader, DeliveryIDHeader: f.DeliveryIDHeader,
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
-			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, VerifyTokenSha256: f.VerifyTokenSHA256,
-			ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
+			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
+			VerifyTokenSha256: f.VerifyTokenSHA256, ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
 			what := "endpoint " + id.String()

@@ -15,7 +15,7 @@
 -- caller retries with a fresh one).
 INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
                        max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
-                       rate_limit_per_second, verify_token_sha256)
+                       rate_limit_per_second, public_url, verify_token_sha256)
 SELECT h.id,
        sqlc.arg(slug)::text,
        sqlc.arg(name)::text,
@@ -31,6 +31,7 @@ SELECT h.id,
        sqlc.arg(signature_prefix)::text,
        sqlc.arg(tolerance_seconds)::integer,
        sqlc.arg(rate_limit_per_second)::integer,
+       sqlc.narg(public_url)::text,
        sqlc.narg(verify_token_sha256)::bytea
 FROM humans AS h
 LEFT JOIN agents AS a ON a.id = sqlc.narg(agent_id)::uuid AND a.human_id = h.id
@@ -83,6 +84,7 @@ SET name                  = sqlc.arg(name)::text,
     signature_prefix      = sqlc.arg(signature_prefix)::text,
     tolerance_seconds     = sqlc.arg(tolerance_seconds)::integer,
     rate_limit_per_second = sqlc.arg(rate_limit_per_second)::integer,
+    public_url            = sqlc.narg(public_url)::text,
     verify_token_sha256   = sqlc.narg(verify_token_sha256)::bytea,
     updated_at            = now()
 WHERE e.id = sqlc.arg(id)

@@ -75,6 +75,9 @@ func checkEndpoint(f EndpointFields) error {
 	if err := checkVerifyToken(f); err != nil {
 		return err
 	}
+	if err := checkPublicURL(f.PublicURL); err != nil {
+		return err
+	}
 	for _, h := range []*string{f.SignatureHeader, f.DeliveryIDHeader} {
 		if h != nil && !headerName(*h) {
 			field := "endpoint.signature_header"

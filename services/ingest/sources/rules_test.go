@@ -71,6 +71,9 @@ func TestSecretFor(t *testing.T) {
 		{verify.SchemeNone, "0123456789abcdef", "must be empty when verification is VERIFICATION_SCHEME_NONE"},
 		{verify.SchemeGitHub, "short", "must be 16–1024 characters"},
 		{verify.SchemeStandardWebhooks, "whsec_not*base64*at*all", `a "whsec_" secret must be followed by standard base64`},
+		{verify.SchemeStandardWebhooks, "my-own-secret-as-text", `must be "whsec_<base64>", "whpk_<base64>" or standard base64`},
+		{verify.SchemeStandardWebhooks, "whsk_VEVTVFNJR05JTkdLRVlET05PVFVTRVRISVNGT1JBTlk=", `"whsk_" signing key`},
+		{verify.SchemeTwilio, "", "is required for VERIFICATION_SCHEME_TWILIO"},
 		{verify.SchemeBearer, "token with spaces inside", "must not contain whitespace"},
 		{verify.SchemeBasic, "no-colon-in-this-one", `must be "user:password"`},
 	} {
@@ -78,6 +81,11 @@ func TestSecretFor(t *testing.T) {
 		code, msg := violation(t, err)
 		require.Equal(t, codes.InvalidArgument, code, tc.scheme)
 		require.Contains(t, msg, tc.msg, tc.scheme)
+	}
+	for _, given := range []string{"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"} {
+		got, err := secretFor(verify.SchemeStandardWebhooks, given, true)
+		require.NoError(t, err, "base64, with or without whsec_")
+		require.Equal(t, given, got)
 	}
 	_, err = secretFor(verify.SchemeGitHub, "", false)
 	require.ErrorContains(t, err, "is required", "an update never generates a secret")
@@ -119,5 +127,40 @@ func TestValidQueueName(t *testing.T) {
 	}
 	for _, bad := range []string{"", "-a", "A", "a b", strings.Repeat("a", 64), "é"} {
 		require.False(t, validQueueName(bad), bad)
+	}
+}
+
+// TestCheckPublicURL: an endpoint's public URL is an absolute http(s) URL
+// without a query, fragment or credentials, at most 2048 characters.
+func TestCheckPublicURL(t *testing.T) {
+	t.Parallel()
+	for _, good := range []string{
+		"https://hooks.example.com/hooks/abcdefghijklmnop", "http://10.0.0.7:8080/hooks/x", "https://[::1]:8443/hooks/x",
+		"https://h.example/" + strings.Repeat("p", maxPublicURLLen-len("https://h.example/")),
+	} {
+		f := EndpointFields{Queue: "hooks", Verification: verify.SchemeTwilio, PublicURL: &good}
+		applyDefaults(&f)
+		require.NoError(t, checkEndpoint(f), good)
+	}
+	for bad, msg := range map[string]string{
+		"":                             "must be an absolute URL",
+		"/hooks/x":                     "must be an absolute URL",
+		"hooks.example.com/hooks/x":    "must be an absolute URL",
+		"ftp://hooks.example.com/x":    "must start with",
+		"HTTPS://hooks.example.com/x":  "must start with",
+		"https:hooks.example.com/x":    "must be an absolute URL",
+		"https:///hooks/x":             "must name a host",
+		"https://u:p@hooks.example/x":  "must not carry credentials",
+		"https://hooks.example/x?a=1":  "must not have a query",
+		"https://hooks.example/x?":     "must not have a query",
+		"https://hooks.example/x#frag": "must not have a query or fragment",
+		"https://hooks.example/a b":    "must not contain spaces",
+		"https://h.example/" + strings.Repeat("p", maxPublicURLLen): "must be at most 2048",
+	} {
+		f := EndpointFields{Queue: "hooks", Verification: verify.SchemeTwilio, PublicURL: &bad}
+		applyDefaults(&f)
+		code, got := violation(t, checkEndpoint(f))
+		require.Equal(t, codes.InvalidArgument, code, bad)
+		require.Contains(t, got, "invalid endpoint.public_url: "+msg, bad)
 	}
 }

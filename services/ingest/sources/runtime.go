@@ -43,7 +43,10 @@ type Hook struct {
 	// TenantRatePerSecond is the owner's limit across its endpoints
 	// (settings.IngestLimits).
 	TenantRatePerSecond int
-	Verify              verify.Config
+	// PublicURL is the endpoint's public URL ("": derive it from the
+	// request), for the schemes that sign the URL.
+	PublicURL string
+	Verify    verify.Config
 }
 
 // Hook returns the endpoint of slug, enabled or not, or ErrNoEndpoint. An
@@ -80,6 +83,9 @@ func (s *Store) Hook(ctx context.Context, slug string) (Hook, error) {
 	}
 	if e.SignatureHeader != nil {
 		h.Verify.Header = *e.SignatureHeader
+	}
+	if e.PublicUrl != nil {
+		h.PublicURL = *e.PublicUrl
 	}
 	for _, sec := range secrets {
 		switch sec.Kind {

@@ -17,6 +17,7 @@ var schemes = map[adminv1.VerificationScheme]verify.Scheme{
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_BEARER:            verify.SchemeBearer,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_SHOPIFY:           verify.SchemeShopify,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_BASIC:             verify.SchemeBasic,
+	adminv1.VerificationScheme_VERIFICATION_SCHEME_TWILIO:            verify.SchemeTwilio,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_ZOOM:              verify.SchemeZoom,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_META:              verify.SchemeMeta,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_X:                 verify.SchemeX,
@@ -39,11 +40,13 @@ func SchemeEnum(s verify.Scheme) adminv1.VerificationScheme { return enumOf(sche
 func hashedScheme(s verify.Scheme) bool { return s == verify.SchemeBearer || s == verify.SchemeBasic }
 
 // providerIssued reports whether the caller must supply the secret: the
-// provider issues it (Stripe, Slack, Zoom, Meta, X), or it is a password
-// (basic). Graph's clientState is the subscriber's choice, so generated.
+// provider issues it (Stripe, Slack, Twilio's auth token, Zoom, Meta, X), or
+// it is a password (basic). Graph's clientState is the subscriber's choice,
+// so generated.
 func providerIssued(s verify.Scheme) bool {
 	switch s {
-	case verify.SchemeStripe, verify.SchemeSlack, verify.SchemeBasic, verify.SchemeZoom, verify.SchemeMeta, verify.SchemeX:
+	case verify.SchemeStripe, verify.SchemeSlack, verify.SchemeBasic, verify.SchemeTwilio,
+		verify.SchemeZoom, verify.SchemeMeta, verify.SchemeX:
 		return true
 	}
 	return false

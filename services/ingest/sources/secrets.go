@@ -146,10 +146,13 @@ func (s *Store) verificationChange(cur Endpoint, scheme verify.Scheme, secret st
 	}
 	if secret == "" {
 		// The stored secrets carry over only between schemes that seal them
-		// (an HMAC key is an HMAC key) and not to a provider-issued one; a
-		// digest of a bearer token or a password serves no other scheme.
+		// as raw keys (an HMAC key is an HMAC key) and not to a
+		// provider-issued one; a digest of a bearer token or a password
+		// serves no other scheme, and a Standard Webhooks secret is base64
+		// or a public key, never the raw key another scheme reads.
 		keep := cur.Verification != verify.SchemeNone && !hashedScheme(cur.Verification) && !hashedScheme(scheme) &&
-			!providerIssued(scheme) && cur.HasSecret()
+			!providerIssued(scheme) && cur.HasSecret() &&
+			cur.Verification != verify.SchemeStandardWebhooks && scheme != verify.SchemeStandardWebhooks
 		if !keep {
 			return secretChange{}, invalid("secret", fmt.Sprintf(
 				"is required when verification changes from %s to %s", SchemeEnum(cur.Verification), SchemeEnum(scheme)))
@@ -204,15 +207,8 @@ func secretFor(scheme verify.Scheme, given string, generate bool) (string, error
 	}
 	switch scheme {
 	case verify.SchemeStandardWebhooks:
-		switch {
-		case strings.HasPrefix(given, "whsec_"):
-			if key, err := strictBase64.DecodeString(given[len("whsec_"):]); err != nil || len(key) == 0 {
-				return "", invalid(field, `a "whsec_" secret must be followed by standard base64`)
-			}
-		case strings.HasPrefix(given, "whpk_"):
-			if key, err := strictBase64.DecodeString(given[len("whpk_"):]); err != nil || len(key) != 32 {
-				return "", invalid(field, `a "whpk_" public key must be followed by the standard base64 of 32 bytes`)
-			}
+		if err := standardSecret(given); err != nil {
+			return "", err
 		}
 	case verify.SchemeBearer:
 		if strings.IndexFunc(given, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
@@ -232,6 +228,31 @@ func secretFor(scheme verify.Scheme, given string, generate bool) (string, error
 		}
 	}
 	return given, nil
+}
+
+// standardSecret checks a Standard Webhooks secret has one of the forms the
+// verifier reads, each as exactly one key: "whsec_<base64>", the same base64
+// without the prefix (as the reference libraries read a secret whose prefix
+// was stripped), or an ed25519 public key "whpk_<base64 of 32 bytes>".
+func standardSecret(given string) error {
+	const field = "secret"
+	switch {
+	case strings.HasPrefix(given, "whsec_"):
+		if key, err := strictBase64.DecodeString(given[len("whsec_"):]); err != nil || len(key) == 0 {
+			return invalid(field, `a "whsec_" secret must be followed by standard base64`)
+		}
+	case strings.HasPrefix(given, "whpk_"):
+		if key, err := strictBase64.DecodeString(given[len("whpk_"):]); err != nil || len(key) != 32 {
+			return invalid(field, `a "whpk_" public key must be followed by the standard base64 of 32 bytes`)
+		}
+	case strings.HasPrefix(given, "whsk_"):
+		return invalid(field, `is the sender's "whsk_" signing key: configure its "whpk_" public key, and keep the signing key secret`)
+	default:
+		if key, err := strictBase64.DecodeString(given); err != nil || len(key) == 0 {
+			return invalid(field, `must be "whsec_<base64>", "whpk_<base64>" or standard base64 (read as the key's base64, never as text)`)
+		}
+	}
+	return nil
 }
 
 // generateSecret returns a fresh random secret in the scheme's form.

@@ -38,19 +38,16 @@ func newStandardVerifier(secrets [][]byte, tolerance time.Duration) (Verifier, e
 }
 
 // addSecret sorts one configured secret into HMAC keys and ed25519 public
-// keys. Prefixed values are unambiguous; an unprefixed value is accepted both
-// as a raw key and, when it is canonical base64, decoded, because the
-// reference libraries base64-decode secrets whose prefix was stripped.
+// keys. Every form has exactly one reading, so a secret verifies under one
+// key: "whsec_<base64>" and, as the reference libraries read a secret whose
+// prefix was stripped, bare base64 are HMAC keys (never the text itself);
+// "whpk_<base64>" is a public key. Anything else, raw 32-byte keys included,
+// is refused.
 func (v *standardVerifier) addSecret(s []byte) error {
+	encoded, hasPrefix := bytes.CutPrefix(s, []byte(standardSecretPrefix))
 	switch {
 	case len(s) == 0:
 		return fmt.Errorf("empty secret")
-	case bytes.HasPrefix(s, []byte(standardSecretPrefix)):
-		key, err := strictBase64.DecodeString(string(s[len(standardSecretPrefix):]))
-		if err != nil || len(key) == 0 {
-			return fmt.Errorf("%s secret is not valid base64", standardSecretPrefix)
-		}
-		v.hmacKeys = append(v.hmacKeys, key)
 	case bytes.HasPrefix(s, []byte(standardPublicKeyPrefix)):
 		key, err := strictBase64.DecodeString(string(s[len(standardPublicKeyPrefix):]))
 		if err != nil || len(key) != ed25519.PublicKeySize {
@@ -61,14 +58,14 @@ func (v *standardVerifier) addSecret(s []byte) error {
 		}
 		v.publicKey = append(v.publicKey, ed25519.PublicKey(key))
 	default:
-		raw := append([]byte(nil), s...)
-		v.hmacKeys = append(v.hmacKeys, raw)
-		if key, err := strictBase64.DecodeString(string(s)); err == nil && len(key) > 0 {
-			v.hmacKeys = append(v.hmacKeys, key)
+		key, err := strictBase64.DecodeString(string(encoded))
+		if err != nil || len(key) == 0 {
+			if hasPrefix {
+				return fmt.Errorf("%s secret is not valid base64", standardSecretPrefix)
+			}
+			return fmt.Errorf("secret is neither %s<base64>, %s<base64> nor base64", standardSecretPrefix, standardPublicKeyPrefix)
 		}
-		if len(raw) == ed25519.PublicKeySize && !smallOrderKey(raw) {
-			v.publicKey = append(v.publicKey, ed25519.PublicKey(raw))
-		}
+		v.hmacKeys = append(v.hmacKeys, key)
 	}
 	return nil
 }

@@ -64,7 +64,6 @@ func TestStandardWebhooksPublishedVectors(t *testing.T) {
 		{"v1 secret without prefix", secrets(swSecretBare), swHeaders(swHeaderPrefix, swMsgID, swTimestamp, "v1,"+swSigV1)},
 		{"v1 svix header names", secrets(swSecret), swHeaders("svix-", swMsgID, swTimestamp, "v1,"+swSigV1)},
 		{"v1a whpk public key", secrets(whpk), swHeaders(swHeaderPrefix, swMsgID, swTimestamp, "v1a,"+swSigV1a)},
-		{"v1a raw public key", [][]byte{pub}, swHeaders(swHeaderPrefix, swMsgID, swTimestamp, "v1a,"+swSigV1a)},
 		{
 			"v1 and v1a keys side by side", secrets(whpk, swSecret),
 			swHeaders(swHeaderPrefix, swMsgID, swTimestamp, "v1,"+swSigBogus+" v1a,"+swSigV1a),
@@ -216,4 +215,33 @@ func TestStandardWebhooksDefaultClock(t *testing.T) {
 
 	_, err = v.Verify(verify.Request{Body: []byte(swPayload), Header: swHeaders(swHeaderPrefix, swMsgID, swTimestamp, "v1,"+swSigV1)})
 	requireUnverified(t, err)
+}
+
+// TestStandardWebhooksSecretHasOneKey: a configured secret verifies under
+// exactly one key. An unprefixed secret is base64, as the reference
+// libraries read a secret whose whsec_ was stripped: a signature made with
+// its text as the key is refused, and so is every form with no single
+// reading (raw ed25519 keys, text that is not base64).
+func TestStandardWebhooksSecretHasOneKey(t *testing.T) {
+	t.Parallel()
+	ts := swTimestamp
+	signedWithText := "v1," + macSHA256B64([]byte(swSecretBare), swMsgID+"."+ts+"."+swPayload)
+	for _, secret := range []string{swSecret, swSecretBare} {
+		v := mustNew(t, verify.Config{Scheme: verify.SchemeStandardWebhooks, Secrets: secrets(secret)})
+		_, err := v.Verify(verify.Request{Body: []byte(swPayload), Header: swHeaders(swHeaderPrefix, swMsgID, ts, "v1,"+swSigV1), Now: swNow})
+		require.NoError(t, err, "%s: the published signature (the decoded key)", secret)
+		_, err = v.Verify(verify.Request{Body: []byte(swPayload), Header: swHeaders(swHeaderPrefix, swMsgID, ts, signedWithText), Now: swNow})
+		requireUnverified(t, err)
+	}
+
+	pub := swPublicKey(t)
+	for name, secret := range map[string][]byte{
+		"raw ed25519 public key":         pub,
+		"unprefixed text, not base64":    []byte("my-own-secret-not-base64!"),
+		"the sender's whsk_ signing key": []byte("whsk_" + swAsymSeed),
+	} {
+		v, err := verify.New(verify.Config{Scheme: verify.SchemeStandardWebhooks, Secrets: [][]byte{secret}})
+		require.Error(t, err, name)
+		require.Nil(t, v, name)
+	}
 }

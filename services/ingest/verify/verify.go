@@ -25,6 +25,7 @@ const (
 	SchemeHMAC             Scheme = "hmac"
 	SchemeBearer           Scheme = "bearer"
 	SchemeBasic            Scheme = "basic"
+	SchemeTwilio           Scheme = "twilio"
 	SchemeZoom             Scheme = "zoom"
 	SchemeMeta             Scheme = "meta"
 	SchemeX                Scheme = "x"
@@ -43,10 +44,13 @@ type Request struct {
 	// Now is the receiver's clock; the zero value means time.Now().
 	Now time.Time
 	// Method and Query are the request's HTTP method ("" means POST) and
-	// decoded query string: only handshakes read them (Handshaker), since
-	// no provider signs the query of a delivery.
+	// decoded query string: only handshakes read them (Handshaker); a
+	// scheme that signs the query reads it in URL.
 	Method string
 	Query  url.Values
+	// URL is the absolute URL the sender requested, query included, for
+	// the schemes that sign it (twilio); "" where none does.
+	URL string
 }
 
 // Result describes a successfully verified request.
@@ -68,9 +72,11 @@ type Config struct {
 	Scheme Scheme
 	// Secrets holds every active secret; a signature matching any of them
 	// passes, which is what makes rotation possible without downtime.
-	//   - standard_webhooks v1: "whsec_<base64>" (or the raw secret without
-	//     the prefix); v1a: ed25519 public keys, "whpk_<base64>" or raw 32 bytes.
+	//   - standard_webhooks v1: "whsec_<base64>", or the same base64 without
+	//     the prefix (as the reference libraries read it: never the raw
+	//     text); v1a: ed25519 public keys, "whpk_<base64 of 32 bytes>".
 	//   - github, stripe, slack, shopify, hmac: the raw secret bytes.
+	//   - twilio: the account's auth token.
 	//   - zoom: the app's secret token; meta: the app secret; x: the
 	//     consumer secret; msgraph: the subscription's clientState.
 	Secrets [][]byte
@@ -119,7 +125,7 @@ func New(cfg Config) (Verifier, error) {
 	switch cfg.Scheme {
 	case SchemeStandardWebhooks:
 		return newStandardVerifier(cfg.Secrets, tolerance)
-	case SchemeGitHub, SchemeStripe, SchemeSlack, SchemeShopify:
+	case SchemeGitHub, SchemeStripe, SchemeSlack, SchemeShopify, SchemeTwilio:
 		secrets, err := copySecrets(cfg.Scheme, cfg.Secrets)
 		if err != nil {
 			return nil, err
@@ -131,6 +137,8 @@ func New(cfg Config) (Verifier, error) {
 			return stripeVerifier{secrets: secrets, tolerance: tolerance}, nil
 		case SchemeSlack:
 			return slackVerifier{secrets: secrets, tolerance: tolerance}, nil
+		case SchemeTwilio:
+			return twilioVerifier{secrets: secrets}, nil
 		default:
 			return shopifyVerifier{secrets: secrets}, nil
 		}

@@ -53,7 +53,10 @@ const (
 	// Standard Webhooks (standardwebhooks.com): webhook-id,
 	// webhook-timestamp and webhook-signature headers. The secret is either a
 	// symmetric "whsec_<base64>" secret (v1 signatures) or the sender's
-	// ed25519 public key "whpk_<base64 of 32 bytes>" (v1a signatures).
+	// ed25519 public key "whpk_<base64 of 32 bytes>" (v1a signatures). A
+	// secret without a prefix is read as the base64 of the key, as the
+	// reference libraries read a secret whose "whsec_" was stripped (never as
+	// the key's text), and must be valid base64.
 	VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS VerificationScheme = 6
 	// A static bearer token in the Authorization header equals the secret.
 	// Stored only as a SHA-256 digest.
@@ -87,6 +90,16 @@ const (
 	// subscription validation, POST ?validationToken=…, is answered with the
 	// token as text/plain and not stored.
 	VerificationScheme_VERIFICATION_SCHEME_MS_GRAPH VerificationScheme = 13
+	// Twilio: X-Twilio-Signature, the base64 HMAC-SHA1 (keyed by the
+	// account's auth token, which is the secret: required, as Twilio issues
+	// it) of the URL Twilio requested followed, for a form post, by every
+	// parameter's name and value sorted by name; for any other body Twilio
+	// adds bodySHA256 (the body's hex SHA-256) to the URL and signs the URL
+	// alone. The URL is Endpoint.public_url plus the request's query; set it,
+	// because a node behind a proxy does not see the URL Twilio used. Twilio
+	// signs no timestamp; the delivery id is the unsigned
+	// I-Twilio-Idempotency-Token header, so the body's hash dedups too.
+	VerificationScheme_VERIFICATION_SCHEME_TWILIO VerificationScheme = 14
 )
 
 // Enum value maps for VerificationScheme.
@@ -106,6 +119,7 @@ var (
 		11: "VERIFICATION_SCHEME_META",
 		12: "VERIFICATION_SCHEME_X",
 		13: "VERIFICATION_SCHEME_MS_GRAPH",
+		14: "VERIFICATION_SCHEME_TWILIO",
 	}
 	VerificationScheme_value = map[string]int32{
 		"VERIFICATION_SCHEME_UNSPECIFIED":       0,
@@ -122,6 +136,7 @@ var (
 		"VERIFICATION_SCHEME_META":              11,
 		"VERIFICATION_SCHEME_X":                 12,
 		"VERIFICATION_SCHEME_MS_GRAPH":          13,
+		"VERIFICATION_SCHEME_TWILIO":            14,
 	}
 )
 
@@ -703,7 +718,8 @@ type Endpoint struct {
 	// Header carrying the sender's delivery id, used to deduplicate retried
 	// deliveries; at most 128 characters. Empty means the scheme's standard
 	// header where it has one (GITHUB: X-GitHub-Delivery, STANDARD_WEBHOOKS:
-	// webhook-id); without one, deliveries are not deduplicated.
+	// webhook-id, TWILIO: I-Twilio-Idempotency-Token); without one,
+	// deliveries are not deduplicated.
 	DeliveryIdHeader string `protobuf:"bytes,12,opt,name=delivery_id_header,json=deliveryIdHeader,proto3" json:"delivery_id_header,omitempty"`
 	// Largest accepted request body in bytes, 1–26214400 (25 MiB); 0 on create
 	// means 1048576 (1 MiB), and 0 on update leaves it unchanged unless named
@@ -747,8 +763,17 @@ type Endpoint struct {
 	// Whether a Meta verify token is stored (true exactly for META). Output
 	// only.
 	HasMetaVerifyToken bool `protobuf:"varint,31,opt,name=has_meta_verify_token,json=hasMetaVerifyToken,proto3" json:"has_meta_verify_token,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The absolute http(s) URL senders post to, as configured at the sender,
+	// such as "https://hooks.example.com/hooks/{slug}": no query (the
+	// request's query is appended as received), fragment or credentials; at
+	// most 2048 characters; empty for none. Used by the schemes that sign the
+	// URL (TWILIO): without it the node derives the URL from the request it
+	// sees (its Host header, and https only when the node itself terminated
+	// TLS; X-Forwarded-* headers are not trusted), which differs from what
+	// the sender signed behind a proxy or load balancer.
+	PublicUrl     string `protobuf:"bytes,35,opt,name=public_url,json=publicUrl,proto3" json:"public_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Endpoint) Reset() {
@@ -947,6 +972,13 @@ func (x *Endpoint) GetHasMetaVerifyToken() bool {
 		return x.HasMetaVerifyToken
 	}
 	return false
+}
+
+func (x *Endpoint) GetPublicUrl() string {
+	if x != nil {
+		return x.PublicUrl
+	}
+	return ""
 }
 
 // Adapter is a push webhook or pull source configuration (table adapters)
@@ -1269,7 +1301,8 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xb0\t\n" +
+	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xe3\n" +
+	"\n" +
 	"\bEndpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12\x12\n" +
@@ -1299,7 +1332,10 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecrets\x129\n" +
 	"\x11meta_verify_token\x18\x1e \x01(\tB\r\xbaH\n" +
 	"\xd8\x01\x01r\x05\x10\b\x18\x80\x02R\x0fmetaVerifyToken\x121\n" +
-	"\x15has_meta_verify_token\x18\x1f \x01(\bR\x12hasMetaVerifyTokenB\n" +
+	"\x15has_meta_verify_token\x18\x1f \x01(\bR\x12hasMetaVerifyToken\x12\xb0\x01\n" +
+	"\n" +
+	"public_url\x18# \x01(\tB\x90\x01\xbaH\x8c\x01\xba\x01~\n" +
+	"\x18endpoint.public_url_http\x12'public_url must be an http or https URL\x1a9this.startsWith('https://') || this.startsWith('http://')\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01R\tpublicUrlB\n" +
 	"\n" +
 	"\b_enabled\"\xa5\x05\n" +
 	"\aAdapter\x12\x0e\n" +
@@ -1329,7 +1365,7 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\x12*\n" +
 	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\vdescription\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\xdf\x03\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\xff\x03\n" +
 	"\x12VerificationScheme\x12#\n" +
 	"\x1fVERIFICATION_SCHEME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18VERIFICATION_SCHEME_NONE\x10\x01\x12#\n" +
@@ -1345,7 +1381,8 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x12\x1c\n" +
 	"\x18VERIFICATION_SCHEME_META\x10\v\x12\x19\n" +
 	"\x15VERIFICATION_SCHEME_X\x10\f\x12 \n" +
-	"\x1cVERIFICATION_SCHEME_MS_GRAPH\x10\r*d\n" +
+	"\x1cVERIFICATION_SCHEME_MS_GRAPH\x10\r\x12\x1e\n" +
+	"\x1aVERIFICATION_SCHEME_TWILIO\x10\x0e*d\n" +
 	"\vAdapterKind\x12\x1c\n" +
 	"\x18ADAPTER_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ADAPTER_KIND_WEBHOOK\x10\x01\x12\x1d\n" +

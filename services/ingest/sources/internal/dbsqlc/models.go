@@ -49,4 +49,5 @@ type Endpoint struct {
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
 	VerifyTokenSha256  []byte
+	PublicUrl          *string
 }
