@@ -19,6 +19,7 @@ var endpointFields = []string{
 	"name", "agent_id", "queue", "verification", "signature_header", "delivery_id_header", "max_body_bytes",
 	"enabled", "hmac_algorithm", "hmac_encoding", "signature_prefix", "tolerance_seconds", "rate_limit_per_second",
 	"public_url",
+	"meta_verify_token",
 	"secret",
 }
 
@@ -48,6 +49,11 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 	}
 	if f.AgentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
 		return nil, err
+	}
+	if tok := in.GetMetaVerifyToken(); tok != "" {
+		if f.VerifyTokenSHA256, err = sources.VerifyTokenDigest(tok); err != nil {
+			return nil, err
+		}
 	}
 	given, err := oneSecret(req.GetSecret(), in.GetSecret())
 	if err != nil {
@@ -93,6 +99,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		presentIf(in.GetRateLimitPerSecond() != 0, "rate_limit_per_second"),
 		presentIf(in.GetPublicUrl() != "", "public_url"),
 		presentIf(in.GetSecret() != "", "secret"),
+		presentIf(in.GetMetaVerifyToken() != "", "meta_verify_token"),
 	)
 	if err != nil {
 		return nil, err
@@ -108,6 +115,12 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 	var agentID *uuid.UUID
 	if fields["agent_id"] {
 		if agentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
+			return nil, err
+		}
+	}
+	var verifyToken []byte
+	if fields["meta_verify_token"] {
+		if verifyToken, err = sources.VerifyTokenDigest(in.GetMetaVerifyToken()); err != nil {
 			return nil, err
 		}
 	}
@@ -132,6 +145,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "tolerance_seconds", &f.ToleranceSeconds, in.GetToleranceSeconds())
 		set(fields, "rate_limit_per_second", &f.RateLimitPerSecond, in.GetRateLimitPerSecond())
 		set(fields, "public_url", &f.PublicURL, optionalString(in.GetPublicUrl()))
+		set(fields, "meta_verify_token", &f.VerifyTokenSHA256, verifyToken)
 	}
 	e, err := s.sources.UpdateEndpoint(ctx, u.t, u.id, change)
 	return apierr.Reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
@@ -212,6 +226,7 @@ func endpointProto(e sources.Endpoint) *adminv1.Endpoint {
 		SignaturePrefix:    e.SignaturePrefix,
 		ToleranceSeconds:   e.ToleranceSeconds,
 		RateLimitPerSecond: e.RateLimitPerSecond,
+		HasMetaVerifyToken: e.HasVerifyToken(),
 		Secrets:            make([]*adminv1.EndpointSecret, len(e.Secrets)),
 		PublicUrl:          derefString(e.PublicURL),
 	}

@@ -46,7 +46,9 @@ var droppedHeaders = map[string]bool{
 }
 
 // HookHandler serves POST /hooks/{slug}: limits, verification, then the
-// event and its todo in one transaction, and 2xx only after the commit.
+// event and its todo in one transaction, and 2xx only after the commit. It
+// also serves GET /hooks/{slug} (HookGetPattern) and answers providers'
+// handshakes, GET or POST, without storing them (handshake.go).
 // Answers: 200 stored or duplicate; 404 unknown or disabled endpoint; 413
 // body over the endpoint's cap; 401 not verified (no detail); 400 a header
 // that cannot be stored (a NUL or invalid UTF-8: textcheck), named; 429 with
@@ -68,6 +70,7 @@ type delivery struct {
 	scheme    string
 	status    int
 	duplicate bool
+	handshake bool
 }
 
 func (d *delivery) WriteHeader(code int) {
@@ -82,6 +85,8 @@ func (d *delivery) outcome() string {
 	switch {
 	case d.duplicate:
 		return metrics.OutcomeDuplicate
+	case d.handshake && d.status == http.StatusOK:
+		return metrics.OutcomeHandshake
 	case d.status == 0 || d.status == http.StatusOK:
 		return metrics.OutcomeAccepted
 	}
@@ -121,9 +126,16 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 		tooMany(w, wait)
 		return
 	}
+	if r.Method != http.MethodPost {
+		s.handshake(w, r, ep, verify.Request{Header: r.Header, Now: now})
+		return
+	}
 	body, status := readBody(w.ResponseWriter, r, ep.MaxBodyBytes) // unwrapped, for MaxBytesReader (see metrics.HTTP)
 	if status != 0 {
 		hookError(w, status, http.StatusText(status))
+		return
+	}
+	if s.handshake(w, r, ep, verify.Request{Body: body, Header: r.Header, Now: now}) {
 		return
 	}
 	res, err := ep.Verifier.Verify(verify.Request{Body: body, Header: r.Header, Now: now, URL: signedURL(r, ep)})

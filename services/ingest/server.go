@@ -3,7 +3,8 @@
 //
 // The webhook edge (HookHandler, POST /hooks/{slug}) verifies each request
 // against its endpoint's secrets, then stores the event and its todo in one
-// transaction and answers 2xx only after the commit. PublishEvent does the
+// transaction and answers 2xx only after the commit; providers' handshakes
+// (GET or POST) are answered there and never stored. PublishEvent does the
 // same for producers over gRPC; GetEvent and ListEvents read the history.
 // Every read and write is scoped to the caller's tenant in SQL.
 package ingest

@@ -49,6 +49,9 @@ type EndpointFields struct {
 	SignaturePrefix    string
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
+	// VerifyTokenSHA256 is, for meta only, the SHA-256 of the owner's
+	// verify token (VerifyTokenDigest); never returned to a client.
+	VerifyTokenSHA256 []byte
 	// PublicURL is the URL senders post to, for schemes that sign it
 	// (checkPublicURL); nil: derived from each request.
 	PublicURL *string
@@ -98,7 +101,7 @@ func endpointFrom(r dbsqlc.Endpoint) Endpoint {
 			SignatureHeader: r.SignatureHeader, DeliveryIDHeader: r.DeliveryIDHeader,
 			MaxBodyBytes: r.MaxBodyBytes, Enabled: r.Enabled,
 			HmacAlgorithm: r.HmacAlgorithm, HmacEncoding: r.HmacEncoding, SignaturePrefix: r.SignaturePrefix,
-			ToleranceSeconds: r.ToleranceSeconds, RateLimitPerSecond: r.RateLimitPerSecond,
+			ToleranceSeconds: r.ToleranceSeconds, RateLimitPerSecond: r.RateLimitPerSecond, VerifyTokenSHA256: r.VerifyTokenSha256,
 			PublicURL: r.PublicUrl,
 		},
 	}
@@ -156,7 +159,7 @@ func (s *Store) insertEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
 			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
-			AgentID: f.AgentID, HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+			VerifyTokenSha256: f.VerifyTokenSHA256, AgentID: f.AgentID, HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
 			return err
@@ -233,6 +236,9 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 		} else if u.Secret != "" {
 			return errSecretWithoutVerification
 		}
+		if err := settleVerifyToken(cur.EndpointFields, &f); err != nil {
+			return err
+		}
 		applyDefaults(&f)
 		if err := checkEndpoint(f); err != nil {
 			return err
@@ -243,7 +249,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
 			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
-			ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
+			VerifyTokenSha256: f.VerifyTokenSHA256, ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
 			what := "endpoint " + id.String()

@@ -15,7 +15,7 @@
 -- caller retries with a fresh one).
 INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
                        max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
-                       rate_limit_per_second, public_url)
+                       rate_limit_per_second, public_url, verify_token_sha256)
 SELECT h.id,
        sqlc.arg(slug)::text,
        sqlc.arg(name)::text,
@@ -31,7 +31,8 @@ SELECT h.id,
        sqlc.arg(signature_prefix)::text,
        sqlc.arg(tolerance_seconds)::integer,
        sqlc.arg(rate_limit_per_second)::integer,
-       sqlc.narg(public_url)::text
+       sqlc.narg(public_url)::text,
+       sqlc.narg(verify_token_sha256)::bytea
 FROM humans AS h
 LEFT JOIN agents AS a ON a.id = sqlc.narg(agent_id)::uuid AND a.human_id = h.id
 WHERE h.id = sqlc.arg(human_id)::uuid
@@ -84,6 +85,7 @@ SET name                  = sqlc.arg(name)::text,
     tolerance_seconds     = sqlc.arg(tolerance_seconds)::integer,
     rate_limit_per_second = sqlc.arg(rate_limit_per_second)::integer,
     public_url            = sqlc.narg(public_url)::text,
+    verify_token_sha256   = sqlc.narg(verify_token_sha256)::bytea,
     updated_at            = now()
 WHERE e.id = sqlc.arg(id)
   AND (sqlc.arg(administrator)::boolean OR e.human_id = sqlc.arg(caller_id)::uuid)
@@ -221,7 +223,7 @@ DELETE FROM adapters
 WHERE id = sqlc.arg(id)
   AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
 -- name: EndpointBySlug :one
--- The endpoint a POST /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
+-- The endpoint a POST (or handshake GET) /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
 -- its tenant's request limit (ingest.limits; default_tenant_rate, pkg/settings' default, when missing).
 SELECT sqlc.embed(e),
        coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),

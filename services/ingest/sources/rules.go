@@ -20,6 +20,7 @@ const (
 	maxEndpointNameLen  = 200
 	minSecretLen        = 16
 	maxSecretLen        = 1024
+	maxClientStateLen   = 128 // Microsoft Graph's limit on a subscription's clientState
 	maxPreviousValidFor = 7 * 24 * time.Hour
 	maxActiveSecrets    = 10
 	maxCursorLen        = 255
@@ -70,6 +71,9 @@ func checkEndpoint(f EndpointFields) error {
 		return invalid("endpoint.rate_limit_per_second", "must be between 0 and 1000000")
 	case f.Verification == verify.SchemeHMAC && f.SignatureHeader == nil:
 		return invalid("endpoint.signature_header", "is required for VERIFICATION_SCHEME_HMAC_SHA256")
+	}
+	if err := checkVerifyToken(f); err != nil {
+		return err
 	}
 	if err := checkPublicURL(f.PublicURL); err != nil {
 		return err

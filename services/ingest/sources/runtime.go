@@ -75,6 +75,7 @@ func (s *Store) Hook(ctx context.Context, slug string) (Hook, error) {
 			Scheme:    verify.Scheme(e.Verification),
 			Tolerance: time.Duration(e.ToleranceSeconds) * time.Second,
 			Algorithm: e.HmacAlgorithm, Encoding: e.HmacEncoding, Prefix: e.SignaturePrefix,
+			VerifyTokenHash: e.VerifyTokenSha256,
 		},
 	}
 	if e.DeliveryIDHeader != nil {

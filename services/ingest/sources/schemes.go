@@ -18,6 +18,10 @@ var schemes = map[adminv1.VerificationScheme]verify.Scheme{
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_SHOPIFY:           verify.SchemeShopify,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_BASIC:             verify.SchemeBasic,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_TWILIO:            verify.SchemeTwilio,
+	adminv1.VerificationScheme_VERIFICATION_SCHEME_ZOOM:              verify.SchemeZoom,
+	adminv1.VerificationScheme_VERIFICATION_SCHEME_META:              verify.SchemeMeta,
+	adminv1.VerificationScheme_VERIFICATION_SCHEME_X:                 verify.SchemeX,
+	adminv1.VerificationScheme_VERIFICATION_SCHEME_MS_GRAPH:          verify.SchemeMSGraph,
 }
 
 // SchemeOf is the scheme a contract value names; false for UNSPECIFIED and
@@ -36,10 +40,16 @@ func SchemeEnum(s verify.Scheme) adminv1.VerificationScheme { return enumOf(sche
 func hashedScheme(s verify.Scheme) bool { return s == verify.SchemeBearer || s == verify.SchemeBasic }
 
 // providerIssued reports whether the caller must supply the secret: the
-// provider issues it (Stripe, Slack, Twilio's auth token), or it is a
-// password (basic).
+// provider issues it (Stripe, Slack, Twilio's auth token, Zoom, Meta, X), or
+// it is a password (basic). Graph's clientState is the subscriber's choice,
+// so generated.
 func providerIssued(s verify.Scheme) bool {
-	return s == verify.SchemeStripe || s == verify.SchemeSlack || s == verify.SchemeBasic || s == verify.SchemeTwilio
+	switch s {
+	case verify.SchemeStripe, verify.SchemeSlack, verify.SchemeBasic, verify.SchemeTwilio,
+		verify.SchemeZoom, verify.SchemeMeta, verify.SchemeX:
+		return true
+	}
+	return false
 }
 
 // Adapter kinds and their names in adapters.kind.

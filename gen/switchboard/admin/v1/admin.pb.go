@@ -67,6 +67,29 @@ const (
 	// HTTP Basic authentication: the Authorization header carries the secret
 	// "user:password". Stored only as a SHA-256 digest.
 	VerificationScheme_VERIFICATION_SCHEME_BASIC VerificationScheme = 9
+	// Zoom: x-zm-signature "v0=" + hex HMAC-SHA256 of "v0:" +
+	// x-zm-request-timestamp + ":" + body, with timestamp tolerance; the
+	// secret is the app's secret token, issued by Zoom. Zoom's
+	// endpoint.url_validation (signed like any request) is answered with
+	// {"plainToken", "encryptedToken"} and not stored.
+	VerificationScheme_VERIFICATION_SCHEME_ZOOM VerificationScheme = 10
+	// Meta (Facebook, Instagram, WhatsApp): X-Hub-Signature-256 "sha256=" +
+	// hex HMAC-SHA256 of the body; the secret is the app secret, issued by
+	// Meta. Also needs Endpoint.meta_verify_token: Meta's subscription check,
+	// GET ?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…, is answered
+	// with the challenge when the token matches (403 otherwise), not stored.
+	VerificationScheme_VERIFICATION_SCHEME_META VerificationScheme = 11
+	// X (Twitter) Account Activity API: x-twitter-webhooks-signature
+	// "sha256=" + base64 HMAC-SHA256 of the body; the secret is the app's
+	// consumer secret, issued by X. X's challenge-response check, GET
+	// ?crc_token=…, is answered with {"response_token"} and not stored.
+	VerificationScheme_VERIFICATION_SCHEME_X VerificationScheme = 12
+	// Microsoft Graph change (and lifecycle) notifications: every
+	// notification in the body's "value" must carry clientState equal to the
+	// secret (at most 128 characters; Graph signs nothing). Graph's
+	// subscription validation, POST ?validationToken=…, is answered with the
+	// token as text/plain and not stored.
+	VerificationScheme_VERIFICATION_SCHEME_MS_GRAPH VerificationScheme = 13
 	// Twilio: X-Twilio-Signature, the base64 HMAC-SHA1 (keyed by the
 	// account's auth token, which is the secret: required, as Twilio issues
 	// it) of the URL Twilio requested followed, for a form post, by every
@@ -92,6 +115,10 @@ var (
 		7:  "VERIFICATION_SCHEME_BEARER",
 		8:  "VERIFICATION_SCHEME_SHOPIFY",
 		9:  "VERIFICATION_SCHEME_BASIC",
+		10: "VERIFICATION_SCHEME_ZOOM",
+		11: "VERIFICATION_SCHEME_META",
+		12: "VERIFICATION_SCHEME_X",
+		13: "VERIFICATION_SCHEME_MS_GRAPH",
 		14: "VERIFICATION_SCHEME_TWILIO",
 	}
 	VerificationScheme_value = map[string]int32{
@@ -105,6 +132,10 @@ var (
 		"VERIFICATION_SCHEME_BEARER":            7,
 		"VERIFICATION_SCHEME_SHOPIFY":           8,
 		"VERIFICATION_SCHEME_BASIC":             9,
+		"VERIFICATION_SCHEME_ZOOM":              10,
+		"VERIFICATION_SCHEME_META":              11,
+		"VERIFICATION_SCHEME_X":                 12,
+		"VERIFICATION_SCHEME_MS_GRAPH":          13,
 		"VERIFICATION_SCHEME_TWILIO":            14,
 	}
 )
@@ -715,7 +746,7 @@ type Endpoint struct {
 	// Accepted clock skew of signed timestamps, in seconds, both directions,
 	// 1–86400; 0 on create means 300, and 0 on update leaves it unchanged.
 	// Used by the schemes that sign a timestamp (STANDARD_WEBHOOKS, STRIPE,
-	// SLACK).
+	// SLACK, ZOOM).
 	ToleranceSeconds int32 `protobuf:"varint,20,opt,name=tolerance_seconds,json=toleranceSeconds,proto3" json:"tolerance_seconds,omitempty"`
 	// Requests per second the endpoint accepts (HTTP 429 beyond), 0–1000000;
 	// 0 means only the tenant's limit applies.
@@ -723,6 +754,15 @@ type Endpoint struct {
 	// The stored secrets, oldest first, without their material. Output only:
 	// change them with AddEndpointSecret and RemoveEndpointSecret.
 	Secrets []*EndpointSecret `protobuf:"bytes,22,rep,name=secrets,proto3" json:"secrets,omitempty"`
+	// META only: the verify token the owner chose and gives Meta (App
+	// Dashboard, "Verify token"), 8–256 characters. Input only, never
+	// returned (has_meta_verify_token says whether one is stored): it is
+	// stored as its SHA-256 only. Required on create for META, and when an
+	// update changes verification to META; an update naming it replaces it.
+	MetaVerifyToken string `protobuf:"bytes,30,opt,name=meta_verify_token,json=metaVerifyToken,proto3" json:"meta_verify_token,omitempty"`
+	// Whether a Meta verify token is stored (true exactly for META). Output
+	// only.
+	HasMetaVerifyToken bool `protobuf:"varint,31,opt,name=has_meta_verify_token,json=hasMetaVerifyToken,proto3" json:"has_meta_verify_token,omitempty"`
 	// The absolute http(s) URL senders post to, as configured at the sender,
 	// such as "https://hooks.example.com/hooks/{slug}": no query (the
 	// request's query is appended as received), fragment or credentials; at
@@ -929,6 +969,20 @@ func (x *Endpoint) GetSecrets() []*EndpointSecret {
 		return x.Secrets
 	}
 	return nil
+}
+
+func (x *Endpoint) GetMetaVerifyToken() string {
+	if x != nil {
+		return x.MetaVerifyToken
+	}
+	return ""
+}
+
+func (x *Endpoint) GetHasMetaVerifyToken() bool {
+	if x != nil {
+		return x.HasMetaVerifyToken
+	}
+	return false
 }
 
 func (x *Endpoint) GetPublicUrl() string {
@@ -1267,8 +1321,7 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x9f\n" +
-	"\n" +
+	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x90\v\n" +
 	"\bEndpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12\x12\n" +
@@ -1295,7 +1348,10 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x10signature_prefix\x18\x13 \x01(\tB\a\xbaH\x04r\x02\x18 R\x0fsignaturePrefix\x12;\n" +
 	"\x11tolerance_seconds\x18\x14 \x01(\x05B\x0e\xbaH\v\xd8\x01\x01\x1a\x06\x18\x80\xa3\x05(\x01R\x10toleranceSeconds\x12>\n" +
 	"\x15rate_limit_per_second\x18\x15 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\x12rateLimitPerSecond\x12>\n" +
-	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecrets\x12\xb0\x01\n" +
+	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecrets\x12<\n" +
+	"\x11meta_verify_token\x18\x1e \x01(\tB\x10\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\b\x18\x80\x02\x80\x01\x01R\x0fmetaVerifyToken\x121\n" +
+	"\x15has_meta_verify_token\x18\x1f \x01(\bR\x12hasMetaVerifyToken\x12\xb0\x01\n" +
 	"\n" +
 	"public_url\x18# \x01(\tB\x90\x01\xbaH\x8c\x01\xba\x01~\n" +
 	"\x18endpoint.public_url_http\x12'public_url must be an http or https URL\x1a9this.startsWith('https://') || this.startsWith('http://')\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01R\tpublicUrl\x12(\n" +
@@ -1330,7 +1386,7 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\x12*\n" +
 	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\vdescription\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\x86\x03\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\xff\x03\n" +
 	"\x12VerificationScheme\x12#\n" +
 	"\x1fVERIFICATION_SCHEME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18VERIFICATION_SCHEME_NONE\x10\x01\x12#\n" +
@@ -1341,7 +1397,12 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"%VERIFICATION_SCHEME_STANDARD_WEBHOOKS\x10\x06\x12\x1e\n" +
 	"\x1aVERIFICATION_SCHEME_BEARER\x10\a\x12\x1f\n" +
 	"\x1bVERIFICATION_SCHEME_SHOPIFY\x10\b\x12\x1d\n" +
-	"\x19VERIFICATION_SCHEME_BASIC\x10\t\x12\x1e\n" +
+	"\x19VERIFICATION_SCHEME_BASIC\x10\t\x12\x1c\n" +
+	"\x18VERIFICATION_SCHEME_ZOOM\x10\n" +
+	"\x12\x1c\n" +
+	"\x18VERIFICATION_SCHEME_META\x10\v\x12\x19\n" +
+	"\x15VERIFICATION_SCHEME_X\x10\f\x12 \n" +
+	"\x1cVERIFICATION_SCHEME_MS_GRAPH\x10\r\x12\x1e\n" +
 	"\x1aVERIFICATION_SCHEME_TWILIO\x10\x0e*d\n" +
 	"\vAdapterKind\x12\x1c\n" +
 	"\x18ADAPTER_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +

@@ -48,5 +48,6 @@ type Endpoint struct {
 	SignaturePrefix    string
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
+	VerifyTokenSha256  []byte
 	PublicUrl          *string
 }

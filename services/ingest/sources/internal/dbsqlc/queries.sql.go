@@ -429,7 +429,7 @@ func (q *Queries) EndpointActiveSecrets(ctx context.Context, db DBTX, endpointID
 }
 
 const endpointBySlug = `-- name: EndpointBySlug :one
-SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second, e.public_url,
+SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second, e.verify_token_sha256, e.public_url,
        coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),
                 $1::integer)::integer AS tenant_requests_per_second
 FROM endpoints AS e
@@ -446,7 +446,7 @@ type EndpointBySlugRow struct {
 	TenantRequestsPerSecond int32
 }
 
-// The endpoint a POST /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
+// The endpoint a POST (or handshake GET) /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
 // its tenant's request limit (ingest.limits; default_tenant_rate, pkg/settings' default, when missing).
 func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlugParams) (EndpointBySlugRow, error) {
 	row := db.QueryRow(ctx, endpointBySlug, arg.DefaultTenantRate, arg.Slug)
@@ -470,6 +470,7 @@ func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlu
 		&i.Endpoint.SignaturePrefix,
 		&i.Endpoint.ToleranceSeconds,
 		&i.Endpoint.RateLimitPerSecond,
+		&i.Endpoint.VerifyTokenSha256,
 		&i.Endpoint.PublicUrl,
 		&i.TenantRequestsPerSecond,
 	)
@@ -499,7 +500,7 @@ func (q *Queries) EndpointDelete(ctx context.Context, db DBTX, arg EndpointDelet
 }
 
 const endpointGet = `-- name: EndpointGet :one
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url
 FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -534,6 +535,7 @@ func (q *Queries) EndpointGet(ctx context.Context, db DBTX, arg EndpointGetParam
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 		&i.PublicUrl,
 	)
 	return i, err
@@ -543,7 +545,7 @@ const endpointInsert = `-- name: EndpointInsert :one
 
 INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
                        max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
-                       rate_limit_per_second, public_url)
+                       rate_limit_per_second, public_url, verify_token_sha256)
 SELECT h.id,
        $1::text,
        $2::text,
@@ -559,13 +561,14 @@ SELECT h.id,
        $11::text,
        $12::integer,
        $13::integer,
-       $14::text
+       $14::text,
+       $15::bytea
 FROM humans AS h
-LEFT JOIN agents AS a ON a.id = $15::uuid AND a.human_id = h.id
-WHERE h.id = $16::uuid
-  AND ($17::boolean OR h.id = $18::uuid)
-  AND ($15::uuid IS NULL OR a.id IS NOT NULL)
-RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+LEFT JOIN agents AS a ON a.id = $16::uuid AND a.human_id = h.id
+WHERE h.id = $17::uuid
+  AND ($18::boolean OR h.id = $19::uuid)
+  AND ($16::uuid IS NULL OR a.id IS NOT NULL)
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url
 `
 
 type EndpointInsertParams struct {
@@ -583,6 +586,7 @@ type EndpointInsertParams struct {
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
 	PublicUrl          *string
+	VerifyTokenSha256  []byte
 	AgentID            *uuid.UUID
 	HumanID            uuid.UUID
 	Administrator      bool
@@ -620,6 +624,7 @@ func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInser
 		arg.ToleranceSeconds,
 		arg.RateLimitPerSecond,
 		arg.PublicUrl,
+		arg.VerifyTokenSha256,
 		arg.AgentID,
 		arg.HumanID,
 		arg.Administrator,
@@ -645,13 +650,14 @@ func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInser
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 		&i.PublicUrl,
 	)
 	return i, err
 }
 
 const endpointList = `-- name: EndpointList :many
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url
 FROM endpoints
 WHERE ($1::boolean OR human_id = $2::uuid)
   AND ($3::uuid IS NULL OR human_id = $3::uuid)
@@ -706,6 +712,7 @@ func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListPar
 			&i.SignaturePrefix,
 			&i.ToleranceSeconds,
 			&i.RateLimitPerSecond,
+			&i.VerifyTokenSha256,
 			&i.PublicUrl,
 		); err != nil {
 			return nil, err
@@ -719,7 +726,7 @@ func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListPar
 }
 
 const endpointLock = `-- name: EndpointLock :one
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url
 FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -756,6 +763,7 @@ func (q *Queries) EndpointLock(ctx context.Context, db DBTX, arg EndpointLockPar
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 		&i.PublicUrl,
 	)
 	return i, err
@@ -920,12 +928,13 @@ SET name                  = $1::text,
     tolerance_seconds     = $12::integer,
     rate_limit_per_second = $13::integer,
     public_url            = $14::text,
+    verify_token_sha256   = $15::bytea,
     updated_at            = now()
-WHERE e.id = $15
-  AND ($16::boolean OR e.human_id = $17::uuid)
+WHERE e.id = $16
+  AND ($17::boolean OR e.human_id = $18::uuid)
   AND ($2::uuid IS NULL
        OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $2::uuid AND a.human_id = e.human_id))
-RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url
 `
 
 type EndpointUpdateParams struct {
@@ -943,6 +952,7 @@ type EndpointUpdateParams struct {
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
 	PublicUrl          *string
+	VerifyTokenSha256  []byte
 	ID                 uuid.UUID
 	Administrator      bool
 	CallerID           uuid.UUID
@@ -966,6 +976,7 @@ func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdat
 		arg.ToleranceSeconds,
 		arg.RateLimitPerSecond,
 		arg.PublicUrl,
+		arg.VerifyTokenSha256,
 		arg.ID,
 		arg.Administrator,
 		arg.CallerID,
@@ -990,6 +1001,7 @@ func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdat
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 		&i.PublicUrl,
 	)
 	return i, err
