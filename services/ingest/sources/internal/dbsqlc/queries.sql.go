@@ -429,7 +429,7 @@ func (q *Queries) EndpointActiveSecrets(ctx context.Context, db DBTX, endpointID
 }
 
 const endpointBySlug = `-- name: EndpointBySlug :one
-SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second, e.public_url,
+SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second, e.public_url, e.topic_header, e.topic_pointer, e.body_dedup_window_seconds,
        coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),
                 $1::integer)::integer AS tenant_requests_per_second
 FROM endpoints AS e
@@ -471,6 +471,9 @@ func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlu
 		&i.Endpoint.ToleranceSeconds,
 		&i.Endpoint.RateLimitPerSecond,
 		&i.Endpoint.PublicUrl,
+		&i.Endpoint.TopicHeader,
+		&i.Endpoint.TopicPointer,
+		&i.Endpoint.BodyDedupWindowSeconds,
 		&i.TenantRequestsPerSecond,
 	)
 	return i, err
@@ -499,7 +502,7 @@ func (q *Queries) EndpointDelete(ctx context.Context, db DBTX, arg EndpointDelet
 }
 
 const endpointGet = `-- name: EndpointGet :one
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -535,6 +538,9 @@ func (q *Queries) EndpointGet(ctx context.Context, db DBTX, arg EndpointGetParam
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }
@@ -543,7 +549,7 @@ const endpointInsert = `-- name: EndpointInsert :one
 
 INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
                        max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
-                       rate_limit_per_second, public_url)
+                       rate_limit_per_second, public_url, topic_header, topic_pointer, body_dedup_window_seconds)
 SELECT h.id,
        $1::text,
        $2::text,
@@ -559,34 +565,40 @@ SELECT h.id,
        $11::text,
        $12::integer,
        $13::integer,
-       $14::text
+       $14::text,
+       $15::text,
+       $16::text,
+       $17::integer
 FROM humans AS h
-LEFT JOIN agents AS a ON a.id = $15::uuid AND a.human_id = h.id
-WHERE h.id = $16::uuid
-  AND ($17::boolean OR h.id = $18::uuid)
-  AND ($15::uuid IS NULL OR a.id IS NOT NULL)
-RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+LEFT JOIN agents AS a ON a.id = $18::uuid AND a.human_id = h.id
+WHERE h.id = $19::uuid
+  AND ($20::boolean OR h.id = $21::uuid)
+  AND ($18::uuid IS NULL OR a.id IS NOT NULL)
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 `
 
 type EndpointInsertParams struct {
-	Slug               string
-	Name               string
-	Queue              string
-	Verification       string
-	SignatureHeader    *string
-	DeliveryIDHeader   *string
-	MaxBodyBytes       int32
-	Enabled            bool
-	HmacAlgorithm      string
-	HmacEncoding       string
-	SignaturePrefix    string
-	ToleranceSeconds   int32
-	RateLimitPerSecond int32
-	PublicUrl          *string
-	AgentID            *uuid.UUID
-	HumanID            uuid.UUID
-	Administrator      bool
-	CallerID           uuid.UUID
+	Slug                   string
+	Name                   string
+	Queue                  string
+	Verification           string
+	SignatureHeader        *string
+	DeliveryIDHeader       *string
+	MaxBodyBytes           int32
+	Enabled                bool
+	HmacAlgorithm          string
+	HmacEncoding           string
+	SignaturePrefix        string
+	ToleranceSeconds       int32
+	RateLimitPerSecond     int32
+	PublicUrl              *string
+	TopicHeader            *string
+	TopicPointer           *string
+	BodyDedupWindowSeconds int32
+	AgentID                *uuid.UUID
+	HumanID                uuid.UUID
+	Administrator          bool
+	CallerID               uuid.UUID
 }
 
 // Where events come from: webhook endpoints, their secrets, and adapters (sqlc: services/ingest/sources/internal/dbsqlc).
@@ -620,6 +632,9 @@ func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInser
 		arg.ToleranceSeconds,
 		arg.RateLimitPerSecond,
 		arg.PublicUrl,
+		arg.TopicHeader,
+		arg.TopicPointer,
+		arg.BodyDedupWindowSeconds,
 		arg.AgentID,
 		arg.HumanID,
 		arg.Administrator,
@@ -646,12 +661,15 @@ func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInser
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }
 
 const endpointList = `-- name: EndpointList :many
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 FROM endpoints
 WHERE ($1::boolean OR human_id = $2::uuid)
   AND ($3::uuid IS NULL OR human_id = $3::uuid)
@@ -707,6 +725,9 @@ func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListPar
 			&i.ToleranceSeconds,
 			&i.RateLimitPerSecond,
 			&i.PublicUrl,
+			&i.TopicHeader,
+			&i.TopicPointer,
+			&i.BodyDedupWindowSeconds,
 		); err != nil {
 			return nil, err
 		}
@@ -719,7 +740,7 @@ func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListPar
 }
 
 const endpointLock = `-- name: EndpointLock :one
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -757,6 +778,9 @@ func (q *Queries) EndpointLock(ctx context.Context, db DBTX, arg EndpointLockPar
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }
@@ -920,32 +944,38 @@ SET name                  = $1::text,
     tolerance_seconds     = $12::integer,
     rate_limit_per_second = $13::integer,
     public_url            = $14::text,
+    topic_header          = $15::text,
+    topic_pointer         = $16::text,
+    body_dedup_window_seconds = $17::integer,
     updated_at            = now()
-WHERE e.id = $15
-  AND ($16::boolean OR e.human_id = $17::uuid)
+WHERE e.id = $18
+  AND ($19::boolean OR e.human_id = $20::uuid)
   AND ($2::uuid IS NULL
        OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $2::uuid AND a.human_id = e.human_id))
-RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 `
 
 type EndpointUpdateParams struct {
-	Name               string
-	AgentID            *uuid.UUID
-	Queue              string
-	Verification       string
-	SignatureHeader    *string
-	DeliveryIDHeader   *string
-	MaxBodyBytes       int32
-	Enabled            bool
-	HmacAlgorithm      string
-	HmacEncoding       string
-	SignaturePrefix    string
-	ToleranceSeconds   int32
-	RateLimitPerSecond int32
-	PublicUrl          *string
-	ID                 uuid.UUID
-	Administrator      bool
-	CallerID           uuid.UUID
+	Name                   string
+	AgentID                *uuid.UUID
+	Queue                  string
+	Verification           string
+	SignatureHeader        *string
+	DeliveryIDHeader       *string
+	MaxBodyBytes           int32
+	Enabled                bool
+	HmacAlgorithm          string
+	HmacEncoding           string
+	SignaturePrefix        string
+	ToleranceSeconds       int32
+	RateLimitPerSecond     int32
+	PublicUrl              *string
+	TopicHeader            *string
+	TopicPointer           *string
+	BodyDedupWindowSeconds int32
+	ID                     uuid.UUID
+	Administrator          bool
+	CallerID               uuid.UUID
 }
 
 // Writes every mutable column of an endpoint the caller may reach (the handler merged the patch into the row it
@@ -966,6 +996,9 @@ func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdat
 		arg.ToleranceSeconds,
 		arg.RateLimitPerSecond,
 		arg.PublicUrl,
+		arg.TopicHeader,
+		arg.TopicPointer,
+		arg.BodyDedupWindowSeconds,
 		arg.ID,
 		arg.Administrator,
 		arg.CallerID,
@@ -991,6 +1024,9 @@ func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdat
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }
