@@ -686,9 +686,12 @@ type Endpoint struct {
 	SignatureHeader string `protobuf:"bytes,11,opt,name=signature_header,json=signatureHeader,proto3" json:"signature_header,omitempty"`
 	// Header carrying the sender's delivery id, used to deduplicate retried
 	// deliveries; at most 128 characters. Empty means the scheme's standard
-	// header where it has one (GITHUB: X-GitHub-Delivery, STANDARD_WEBHOOKS:
-	// webhook-id, TWILIO: I-Twilio-Idempotency-Token); without one,
-	// deliveries are not deduplicated.
+	// header where it has one (GITHUB: X-GitHub-Delivery, SHOPIFY:
+	// X-Shopify-Webhook-Id, STANDARD_WEBHOOKS: webhook-id, TWILIO:
+	// I-Twilio-Idempotency-Token). STRIPE and SLACK take the event id from
+	// the signed body (Stripe's "id", Slack's "event_id"), which wins over
+	// this header. Without an id, deliveries are deduplicated only by
+	// body_dedup_window_seconds.
 	DeliveryIdHeader string `protobuf:"bytes,12,opt,name=delivery_id_header,json=deliveryIdHeader,proto3" json:"delivery_id_header,omitempty"`
 	// Largest accepted request body in bytes, 1–26214400 (25 MiB); 0 on create
 	// means 1048576 (1 MiB), and 0 on update leaves it unchanged unless named
