@@ -30,6 +30,7 @@ func TestEndpointTopicsAndBodyDedup(t *testing.T) {
 	require.NoError(t, migrations.UpTo(ctx, db, 18))
 	rows, err := db.QueryContext(ctx, `SELECT verification, body_dedup_window_seconds FROM endpoints ORDER BY verification`)
 	require.NoError(t, err)
+	defer rows.Close()
 	got := map[string]int{}
 	for rows.Next() {
 		var scheme string
