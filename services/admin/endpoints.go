@@ -45,7 +45,7 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 		MaxBodyBytes: in.GetMaxBodyBytes(), Enabled: in.Enabled == nil || in.GetEnabled(),
 		HmacAlgorithm: in.GetHmacAlgorithm(), HmacEncoding: in.GetHmacEncoding(), SignaturePrefix: in.GetSignaturePrefix(),
 		ToleranceSeconds: in.GetToleranceSeconds(), RateLimitPerSecond: in.GetRateLimitPerSecond(),
-		PublicURL: optionalString(in.GetPublicUrl()),
+		PublicURL:   optionalString(in.GetPublicUrl()),
 		TopicHeader: optionalString(in.GetTopicHeader()), TopicPointer: optionalString(in.GetTopicPointer()),
 		BodyDedupWindowSeconds: in.BodyDedupWindowSeconds, //nolint:protogetter // presence matters: unset is the scheme's default
 	}

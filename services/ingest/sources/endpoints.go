@@ -107,7 +107,7 @@ func endpointFrom(r dbsqlc.Endpoint) Endpoint {
 			MaxBodyBytes: r.MaxBodyBytes, Enabled: r.Enabled,
 			HmacAlgorithm: r.HmacAlgorithm, HmacEncoding: r.HmacEncoding, SignaturePrefix: r.SignaturePrefix,
 			ToleranceSeconds: r.ToleranceSeconds, RateLimitPerSecond: r.RateLimitPerSecond,
-			PublicURL: r.PublicUrl,
+			PublicURL:   r.PublicUrl,
 			TopicHeader: r.TopicHeader, TopicPointer: r.TopicPointer, BodyDedupWindowSeconds: &r.BodyDedupWindowSeconds,
 		},
 	}

@@ -125,7 +125,7 @@ func TestSignsDeliveryID(t *testing.T) {
 	for _, s := range []verify.Scheme{verify.SchemeStandardWebhooks, verify.SchemeStripe, verify.SchemeSlack} {
 		assert.True(t, verify.SignsDeliveryID(s), s)
 	}
-	for _, s := range []verify.Scheme{verify.SchemeGitHub, verify.SchemeShopify, verify.SchemeHMAC, verify.SchemeBearer, verify.SchemeBasic, verify.SchemeNone} {
+	for _, s := range []verify.Scheme{verify.SchemeGitHub, verify.SchemeShopify, verify.SchemeTwilio, verify.SchemeHMAC, verify.SchemeBearer, verify.SchemeBasic, verify.SchemeNone} {
 		assert.False(t, verify.SignsDeliveryID(s), s)
 	}
 }
