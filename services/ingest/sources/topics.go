@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/pkg/settings"
-	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/services/ingest/verify"
 )
 
@@ -31,9 +30,6 @@ func checkTopicFields(f EndpointFields) error {
 		return invalid("endpoint.body_dedup_window_seconds", "must be between 0 and 604800 (7 days)")
 	}
 	if f.TopicPointer != nil {
-		if err := textcheck.Check(*f.TopicPointer); err != nil {
-			return invalid("endpoint.topic_pointer", err.Error())
-		}
 		if _, err := verify.ParsePointer(*f.TopicPointer); err != nil {
 			return invalid("endpoint.topic_pointer", err.Error())
 		}
