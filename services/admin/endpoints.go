@@ -21,6 +21,7 @@ var endpointFields = []string{
 	"public_url",
 	"meta_verify_token",
 	"secret",
+	"topic_header", "topic_pointer", "body_dedup_window_seconds",
 }
 
 // CreateEndpoint vends a webhook URL for a human (the caller's own when
@@ -45,7 +46,9 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 		MaxBodyBytes: in.GetMaxBodyBytes(), Enabled: in.Enabled == nil || in.GetEnabled(),
 		HmacAlgorithm: in.GetHmacAlgorithm(), HmacEncoding: in.GetHmacEncoding(), SignaturePrefix: in.GetSignaturePrefix(),
 		ToleranceSeconds: in.GetToleranceSeconds(), RateLimitPerSecond: in.GetRateLimitPerSecond(),
-		PublicURL: optionalString(in.GetPublicUrl()),
+		PublicURL:   optionalString(in.GetPublicUrl()),
+		TopicHeader: optionalString(in.GetTopicHeader()), TopicPointer: optionalString(in.GetTopicPointer()),
+		BodyDedupWindowSeconds: in.BodyDedupWindowSeconds, //nolint:protogetter // presence matters: unset is the scheme's default
 	}
 	if f.AgentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
 		return nil, err
@@ -100,6 +103,9 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		presentIf(in.GetPublicUrl() != "", "public_url"),
 		presentIf(in.GetSecret() != "", "secret"),
 		presentIf(in.GetMetaVerifyToken() != "", "meta_verify_token"),
+		presentIf(in.GetTopicHeader() != "", "topic_header"),
+		presentIf(in.GetTopicPointer() != "", "topic_pointer"),
+		presentIf(in.BodyDedupWindowSeconds != nil, "body_dedup_window_seconds"), //nolint:protogetter // presence
 	)
 	if err != nil {
 		return nil, err
@@ -146,6 +152,9 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "rate_limit_per_second", &f.RateLimitPerSecond, in.GetRateLimitPerSecond())
 		set(fields, "public_url", &f.PublicURL, optionalString(in.GetPublicUrl()))
 		set(fields, "meta_verify_token", &f.VerifyTokenSHA256, verifyToken)
+		set(fields, "topic_header", &f.TopicHeader, optionalString(in.GetTopicHeader()))
+		set(fields, "topic_pointer", &f.TopicPointer, optionalString(in.GetTopicPointer()))
+		set(fields, "body_dedup_window_seconds", &f.BodyDedupWindowSeconds, in.BodyDedupWindowSeconds) //nolint:protogetter // presence
 	}
 	e, err := s.sources.UpdateEndpoint(ctx, u.t, u.id, change)
 	return apierr.Reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
@@ -206,29 +215,32 @@ func oneSecret(request, endpoint string) (string, error) {
 // (Endpoint.secret, input only, stays empty).
 func endpointProto(e sources.Endpoint) *adminv1.Endpoint {
 	out := &adminv1.Endpoint{
-		Id:                 e.ID.String(),
-		HumanId:            e.HumanID.String(),
-		Slug:               e.Slug,
-		UrlPath:            "/hooks/" + e.Slug,
-		Name:               e.Name,
-		AgentId:            idString(e.AgentID),
-		Queue:              e.Queue,
-		Verification:       sources.SchemeEnum(e.Verification),
-		HasSecret:          e.HasSecret(),
-		SignatureHeader:    derefString(e.SignatureHeader),
-		DeliveryIdHeader:   derefString(e.DeliveryIDHeader),
-		MaxBodyBytes:       e.MaxBodyBytes,
-		Enabled:            ptr(e.Enabled),
-		CreatedAt:          timestamp(&e.CreatedAt),
-		UpdatedAt:          timestamp(&e.UpdatedAt),
-		HmacAlgorithm:      e.HmacAlgorithm,
-		HmacEncoding:       e.HmacEncoding,
-		SignaturePrefix:    e.SignaturePrefix,
-		ToleranceSeconds:   e.ToleranceSeconds,
-		RateLimitPerSecond: e.RateLimitPerSecond,
-		HasMetaVerifyToken: e.HasVerifyToken(),
-		Secrets:            make([]*adminv1.EndpointSecret, len(e.Secrets)),
-		PublicUrl:          derefString(e.PublicURL),
+		Id:                     e.ID.String(),
+		HumanId:                e.HumanID.String(),
+		Slug:                   e.Slug,
+		UrlPath:                "/hooks/" + e.Slug,
+		Name:                   e.Name,
+		AgentId:                idString(e.AgentID),
+		Queue:                  e.Queue,
+		Verification:           sources.SchemeEnum(e.Verification),
+		HasSecret:              e.HasSecret(),
+		SignatureHeader:        derefString(e.SignatureHeader),
+		DeliveryIdHeader:       derefString(e.DeliveryIDHeader),
+		MaxBodyBytes:           e.MaxBodyBytes,
+		Enabled:                ptr(e.Enabled),
+		CreatedAt:              timestamp(&e.CreatedAt),
+		UpdatedAt:              timestamp(&e.UpdatedAt),
+		HmacAlgorithm:          e.HmacAlgorithm,
+		HmacEncoding:           e.HmacEncoding,
+		SignaturePrefix:        e.SignaturePrefix,
+		ToleranceSeconds:       e.ToleranceSeconds,
+		RateLimitPerSecond:     e.RateLimitPerSecond,
+		TopicHeader:            derefString(e.TopicHeader),
+		TopicPointer:           derefString(e.TopicPointer),
+		BodyDedupWindowSeconds: e.BodyDedupWindowSeconds,
+		HasMetaVerifyToken:     e.HasVerifyToken(),
+		Secrets:                make([]*adminv1.EndpointSecret, len(e.Secrets)),
+		PublicUrl:              derefString(e.PublicURL),
 	}
 	for i, sec := range e.Secrets {
 		// Oldest first, so the last sealed one is the newest.

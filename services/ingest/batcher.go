@@ -41,11 +41,12 @@ type batcher struct {
 type batchKey struct {
 	human, endpoint uuid.UUID
 	queue, kind     string
+	kindFromTopic   bool
 	agent           uuid.UUID // uuid.Nil: none
 }
 
 func (k batchKey) target() store.Target {
-	t := store.Target{Queue: k.queue, Kind: k.kind}
+	t := store.Target{Queue: k.queue, Kind: k.kind, KindFromTopic: k.kindFromTopic}
 	if k.agent != uuid.Nil {
 		t.AgentID = &k.agent
 	}
@@ -70,7 +71,7 @@ func (b *batcher) ingest(ctx context.Context, e store.Event, t store.Target) (st
 	if e.BodySHA256 != nil || e.EndpointID == nil || t.Payload != nil {
 		return b.st.Ingest(ctx, e, t)
 	}
-	k := batchKey{human: e.HumanID, endpoint: *e.EndpointID, queue: t.Queue, kind: t.Kind}
+	k := batchKey{human: e.HumanID, endpoint: *e.EndpointID, queue: t.Queue, kind: t.Kind, kindFromTopic: t.KindFromTopic}
 	if t.AgentID != nil {
 		k.agent = *t.AgentID
 	}

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -153,7 +152,7 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 		hookError(w, http.StatusBadRequest, what+" "+err.Error())
 		return
 	}
-	stored, err := s.batcher.ingest(ctx, ev, store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: "webhook"})
+	stored, err := s.batcher.ingest(ctx, ev, store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: "webhook", KindFromTopic: true})
 	if err != nil {
 		s.log.Warn("webhook: store failed; answering 503", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
 		unavailable(w)
@@ -169,24 +168,16 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 	_, _ = io.WriteString(w, `{"status":"accepted","event_id":"`+strconv.FormatInt(stored.EventID, 10)+`"}`+"\n")
 }
 
-// hookEvent is the event to store for a verified request. Its dedup: the
-// delivery id the scheme reports (or the endpoint's delivery-id header);
-// where that id is missing or not covered by the signature, the body's
-// SHA-256 too, so a captured body replayed under a fresh id is caught.
+// hookEvent is the event to store for a verified request: its topic and
+// dedup keys come from eventFacts.
 func (s *Server) hookEvent(r *http.Request, ep *hookEndpoint, res verify.Result, body []byte) store.Event {
+	res = verify.Describe(ep.Verify.Scheme, ep.Topic, verify.Request{Body: body, Header: r.Header}, res)
 	e := store.Event{
 		HumanID: ep.HumanID, Source: "endpoint:" + ep.ID.String(), EndpointID: &ep.ID, AgentID: ep.AgentID,
 		DeliveryID: res.DeliveryID, ContentType: r.Header.Get("Content-Type"), Payload: body,
 		VerifiedScheme: string(res.Scheme), Headers: map[string]string{}, TraceParent: tracing.TraceParent(r.Context()),
 	}
-	if e.DeliveryID == "" && ep.DeliveryIDHeader != "" {
-		e.DeliveryID = r.Header.Get(ep.DeliveryIDHeader)
-	}
-	e.DeliveryID = cut(e.DeliveryID, 255)
-	if e.DeliveryID == "" || !res.DeliveryIDSigned {
-		sum := sha256.Sum256(body)
-		e.BodySHA256 = sum[:]
-	}
+	s.eventFacts(&e, r, ep, res)
 	for k, v := range r.Header {
 		if k = strings.ToLower(k); !droppedHeaders[k] && len(v) > 0 {
 			e.Headers[k] = strings.Join(v, ", ")

@@ -55,6 +55,14 @@ type EndpointFields struct {
 	// PublicURL is the URL senders post to, for schemes that sign it
 	// (checkPublicURL); nil: derived from each request.
 	PublicURL *string
+	// TopicHeader or TopicPointer (at most one) overrides the scheme's
+	// topic: a header name, an RFC 6901 JSON pointer into the body.
+	TopicHeader  *string
+	TopicPointer *string
+	// BodyDedupWindowSeconds is the body-hash dedup window, 0 = off; nil
+	// (on create or update only) means the scheme's default
+	// (withBodyDedupDefault). Always set on read.
+	BodyDedupWindowSeconds *int32
 }
 
 // EndpointSecret describes a row of endpoint_secrets without its material.
@@ -102,7 +110,8 @@ func endpointFrom(r dbsqlc.Endpoint) Endpoint {
 			MaxBodyBytes: r.MaxBodyBytes, Enabled: r.Enabled,
 			HmacAlgorithm: r.HmacAlgorithm, HmacEncoding: r.HmacEncoding, SignaturePrefix: r.SignaturePrefix,
 			ToleranceSeconds: r.ToleranceSeconds, RateLimitPerSecond: r.RateLimitPerSecond, VerifyTokenSHA256: r.VerifyTokenSha256,
-			PublicURL: r.PublicUrl,
+			PublicURL:   r.PublicUrl,
+			TopicHeader: r.TopicHeader, TopicPointer: r.TopicPointer, BodyDedupWindowSeconds: &r.BodyDedupWindowSeconds,
 		},
 	}
 }
@@ -116,6 +125,9 @@ func endpointFrom(r dbsqlc.Endpoint) Endpoint {
 func (s *Store) CreateEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.UUID, f EndpointFields, secret string) (Endpoint, string, error) {
 	applyDefaults(&f)
 	if err := checkEndpoint(f); err != nil {
+		return Endpoint{}, "", err
+	}
+	if err := s.withBodyDedupDefault(ctx, s.pool, &f); err != nil {
 		return Endpoint{}, "", err
 	}
 	plain, err := secretFor(f.Verification, secret, true)
@@ -159,7 +171,9 @@ func (s *Store) insertEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
 			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
-			VerifyTokenSha256: f.VerifyTokenSHA256, AgentID: f.AgentID, HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+			VerifyTokenSha256: f.VerifyTokenSHA256,
+			TopicHeader: f.TopicHeader, TopicPointer: f.TopicPointer, BodyDedupWindowSeconds: *f.BodyDedupWindowSeconds,
+			AgentID: f.AgentID, HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
 			return err
@@ -243,13 +257,18 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 		if err := checkEndpoint(f); err != nil {
 			return err
 		}
+		if err := s.withBodyDedupDefault(ctx, tx, &f); err != nil {
+			return err
+		}
 		r, err := s.q.EndpointUpdate(ctx, tx, dbsqlc.EndpointUpdateParams{
 			Name: f.Name, AgentID: f.AgentID, Queue: f.Queue, Verification: string(f.Verification),
 			SignatureHeader: f.SignatureHeader, DeliveryIDHeader: f.DeliveryIDHeader,
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
 			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
-			VerifyTokenSha256: f.VerifyTokenSHA256, ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
+			VerifyTokenSha256: f.VerifyTokenSHA256,
+			TopicHeader: f.TopicHeader, TopicPointer: f.TopicPointer, BodyDedupWindowSeconds: *f.BodyDedupWindowSeconds,
+			ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
 			what := "endpoint " + id.String()

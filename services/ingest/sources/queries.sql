@@ -15,7 +15,8 @@
 -- caller retries with a fresh one).
 INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
                        max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
-                       rate_limit_per_second, public_url, verify_token_sha256)
+                       rate_limit_per_second, public_url, verify_token_sha256, topic_header, topic_pointer,
+                       body_dedup_window_seconds)
 SELECT h.id,
        sqlc.arg(slug)::text,
        sqlc.arg(name)::text,
@@ -32,7 +33,10 @@ SELECT h.id,
        sqlc.arg(tolerance_seconds)::integer,
        sqlc.arg(rate_limit_per_second)::integer,
        sqlc.narg(public_url)::text,
-       sqlc.narg(verify_token_sha256)::bytea
+       sqlc.narg(verify_token_sha256)::bytea,
+       sqlc.narg(topic_header)::text,
+       sqlc.narg(topic_pointer)::text,
+       sqlc.arg(body_dedup_window_seconds)::integer
 FROM humans AS h
 LEFT JOIN agents AS a ON a.id = sqlc.narg(agent_id)::uuid AND a.human_id = h.id
 WHERE h.id = sqlc.arg(human_id)::uuid
@@ -86,6 +90,9 @@ SET name                  = sqlc.arg(name)::text,
     rate_limit_per_second = sqlc.arg(rate_limit_per_second)::integer,
     public_url            = sqlc.narg(public_url)::text,
     verify_token_sha256   = sqlc.narg(verify_token_sha256)::bytea,
+    topic_header          = sqlc.narg(topic_header)::text,
+    topic_pointer         = sqlc.narg(topic_pointer)::text,
+    body_dedup_window_seconds = sqlc.arg(body_dedup_window_seconds)::integer,
     updated_at            = now()
 WHERE e.id = sqlc.arg(id)
   AND (sqlc.arg(administrator)::boolean OR e.human_id = sqlc.arg(caller_id)::uuid)

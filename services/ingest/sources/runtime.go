@@ -47,6 +47,10 @@ type Hook struct {
 	// request), for the schemes that sign the URL.
 	PublicURL string
 	Verify    verify.Config
+	// Topic overrides the scheme's topic (verify.Describe); empty: none.
+	Topic verify.TopicSource
+	// BodyDedupWindow is the body-hash dedup window; 0 is off.
+	BodyDedupWindow time.Duration
 }
 
 // Hook returns the endpoint of slug, enabled or not, or ErrNoEndpoint. An
@@ -78,6 +82,7 @@ func (s *Store) Hook(ctx context.Context, slug string) (Hook, error) {
 			VerifyTokenHash: e.VerifyTokenSha256,
 		},
 	}
+	h.Topic, h.BodyDedupWindow = hookTopics(e.TopicHeader, e.TopicPointer, e.BodyDedupWindowSeconds)
 	if e.DeliveryIDHeader != nil {
 		h.DeliveryIDHeader = *e.DeliveryIDHeader
 	}

@@ -65,6 +65,9 @@ type Result struct {
 	DeliveryIDSigned bool
 	// Timestamp is the signed timestamp, when the scheme has one.
 	Timestamp time.Time
+	// Topic is the provider's event type ("" when none): set by Describe,
+	// never by Verify.
+	Topic string
 }
 
 // Config selects and parameterises a scheme.

@@ -717,9 +717,12 @@ type Endpoint struct {
 	SignatureHeader string `protobuf:"bytes,11,opt,name=signature_header,json=signatureHeader,proto3" json:"signature_header,omitempty"`
 	// Header carrying the sender's delivery id, used to deduplicate retried
 	// deliveries; at most 128 characters. Empty means the scheme's standard
-	// header where it has one (GITHUB: X-GitHub-Delivery, STANDARD_WEBHOOKS:
-	// webhook-id, TWILIO: I-Twilio-Idempotency-Token); without one,
-	// deliveries are not deduplicated.
+	// header where it has one (GITHUB: X-GitHub-Delivery, SHOPIFY:
+	// X-Shopify-Webhook-Id, STANDARD_WEBHOOKS: webhook-id, TWILIO:
+	// I-Twilio-Idempotency-Token). STRIPE and SLACK take the event id from
+	// the signed body (Stripe's "id", Slack's "event_id"), which wins over
+	// this header. Without an id, deliveries are deduplicated only by
+	// body_dedup_window_seconds.
 	DeliveryIdHeader string `protobuf:"bytes,12,opt,name=delivery_id_header,json=deliveryIdHeader,proto3" json:"delivery_id_header,omitempty"`
 	// Largest accepted request body in bytes, 1–26214400 (25 MiB); 0 on create
 	// means 1048576 (1 MiB), and 0 on update leaves it unchanged unless named
@@ -782,9 +785,31 @@ type Endpoint struct {
 	// UpdateEndpointRequest.secret, with the same rules. Setting both to
 	// different values is INVALID_ARGUMENT. debug_redact marks it as secret
 	// for the REST edge, which refuses every such field in a query string.
-	Secret        string `protobuf:"bytes,38,opt,name=secret,proto3" json:"secret,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Secret string `protobuf:"bytes,38,opt,name=secret,proto3" json:"secret,omitempty"`
+	// Header whose value is each event's topic (and its todo's kind),
+	// overriding the scheme's own event type (docs/ingest.md lists them; the
+	// generic schemes HMAC_SHA256, BEARER, BASIC and NONE have none); at most
+	// 128 characters, an HTTP header name. At most one of topic_header and
+	// topic_pointer may be set. Empty means none.
+	TopicHeader string `protobuf:"bytes,40,opt,name=topic_header,json=topicHeader,proto3" json:"topic_header,omitempty"`
+	// RFC 6901 JSON pointer into the body, such as "/event/type", whose
+	// value (a string, number or boolean) is each event's topic, overriding
+	// the scheme's own; at most 255 characters, starting with "/". A body
+	// that is not JSON, or has nothing there, gives an empty topic. Empty
+	// means none.
+	TopicPointer string `protobuf:"bytes,41,opt,name=topic_pointer,json=topicPointer,proto3" json:"topic_pointer,omitempty"`
+	// Body-hash dedup: a delivery whose body is byte for byte one stored from
+	// this endpoint within this many seconds is answered as a duplicate and
+	// not stored; 0–604800 (7 days), 0 is off (deliveries with identical
+	// bytes are then each stored). It is what protects a scheme whose
+	// delivery id is not signed from a captured body replayed under a fresh
+	// id. Unset on create (or named in update_mask but unset) means the
+	// scheme's default: off for STRIPE, SLACK and STANDARD_WEBHOOKS, whose
+	// event id is signed, else on with the deployment's ingest.dedup window
+	// (at most 7 days). Always set on read.
+	BodyDedupWindowSeconds *int32 `protobuf:"varint,42,opt,name=body_dedup_window_seconds,json=bodyDedupWindowSeconds,proto3,oneof" json:"body_dedup_window_seconds,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *Endpoint) Reset() {
@@ -997,6 +1022,27 @@ func (x *Endpoint) GetSecret() string {
 		return x.Secret
 	}
 	return ""
+}
+
+func (x *Endpoint) GetTopicHeader() string {
+	if x != nil {
+		return x.TopicHeader
+	}
+	return ""
+}
+
+func (x *Endpoint) GetTopicPointer() string {
+	if x != nil {
+		return x.TopicPointer
+	}
+	return ""
+}
+
+func (x *Endpoint) GetBodyDedupWindowSeconds() int32 {
+	if x != nil && x.BodyDedupWindowSeconds != nil {
+		return *x.BodyDedupWindowSeconds
+	}
+	return 0
 }
 
 // Adapter is a push webhook or pull source configuration (table adapters)
@@ -1321,7 +1367,7 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x90\v\n" +
+	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xdd\f\n" +
 	"\bEndpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12\x12\n" +
@@ -1356,9 +1402,13 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"public_url\x18# \x01(\tB\x90\x01\xbaH\x8c\x01\xba\x01~\n" +
 	"\x18endpoint.public_url_http\x12'public_url must be an http or https URL\x1a9this.startsWith('https://') || this.startsWith('http://')\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01R\tpublicUrl\x12(\n" +
 	"\x06secret\x18& \x01(\tB\x10\xbaH\n" +
-	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secretB\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret\x12+\n" +
+	"\ftopic_header\x18( \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\vtopicHeader\x123\n" +
+	"\rtopic_pointer\x18) \x01(\tB\x0e\xbaH\v\xd8\x01\x01r\x06\x18\xff\x01:\x01/R\ftopicPointer\x12K\n" +
+	"\x19body_dedup_window_seconds\x18* \x01(\x05B\v\xbaH\b\x1a\x06\x18\x80\xf5$(\x00H\x01R\x16bodyDedupWindowSeconds\x88\x01\x01B\n" +
 	"\n" +
-	"\b_enabled\"\xa5\x05\n" +
+	"\b_enabledB\x1c\n" +
+	"\x1a_body_dedup_window_seconds\"\xa5\x05\n" +
 	"\aAdapter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x129\n" +

@@ -1361,10 +1361,12 @@ type UpdateEndpointRequest struct {
 	// verification, signature_header, delivery_id_header, max_body_bytes,
 	// enabled, hmac_algorithm, hmac_encoding, signature_prefix,
 	// tolerance_seconds, rate_limit_per_second, public_url, meta_verify_token,
-	// secret (endpoint.secret, the same as the secret field below). Named but
+	// secret (endpoint.secret, the same as the secret field below),
+	// topic_header, topic_pointer, body_dedup_window_seconds. Named but
 	// empty/0, hmac_algorithm, hmac_encoding and tolerance_seconds reset to
-	// their defaults; meta_verify_token named must be set (META only), and is
-	// required when verification changes to META.
+	// their defaults; named but unset, body_dedup_window_seconds takes the
+	// scheme's default; meta_verify_token named must be set (META only), and
+	// is required when verification changes to META.
 	// Unset means every field that is set to a non-default value in endpoint.
 	// Over REST PATCH the gateway derives it from the keys of the JSON body.
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
@@ -3034,14 +3036,15 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"1\n" +
 	"\x12DeleteAgentRequest\x12\x1b\n" +
 	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x15\n" +
-	"\x13DeleteAgentResponse\"\xe1\x16\n" +
-	"\x15CreateEndpointRequest\x12\xc7\a\n" +
-	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\x8a\a\xbaH\x86\a\xba\x01>\n" +
+	"\x13DeleteAgentResponse\"\xef\x17\n" +
+	"\x15CreateEndpointRequest\x12\xd5\b\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\x98\b\xbaH\x94\b\xba\x01>\n" +
 	"\x17endpoint.queue_required\x12\x11queue is required\x1a\x10this.queue != ''\xba\x01\x98\x01\n" +
 	"\x1eendpoint.verification_required\x12\x18verification is required\x1a\\this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_UNSPECIFIED\xba\x01\xe3\x01\n" +
 	"\"endpoint.signature_header_required\x12@signature_header is required for VERIFICATION_SCHEME_HMAC_SHA256\x1a{this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_HMAC_SHA256 || this.signature_header != ''\xba\x01\xd8\x01\n" +
 	"#endpoint.meta_verify_token_required\x12:meta_verify_token is required for VERIFICATION_SCHEME_META\x1authis.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_META || this.meta_verify_token != ''\xba\x01\xdf\x01\n" +
-	"$endpoint.meta_verify_token_meta_only\x12@meta_verify_token is only accepted with VERIFICATION_SCHEME_META\x1authis.verification == switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_META || this.meta_verify_token == ''\xc8\x01\x01R\bendpoint\x12(\n" +
+	"$endpoint.meta_verify_token_meta_only\x12@meta_verify_token is only accepted with VERIFICATION_SCHEME_META\x1authis.verification == switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_META || this.meta_verify_token == ''\xba\x01\x8a\x01\n" +
+	"\x19endpoint.topic_source_one\x128at most one of topic_header and topic_pointer may be set\x1a3this.topic_header == '' || this.topic_pointer == ''\xc8\x01\x01R\bendpoint\x12(\n" +
 	"\x06secret\x18\x02 \x01(\tB\x10\xbaH\n" +
 	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret:\xd3\x0e\xbaH\xcf\x0e\x1a\xf7\x01\n" +
 	"\x1bcreate_endpoint.secret_none\x12Bsecret must be empty when verification is VERIFICATION_SCHEME_NONE\x1a\x93\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_NONE || (this.secret == '' && this.endpoint.secret == '')\x1a\xd0\x02\n" +
@@ -3065,12 +3068,12 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"}\n" +
 	"\x15ListEndpointsResponse\x12<\n" +
 	"\tendpoints\x18\x01 \x03(\v2\x1e.switchboard.admin.v1.EndpointR\tendpoints\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc8\x04\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x80\x05\n" +
 	"\x15UpdateEndpointRequest\x12\xd5\x01\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\x98\x01\xbaH\x94\x01\xba\x01\x8d\x01\n" +
-	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\xac\x02\n" +
-	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB\xee\x01\xbaH\xea\x01\xe2\x01\xe6\x01\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabled\x12\x0ehmac_algorithm\x12\rhmac_encoding\x12\x10signature_prefix\x12\x11tolerance_seconds\x12\x15rate_limit_per_second\x12\n" +
-	"public_url\x12\x11meta_verify_token\x12\x06secretR\n" +
+	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\xe4\x02\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB\xa6\x02\xbaH\xa2\x02\xe2\x01\x9e\x02\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabled\x12\x0ehmac_algorithm\x12\rhmac_encoding\x12\x10signature_prefix\x12\x11tolerance_seconds\x12\x15rate_limit_per_second\x12\n" +
+	"public_url\x12\x11meta_verify_token\x12\x06secret\x12\ftopic_header\x12\rtopic_pointer\x12\x19body_dedup_window_secondsR\n" +
 	"updateMask\x12(\n" +
 	"\x06secret\x18\x03 \x01(\tB\x10\xbaH\n" +
 	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret\"T\n" +

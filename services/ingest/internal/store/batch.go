@@ -50,7 +50,8 @@ func (s *Store) ingestBatch(ctx context.Context, db postgres.BatchSender, events
 	var todos func() ([]queue.EventTodo, error)
 	if t.Queue != "" {
 		todos = s.todos.QueueEventTodos(ctx, pipe, queue.EventTodos{
-			HumanID: p.HumanID, Source: p.Source, Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind, Payload: t.Payload,
+			HumanID: p.HumanID, Source: p.Source, Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind, KindFromTopic: t.KindFromTopic,
+			Payload: t.Payload,
 		})
 	}
 	pipe.Send(ctx)

@@ -429,7 +429,7 @@ func (q *Queries) EndpointActiveSecrets(ctx context.Context, db DBTX, endpointID
 }
 
 const endpointBySlug = `-- name: EndpointBySlug :one
-SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second, e.verify_token_sha256, e.public_url,
+SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second, e.verify_token_sha256, e.public_url, e.topic_header, e.topic_pointer, e.body_dedup_window_seconds,
        coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),
                 $1::integer)::integer AS tenant_requests_per_second
 FROM endpoints AS e
@@ -472,6 +472,9 @@ func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlu
 		&i.Endpoint.RateLimitPerSecond,
 		&i.Endpoint.VerifyTokenSha256,
 		&i.Endpoint.PublicUrl,
+		&i.Endpoint.TopicHeader,
+		&i.Endpoint.TopicPointer,
+		&i.Endpoint.BodyDedupWindowSeconds,
 		&i.TenantRequestsPerSecond,
 	)
 	return i, err
@@ -500,7 +503,7 @@ func (q *Queries) EndpointDelete(ctx context.Context, db DBTX, arg EndpointDelet
 }
 
 const endpointGet = `-- name: EndpointGet :one
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -537,6 +540,9 @@ func (q *Queries) EndpointGet(ctx context.Context, db DBTX, arg EndpointGetParam
 		&i.RateLimitPerSecond,
 		&i.VerifyTokenSha256,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }
@@ -545,7 +551,8 @@ const endpointInsert = `-- name: EndpointInsert :one
 
 INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
                        max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
-                       rate_limit_per_second, public_url, verify_token_sha256)
+                       rate_limit_per_second, public_url, verify_token_sha256, topic_header, topic_pointer,
+                       body_dedup_window_seconds)
 SELECT h.id,
        $1::text,
        $2::text,
@@ -562,35 +569,41 @@ SELECT h.id,
        $12::integer,
        $13::integer,
        $14::text,
-       $15::bytea
+       $15::bytea,
+       $16::text,
+       $17::text,
+       $18::integer
 FROM humans AS h
-LEFT JOIN agents AS a ON a.id = $16::uuid AND a.human_id = h.id
-WHERE h.id = $17::uuid
-  AND ($18::boolean OR h.id = $19::uuid)
-  AND ($16::uuid IS NULL OR a.id IS NOT NULL)
-RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url
+LEFT JOIN agents AS a ON a.id = $19::uuid AND a.human_id = h.id
+WHERE h.id = $20::uuid
+  AND ($21::boolean OR h.id = $22::uuid)
+  AND ($19::uuid IS NULL OR a.id IS NOT NULL)
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 `
 
 type EndpointInsertParams struct {
-	Slug               string
-	Name               string
-	Queue              string
-	Verification       string
-	SignatureHeader    *string
-	DeliveryIDHeader   *string
-	MaxBodyBytes       int32
-	Enabled            bool
-	HmacAlgorithm      string
-	HmacEncoding       string
-	SignaturePrefix    string
-	ToleranceSeconds   int32
-	RateLimitPerSecond int32
-	PublicUrl          *string
-	VerifyTokenSha256  []byte
-	AgentID            *uuid.UUID
-	HumanID            uuid.UUID
-	Administrator      bool
-	CallerID           uuid.UUID
+	Slug                   string
+	Name                   string
+	Queue                  string
+	Verification           string
+	SignatureHeader        *string
+	DeliveryIDHeader       *string
+	MaxBodyBytes           int32
+	Enabled                bool
+	HmacAlgorithm          string
+	HmacEncoding           string
+	SignaturePrefix        string
+	ToleranceSeconds       int32
+	RateLimitPerSecond     int32
+	PublicUrl              *string
+	VerifyTokenSha256      []byte
+	TopicHeader            *string
+	TopicPointer           *string
+	BodyDedupWindowSeconds int32
+	AgentID                *uuid.UUID
+	HumanID                uuid.UUID
+	Administrator          bool
+	CallerID               uuid.UUID
 }
 
 // Where events come from: webhook endpoints, their secrets, and adapters (sqlc: services/ingest/sources/internal/dbsqlc).
@@ -625,6 +638,9 @@ func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInser
 		arg.RateLimitPerSecond,
 		arg.PublicUrl,
 		arg.VerifyTokenSha256,
+		arg.TopicHeader,
+		arg.TopicPointer,
+		arg.BodyDedupWindowSeconds,
 		arg.AgentID,
 		arg.HumanID,
 		arg.Administrator,
@@ -652,12 +668,15 @@ func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInser
 		&i.RateLimitPerSecond,
 		&i.VerifyTokenSha256,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }
 
 const endpointList = `-- name: EndpointList :many
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 FROM endpoints
 WHERE ($1::boolean OR human_id = $2::uuid)
   AND ($3::uuid IS NULL OR human_id = $3::uuid)
@@ -714,6 +733,9 @@ func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListPar
 			&i.RateLimitPerSecond,
 			&i.VerifyTokenSha256,
 			&i.PublicUrl,
+			&i.TopicHeader,
+			&i.TopicPointer,
+			&i.BodyDedupWindowSeconds,
 		); err != nil {
 			return nil, err
 		}
@@ -726,7 +748,7 @@ func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListPar
 }
 
 const endpointLock = `-- name: EndpointLock :one
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -765,6 +787,9 @@ func (q *Queries) EndpointLock(ctx context.Context, db DBTX, arg EndpointLockPar
 		&i.RateLimitPerSecond,
 		&i.VerifyTokenSha256,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }
@@ -929,33 +954,39 @@ SET name                  = $1::text,
     rate_limit_per_second = $13::integer,
     public_url            = $14::text,
     verify_token_sha256   = $15::bytea,
+    topic_header          = $16::text,
+    topic_pointer         = $17::text,
+    body_dedup_window_seconds = $18::integer,
     updated_at            = now()
-WHERE e.id = $16
-  AND ($17::boolean OR e.human_id = $18::uuid)
+WHERE e.id = $19
+  AND ($20::boolean OR e.human_id = $21::uuid)
   AND ($2::uuid IS NULL
        OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $2::uuid AND a.human_id = e.human_id))
-RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 `
 
 type EndpointUpdateParams struct {
-	Name               string
-	AgentID            *uuid.UUID
-	Queue              string
-	Verification       string
-	SignatureHeader    *string
-	DeliveryIDHeader   *string
-	MaxBodyBytes       int32
-	Enabled            bool
-	HmacAlgorithm      string
-	HmacEncoding       string
-	SignaturePrefix    string
-	ToleranceSeconds   int32
-	RateLimitPerSecond int32
-	PublicUrl          *string
-	VerifyTokenSha256  []byte
-	ID                 uuid.UUID
-	Administrator      bool
-	CallerID           uuid.UUID
+	Name                   string
+	AgentID                *uuid.UUID
+	Queue                  string
+	Verification           string
+	SignatureHeader        *string
+	DeliveryIDHeader       *string
+	MaxBodyBytes           int32
+	Enabled                bool
+	HmacAlgorithm          string
+	HmacEncoding           string
+	SignaturePrefix        string
+	ToleranceSeconds       int32
+	RateLimitPerSecond     int32
+	PublicUrl              *string
+	VerifyTokenSha256      []byte
+	TopicHeader            *string
+	TopicPointer           *string
+	BodyDedupWindowSeconds int32
+	ID                     uuid.UUID
+	Administrator          bool
+	CallerID               uuid.UUID
 }
 
 // Writes every mutable column of an endpoint the caller may reach (the handler merged the patch into the row it
@@ -977,6 +1008,9 @@ func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdat
 		arg.RateLimitPerSecond,
 		arg.PublicUrl,
 		arg.VerifyTokenSha256,
+		arg.TopicHeader,
+		arg.TopicPointer,
+		arg.BodyDedupWindowSeconds,
 		arg.ID,
 		arg.Administrator,
 		arg.CallerID,
@@ -1003,6 +1037,9 @@ func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdat
 		&i.RateLimitPerSecond,
 		&i.VerifyTokenSha256,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }
