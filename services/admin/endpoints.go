@@ -20,6 +20,7 @@ var endpointFields = []string{
 	"enabled", "hmac_algorithm", "hmac_encoding", "signature_prefix", "tolerance_seconds", "rate_limit_per_second",
 	"public_url",
 	"secret",
+	"routes",
 }
 
 // CreateEndpoint vends a webhook URL for a human (the caller's own when
@@ -47,6 +48,9 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 		PublicURL: optionalString(in.GetPublicUrl()),
 	}
 	if f.AgentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
+		return nil, err
+	}
+	if f.Routes, err = routesFrom(in.GetRoutes()); err != nil {
 		return nil, err
 	}
 	given, err := oneSecret(req.GetSecret(), in.GetSecret())
@@ -93,6 +97,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		presentIf(in.GetRateLimitPerSecond() != 0, "rate_limit_per_second"),
 		presentIf(in.GetPublicUrl() != "", "public_url"),
 		presentIf(in.GetSecret() != "", "secret"),
+		presentIf(len(in.GetRoutes()) > 0, "routes"),
 	)
 	if err != nil {
 		return nil, err
@@ -108,6 +113,12 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 	var agentID *uuid.UUID
 	if fields["agent_id"] {
 		if agentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
+			return nil, err
+		}
+	}
+	var routes []sources.Route
+	if fields["routes"] {
+		if routes, err = routesFrom(in.GetRoutes()); err != nil {
 			return nil, err
 		}
 	}
@@ -132,6 +143,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "tolerance_seconds", &f.ToleranceSeconds, in.GetToleranceSeconds())
 		set(fields, "rate_limit_per_second", &f.RateLimitPerSecond, in.GetRateLimitPerSecond())
 		set(fields, "public_url", &f.PublicURL, optionalString(in.GetPublicUrl()))
+		set(fields, "routes", &f.Routes, routes)
 	}
 	e, err := s.sources.UpdateEndpoint(ctx, u.t, u.id, change)
 	return apierr.Reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
@@ -214,6 +226,7 @@ func endpointProto(e sources.Endpoint) *adminv1.Endpoint {
 		RateLimitPerSecond: e.RateLimitPerSecond,
 		Secrets:            make([]*adminv1.EndpointSecret, len(e.Secrets)),
 		PublicUrl:          derefString(e.PublicURL),
+		Routes:             routesProto(e.Routes),
 	}
 	for i, sec := range e.Secrets {
 		// Oldest first, so the last sealed one is the newest.

@@ -83,7 +83,7 @@ func checkEndpoint(f EndpointFields) error {
 			return invalid(field, "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
 		}
 	}
-	return nil
+	return checkRoutes(f.Routes)
 }
 
 // checkAdapter checks the merged fields of a created or updated adapter of

@@ -47,6 +47,8 @@ type Hook struct {
 	// request), for the schemes that sign the URL.
 	PublicURL string
 	Verify    verify.Config
+	// Routes are the endpoint's fan-out, in order (none: Queue and AgentID).
+	Routes []Route
 }
 
 // Hook returns the endpoint of slug, enabled or not, or ErrNoEndpoint. An
@@ -80,6 +82,11 @@ func (s *Store) Hook(ctx context.Context, slug string) (Hook, error) {
 	if e.DeliveryIDHeader != nil {
 		h.DeliveryIDHeader = *e.DeliveryIDHeader
 	}
+	routes, err := s.routesOf(ctx, s.pool, []uuid.UUID{e.ID})
+	if err != nil {
+		return Hook{}, fmt.Errorf("sources: endpoint routes: %w", err)
+	}
+	h.Routes = routes[e.ID]
 	if e.SignatureHeader != nil {
 		h.Verify.Header = *e.SignatureHeader
 	}
