@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -102,8 +103,7 @@ func (r *endpointRoutes) match(log *zap.Logger, endpoint uuid.UUID, e *store.Eve
 // (lower-case names) and its body parsed as JSON (null when it is not).
 func filterVars(e *store.Event) map[string]any {
 	var body any = types.NullValue
-	var parsed any
-	if json.Unmarshal(e.Payload, &parsed) == nil && parsed != nil {
+	if parsed, ok := parseJSON(e.Payload); ok && parsed != nil {
 		body = parsed
 	}
 	headers := e.Headers
@@ -111,6 +111,40 @@ func filterVars(e *store.Event) map[string]any {
 		headers = map[string]string{}
 	}
 	return map[string]any{"topic": e.Topic, "headers": headers, "body": body}
+}
+
+// parseJSON parses a body for the filters: JSON integers become int (so
+// `body.n % 2 == 0` and `body.id == 42` mean what they say), other numbers
+// double.
+func parseJSON(b []byte) (any, bool) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil || d.More() {
+		return nil, false
+	}
+	return numbers(v), true
+}
+
+// numbers replaces v's json.Numbers by int64 or float64.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	}
+	return v
 }
 
 // targets are the todos' targets of the matched routes, each (queue,
