@@ -269,8 +269,8 @@ WHERE endpoint_id = sqlc.arg(endpoint_id)::uuid;
 
 -- name: EndpointRouteInsert :many
 -- Stores the routes of an endpoint the caller reached in this transaction (EndpointInsert or EndpointLock), from
--- parallel arrays (an empty string is NULL). A route whose agent is not an agent of the endpoint's human is left out; the caller
--- compares the returned positions with what it sent and answers NOT_FOUND for the missing one.
+-- parallel arrays (an empty string is NULL). A route whose agent is not an agent of the endpoint's human is left
+-- out; the caller compares the returned positions with what it sent and answers NOT_FOUND for the missing one.
 INSERT INTO endpoint_routes (endpoint_id, position, queue, agent_id, topic_glob, filter)
 SELECT e.id, r.position, r.queue, a.id, nullif(r.topic_glob, ''), nullif(r.filter, '')
 FROM endpoints AS e

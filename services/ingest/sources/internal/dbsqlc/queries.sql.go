@@ -800,8 +800,8 @@ type EndpointRouteInsertParams struct {
 }
 
 // Stores the routes of an endpoint the caller reached in this transaction (EndpointInsert or EndpointLock), from
-// parallel arrays (an empty string is NULL). A route whose agent is not an agent of the endpoint's human is left out; the caller
-// compares the returned positions with what it sent and answers NOT_FOUND for the missing one.
+// parallel arrays (an empty string is NULL). A route whose agent is not an agent of the endpoint's human is left
+// out; the caller compares the returned positions with what it sent and answers NOT_FOUND for the missing one.
 func (q *Queries) EndpointRouteInsert(ctx context.Context, db DBTX, arg EndpointRouteInsertParams) ([]int16, error) {
 	rows, err := db.Query(ctx, endpointRouteInsert,
 		arg.Positions,
