@@ -3,6 +3,7 @@
 package admin_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,22 +70,17 @@ func requireRoutes(t *testing.T, want, got []*adminv1.Route) {
 
 // TestEndpointRoutesValidation: each bad route is INVALID_ARGUMENT naming
 // endpoint.routes[i] and its field, CEL's own message included for a
-// filter; nothing is stored.
+// filter; no endpoint and no route is stored.
 func TestEndpointRoutesValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
 	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
-	before := snapshot(ctx, t, e.pool)
-	tooMany := make([]*adminv1.Route, 21)
-	for i := range tooMany {
-		tooMany[i] = &adminv1.Route{Queue: "q"}
-	}
 	for _, tc := range []struct {
 		name, field, message string
 		routes               []*adminv1.Route
 	}{
-		{"over 20 routes", "endpoint.routes", "at most 20", tooMany},
+		{"over 20 routes", "endpoint.routes", "at most 20", manyRoutes(21)},
 		{"no queue", "endpoint.routes[1].queue", "must match", []*adminv1.Route{{Queue: "a"}, {}}},
 		{"bad queue", "endpoint.routes[0].queue", "must match", []*adminv1.Route{{Queue: "Has Space"}}},
 		{"bad agent", "endpoint.routes[0].agent_id", "", []*adminv1.Route{{Queue: "a", AgentId: "nope"}}},
@@ -96,22 +92,51 @@ func TestEndpointRoutesValidation(t *testing.T) {
 		{"topic too long", "endpoint.routes[0].topic", "255", []*adminv1.Route{{Queue: "a", Topic: strings.Repeat("a", 256)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := e.srv.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
 				Queue: "hooks", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE, Routes: tc.routes,
 			}})
 			requireInvalid(t, err, tc.field)
 			require.Contains(t, err.Error(), tc.message)
+			var stored int
+			require.NoError(t, e.pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM endpoints) + (SELECT count(*) FROM endpoint_routes)").Scan(&stored))
+			require.Zero(t, stored)
 		})
 	}
-	require.Equal(t, before, snapshot(ctx, t, e.pool), "no endpoint was created")
-	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE}, "")
+}
+
+// TestUpdateEndpointRoutesValidation: an update with a bad route list is
+// refused the same way and leaves the endpoint's routes as they were.
+func TestUpdateEndpointRoutesValidation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alice := e.seedTenant(t, "alice")
+	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	kept := []*adminv1.Route{{Queue: "kept", Filter: "true"}}
+	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE, Routes: kept}, "")
+	before := snapshot(ctx, t, e.pool)
 	_, err := e.srv.UpdateEndpoint(ctx, &adminv1.UpdateEndpointRequest{Endpoint: &adminv1.Endpoint{
-		Id: ep.GetId(), Routes: []*adminv1.Route{{Queue: "a", Filter: "1 + 1"}},
+		Id: ep.GetId(), Routes: []*adminv1.Route{{Queue: "a"}, {Queue: "b", Filter: "1 + 1"}},
 	}})
-	requireInvalid(t, err, "endpoint.routes[0].filter")
-	_, err = e.srv.UpdateEndpoint(ctx, &adminv1.UpdateEndpointRequest{Endpoint: &adminv1.Endpoint{Id: ep.GetId(), Routes: tooMany}})
+	requireInvalid(t, err, "endpoint.routes[1].filter")
+	_, err = e.srv.UpdateEndpoint(ctx, &adminv1.UpdateEndpointRequest{Endpoint: &adminv1.Endpoint{Id: ep.GetId(), Routes: manyRoutes(21)}})
 	requireInvalid(t, err, "endpoint.routes")
-	require.Equal(t, 0, count(t, e.pool, "SELECT count(*) FROM endpoint_routes"))
+	require.Equal(t, before, snapshot(ctx, t, e.pool))
+	got, err := e.srv.GetEndpoint(ctx, &adminv1.GetEndpointRequest{Id: ep.GetId()})
+	require.NoError(t, err)
+	requireRoutes(t, kept, got.GetEndpoint().GetRoutes())
+
+	upd, err := e.srv.UpdateEndpoint(ctx, &adminv1.UpdateEndpointRequest{Endpoint: &adminv1.Endpoint{Id: ep.GetId(), Routes: manyRoutes(20)}})
+	require.NoError(t, err, "20 is the most")
+	require.Len(t, upd.GetEndpoint().GetRoutes(), 20)
+}
+
+func manyRoutes(n int) []*adminv1.Route {
+	out := make([]*adminv1.Route, n)
+	for i := range out {
+		out[i] = &adminv1.Route{Queue: "q" + strconv.Itoa(i)}
+	}
+	return out
 }
 
 // TestEndpointRoutesTenancy: a route's agent must be the endpoint's human's:
