@@ -11,6 +11,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/services/admin"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 // route is one endpoint_routes row a test stores (as the admin API would).
@@ -218,4 +224,27 @@ func TestRoutesConcurrentMixedMatches(t *testing.T) {
 		}
 		require.Equal(t, want, e.queuesOf(t, fmt.Sprintf("c%d", i)), i)
 	}
+}
+
+// TestRoutesCreatedByAdmin: routes stored through AdminService (its CEL
+// checked, then compiled again by the edge) route the edge's events.
+func TestRoutesCreatedByAdmin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys, nil))
+	ctx := auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
+	created, err := adm.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
+		Queue: "hooks", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS,
+		Routes: []*adminv1.Route{
+			{Queue: "paid", Filter: `body.type == "invoice.paid"`},
+			{Queue: "audit"},
+			{Queue: "failed", Filter: `body.type == "invoice.failed"`},
+		},
+	}})
+	require.NoError(t, err)
+	body := []byte(`{"type":"invoice.paid"}`)
+	code, resp := e.post(t, created.GetEndpoint().GetSlug(), body, signStandard(t, created.GetSecret(), "msg_routed", time.Now(), body))
+	require.Equal(t, http.StatusOK, code, resp)
+	require.Equal(t, []string{"audit", "paid"}, e.queuesOf(t, "msg_routed"))
+	require.Equal(t, 0, e.count(t, `SELECT count(*) FROM todos WHERE human_id = $1 AND queue = 'hooks'`), "routes replace the endpoint's queue")
 }
