@@ -206,3 +206,30 @@ func (b *batcher) ingestTo(ctx context.Context, e store.Event, set routeSet) (st
 	}
 	return b.Do(ctx, batchKey{human: e.HumanID, endpoint: *e.EndpointID, kind: routeKind, routed: set}, e)
 }
+
+// routedReplayTargets is where a replay of ev, an event of an endpoint with
+// routes, goes: the endpoint's current routes that the stored event (its
+// topic, headers and body) matches, compiled as the webhook edge compiled
+// them (its cache). None when no route matches it now.
+func (s *Server) routedReplayTargets(ctx context.Context, ev store.ReplayRow, slug, kind string, payload []byte) ([]store.Target, error) {
+	ep, err := s.endpoints.get(ctx, slug)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: the routes of endpoint %s: %w", ev.EndpointID, err)
+	}
+	if ep.routes == nil { // its routes were removed since: its own queue
+		return []store.Target{{Queue: ep.Queue, AgentID: ep.AgentID, Kind: kind, Payload: payload}}, nil
+	}
+	row, err := s.store.GetEvent(ctx, store.Reader{HumanID: ev.HumanID}, ev.ID)
+	if err != nil {
+		return nil, err
+	}
+	e := store.Event{Topic: row.Topic, Payload: row.Payload, Headers: map[string]string{}}
+	if err := json.Unmarshal(row.Headers, &e.Headers); err != nil {
+		return nil, fmt.Errorf("ingest: headers of event %d: %w", ev.ID, err)
+	}
+	targets := ep.routes.match(s.log, ep.ID, &e).targets()
+	for i := range targets {
+		targets[i].Kind, targets[i].Payload = kind, payload
+	}
+	return targets, nil
+}

@@ -12,8 +12,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/services/admin"
 	"github.com/switchboard/switchboard/services/ingest/sources"
@@ -247,4 +250,40 @@ func TestRoutesCreatedByAdmin(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, resp)
 	require.Equal(t, []string{"audit", "paid"}, e.queuesOf(t, "msg_routed"))
 	require.Equal(t, 0, e.count(t, `SELECT count(*) FROM todos WHERE human_id = $1 AND queue = 'hooks'`), "routes replace the endpoint's queue")
+}
+
+// TestReplayFollowsRoutes: a replay that names no queue sends the event
+// through its endpoint's current routes, evaluated on the stored topic,
+// headers and body; with none matching there is no target.
+func TestReplayFollowsRoutes(t *testing.T) {
+	t.Parallel()
+	e := newReplayEnv(t)
+	slug := e.routedEndpoint(t, "standard_webhooks",
+		route{queue: "paid", filter: `body.type == "invoice.paid" && headers["x-tenant"] == "acme"`},
+		route{queue: "audit"},
+	)
+	code, resp := e.signedPost(t, slug, "r1", `{"type":"invoice.paid"}`, http.Header{"X-Tenant": {"acme"}})
+	require.Equal(t, http.StatusOK, code, resp)
+	var id int64
+	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT id FROM events WHERE delivery_id = 'r1'`).Scan(&id))
+	// The routes change: a replay follows the current ones.
+	_, err := e.pool.Exec(t.Context(), `UPDATE endpoint_routes SET queue = 'archive' WHERE queue = 'audit'`)
+	require.NoError(t, err)
+	e.srv.SetEndpointCacheTTL(0)
+
+	res, err := e.srv.ReplayEvent(asHuman(t, e.human, nil), &ingestv1.ReplayEventRequest{EventId: id})
+	require.NoError(t, err)
+	var queues []string
+	for _, td := range res.GetTodos() {
+		queues = append(queues, td.GetQueue())
+	}
+	require.ElementsMatch(t, []string{"paid", "archive"}, queues)
+
+	_, err = e.pool.Exec(t.Context(), `DELETE FROM endpoint_routes WHERE queue = 'archive'`)
+	require.NoError(t, err)
+	_, err = e.pool.Exec(t.Context(), `UPDATE endpoint_routes SET filter = 'body.type == "other"'`)
+	require.NoError(t, err)
+	_, err = e.srv.ReplayEvent(asHuman(t, e.human, nil), &ingestv1.ReplayEventRequest{EventId: id})
+	st, _ := apierr.ToStatus(err)
+	require.Equal(t, codes.FailedPrecondition, st.Code(), "no route matches it now: %v", err)
 }
