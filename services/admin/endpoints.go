@@ -22,6 +22,7 @@ var endpointFields = []string{
 	"meta_verify_token",
 	"secret",
 	"topic_header", "topic_pointer", "body_dedup_window_seconds",
+	"routes",
 }
 
 // CreateEndpoint vends a webhook URL for a human (the caller's own when
@@ -57,6 +58,9 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 		if f.VerifyTokenSHA256, err = sources.VerifyTokenDigest(tok); err != nil {
 			return nil, err
 		}
+	}
+	if f.Routes, err = routesFrom(in.GetRoutes()); err != nil {
+		return nil, err
 	}
 	given, err := oneSecret(req.GetSecret(), in.GetSecret())
 	if err != nil {
@@ -106,6 +110,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		presentIf(in.GetTopicHeader() != "", "topic_header"),
 		presentIf(in.GetTopicPointer() != "", "topic_pointer"),
 		presentIf(in.BodyDedupWindowSeconds != nil, "body_dedup_window_seconds"), //nolint:protogetter // presence
+		presentIf(len(in.GetRoutes()) > 0, "routes"),
 	)
 	if err != nil {
 		return nil, err
@@ -127,6 +132,12 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 	var verifyToken []byte
 	if fields["meta_verify_token"] {
 		if verifyToken, err = sources.VerifyTokenDigest(in.GetMetaVerifyToken()); err != nil {
+			return nil, err
+		}
+	}
+	var routes []sources.Route
+	if fields["routes"] {
+		if routes, err = routesFrom(in.GetRoutes()); err != nil {
 			return nil, err
 		}
 	}
@@ -155,6 +166,7 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "topic_header", &f.TopicHeader, optionalString(in.GetTopicHeader()))
 		set(fields, "topic_pointer", &f.TopicPointer, optionalString(in.GetTopicPointer()))
 		set(fields, "body_dedup_window_seconds", &f.BodyDedupWindowSeconds, in.BodyDedupWindowSeconds) //nolint:protogetter // presence
+		set(fields, "routes", &f.Routes, routes)
 	}
 	e, err := s.sources.UpdateEndpoint(ctx, u.t, u.id, change)
 	return apierr.Reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
@@ -241,6 +253,7 @@ func endpointProto(e sources.Endpoint) *adminv1.Endpoint {
 		HasMetaVerifyToken:     e.HasVerifyToken(),
 		Secrets:                make([]*adminv1.EndpointSecret, len(e.Secrets)),
 		PublicUrl:              derefString(e.PublicURL),
+		Routes:                 routesProto(e.Routes),
 	}
 	for i, sec := range e.Secrets {
 		// Oldest first, so the last sealed one is the newest.

@@ -43,6 +43,9 @@ type batchKey struct {
 	queue, kind     string
 	kindFromTopic   bool
 	agent           uuid.UUID // uuid.Nil: none
+	// routed, for an endpoint with routes, is the routes the events
+	// matched (queue and agent are then unused; see ingestTo).
+	routed routeSet
 }
 
 func (k batchKey) target() store.Target {
@@ -55,6 +58,9 @@ func (k batchKey) target() store.Target {
 
 func newBatcher(st *store.Store, onFlush func(int)) *batcher {
 	exec := func(ctx context.Context, k batchKey, events []store.Event) ([]store.Stored, error) {
+		if k.routed.of != nil {
+			return st.IngestBatchTo(ctx, events, k.routed.targets())
+		}
 		return st.IngestBatch(ctx, events, k.target())
 	}
 	return &batcher{

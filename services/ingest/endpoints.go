@@ -16,6 +16,8 @@ import (
 type hookEndpoint struct {
 	sources.Hook
 	Verifier verify.Verifier
+	// routes are Hook.Routes compiled (nil: none, events go to Queue).
+	routes *endpointRoutes
 }
 
 // endpointCacheTTL bounds how long a changed endpoint (disabled, secret
@@ -122,5 +124,9 @@ func (e *endpoints) load(ctx context.Context, slug string) (*hookEndpoint, error
 	if err != nil {
 		return &hookEndpoint{Hook: h}, fmt.Errorf("%w: %w", errMisconfigured, err)
 	}
-	return &hookEndpoint{Hook: h, Verifier: v}, nil
+	routes, err := compileRoutes(h.Routes)
+	if err != nil {
+		return &hookEndpoint{Hook: h}, fmt.Errorf("%w: %w", errMisconfigured, err)
+	}
+	return &hookEndpoint{Hook: h, Verifier: v, routes: routes}, nil
 }

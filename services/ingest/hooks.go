@@ -152,13 +152,18 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 		hookError(w, http.StatusBadRequest, what+" "+err.Error())
 		return
 	}
-	stored, err := s.batcher.ingest(ctx, ev, store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: "webhook", KindFromTopic: true})
+	var stored store.Stored
+	if ep.routes != nil {
+		ev, stored, err = s.ingestRouted(ctx, ep, ev)
+	} else {
+		stored, err = s.batcher.ingest(ctx, ev, store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: routeKind, KindFromTopic: true})
+	}
 	if err != nil {
 		s.log.Warn("webhook: store failed; answering 503", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
 		unavailable(w)
 		return
 	}
-	s.received(ev, ep.Queue, stored)
+	s.received(ev, stored)
 	w.Header().Set("Content-Type", "application/json")
 	if stored.Duplicate {
 		w.duplicate = true

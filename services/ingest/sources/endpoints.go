@@ -63,6 +63,9 @@ type EndpointFields struct {
 	// (on create or update only) means the scheme's default
 	// (withBodyDedupDefault). Always set on read.
 	BodyDedupWindowSeconds *int32
+	// Routes are the endpoint's fan-out (table endpoint_routes), in order;
+	// none sends every event to Queue and AgentID.
+	Routes []Route
 }
 
 // EndpointSecret describes a row of endpoint_secrets without its material.
@@ -183,6 +186,9 @@ func (s *Store) insertEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 				return err
 			}
 		}
+		if err := s.replaceRoutes(ctx, tx, r.ID, f.Routes, false); err != nil {
+			return err
+		}
 		out, err = s.withSecrets(ctx, tx, r)
 		return err
 	})
@@ -217,10 +223,14 @@ func (s *Store) ListEndpoints(ctx context.Context, t auth.Tenant, humanID *uuid.
 	if err != nil {
 		return nil, err
 	}
+	routes, err := s.routesOf(ctx, s.pool, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Endpoint, len(rows))
 	for i, r := range rows {
 		out[i] = endpointFrom(r)
-		out[i].Secrets = secrets[r.ID]
+		out[i].Secrets, out[i].Routes = secrets[r.ID], routes[r.ID]
 	}
 	return out, nil
 }
@@ -279,6 +289,11 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 		}
 		if err := s.applySecretChange(ctx, tx, id, change); err != nil {
 			return err
+		}
+		if !sameRoutes(cur.Routes, f.Routes) {
+			if err := s.replaceRoutes(ctx, tx, id, f.Routes, true); err != nil {
+				return err
+			}
 		}
 		out, err = s.withSecrets(ctx, tx, r)
 		return err

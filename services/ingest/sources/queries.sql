@@ -263,3 +263,35 @@ UPDATE adapters
 SET last_polled_at = now(),
     last_error     = nullif(sqlc.arg(last_error)::text, '')
 WHERE id = sqlc.arg(id);
+
+-- name: EndpointRouteList :many
+-- The routes of some endpoints (already reached by the caller), in each endpoint's order.
+SELECT endpoint_id, position, queue::text AS queue, agent_id, topic_glob, filter
+FROM endpoint_routes
+WHERE endpoint_id = ANY (sqlc.arg(endpoint_ids)::uuid[])
+ORDER BY endpoint_id, position;
+
+-- name: EndpointRouteDeleteAll :exec
+-- Removes every route of an endpoint the caller holds locked (EndpointLock), before its new list is inserted.
+DELETE FROM endpoint_routes
+WHERE endpoint_id = sqlc.arg(endpoint_id)::uuid;
+
+-- name: EndpointRouteInsert :many
+-- Stores the routes of an endpoint the caller reached in this transaction (EndpointInsert or EndpointLock), from
+-- parallel arrays (an empty string is NULL). A route whose agent is not an agent of the endpoint's human is left
+-- out; the caller compares the returned positions with what it sent and answers NOT_FOUND for the missing one.
+INSERT INTO endpoint_routes (endpoint_id, position, queue, agent_id, topic_glob, filter)
+SELECT e.id, r.position, r.queue, a.id, nullif(r.topic_glob, ''), nullif(r.filter, '')
+FROM endpoints AS e
+CROSS JOIN (
+    SELECT unnest(sqlc.arg(positions)::smallint[]) AS position,
+           unnest(sqlc.arg(queues)::text[])        AS queue,
+           unnest(sqlc.arg(agent_ids)::text[])     AS agent_id,
+           unnest(sqlc.arg(topic_globs)::text[])   AS topic_glob,
+           unnest(sqlc.arg(filters)::text[])       AS filter
+) AS r
+LEFT JOIN agents AS a ON a.id = nullif(r.agent_id, '')::uuid AND a.human_id = e.human_id
+WHERE e.id = sqlc.arg(endpoint_id)::uuid
+  AND (r.agent_id = '' OR a.id IS NOT NULL)
+ORDER BY r.position
+RETURNING position;

@@ -87,7 +87,10 @@ func checkEndpoint(f EndpointFields) error {
 			return invalid(field, "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
 		}
 	}
-	return checkTopicFields(f)
+	if err := checkTopicFields(f); err != nil {
+		return err
+	}
+	return checkRoutes(f.Routes)
 }
 
 // checkAdapter checks the merged fields of a created or updated adapter of

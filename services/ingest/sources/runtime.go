@@ -51,6 +51,8 @@ type Hook struct {
 	Topic verify.TopicSource
 	// BodyDedupWindow is the body-hash dedup window; 0 is off.
 	BodyDedupWindow time.Duration
+	// Routes are the endpoint's fan-out, in order (none: Queue and AgentID).
+	Routes []Route
 }
 
 // Hook returns the endpoint of slug, enabled or not, or ErrNoEndpoint. An
@@ -86,6 +88,11 @@ func (s *Store) Hook(ctx context.Context, slug string) (Hook, error) {
 	if e.DeliveryIDHeader != nil {
 		h.DeliveryIDHeader = *e.DeliveryIDHeader
 	}
+	routes, err := s.routesOf(ctx, s.pool, []uuid.UUID{e.ID})
+	if err != nil {
+		return Hook{}, fmt.Errorf("sources: endpoint routes: %w", err)
+	}
+	h.Routes = routes[e.ID]
 	if e.SignatureHeader != nil {
 		h.Verify.Header = *e.SignatureHeader
 	}

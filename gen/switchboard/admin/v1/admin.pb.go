@@ -808,8 +808,17 @@ type Endpoint struct {
 	// event id is signed, else on with the deployment's ingest.dedup window
 	// (at most 7 days). Always set on read.
 	BodyDedupWindowSeconds *int32 `protobuf:"varint,42,opt,name=body_dedup_window_seconds,json=bodyDedupWindowSeconds,proto3,oneof" json:"body_dedup_window_seconds,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// Where the endpoint's events go, at most 20 routes: each event gets one
+	// todo for every route that matches it (its topic glob and its filter),
+	// in one transaction with the event; identical (queue, agent_id) targets
+	// get one todo. No route matching stores the event without a todo. With
+	// no routes (the default) every event goes to queue and agent_id above.
+	// Set on create; on update the list is replaced as a whole (update_mask
+	// "routes"; naming it with an empty list removes every route). See
+	// docs/ingest.md "Routes".
+	Routes        []*Route `protobuf:"bytes,47,rep,name=routes,proto3" json:"routes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Endpoint) Reset() {
@@ -1043,6 +1052,13 @@ func (x *Endpoint) GetBodyDedupWindowSeconds() int32 {
 		return *x.BodyDedupWindowSeconds
 	}
 	return 0
+}
+
+func (x *Endpoint) GetRoutes() []*Route {
+	if x != nil {
+		return x.Routes
+	}
+	return nil
 }
 
 // Adapter is a push webhook or pull source configuration (table adapters)
@@ -1315,6 +1331,93 @@ func (x *Setting) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Route is one target of an endpoint's fan-out (Endpoint.routes): a queue,
+// optionally an agent, and the events it takes. With neither topic nor
+// filter it takes every event; with both, an event must match both.
+type Route struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Queue the matching events' todos go to, 1–63 characters matching
+	// ^[a-z0-9][a-z0-9._-]{0,62}$. Required.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Agent id (uuid) the todos are addressed to; must belong to the
+	// endpoint's human. Empty: unaddressed (any agent of the tenant may claim
+	// them).
+	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Glob over the event's topic, at most 255 characters: "*" matches any
+	// run of characters within one dot-separated segment, "**" any run
+	// including dots, every other character itself ("github.*" matches
+	// "github.push", not "github.pull_request.opened"; "github.**" matches
+	// both). Empty: any topic.
+	Topic string `protobuf:"bytes,3,opt,name=topic,proto3" json:"topic,omitempty"`
+	// CEL expression that must evaluate to true for the route to take the
+	// event, at most 2048 bytes; it must type-check to bool. Variables:
+	// topic (string), headers (map(string, string), names in lower case) and
+	// body (dyn: the parsed JSON body, or null when it is not JSON). An
+	// evaluation error (a missing key, the cost limit) means no match. Empty:
+	// every event. Example: `body.action == "opened" && headers["x-github-event"] == "pull_request"`.
+	Filter        string `protobuf:"bytes,4,opt,name=filter,proto3" json:"filter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Route) Reset() {
+	*x = Route{}
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Route) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Route) ProtoMessage() {}
+
+func (x *Route) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Route.ProtoReflect.Descriptor instead.
+func (*Route) Descriptor() ([]byte, []int) {
+	return file_switchboard_admin_v1_admin_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Route) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *Route) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *Route) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *Route) GetFilter() string {
+	if x != nil {
+		return x.Filter
+	}
+	return ""
+}
+
 var File_switchboard_admin_v1_admin_proto protoreflect.FileDescriptor
 
 const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
@@ -1367,7 +1470,7 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xdd\f\n" +
+	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x9c\r\n" +
 	"\bEndpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12\x12\n" +
@@ -1405,7 +1508,8 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret\x12+\n" +
 	"\ftopic_header\x18( \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\vtopicHeader\x123\n" +
 	"\rtopic_pointer\x18) \x01(\tB\x0e\xbaH\v\xd8\x01\x01r\x06\x18\xff\x01:\x01/R\ftopicPointer\x12K\n" +
-	"\x19body_dedup_window_seconds\x18* \x01(\x05B\v\xbaH\b\x1a\x06\x18\x80\xf5$(\x00H\x01R\x16bodyDedupWindowSeconds\x88\x01\x01B\n" +
+	"\x19body_dedup_window_seconds\x18* \x01(\x05B\v\xbaH\b\x1a\x06\x18\x80\xf5$(\x00H\x01R\x16bodyDedupWindowSeconds\x88\x01\x01\x12=\n" +
+	"\x06routes\x18/ \x03(\v2\x1b.switchboard.admin.v1.RouteB\b\xbaH\x05\x92\x01\x02\x10\x14R\x06routesB\n" +
 	"\n" +
 	"\b_enabledB\x1c\n" +
 	"\x1a_body_dedup_window_seconds\"\xa5\x05\n" +
@@ -1436,7 +1540,12 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\x12*\n" +
 	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\vdescription\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\xff\x03\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xae\x01\n" +
+	"\x05Route\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
+	"\bagent_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12\x1e\n" +
+	"\x05topic\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x05topic\x12 \n" +
+	"\x06filter\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\x06filter*\xff\x03\n" +
 	"\x12VerificationScheme\x12#\n" +
 	"\x1fVERIFICATION_SCHEME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18VERIFICATION_SCHEME_NONE\x10\x01\x12#\n" +
@@ -1472,7 +1581,7 @@ func file_switchboard_admin_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_admin_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_switchboard_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_switchboard_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_switchboard_admin_v1_admin_proto_goTypes = []any{
 	(VerificationScheme)(0),       // 0: switchboard.admin.v1.VerificationScheme
 	(AdapterKind)(0),              // 1: switchboard.admin.v1.AdapterKind
@@ -1483,40 +1592,42 @@ var file_switchboard_admin_v1_admin_proto_goTypes = []any{
 	(*Endpoint)(nil),              // 6: switchboard.admin.v1.Endpoint
 	(*Adapter)(nil),               // 7: switchboard.admin.v1.Adapter
 	(*Setting)(nil),               // 8: switchboard.admin.v1.Setting
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 11: google.protobuf.Value
+	(*Route)(nil),                 // 9: switchboard.admin.v1.Route
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 11: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 12: google.protobuf.Value
 }
 var file_switchboard_admin_v1_admin_proto_depIdxs = []int32{
-	9,  // 0: switchboard.admin.v1.Human.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 1: switchboard.admin.v1.Human.updated_at:type_name -> google.protobuf.Timestamp
-	9,  // 2: switchboard.admin.v1.Human.disabled_at:type_name -> google.protobuf.Timestamp
-	10, // 3: switchboard.admin.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	9,  // 4: switchboard.admin.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 5: switchboard.admin.v1.Agent.updated_at:type_name -> google.protobuf.Timestamp
-	9,  // 6: switchboard.admin.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
-	9,  // 7: switchboard.admin.v1.Credential.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 8: switchboard.admin.v1.Credential.expires_at:type_name -> google.protobuf.Timestamp
-	9,  // 9: switchboard.admin.v1.Credential.last_used_at:type_name -> google.protobuf.Timestamp
-	9,  // 10: switchboard.admin.v1.Credential.revoked_at:type_name -> google.protobuf.Timestamp
-	9,  // 11: switchboard.admin.v1.EndpointSecret.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 12: switchboard.admin.v1.EndpointSecret.expires_at:type_name -> google.protobuf.Timestamp
+	10, // 0: switchboard.admin.v1.Human.created_at:type_name -> google.protobuf.Timestamp
+	10, // 1: switchboard.admin.v1.Human.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 2: switchboard.admin.v1.Human.disabled_at:type_name -> google.protobuf.Timestamp
+	11, // 3: switchboard.admin.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	10, // 4: switchboard.admin.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
+	10, // 5: switchboard.admin.v1.Agent.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 6: switchboard.admin.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
+	10, // 7: switchboard.admin.v1.Credential.created_at:type_name -> google.protobuf.Timestamp
+	10, // 8: switchboard.admin.v1.Credential.expires_at:type_name -> google.protobuf.Timestamp
+	10, // 9: switchboard.admin.v1.Credential.last_used_at:type_name -> google.protobuf.Timestamp
+	10, // 10: switchboard.admin.v1.Credential.revoked_at:type_name -> google.protobuf.Timestamp
+	10, // 11: switchboard.admin.v1.EndpointSecret.created_at:type_name -> google.protobuf.Timestamp
+	10, // 12: switchboard.admin.v1.EndpointSecret.expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 13: switchboard.admin.v1.Endpoint.verification:type_name -> switchboard.admin.v1.VerificationScheme
-	9,  // 14: switchboard.admin.v1.Endpoint.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 15: switchboard.admin.v1.Endpoint.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 14: switchboard.admin.v1.Endpoint.created_at:type_name -> google.protobuf.Timestamp
+	10, // 15: switchboard.admin.v1.Endpoint.updated_at:type_name -> google.protobuf.Timestamp
 	5,  // 16: switchboard.admin.v1.Endpoint.secrets:type_name -> switchboard.admin.v1.EndpointSecret
-	1,  // 17: switchboard.admin.v1.Adapter.kind:type_name -> switchboard.admin.v1.AdapterKind
-	10, // 18: switchboard.admin.v1.Adapter.config:type_name -> google.protobuf.Struct
-	9,  // 19: switchboard.admin.v1.Adapter.last_polled_at:type_name -> google.protobuf.Timestamp
-	9,  // 20: switchboard.admin.v1.Adapter.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 21: switchboard.admin.v1.Adapter.updated_at:type_name -> google.protobuf.Timestamp
-	11, // 22: switchboard.admin.v1.Setting.value:type_name -> google.protobuf.Value
-	9,  // 23: switchboard.admin.v1.Setting.updated_at:type_name -> google.protobuf.Timestamp
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	9,  // 17: switchboard.admin.v1.Endpoint.routes:type_name -> switchboard.admin.v1.Route
+	1,  // 18: switchboard.admin.v1.Adapter.kind:type_name -> switchboard.admin.v1.AdapterKind
+	11, // 19: switchboard.admin.v1.Adapter.config:type_name -> google.protobuf.Struct
+	10, // 20: switchboard.admin.v1.Adapter.last_polled_at:type_name -> google.protobuf.Timestamp
+	10, // 21: switchboard.admin.v1.Adapter.created_at:type_name -> google.protobuf.Timestamp
+	10, // 22: switchboard.admin.v1.Adapter.updated_at:type_name -> google.protobuf.Timestamp
+	12, // 23: switchboard.admin.v1.Setting.value:type_name -> google.protobuf.Value
+	10, // 24: switchboard.admin.v1.Setting.updated_at:type_name -> google.protobuf.Timestamp
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_admin_v1_admin_proto_init() }
@@ -1532,7 +1643,7 @@ func file_switchboard_admin_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_admin_v1_admin_proto_rawDesc), len(file_switchboard_admin_v1_admin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1362,11 +1362,12 @@ type UpdateEndpointRequest struct {
 	// enabled, hmac_algorithm, hmac_encoding, signature_prefix,
 	// tolerance_seconds, rate_limit_per_second, public_url, meta_verify_token,
 	// secret (endpoint.secret, the same as the secret field below),
-	// topic_header, topic_pointer, body_dedup_window_seconds. Named but
-	// empty/0, hmac_algorithm, hmac_encoding and tolerance_seconds reset to
-	// their defaults; named but unset, body_dedup_window_seconds takes the
-	// scheme's default; meta_verify_token named must be set (META only), and
-	// is required when verification changes to META.
+	// topic_header, topic_pointer, body_dedup_window_seconds, routes (replaced
+	// as a whole). Named but empty/0, hmac_algorithm, hmac_encoding and
+	// tolerance_seconds reset to their defaults; named but unset,
+	// body_dedup_window_seconds takes the scheme's default; meta_verify_token
+	// named must be set (META only), and is required when verification
+	// changes to META.
 	// Unset means every field that is set to a non-default value in endpoint.
 	// Over REST PATCH the gateway derives it from the keys of the JSON body.
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
@@ -3068,12 +3069,12 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"}\n" +
 	"\x15ListEndpointsResponse\x12<\n" +
 	"\tendpoints\x18\x01 \x03(\v2\x1e.switchboard.admin.v1.EndpointR\tendpoints\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x80\x05\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x88\x05\n" +
 	"\x15UpdateEndpointRequest\x12\xd5\x01\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\x98\x01\xbaH\x94\x01\xba\x01\x8d\x01\n" +
-	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\xe4\x02\n" +
-	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB\xa6\x02\xbaH\xa2\x02\xe2\x01\x9e\x02\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabled\x12\x0ehmac_algorithm\x12\rhmac_encoding\x12\x10signature_prefix\x12\x11tolerance_seconds\x12\x15rate_limit_per_second\x12\n" +
-	"public_url\x12\x11meta_verify_token\x12\x06secret\x12\ftopic_header\x12\rtopic_pointer\x12\x19body_dedup_window_secondsR\n" +
+	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\xec\x02\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB\xae\x02\xbaH\xaa\x02\xe2\x01\xa6\x02\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabled\x12\x0ehmac_algorithm\x12\rhmac_encoding\x12\x10signature_prefix\x12\x11tolerance_seconds\x12\x15rate_limit_per_second\x12\n" +
+	"public_url\x12\x11meta_verify_token\x12\x06secret\x12\ftopic_header\x12\rtopic_pointer\x12\x19body_dedup_window_seconds\x12\x06routesR\n" +
 	"updateMask\x12(\n" +
 	"\x06secret\x18\x03 \x01(\tB\x10\xbaH\n" +
 	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret\"T\n" +

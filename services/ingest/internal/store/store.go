@@ -97,8 +97,12 @@ type Stored struct {
 	TodoID     int64 // 0 for a duplicate or no todo
 	ReceivedAt time.Time
 	// Todo is the event's new todo (nil for a duplicate or no todo), to
-	// announce with queue.Todos.Committed after the commit.
+	// announce with queue.Todos.Committed after the commit; with several
+	// targets, the first of Todos.
 	Todo *queue.EventTodo
+	// Todos are all the event's new todos, one per target, in the targets'
+	// order (see IngestBatchTo).
+	Todos []QueuedTodo
 }
 
 // Ingest stores e and its todo, or recognises a duplicate and writes
@@ -106,8 +110,13 @@ type Stored struct {
 // dedup, that statement in a transaction behind the body's advisory lock.
 // The caller acknowledges the sender only after it returned without error.
 func (s *Store) Ingest(ctx context.Context, e Event, t Target) (Stored, error) {
+	return s.IngestTo(ctx, e, targetsOf(t))
+}
+
+// IngestTo is Ingest with a todo for each of targets (IngestBatchTo).
+func (s *Store) IngestTo(ctx context.Context, e Event, targets []Target) (Stored, error) {
 	if e.BodySHA256 == nil {
-		res, err := s.IngestBatch(ctx, []Event{e}, t)
+		res, err := s.IngestBatchTo(ctx, []Event{e}, targets)
 		if err != nil {
 			return Stored{}, err
 		}
@@ -120,7 +129,7 @@ func (s *Store) Ingest(ctx context.Context, e Event, t Target) (Stored, error) {
 			out.Duplicate = dup
 			return err
 		}
-		res, err := s.ingestBatch(ctx, tx, []Event{e}, t)
+		res, err := s.ingestBatch(ctx, tx, []Event{e}, sortedTargets(targets))
 		if err != nil {
 			return err
 		}

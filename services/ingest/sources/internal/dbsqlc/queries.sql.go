@@ -794,6 +794,118 @@ func (q *Queries) EndpointLock(ctx context.Context, db DBTX, arg EndpointLockPar
 	return i, err
 }
 
+const endpointRouteDeleteAll = `-- name: EndpointRouteDeleteAll :exec
+DELETE FROM endpoint_routes
+WHERE endpoint_id = $1::uuid
+`
+
+// Removes every route of an endpoint the caller holds locked (EndpointLock), before its new list is inserted.
+func (q *Queries) EndpointRouteDeleteAll(ctx context.Context, db DBTX, endpointID uuid.UUID) error {
+	_, err := db.Exec(ctx, endpointRouteDeleteAll, endpointID)
+	return err
+}
+
+const endpointRouteInsert = `-- name: EndpointRouteInsert :many
+INSERT INTO endpoint_routes (endpoint_id, position, queue, agent_id, topic_glob, filter)
+SELECT e.id, r.position, r.queue, a.id, nullif(r.topic_glob, ''), nullif(r.filter, '')
+FROM endpoints AS e
+CROSS JOIN (
+    SELECT unnest($1::smallint[]) AS position,
+           unnest($2::text[])        AS queue,
+           unnest($3::text[])     AS agent_id,
+           unnest($4::text[])   AS topic_glob,
+           unnest($5::text[])       AS filter
+) AS r
+LEFT JOIN agents AS a ON a.id = nullif(r.agent_id, '')::uuid AND a.human_id = e.human_id
+WHERE e.id = $6::uuid
+  AND (r.agent_id = '' OR a.id IS NOT NULL)
+ORDER BY r.position
+RETURNING position
+`
+
+type EndpointRouteInsertParams struct {
+	Positions  []int16
+	Queues     []string
+	AgentIds   []string
+	TopicGlobs []string
+	Filters    []string
+	EndpointID uuid.UUID
+}
+
+// Stores the routes of an endpoint the caller reached in this transaction (EndpointInsert or EndpointLock), from
+// parallel arrays (an empty string is NULL). A route whose agent is not an agent of the endpoint's human is left
+// out; the caller compares the returned positions with what it sent and answers NOT_FOUND for the missing one.
+func (q *Queries) EndpointRouteInsert(ctx context.Context, db DBTX, arg EndpointRouteInsertParams) ([]int16, error) {
+	rows, err := db.Query(ctx, endpointRouteInsert,
+		arg.Positions,
+		arg.Queues,
+		arg.AgentIds,
+		arg.TopicGlobs,
+		arg.Filters,
+		arg.EndpointID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int16{}
+	for rows.Next() {
+		var position int16
+		if err := rows.Scan(&position); err != nil {
+			return nil, err
+		}
+		items = append(items, position)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const endpointRouteList = `-- name: EndpointRouteList :many
+SELECT endpoint_id, position, queue::text AS queue, agent_id, topic_glob, filter
+FROM endpoint_routes
+WHERE endpoint_id = ANY ($1::uuid[])
+ORDER BY endpoint_id, position
+`
+
+type EndpointRouteListRow struct {
+	EndpointID uuid.UUID
+	Position   int16
+	Queue      string
+	AgentID    *uuid.UUID
+	TopicGlob  *string
+	Filter     *string
+}
+
+// The routes of some endpoints (already reached by the caller), in each endpoint's order.
+func (q *Queries) EndpointRouteList(ctx context.Context, db DBTX, endpointIds []uuid.UUID) ([]EndpointRouteListRow, error) {
+	rows, err := db.Query(ctx, endpointRouteList, endpointIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EndpointRouteListRow{}
+	for rows.Next() {
+		var i EndpointRouteListRow
+		if err := rows.Scan(
+			&i.EndpointID,
+			&i.Position,
+			&i.Queue,
+			&i.AgentID,
+			&i.TopicGlob,
+			&i.Filter,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const endpointSecretDelete = `-- name: EndpointSecretDelete :execrows
 DELETE FROM endpoint_secrets
 WHERE id = $1
