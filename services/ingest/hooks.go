@@ -103,6 +103,13 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 	case errors.Is(err, errNoEndpoint):
 		hookError(w, http.StatusNotFound, "not found")
 		return
+	case errors.Is(err, errAwaitingSecret) && ep.Enabled:
+		s.log.Info("webhook refused: its endpoint has no secret yet (AddEndpointSecret)", zap.String("endpoint_id", ep.ID.String()))
+		hookError(w, http.StatusUnauthorized, "unauthorized")
+		return
+	case errors.Is(err, errAwaitingSecret):
+		hookError(w, http.StatusNotFound, "not found")
+		return
 	case errors.Is(err, errMisconfigured):
 		s.log.Error("endpoint cannot verify; refusing its requests", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
 		hookError(w, http.StatusUnauthorized, "unauthorized")

@@ -121,9 +121,10 @@ func endpointFrom(r dbsqlc.Endpoint) Endpoint {
 
 // CreateEndpoint vends a webhook URL for humanID, which t must be able to
 // act for, with its first secret: secret when given (checked for the
-// scheme), else a generated one where the scheme allows. It returns the
-// endpoint and the secret's plaintext, which is never readable again ("" for
-// NONE). NOT_FOUND when the human is unknown or out of t's reach, or the
+// scheme), else a generated one where the scheme allows, else none for a
+// scheme whose provider issues it later (awaitsProviderSecret). It returns
+// the endpoint and the secret's plaintext, which is never readable again
+// ("" for NONE and an endpoint awaiting its secret). NOT_FOUND when the human is unknown or out of t's reach, or the
 // agent is not that human's.
 func (s *Store) CreateEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.UUID, f EndpointFields, secret string) (Endpoint, string, error) {
 	applyDefaults(&f)
@@ -133,12 +134,16 @@ func (s *Store) CreateEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 	if err := s.withBodyDedupDefault(ctx, s.pool, &f); err != nil {
 		return Endpoint{}, "", err
 	}
-	plain, err := secretFor(f.Verification, secret, true)
-	if err != nil {
-		return Endpoint{}, "", err
+	plain := "" // none yet: awaitsProviderSecret
+	if secret != "" || !awaitsProviderSecret(f.Verification) {
+		p, err := secretFor(f.Verification, secret, true)
+		if err != nil {
+			return Endpoint{}, "", err
+		}
+		plain = p
 	}
 	var sealed *newSecret
-	if f.Verification != verify.SchemeNone {
+	if plain != "" {
 		ns, err := s.seal(f.Verification, plain)
 		if err != nil {
 			return Endpoint{}, "", err

@@ -67,7 +67,7 @@ func TestSecretFor(t *testing.T) {
 		given  string
 		msg    string
 	}{
-		{verify.SchemeStripe, "", "is required for VERIFICATION_SCHEME_STRIPE"},
+		{verify.SchemeStripe, "", "is required for VERIFICATION_SCHEME_STRIPE"}, // AddEndpointSecret: never generated
 		{verify.SchemeNone, "0123456789abcdef", "must be empty when verification is VERIFICATION_SCHEME_NONE"},
 		{verify.SchemeGitHub, "short", "must be 16–1024 characters"},
 		{verify.SchemeStandardWebhooks, "whsec_not*base64*at*all", `a "whsec_" secret must be followed by standard base64`},

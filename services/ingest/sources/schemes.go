@@ -39,14 +39,22 @@ func SchemeEnum(s verify.Scheme) adminv1.VerificationScheme { return enumOf(sche
 // stored as SHA-256 digests rather than sealed.
 func hashedScheme(s verify.Scheme) bool { return s == verify.SchemeBearer || s == verify.SchemeBasic }
 
-// providerIssued reports whether the caller must supply the secret: the
+// providerIssued reports whether the server never generates the secret: the
 // provider issues it (Stripe, Slack, Twilio's auth token, Zoom, Meta, X), or
 // it is a password (basic). Graph's clientState is the subscriber's choice,
 // so generated.
 func providerIssued(s verify.Scheme) bool {
+	return s == verify.SchemeBasic || awaitsProviderSecret(s)
+}
+
+// awaitsProviderSecret reports whether an endpoint of scheme may be created
+// without its secret: the provider issues it, and Stripe (like Svix-based
+// senders) issues it only once it knows the endpoint's URL, which exists
+// only once the endpoint does. Such an endpoint refuses every delivery
+// (401) until AddEndpointSecret gives it one.
+func awaitsProviderSecret(s verify.Scheme) bool {
 	switch s {
-	case verify.SchemeStripe, verify.SchemeSlack, verify.SchemeBasic, verify.SchemeTwilio,
-		verify.SchemeZoom, verify.SchemeMeta, verify.SchemeX:
+	case verify.SchemeStripe, verify.SchemeSlack, verify.SchemeTwilio, verify.SchemeZoom, verify.SchemeMeta, verify.SchemeX:
 		return true
 	}
 	return false

@@ -1017,10 +1017,14 @@ type CreateEndpointRequest struct {
 	// Verification secret, 16–1024 characters; over REST it goes in the body
 	// as endpoint.secret ("secret" next to "queue"), which means the same
 	// (both set must be equal). Must be empty for NONE.
-	// Required for STRIPE, SLACK, TWILIO (its auth token), ZOOM (the secret
-	// token), META (the app secret) and X (the consumer secret), whose
-	// providers issue the secret, and for BASIC ("user:password", the user not
-	// empty) (message rules above). For MS_GRAPH it is the subscription's
+	// For STRIPE, SLACK, TWILIO (its auth token), ZOOM (the secret token),
+	// META (the app secret) and X (the consumer secret) the provider issues
+	// the secret, so it is never generated; it may be left out when the
+	// provider issues it only once it knows the URL (Stripe): the endpoint
+	// then has no secret (has_secret false) and refuses every delivery with
+	// 401 until AddEndpointSecret gives it one. Required for BASIC
+	// ("user:password", the user not empty; a message rule above). For
+	// MS_GRAPH it is the subscription's
 	// clientState, at most 128 characters. Empty means the server generates
 	// one: for HMAC_SHA256, GITHUB, SHOPIFY and MS_GRAPH 32 random bytes as 64
 	// hex characters, for STANDARD_WEBHOOKS "whsec_" + base64 of 32 random
@@ -3037,7 +3041,7 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"1\n" +
 	"\x12DeleteAgentRequest\x12\x1b\n" +
 	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x15\n" +
-	"\x13DeleteAgentResponse\"\xef\x17\n" +
+	"\x13DeleteAgentResponse\"\xca\x0f\n" +
 	"\x15CreateEndpointRequest\x12\xd5\b\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\x98\b\xbaH\x94\b\xba\x01>\n" +
 	"\x17endpoint.queue_required\x12\x11queue is required\x1a\x10this.queue != ''\xba\x01\x98\x01\n" +
@@ -3047,13 +3051,10 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"$endpoint.meta_verify_token_meta_only\x12@meta_verify_token is only accepted with VERIFICATION_SCHEME_META\x1authis.verification == switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_META || this.meta_verify_token == ''\xba\x01\x8a\x01\n" +
 	"\x19endpoint.topic_source_one\x128at most one of topic_header and topic_pointer may be set\x1a3this.topic_header == '' || this.topic_pointer == ''\xc8\x01\x01R\bendpoint\x12(\n" +
 	"\x06secret\x18\x02 \x01(\tB\x10\xbaH\n" +
-	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret:\xd3\x0e\xbaH\xcf\x0e\x1a\xf7\x01\n" +
-	"\x1bcreate_endpoint.secret_none\x12Bsecret must be empty when verification is VERIFICATION_SCHEME_NONE\x1a\x93\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_NONE || (this.secret == '' && this.endpoint.secret == '')\x1a\xd0\x02\n" +
-	"\x1fcreate_endpoint.secret_required\x12Osecret is required for VERIFICATION_SCHEME_STRIPE and VERIFICATION_SCHEME_SLACK\x1a\xdb\x01!(this.endpoint.verification in [switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_STRIPE, switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_SLACK]) || this.secret != '' || this.endpoint.secret != ''\x1a\x80\x02\n" +
-	"%create_endpoint.secret_required_basic\x12Bsecret (\"user:password\") is required for VERIFICATION_SCHEME_BASIC\x1a\x92\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_BASIC || this.secret != '' || this.endpoint.secret != ''\x1a\xc3\x03\n" +
-	")create_endpoint.secret_required_handshake\x12|secret is required for VERIFICATION_SCHEME_ZOOM, VERIFICATION_SCHEME_META and VERIFICATION_SCHEME_X (the provider issues it)\x1a\x97\x02!(this.endpoint.verification in [switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_ZOOM, switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_META, switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_X]) || this.secret != '' || this.endpoint.secret != ''\x1a\xaa\x02\n" +
-	"&create_endpoint.secret_ms_graph_length\x12Xsecret (the clientState) must be at most 128 characters for VERIFICATION_SCHEME_MS_GRAPH\x1a\xa5\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_MS_GRAPH || (size(this.secret) <= 128 && size(this.endpoint.secret) <= 128)\x1a\x89\x02\n" +
-	"&create_endpoint.secret_required_twilio\x12Isecret (the Twilio auth token) is required for VERIFICATION_SCHEME_TWILIO\x1a\x93\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_TWILIO || this.secret != '' || this.endpoint.secret != ''\"l\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret:\xae\x06\xbaH\xaa\x06\x1a\xf7\x01\n" +
+	"\x1bcreate_endpoint.secret_none\x12Bsecret must be empty when verification is VERIFICATION_SCHEME_NONE\x1a\x93\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_NONE || (this.secret == '' && this.endpoint.secret == '')\x1a\x80\x02\n" +
+	"%create_endpoint.secret_required_basic\x12Bsecret (\"user:password\") is required for VERIFICATION_SCHEME_BASIC\x1a\x92\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_BASIC || this.secret != '' || this.endpoint.secret != ''\x1a\xaa\x02\n" +
+	"&create_endpoint.secret_ms_graph_length\x12Xsecret (the clientState) must be at most 128 characters for VERIFICATION_SCHEME_MS_GRAPH\x1a\xa5\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_MS_GRAPH || (size(this.secret) <= 128 && size(this.endpoint.secret) <= 128)\"l\n" +
 	"\x16CreateEndpointResponse\x12:\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"1\n" +
