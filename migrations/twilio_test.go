@@ -30,9 +30,12 @@ func TestTwilioEndpoints(t *testing.T) {
 	require.NoError(t, insert("twilio0000000000", "twilio", "https://hooks.example.com/hooks/twilio0000000000"))
 	require.NoError(t, insert("plainhttp0000000", "github", "http://10.0.0.7:8080/hooks/plainhttp0000000"))
 	require.NoError(t, insert("nourl00000000000", "none", nil))
-	for i, scheme := range []string{"zoom", "meta", "x", "msgraph"} {
+	for i, scheme := range []string{"zoom", "x", "msgraph"} {
 		require.NoError(t, insert("handshake"+strings.Repeat("0", 7)+string(rune('a'+i)), scheme, nil), scheme)
 	}
+	_, metaErr := db.ExecContext(ctx, `INSERT INTO endpoints (human_id, slug, queue, verification, verify_token_sha256)
+		VALUES ($1, 'handshake0000000m', 'q', 'meta', sha256('verify-token'::bytea))`, human)
+	require.NoError(t, metaErr, "meta, with the verify token 00016 requires of it")
 	bad := map[string][2]any{
 		"unknown scheme": {"svix", nil},
 		"too long":       {"none", "https://h.example/" + strings.Repeat("p", 2048-len("https://h.example/")+1)},

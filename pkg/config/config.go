@@ -38,6 +38,8 @@ type Config struct {
 	HTTPLimits HTTPLimits
 	// Metrics is the Prometheus endpoint (metrics.go).
 	Metrics Metrics
+	// Pprof is the opt-in profiler listener (pprof.go).
+	Pprof Pprof
 }
 
 // Auth configures credentials.
@@ -194,6 +196,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.tls(&c.TLS)
 	p.httpLimits(&c.HTTPLimits)
 	p.metrics(&c.Metrics)
+	p.str(EnvPprofAddr, &c.Pprof.Addr)
 	if p.err != nil {
 		return Config{}, p.err
 	}
@@ -238,7 +241,7 @@ func (c Config) Validate() error {
 		checks = append(checks, fmt.Errorf("%s: %q is not an email address", EnvBootstrapEmail, c.Auth.BootstrapEmail))
 	}
 	checks = append(checks, c.Realtime.validate(), c.TLS.validate())
-	checks = append(checks, c.HTTPLimits.validate(), c.Metrics.validate(c.HTTP.Addr))
+	checks = append(checks, c.HTTPLimits.validate(), c.Metrics.validate(c.HTTP.Addr), c.Pprof.validate(c.HTTP.Addr, c.Metrics.Addr))
 	checks = append(checks, c.Gateway.validate(), c.Cluster.validateHTTPEndpoint())
 	if err := firstError(checks); err != nil {
 		return err

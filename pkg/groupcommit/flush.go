@@ -9,14 +9,24 @@ import (
 	"time"
 )
 
-// run is the flusher: one flush at a time until Stop, then flushes until
-// nothing is queued. Its one way out goes through drain, so a call queued
-// just before Stop is never left behind.
+// run is the flusher: up to Flushers flushes at a time until Stop, then,
+// once they ended, flushes until nothing is queued. Its one way out goes
+// through drain, so a call queued just before Stop is never left behind.
 func (b *Batcher[K, I, R]) run(ctx context.Context) {
 	defer close(b.done)
-	for b.due() {
-		b.flush(ctx)
+	free := make(chan struct{}, b.flushers) // a token per running flush
+	var wg sync.WaitGroup
+	for {
+		free <- struct{}{} // wait for a free flusher before looking at the queue
+		if !b.due() {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-free }()
+			b.flush(ctx)
+		})
 	}
+	wg.Wait()
 	b.drain(ctx)
 }
 

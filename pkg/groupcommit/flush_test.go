@@ -339,3 +339,46 @@ func TestOnFlushSeesBatchesNotRetries(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, []int{1, 2}, flushed, "the held item's batch, then the pair; not the direct call, not the retries")
 }
+
+// TestFlushers: with Flushers 2 the next flush starts while the first one's
+// statement is still in flight, taking everything queued; a third waits
+// until one of them has ended.
+func TestFlushers(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, groupcommit.Options[int64]{Flushers: 2}, true)
+	tb.start(t)
+	held, heldOut := tb.hold(t)
+	a := do(t.Context(), tb.b, "k", 1)
+	second := recv(t, tb.db.stmts) // sent while "hold" is in flight
+	require.Equal(t, []int64{1}, second.items)
+	b := do(t.Context(), tb.b, "k", 2)
+	c := do(t.Context(), tb.b, "k", 3)
+	tb.queued(t, 2)
+	tb.noStatement(t) // both flushers are busy
+	second.ok()
+	require.Equal(t, outcome{res: "k/1"}, recv(t, a))
+	third := recv(t, tb.db.stmts)
+	require.ElementsMatch(t, []int64{2, 3}, third.items, "the whole queue, in one statement")
+	third.ok()
+	require.Equal(t, outcome{res: "k/2"}, recv(t, b))
+	require.Equal(t, outcome{res: "k/3"}, recv(t, c))
+	held.ok()
+	require.Equal(t, outcome{res: "hold/0"}, recv(t, heldOut))
+}
+
+// TestFlushersNeedNoID: with an ID, Flushers is ignored (one flush at a
+// time), since an id is promised once per flush.
+func TestFlushersNeedNoID(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, groupcommit.Options[int64]{Flushers: 2}, false)
+	tb.start(t)
+	held, heldOut := tb.hold(t)
+	a := do(t.Context(), tb.b, "k", 1)
+	tb.queued(t, 1)
+	tb.noStatement(t)
+	held.ok()
+	require.Equal(t, outcome{res: "hold/0"}, recv(t, heldOut))
+	s := recv(t, tb.db.stmts)
+	s.ok()
+	require.Equal(t, outcome{res: "k/1"}, recv(t, a))
+}

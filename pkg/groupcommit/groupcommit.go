@@ -8,9 +8,9 @@
 //   - the window starts when the oldest queued item arrived; the flush runs
 //     when it has passed, or at once when MaxItems are queued. A zero
 //     window adds no latency: a flush takes whatever is queued right now.
-//   - one flush at a time: items arriving while a flush's statements run
-//     queue up for the next one, so batches grow with load by themselves
-//     and cost nothing when it is light.
+//   - one flush at a time (or Flushers): items arriving while a flush's
+//     statements run queue up for the next one, so batches grow with load
+//     by themselves and cost nothing when it is light.
 //   - items are grouped by a comparable key, and each statement carries one
 //     key. Groups, and chunks of MaxItems within a group, run as parallel
 //     statements.
@@ -67,6 +67,14 @@ type Options[I any] struct {
 	// flusher sends (not retries or direct calls): the batch-size metric.
 	// It runs on the flusher and must not block.
 	OnFlush func(n int)
+	// Flushers is how many flushes may run at once (not positive: 1). With
+	// more than one, a flush starts as soon as items are due and a flusher
+	// is free, so the next batch's statement is on its way while the
+	// previous one commits (as several connections of a database client
+	// keep its server busy); each flush still takes the whole queue. It is
+	// ignored (1) with an ID, whose one-row-once-per-flush promise needs
+	// flushes in turn.
+	Flushers int
 }
 
 // Batcher is the group commit of one kind of write. Create it with New;
@@ -79,6 +87,7 @@ type Batcher[K comparable, I, R any] struct {
 	id       func(I) int64
 	timeout  time.Duration
 	onFlush  func(n int)
+	flushers int
 	clock    clock
 	// onStatement is the test hook (OnStatement); a pointer so it may be
 	// set while calls run.
@@ -120,9 +129,12 @@ func New[K comparable, I, R any](name string, exec Exec[K, I, R], o Options[I]) 
 	if o.MaxItems <= 0 {
 		o.MaxItems = DefaultMaxItems
 	}
+	if o.Flushers <= 0 || o.ID != nil {
+		o.Flushers = 1
+	}
 	return &Batcher[K, I, R]{
 		name: name, exec: exec, window: max(o.Window, 0), maxItems: o.MaxItems, id: o.ID, timeout: o.Timeout, onFlush: o.OnFlush,
-		clock: realClock{}, kick: make(chan struct{}, 1),
+		flushers: o.Flushers, clock: realClock{}, kick: make(chan struct{}, 1),
 	}
 }
 

@@ -22,6 +22,8 @@ type deliveryKey struct{ scheme, outcome string }
 const (
 	OutcomeAccepted  = "accepted"
 	OutcomeDuplicate = "duplicate"
+	// OutcomeHandshake: a provider's URL check answered (never stored).
+	OutcomeHandshake = "handshake"
 )
 
 func newIngest(reg prometheus.Registerer) *Ingest {
@@ -29,7 +31,7 @@ func newIngest(reg prometheus.Registerer) *Ingest {
 		"Age of the newest message a pull adapter stored in its last batch (how far behind its source it runs), by adapter id (at most 100 per node, then other).", "adapter")
 	return &Ingest{
 		deliveries: counterVec(reg, "ingest", "deliveries_total",
-			"Webhook deliveries answered, by the endpoint's signature scheme (unknown before the endpoint is found) and outcome: accepted, duplicate, or the HTTP status of a refusal (400, 401, 404, 408, 413, 429, 503).",
+			"Webhook deliveries answered, by the endpoint's signature scheme (unknown before the endpoint is found) and outcome: accepted, duplicate, handshake (a provider's URL check answered, not stored), or the HTTP status of a refusal (400, 401, 403, 404, 405, 408, 413, 429, 503).",
 			"scheme", "outcome"),
 		lag: newCapped(maxAdapters, func(id string) prometheus.Gauge { return lag.WithLabelValues(id) },
 			func() prometheus.Gauge { return lag.WithLabelValues(OtherQueue) }),

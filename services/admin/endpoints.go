@@ -19,7 +19,10 @@ var endpointFields = []string{
 	"name", "agent_id", "queue", "verification", "signature_header", "delivery_id_header", "max_body_bytes",
 	"enabled", "hmac_algorithm", "hmac_encoding", "signature_prefix", "tolerance_seconds", "rate_limit_per_second",
 	"public_url",
+	"meta_verify_token",
 	"secret",
+	"topic_header", "topic_pointer", "body_dedup_window_seconds",
+	"routes",
 }
 
 // CreateEndpoint vends a webhook URL for a human (the caller's own when
@@ -44,9 +47,19 @@ func (s *Server) CreateEndpoint(ctx context.Context, req *adminv1.CreateEndpoint
 		MaxBodyBytes: in.GetMaxBodyBytes(), Enabled: in.Enabled == nil || in.GetEnabled(),
 		HmacAlgorithm: in.GetHmacAlgorithm(), HmacEncoding: in.GetHmacEncoding(), SignaturePrefix: in.GetSignaturePrefix(),
 		ToleranceSeconds: in.GetToleranceSeconds(), RateLimitPerSecond: in.GetRateLimitPerSecond(),
-		PublicURL: optionalString(in.GetPublicUrl()),
+		PublicURL:   optionalString(in.GetPublicUrl()),
+		TopicHeader: optionalString(in.GetTopicHeader()), TopicPointer: optionalString(in.GetTopicPointer()),
+		BodyDedupWindowSeconds: in.BodyDedupWindowSeconds, //nolint:protogetter // presence matters: unset is the scheme's default
 	}
 	if f.AgentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
+		return nil, err
+	}
+	if tok := in.GetMetaVerifyToken(); tok != "" {
+		if f.VerifyTokenSHA256, err = sources.VerifyTokenDigest(tok); err != nil {
+			return nil, err
+		}
+	}
+	if f.Routes, err = routesFrom(in.GetRoutes()); err != nil {
 		return nil, err
 	}
 	given, err := oneSecret(req.GetSecret(), in.GetSecret())
@@ -93,6 +106,11 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		presentIf(in.GetRateLimitPerSecond() != 0, "rate_limit_per_second"),
 		presentIf(in.GetPublicUrl() != "", "public_url"),
 		presentIf(in.GetSecret() != "", "secret"),
+		presentIf(in.GetMetaVerifyToken() != "", "meta_verify_token"),
+		presentIf(in.GetTopicHeader() != "", "topic_header"),
+		presentIf(in.GetTopicPointer() != "", "topic_pointer"),
+		presentIf(in.BodyDedupWindowSeconds != nil, "body_dedup_window_seconds"), //nolint:protogetter // presence
+		presentIf(len(in.GetRoutes()) > 0, "routes"),
 	)
 	if err != nil {
 		return nil, err
@@ -108,6 +126,18 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 	var agentID *uuid.UUID
 	if fields["agent_id"] {
 		if agentID, err = parseOptionalID("endpoint.agent_id", in.GetAgentId()); err != nil {
+			return nil, err
+		}
+	}
+	var verifyToken []byte
+	if fields["meta_verify_token"] {
+		if verifyToken, err = sources.VerifyTokenDigest(in.GetMetaVerifyToken()); err != nil {
+			return nil, err
+		}
+	}
+	var routes []sources.Route
+	if fields["routes"] {
+		if routes, err = routesFrom(in.GetRoutes()); err != nil {
 			return nil, err
 		}
 	}
@@ -132,6 +162,11 @@ func (s *Server) UpdateEndpoint(ctx context.Context, req *adminv1.UpdateEndpoint
 		set(fields, "tolerance_seconds", &f.ToleranceSeconds, in.GetToleranceSeconds())
 		set(fields, "rate_limit_per_second", &f.RateLimitPerSecond, in.GetRateLimitPerSecond())
 		set(fields, "public_url", &f.PublicURL, optionalString(in.GetPublicUrl()))
+		set(fields, "meta_verify_token", &f.VerifyTokenSHA256, verifyToken)
+		set(fields, "topic_header", &f.TopicHeader, optionalString(in.GetTopicHeader()))
+		set(fields, "topic_pointer", &f.TopicPointer, optionalString(in.GetTopicPointer()))
+		set(fields, "body_dedup_window_seconds", &f.BodyDedupWindowSeconds, in.BodyDedupWindowSeconds) //nolint:protogetter // presence
+		set(fields, "routes", &f.Routes, routes)
 	}
 	e, err := s.sources.UpdateEndpoint(ctx, u.t, u.id, change)
 	return apierr.Reply(&adminv1.UpdateEndpointResponse{Endpoint: endpointProto(e)}, err)
@@ -192,28 +227,33 @@ func oneSecret(request, endpoint string) (string, error) {
 // (Endpoint.secret, input only, stays empty).
 func endpointProto(e sources.Endpoint) *adminv1.Endpoint {
 	out := &adminv1.Endpoint{
-		Id:                 e.ID.String(),
-		HumanId:            e.HumanID.String(),
-		Slug:               e.Slug,
-		UrlPath:            "/hooks/" + e.Slug,
-		Name:               e.Name,
-		AgentId:            idString(e.AgentID),
-		Queue:              e.Queue,
-		Verification:       sources.SchemeEnum(e.Verification),
-		HasSecret:          e.HasSecret(),
-		SignatureHeader:    derefString(e.SignatureHeader),
-		DeliveryIdHeader:   derefString(e.DeliveryIDHeader),
-		MaxBodyBytes:       e.MaxBodyBytes,
-		Enabled:            ptr(e.Enabled),
-		CreatedAt:          timestamp(&e.CreatedAt),
-		UpdatedAt:          timestamp(&e.UpdatedAt),
-		HmacAlgorithm:      e.HmacAlgorithm,
-		HmacEncoding:       e.HmacEncoding,
-		SignaturePrefix:    e.SignaturePrefix,
-		ToleranceSeconds:   e.ToleranceSeconds,
-		RateLimitPerSecond: e.RateLimitPerSecond,
-		Secrets:            make([]*adminv1.EndpointSecret, len(e.Secrets)),
-		PublicUrl:          derefString(e.PublicURL),
+		Id:                     e.ID.String(),
+		HumanId:                e.HumanID.String(),
+		Slug:                   e.Slug,
+		UrlPath:                "/hooks/" + e.Slug,
+		Name:                   e.Name,
+		AgentId:                idString(e.AgentID),
+		Queue:                  e.Queue,
+		Verification:           sources.SchemeEnum(e.Verification),
+		HasSecret:              e.HasSecret(),
+		SignatureHeader:        derefString(e.SignatureHeader),
+		DeliveryIdHeader:       derefString(e.DeliveryIDHeader),
+		MaxBodyBytes:           e.MaxBodyBytes,
+		Enabled:                ptr(e.Enabled),
+		CreatedAt:              timestamp(&e.CreatedAt),
+		UpdatedAt:              timestamp(&e.UpdatedAt),
+		HmacAlgorithm:          e.HmacAlgorithm,
+		HmacEncoding:           e.HmacEncoding,
+		SignaturePrefix:        e.SignaturePrefix,
+		ToleranceSeconds:       e.ToleranceSeconds,
+		RateLimitPerSecond:     e.RateLimitPerSecond,
+		TopicHeader:            derefString(e.TopicHeader),
+		TopicPointer:           derefString(e.TopicPointer),
+		BodyDedupWindowSeconds: e.BodyDedupWindowSeconds,
+		HasMetaVerifyToken:     e.HasVerifyToken(),
+		Secrets:                make([]*adminv1.EndpointSecret, len(e.Secrets)),
+		PublicUrl:              derefString(e.PublicURL),
+		Routes:                 routesProto(e.Routes),
 	}
 	for i, sec := range e.Secrets {
 		// Oldest first, so the last sealed one is the newest.

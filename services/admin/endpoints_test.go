@@ -652,6 +652,13 @@ func TestCreateEndpointValidation(t *testing.T) {
 		"whpk wrong size":        {&adminv1.CreateEndpointRequest{Endpoint: ep(standard, nil), Secret: "whpk_" + base64.StdEncoding.EncodeToString(make([]byte, 16))}, "secret"},
 		"bearer with whitespace": {&adminv1.CreateEndpointRequest{Endpoint: ep(bearer, nil), Secret: "token with spaces inside"}, "secret"},
 		"bearer control char":    {&adminv1.CreateEndpointRequest{Endpoint: ep(bearer, nil), Secret: "token\x00with-a-nul-byte"}, "secret"},
+		"two topic sources":      {&adminv1.CreateEndpointRequest{Endpoint: ep(none, func(e *adminv1.Endpoint) { e.TopicHeader = "X-T"; e.TopicPointer = "/t" })}, "endpoint.topic_pointer"},
+		"topic header not token": {&adminv1.CreateEndpointRequest{Endpoint: ep(none, func(e *adminv1.Endpoint) { e.TopicHeader = "X T" })}, "endpoint.topic_header"},
+		"topic pointer no slash": {&adminv1.CreateEndpointRequest{Endpoint: ep(none, func(e *adminv1.Endpoint) { e.TopicPointer = "event/type" })}, "endpoint.topic_pointer"},
+		"topic pointer bad ~":    {&adminv1.CreateEndpointRequest{Endpoint: ep(none, func(e *adminv1.Endpoint) { e.TopicPointer = "/a~2" })}, "endpoint.topic_pointer"},
+		"topic pointer too long": {&adminv1.CreateEndpointRequest{Endpoint: ep(none, func(e *adminv1.Endpoint) { e.TopicPointer = "/" + strings.Repeat("p", 255) })}, "endpoint.topic_pointer"},
+		"dedup window too large": {&adminv1.CreateEndpointRequest{Endpoint: ep(none, func(e *adminv1.Endpoint) { e.BodyDedupWindowSeconds = proto.Int32(604801) })}, "endpoint.body_dedup_window_seconds"},
+		"dedup window negative":  {&adminv1.CreateEndpointRequest{Endpoint: ep(none, func(e *adminv1.Endpoint) { e.BodyDedupWindowSeconds = proto.Int32(-1) })}, "endpoint.body_dedup_window_seconds"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 )
 
 // HookForwarding configures ForwardHooks: how a gateway whose node runs no
-// ingest passes POST /hooks/{slug} on to a node that does.
+// ingest passes POST and GET /hooks/{slug} (the GETs are providers'
+// handshakes) on to a node that does.
 type HookForwarding struct {
 	// Pick is the base URL (scheme://host:port) of an ingest node's HTTP
 	// edge, or false when no live node runs ingest.
@@ -36,8 +37,9 @@ type HookForwarding struct {
 // or newly scheduled ingest node has registered.
 const hookRetryAfter = "5"
 
-// ForwardHooks serves POST /hooks/{slug} by forwarding it to an ingest
-// node, unchanged in what verification reads: the path, the body bytes and
+// ForwardHooks serves POST and GET /hooks/{slug} by forwarding it to an
+// ingest node, unchanged in what verification reads: the path and query
+// (handshakes carry their challenge there), the body bytes and
 // every end-to-end header (hop-by-hop ones are the connection's, not the
 // sender's), and the Host the sender addressed, for schemes that sign the
 // URL. X-Forwarded-For is replaced, not appended to: it names the peer this

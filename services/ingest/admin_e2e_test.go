@@ -39,3 +39,42 @@ func TestEndpointCreatedByAdminVerifiesAtTheEdge(t *testing.T) {
 	require.Contains(t, resp, `"accepted"`)
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM todos WHERE human_id = $1 AND event_id IS NOT NULL`))
 }
+
+// TestStripeEndpointAwaitsItsSecret: Stripe issues its signing secret only
+// once it knows the URL, so a STRIPE endpoint is created without one. Until
+// AddEndpointSecret gives it the secret every delivery is refused (401,
+// nothing stored); then a delivery signed with it is stored.
+func TestStripeEndpointAwaitsItsSecret(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys, nil))
+	ctx := auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
+	created, err := adm.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
+		Queue: "stripe", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_STRIPE,
+	}})
+	require.NoError(t, err)
+	require.Empty(t, created.GetSecret(), "a provider-issued secret is never generated")
+	require.False(t, created.GetEndpoint().GetHasSecret())
+
+	secret := []byte("whsec_test_5WbX5kEWLlfzsGNjH64I8lOOqUB6e8FH")
+	body := []byte(`{"id":"evt_await","type":"invoice.paid"}`)
+	slug := created.GetEndpoint().GetSlug()
+	code, resp := e.post(t, slug, body, stripeHeaders(secret, body))
+	require.Equal(t, http.StatusUnauthorized, code, resp)
+	require.Equal(t, 0, e.count(t, `SELECT count(*) FROM events WHERE human_id = $1`))
+
+	_, err = adm.AddEndpointSecret(ctx, &adminv1.AddEndpointSecretRequest{EndpointId: created.GetEndpoint().GetId(), Secret: string(secret)})
+	require.NoError(t, err)
+	// The edge's cache of the endpoint lasts at most endpointCacheTTL when
+	// no change notification reaches it (none is wired here).
+	require.Eventually(t, func() bool {
+		code, _ := e.post(t, slug, body, stripeHeaders(secret, body))
+		return code == http.StatusOK
+	}, 30*time.Second, 50*time.Millisecond)
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM events WHERE human_id = $1 AND delivery_id = 'evt_await'`))
+
+	_, err = adm.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
+		Queue: "basic", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_BASIC,
+	}})
+	require.ErrorContains(t, err, "is required for VERIFICATION_SCHEME_BASIC", "a password is never optional")
+}

@@ -16,6 +16,8 @@ import (
 type hookEndpoint struct {
 	sources.Hook
 	Verifier verify.Verifier
+	// routes are Hook.Routes compiled (nil: none, events go to Queue).
+	routes *endpointRoutes
 }
 
 // endpointCacheTTL bounds how long a changed endpoint (disabled, secret
@@ -70,7 +72,7 @@ func (e *endpoints) get(ctx context.Context, slug string) (*hookEndpoint, error)
 	gen := e.gen
 	e.mu.Unlock()
 	ep, err := e.load(ctx, slug)
-	if err != nil && !errors.Is(err, errNoEndpoint) && !errors.Is(err, errMisconfigured) {
+	if err != nil && !errors.Is(err, errNoEndpoint) && !errors.Is(err, errMisconfigured) && !errors.Is(err, errAwaitingSecret) {
 		return nil, err // transient: do not cache
 	}
 	e.mu.Lock()
@@ -108,6 +110,12 @@ const maxCachedEndpoints = 100_000
 // is refused (401 to the sender; the reason is logged).
 var errMisconfigured = errors.New("ingest: endpoint cannot verify")
 
+// errAwaitingSecret: the endpoint was created without the secret its
+// provider issues later (Stripe issues it once it knows the URL), and has
+// none yet. Every request is refused (401) until AddEndpointSecret; unlike
+// errMisconfigured this is an expected state, not a fault.
+var errAwaitingSecret = errors.New("ingest: endpoint has no secret yet")
+
 func (e *endpoints) load(ctx context.Context, slug string) (*hookEndpoint, error) {
 	h, err := e.sources.Hook(ctx, slug)
 	switch {
@@ -118,9 +126,16 @@ func (e *endpoints) load(ctx context.Context, slug string) (*hookEndpoint, error
 	case err != nil:
 		return nil, err
 	}
+	if h.Verify.Scheme != verify.SchemeNone && len(h.Verify.Secrets) == 0 && len(h.Verify.SecretHashes) == 0 {
+		return &hookEndpoint{Hook: h}, errAwaitingSecret
+	}
 	v, err := verify.New(h.Verify)
 	if err != nil {
 		return &hookEndpoint{Hook: h}, fmt.Errorf("%w: %w", errMisconfigured, err)
 	}
-	return &hookEndpoint{Hook: h, Verifier: v}, nil
+	routes, err := compileRoutes(h.Routes)
+	if err != nil {
+		return &hookEndpoint{Hook: h}, fmt.Errorf("%w: %w", errMisconfigured, err)
+	}
+	return &hookEndpoint{Hook: h, Verifier: v, routes: routes}, nil
 }

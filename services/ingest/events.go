@@ -77,7 +77,7 @@ func (s *Server) PublishEvent(ctx context.Context, req *ingestv1.PublishEventReq
 		}
 		return &ingestv1.PublishEventResponse{Event: eventProto(row, true), Duplicate: true}, nil
 	}
-	s.received(e, req.GetQueue(), stored)
+	s.received(e, stored)
 	row, err := s.store.GetEvent(ctx, readerOf(p), stored.EventID)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -46,7 +45,9 @@ var droppedHeaders = map[string]bool{
 }
 
 // HookHandler serves POST /hooks/{slug}: limits, verification, then the
-// event and its todo in one transaction, and 2xx only after the commit.
+// event and its todo in one transaction, and 2xx only after the commit. It
+// also serves GET /hooks/{slug} (HookGetPattern) and answers providers'
+// handshakes, GET or POST, without storing them (handshake.go).
 // Answers: 200 stored or duplicate; 404 unknown or disabled endpoint; 413
 // body over the endpoint's cap; 401 not verified (no detail); 400 a header
 // that cannot be stored (a NUL or invalid UTF-8: textcheck), named; 429 with
@@ -68,6 +69,7 @@ type delivery struct {
 	scheme    string
 	status    int
 	duplicate bool
+	handshake bool
 }
 
 func (d *delivery) WriteHeader(code int) {
@@ -82,6 +84,8 @@ func (d *delivery) outcome() string {
 	switch {
 	case d.duplicate:
 		return metrics.OutcomeDuplicate
+	case d.handshake && d.status == http.StatusOK:
+		return metrics.OutcomeHandshake
 	case d.status == 0 || d.status == http.StatusOK:
 		return metrics.OutcomeAccepted
 	}
@@ -97,6 +101,13 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 	ep, err := s.endpoints.get(r.Context(), slug)
 	switch {
 	case errors.Is(err, errNoEndpoint):
+		hookError(w, http.StatusNotFound, "not found")
+		return
+	case errors.Is(err, errAwaitingSecret) && ep.Enabled:
+		s.log.Info("webhook refused: its endpoint has no secret yet (AddEndpointSecret)", zap.String("endpoint_id", ep.ID.String()))
+		hookError(w, http.StatusUnauthorized, "unauthorized")
+		return
+	case errors.Is(err, errAwaitingSecret):
 		hookError(w, http.StatusNotFound, "not found")
 		return
 	case errors.Is(err, errMisconfigured):
@@ -121,9 +132,16 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 		tooMany(w, wait)
 		return
 	}
+	if r.Method != http.MethodPost {
+		s.handshake(w, r, ep, verify.Request{Header: r.Header, Now: now})
+		return
+	}
 	body, status := readBody(w.ResponseWriter, r, ep.MaxBodyBytes) // unwrapped, for MaxBytesReader (see metrics.HTTP)
 	if status != 0 {
 		hookError(w, status, http.StatusText(status))
+		return
+	}
+	if s.handshake(w, r, ep, verify.Request{Body: body, Header: r.Header, Now: now}) {
 		return
 	}
 	res, err := ep.Verifier.Verify(verify.Request{Body: body, Header: r.Header, Now: now, URL: signedURL(r, ep)})
@@ -141,13 +159,18 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 		hookError(w, http.StatusBadRequest, what+" "+err.Error())
 		return
 	}
-	stored, err := s.batcher.ingest(ctx, ev, store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: "webhook"})
+	var stored store.Stored
+	if ep.routes != nil {
+		ev, stored, err = s.ingestRouted(ctx, ep, ev)
+	} else {
+		stored, err = s.batcher.ingest(ctx, ev, store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: routeKind, KindFromTopic: true})
+	}
 	if err != nil {
 		s.log.Warn("webhook: store failed; answering 503", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
 		unavailable(w)
 		return
 	}
-	s.received(ev, ep.Queue, stored)
+	s.received(ev, stored)
 	w.Header().Set("Content-Type", "application/json")
 	if stored.Duplicate {
 		w.duplicate = true
@@ -157,24 +180,16 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 	_, _ = io.WriteString(w, `{"status":"accepted","event_id":"`+strconv.FormatInt(stored.EventID, 10)+`"}`+"\n")
 }
 
-// hookEvent is the event to store for a verified request. Its dedup: the
-// delivery id the scheme reports (or the endpoint's delivery-id header);
-// where that id is missing or not covered by the signature, the body's
-// SHA-256 too, so a captured body replayed under a fresh id is caught.
+// hookEvent is the event to store for a verified request: its topic and
+// dedup keys come from eventFacts.
 func (s *Server) hookEvent(r *http.Request, ep *hookEndpoint, res verify.Result, body []byte) store.Event {
+	res = verify.Describe(ep.Verify.Scheme, ep.Topic, verify.Request{Body: body, Header: r.Header}, res)
 	e := store.Event{
 		HumanID: ep.HumanID, Source: "endpoint:" + ep.ID.String(), EndpointID: &ep.ID, AgentID: ep.AgentID,
 		DeliveryID: res.DeliveryID, ContentType: r.Header.Get("Content-Type"), Payload: body,
 		VerifiedScheme: string(res.Scheme), Headers: map[string]string{}, TraceParent: tracing.TraceParent(r.Context()),
 	}
-	if e.DeliveryID == "" && ep.DeliveryIDHeader != "" {
-		e.DeliveryID = r.Header.Get(ep.DeliveryIDHeader)
-	}
-	e.DeliveryID = cut(e.DeliveryID, 255)
-	if e.DeliveryID == "" || !res.DeliveryIDSigned {
-		sum := sha256.Sum256(body)
-		e.BodySHA256 = sum[:]
-	}
+	s.eventFacts(&e, r, ep, res)
 	for k, v := range r.Header {
 		if k = strings.ToLower(k); !droppedHeaders[k] && len(v) > 0 {
 			e.Headers[k] = strings.Join(v, ", ")

@@ -163,7 +163,7 @@ func TestHookStoresEventAndTodoThenAWorkerClaimsIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.GetTodos(), 1)
 	td := res.GetTodos()[0]
-	require.Equal(t, "webhook", td.GetKind())
+	require.Equal(t, "invoice.paid", td.GetKind(), "the todo's kind is the event's topic")
 	require.NotZero(t, td.GetEventId())
 	require.Equal(t, td.GetEventId(), int64(td.GetPayload().GetFields()["event_id"].GetNumberValue()))
 	var stored []byte
@@ -206,12 +206,13 @@ func TestHookRefusals(t *testing.T) {
 }
 
 // TestHookUnsignedIDReplayIsADuplicate: GitHub's delivery id is not signed,
-// so the same body under a fresh id is a replay, caught by its hash.
+// so the same body under a fresh id is a replay, caught by its hash (the
+// endpoint's body dedup, on by default for github).
 func TestHookUnsignedIDReplayIsADuplicate(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	secret := []byte("It's a Secret to Everybody")
-	slug := e.endpoint(t, "github", secret, "")
+	slug := e.endpoint(t, "github", secret, "body_dedup_window_seconds = 3600")
 	body := []byte("Hello, World!")
 	mac := hmac.New(sha256.New, secret)
 	_, _ = mac.Write(body)

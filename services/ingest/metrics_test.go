@@ -53,7 +53,7 @@ func TestHookDeliveriesAreCountedByOutcome(t *testing.T) {
 		require.Equal(t, c.want, code, resp)
 	}
 	require.NoError(t, testutil.GatherAndCompare(r.Gatherer(), strings.NewReader(`
-# HELP switchboard_ingest_deliveries_total Webhook deliveries answered, by the endpoint's signature scheme (unknown before the endpoint is found) and outcome: accepted, duplicate, or the HTTP status of a refusal (400, 401, 404, 408, 413, 429, 503).
+# HELP switchboard_ingest_deliveries_total Webhook deliveries answered, by the endpoint's signature scheme (unknown before the endpoint is found) and outcome: accepted, duplicate, handshake (a provider's URL check answered, not stored), or the HTTP status of a refusal (400, 401, 403, 404, 405, 408, 413, 429, 503).
 # TYPE switchboard_ingest_deliveries_total counter
 switchboard_ingest_deliveries_total{outcome="401",scheme="standard_webhooks"} 1
 switchboard_ingest_deliveries_total{outcome="404",scheme="unknown"} 1

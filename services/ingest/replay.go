@@ -126,6 +126,9 @@ func (s *Server) replayTargets(ctx context.Context, ev store.ReplayRow) ([]store
 		if err != nil {
 			return nil, err
 		}
+		if len(ep.Routes) > 0 {
+			return s.routedReplayTargets(ctx, ev, ep.Slug, kind, payload)
+		}
 		return []store.Target{{Queue: ep.Queue, AgentID: ep.AgentID, Kind: kind, Payload: payload}}, nil
 	case ev.AdapterID != nil:
 		ad, err := s.sources.GetAdapter(ctx, tenant, *ev.AdapterID)

@@ -3,7 +3,8 @@
 //
 // The webhook edge (HookHandler, POST /hooks/{slug}) verifies each request
 // against its endpoint's secrets, then stores the event and its todo in one
-// transaction and answers 2xx only after the commit. PublishEvent does the
+// transaction and answers 2xx only after the commit; providers' handshakes
+// (GET or POST) are answered there and never stored. PublishEvent does the
 // same for producers over gRPC; GetEvent and ListEvents read the history.
 // Every read and write is scoped to the caller's tenant in SQL.
 package ingest
@@ -119,13 +120,13 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 func (s *Server) Desc() *grpc.ServiceDesc { return &ingestv1.IngestService_ServiceDesc }
 
 // received reports a stored event to Options.Received and announces its
-// todo in queue into (after its commit).
-func (s *Server) received(e store.Event, into string, st store.Stored) {
+// todos, each in its queue (after their commit).
+func (s *Server) received(e store.Event, st store.Stored) {
 	if st.Duplicate {
 		return
 	}
-	if st.Todo != nil {
-		s.todos.Committed(e.HumanID, into, []queue.EventTodo{*st.Todo})
+	for _, td := range st.Todos {
+		s.todos.Committed(e.HumanID, td.Queue, []queue.EventTodo{td.Todo})
 	}
 	if s.opts.Received != nil {
 		s.opts.Received(Received{HumanID: e.HumanID, AgentID: e.AgentID, EventID: st.EventID, TodoID: st.TodoID, Source: e.Source, Topic: e.Topic})

@@ -59,7 +59,7 @@ func (k sink) Store(ctx context.Context, adapterID string, msgs []adapter.Messag
 		return err
 	}
 	for i, r := range res {
-		k.s.received(events[i], k.target.Queue, r)
+		k.s.received(events[i], r)
 	}
 	if at := msgs[len(msgs)-1].At; !at.IsZero() {
 		k.s.opts.Metrics.IngestSeries().AdapterLag(adapterID, time.Since(at).Seconds())

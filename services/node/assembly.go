@@ -43,6 +43,8 @@ type assembly struct {
 	metrics       *metrics.Registry
 	// metricsHTTP serves /metrics when SWITCHBOARD_METRICS_ADDR is set.
 	metricsHTTP *httpserver.Server
+	// pprofHTTP serves Go's profiler when SWITCHBOARD_PPROF_ADDR is set.
+	pprofHTTP *httpserver.Server
 	// Built by the shared modules, when the plan has them.
 	notifier *pgnotify.Notifier
 	todos    *queue.Todos

@@ -76,6 +76,9 @@ func (a *assembly) buildCore() error {
 	if err := a.routeMetrics(); err != nil {
 		return err
 	}
+	if err := a.routePprof(); err != nil {
+		return err
+	}
 
 	h := &health{grpc: gs, served: make(chan struct{})}
 	a.health = h
@@ -113,6 +116,9 @@ func (a *assembly) buildCore() error {
 	if a.metricsHTTP != nil {
 		// Scraped from the start to the end: it stops just before the pools.
 		a.core = slices.Insert(a.core, 1, lifecycle.Component(a.metricsHTTP))
+	}
+	if a.pprofHTTP != nil {
+		a.core = slices.Insert(a.core, 1, lifecycle.Component(a.pprofHTTP))
 	}
 	return nil
 }

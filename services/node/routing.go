@@ -56,7 +56,7 @@ func (a *assembly) directoryOnce() *cluster.Directory {
 	return a.directory
 }
 
-// forwardHooks serves POST /hooks/{slug} on a node that runs no ingest by
+// forwardHooks serves POST and GET /hooks/{slug} on a node that runs no ingest by
 // passing each to a live ingest node, round robin.
 func (a *assembly) forwardHooks() {
 	dir := a.directoryOnce()
@@ -80,10 +80,12 @@ func (a *assembly) forwardHooks() {
 		}
 		return &url.URL{Scheme: scheme, Host: addrs[next.Add(1)%uint64(len(addrs))]}, true
 	}
-	a.mux.Handle(ingest.HookPattern, gateway.ForwardHooks(gateway.HookForwarding{
+	forward := gateway.ForwardHooks(gateway.HookForwarding{
 		Pick: pick, Transport: transport, MaxBodyBytes: hookForwardMaxBody,
 		ResponseTimeout: hookForwardTimeout, Log: a.log.With(sblog.Component("hook-forward")),
-	}))
+	})
+	a.mux.Handle(ingest.HookPattern, forward)
+	a.mux.Handle(ingest.HookGetPattern, forward) // providers' handshakes, answered by the ingest node
 }
 
 // httpEndpoint is the HTTP address this node publishes in the registry:

@@ -91,4 +91,7 @@ func TestGatewayRoutesByTheRegistryOverTLS(t *testing.T) {
 	code, body, err := send(http.MethodPost, "/hooks/no-such-endpoint")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNotFound, code, "the ingest node's answer, over https: %s", body)
+	code, body, err = send(http.MethodGet, "/hooks/no-such-endpoint?hub.mode=subscribe")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNotFound, code, "a handshake's GET reaches the ingest node too: %s", body)
 }

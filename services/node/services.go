@@ -113,7 +113,9 @@ func (a *assembly) buildIngest() error {
 	}
 	s := ingest.New(a.log.With(sblog.Service(ingest.Name)), a.pool, o)
 	a.grpc.Register(s.Desc(), s)
-	a.mux.Handle(ingest.HookPattern, s.HookHandler())
+	hooks := s.HookHandler()
+	a.mux.Handle(ingest.HookPattern, hooks)
+	a.mux.Handle(ingest.HookGetPattern, hooks) // providers' handshakes
 	a.serve(s.Components()...)
 	return nil
 }

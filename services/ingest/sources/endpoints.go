@@ -49,9 +49,23 @@ type EndpointFields struct {
 	SignaturePrefix    string
 	ToleranceSeconds   int32
 	RateLimitPerSecond int32
+	// VerifyTokenSHA256 is, for meta only, the SHA-256 of the owner's
+	// verify token (VerifyTokenDigest); never returned to a client.
+	VerifyTokenSHA256 []byte
 	// PublicURL is the URL senders post to, for schemes that sign it
 	// (checkPublicURL); nil: derived from each request.
 	PublicURL *string
+	// TopicHeader or TopicPointer (at most one) overrides the scheme's
+	// topic: a header name, an RFC 6901 JSON pointer into the body.
+	TopicHeader  *string
+	TopicPointer *string
+	// BodyDedupWindowSeconds is the body-hash dedup window, 0 = off; nil
+	// (on create or update only) means the scheme's default
+	// (withBodyDedupDefault). Always set on read.
+	BodyDedupWindowSeconds *int32
+	// Routes are the endpoint's fan-out (table endpoint_routes), in order;
+	// none sends every event to Queue and AgentID.
+	Routes []Route
 }
 
 // EndpointSecret describes a row of endpoint_secrets without its material.
@@ -98,29 +112,38 @@ func endpointFrom(r dbsqlc.Endpoint) Endpoint {
 			SignatureHeader: r.SignatureHeader, DeliveryIDHeader: r.DeliveryIDHeader,
 			MaxBodyBytes: r.MaxBodyBytes, Enabled: r.Enabled,
 			HmacAlgorithm: r.HmacAlgorithm, HmacEncoding: r.HmacEncoding, SignaturePrefix: r.SignaturePrefix,
-			ToleranceSeconds: r.ToleranceSeconds, RateLimitPerSecond: r.RateLimitPerSecond,
-			PublicURL: r.PublicUrl,
+			ToleranceSeconds: r.ToleranceSeconds, RateLimitPerSecond: r.RateLimitPerSecond, VerifyTokenSHA256: r.VerifyTokenSha256,
+			PublicURL:   r.PublicUrl,
+			TopicHeader: r.TopicHeader, TopicPointer: r.TopicPointer, BodyDedupWindowSeconds: &r.BodyDedupWindowSeconds,
 		},
 	}
 }
 
 // CreateEndpoint vends a webhook URL for humanID, which t must be able to
 // act for, with its first secret: secret when given (checked for the
-// scheme), else a generated one where the scheme allows. It returns the
-// endpoint and the secret's plaintext, which is never readable again ("" for
-// NONE). NOT_FOUND when the human is unknown or out of t's reach, or the
+// scheme), else a generated one where the scheme allows, else none for a
+// scheme whose provider issues it later (awaitsProviderSecret). It returns
+// the endpoint and the secret's plaintext, which is never readable again
+// ("" for NONE and an endpoint awaiting its secret). NOT_FOUND when the human is unknown or out of t's reach, or the
 // agent is not that human's.
 func (s *Store) CreateEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.UUID, f EndpointFields, secret string) (Endpoint, string, error) {
 	applyDefaults(&f)
 	if err := checkEndpoint(f); err != nil {
 		return Endpoint{}, "", err
 	}
-	plain, err := secretFor(f.Verification, secret, true)
-	if err != nil {
+	if err := s.withBodyDedupDefault(ctx, s.pool, &f); err != nil {
 		return Endpoint{}, "", err
 	}
+	plain := "" // none yet: awaitsProviderSecret
+	if secret != "" || !awaitsProviderSecret(f.Verification) {
+		p, err := secretFor(f.Verification, secret, true)
+		if err != nil {
+			return Endpoint{}, "", err
+		}
+		plain = p
+	}
 	var sealed *newSecret
-	if f.Verification != verify.SchemeNone {
+	if plain != "" {
 		ns, err := s.seal(f.Verification, plain)
 		if err != nil {
 			return Endpoint{}, "", err
@@ -156,6 +179,8 @@ func (s *Store) insertEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
 			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
+			VerifyTokenSha256: f.VerifyTokenSHA256,
+			TopicHeader: f.TopicHeader, TopicPointer: f.TopicPointer, BodyDedupWindowSeconds: *f.BodyDedupWindowSeconds,
 			AgentID: f.AgentID, HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
@@ -165,6 +190,9 @@ func (s *Store) insertEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 			if err := s.insertSecret(ctx, tx, r.ID, *secret); err != nil {
 				return err
 			}
+		}
+		if err := s.replaceRoutes(ctx, tx, r.ID, f.Routes, false); err != nil {
+			return err
 		}
 		out, err = s.withSecrets(ctx, tx, r)
 		return err
@@ -200,10 +228,14 @@ func (s *Store) ListEndpoints(ctx context.Context, t auth.Tenant, humanID *uuid.
 	if err != nil {
 		return nil, err
 	}
+	routes, err := s.routesOf(ctx, s.pool, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Endpoint, len(rows))
 	for i, r := range rows {
 		out[i] = endpointFrom(r)
-		out[i].Secrets = secrets[r.ID]
+		out[i].Secrets, out[i].Routes = secrets[r.ID], routes[r.ID]
 	}
 	return out, nil
 }
@@ -233,8 +265,14 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 		} else if u.Secret != "" {
 			return errSecretWithoutVerification
 		}
+		if err := settleVerifyToken(cur.EndpointFields, &f); err != nil {
+			return err
+		}
 		applyDefaults(&f)
 		if err := checkEndpoint(f); err != nil {
+			return err
+		}
+		if err := s.withBodyDedupDefault(ctx, tx, &f); err != nil {
 			return err
 		}
 		r, err := s.q.EndpointUpdate(ctx, tx, dbsqlc.EndpointUpdateParams{
@@ -243,6 +281,8 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
 			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
+			VerifyTokenSha256: f.VerifyTokenSHA256,
+			TopicHeader: f.TopicHeader, TopicPointer: f.TopicPointer, BodyDedupWindowSeconds: *f.BodyDedupWindowSeconds,
 			ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
@@ -254,6 +294,11 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 		}
 		if err := s.applySecretChange(ctx, tx, id, change); err != nil {
 			return err
+		}
+		if !sameRoutes(cur.Routes, f.Routes) {
+			if err := s.replaceRoutes(ctx, tx, id, f.Routes, true); err != nil {
+				return err
+			}
 		}
 		out, err = s.withSecrets(ctx, tx, r)
 		return err

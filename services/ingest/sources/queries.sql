@@ -15,7 +15,8 @@
 -- caller retries with a fresh one).
 INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
                        max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
-                       rate_limit_per_second, public_url)
+                       rate_limit_per_second, public_url, verify_token_sha256, topic_header, topic_pointer,
+                       body_dedup_window_seconds)
 SELECT h.id,
        sqlc.arg(slug)::text,
        sqlc.arg(name)::text,
@@ -31,7 +32,11 @@ SELECT h.id,
        sqlc.arg(signature_prefix)::text,
        sqlc.arg(tolerance_seconds)::integer,
        sqlc.arg(rate_limit_per_second)::integer,
-       sqlc.narg(public_url)::text
+       sqlc.narg(public_url)::text,
+       sqlc.narg(verify_token_sha256)::bytea,
+       sqlc.narg(topic_header)::text,
+       sqlc.narg(topic_pointer)::text,
+       sqlc.arg(body_dedup_window_seconds)::integer
 FROM humans AS h
 LEFT JOIN agents AS a ON a.id = sqlc.narg(agent_id)::uuid AND a.human_id = h.id
 WHERE h.id = sqlc.arg(human_id)::uuid
@@ -84,6 +89,10 @@ SET name                  = sqlc.arg(name)::text,
     tolerance_seconds     = sqlc.arg(tolerance_seconds)::integer,
     rate_limit_per_second = sqlc.arg(rate_limit_per_second)::integer,
     public_url            = sqlc.narg(public_url)::text,
+    verify_token_sha256   = sqlc.narg(verify_token_sha256)::bytea,
+    topic_header          = sqlc.narg(topic_header)::text,
+    topic_pointer         = sqlc.narg(topic_pointer)::text,
+    body_dedup_window_seconds = sqlc.arg(body_dedup_window_seconds)::integer,
     updated_at            = now()
 WHERE e.id = sqlc.arg(id)
   AND (sqlc.arg(administrator)::boolean OR e.human_id = sqlc.arg(caller_id)::uuid)
@@ -221,7 +230,7 @@ DELETE FROM adapters
 WHERE id = sqlc.arg(id)
   AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
 -- name: EndpointBySlug :one
--- The endpoint a POST /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
+-- The endpoint a POST (or handshake GET) /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
 -- its tenant's request limit (ingest.limits; default_tenant_rate, pkg/settings' default, when missing).
 SELECT sqlc.embed(e),
        coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),
@@ -254,3 +263,35 @@ UPDATE adapters
 SET last_polled_at = now(),
     last_error     = nullif(sqlc.arg(last_error)::text, '')
 WHERE id = sqlc.arg(id);
+
+-- name: EndpointRouteList :many
+-- The routes of some endpoints (already reached by the caller), in each endpoint's order.
+SELECT endpoint_id, position, queue::text AS queue, agent_id, topic_glob, filter
+FROM endpoint_routes
+WHERE endpoint_id = ANY (sqlc.arg(endpoint_ids)::uuid[])
+ORDER BY endpoint_id, position;
+
+-- name: EndpointRouteDeleteAll :exec
+-- Removes every route of an endpoint the caller holds locked (EndpointLock), before its new list is inserted.
+DELETE FROM endpoint_routes
+WHERE endpoint_id = sqlc.arg(endpoint_id)::uuid;
+
+-- name: EndpointRouteInsert :many
+-- Stores the routes of an endpoint the caller reached in this transaction (EndpointInsert or EndpointLock), from
+-- parallel arrays (an empty string is NULL). A route whose agent is not an agent of the endpoint's human is left
+-- out; the caller compares the returned positions with what it sent and answers NOT_FOUND for the missing one.
+INSERT INTO endpoint_routes (endpoint_id, position, queue, agent_id, topic_glob, filter)
+SELECT e.id, r.position, r.queue, a.id, nullif(r.topic_glob, ''), nullif(r.filter, '')
+FROM endpoints AS e
+CROSS JOIN (
+    SELECT unnest(sqlc.arg(positions)::smallint[]) AS position,
+           unnest(sqlc.arg(queues)::text[])        AS queue,
+           unnest(sqlc.arg(agent_ids)::text[])     AS agent_id,
+           unnest(sqlc.arg(topic_globs)::text[])   AS topic_glob,
+           unnest(sqlc.arg(filters)::text[])       AS filter
+) AS r
+LEFT JOIN agents AS a ON a.id = nullif(r.agent_id, '')::uuid AND a.human_id = e.human_id
+WHERE e.id = sqlc.arg(endpoint_id)::uuid
+  AND (r.agent_id = '' OR a.id IS NOT NULL)
+ORDER BY r.position
+RETURNING position;

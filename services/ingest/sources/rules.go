@@ -20,6 +20,7 @@ const (
 	maxEndpointNameLen  = 200
 	minSecretLen        = 16
 	maxSecretLen        = 1024
+	maxClientStateLen   = 128 // Microsoft Graph's limit on a subscription's clientState
 	maxPreviousValidFor = 7 * 24 * time.Hour
 	maxActiveSecrets    = 10
 	maxCursorLen        = 255
@@ -71,6 +72,9 @@ func checkEndpoint(f EndpointFields) error {
 	case f.Verification == verify.SchemeHMAC && f.SignatureHeader == nil:
 		return invalid("endpoint.signature_header", "is required for VERIFICATION_SCHEME_HMAC_SHA256")
 	}
+	if err := checkVerifyToken(f); err != nil {
+		return err
+	}
 	if err := checkPublicURL(f.PublicURL); err != nil {
 		return err
 	}
@@ -83,7 +87,10 @@ func checkEndpoint(f EndpointFields) error {
 			return invalid(field, "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
 		}
 	}
-	return nil
+	if err := checkTopicFields(f); err != nil {
+		return err
+	}
+	return checkRoutes(f.Routes)
 }
 
 // checkAdapter checks the merged fields of a created or updated adapter of

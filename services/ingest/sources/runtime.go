@@ -47,6 +47,12 @@ type Hook struct {
 	// request), for the schemes that sign the URL.
 	PublicURL string
 	Verify    verify.Config
+	// Topic overrides the scheme's topic (verify.Describe); empty: none.
+	Topic verify.TopicSource
+	// BodyDedupWindow is the body-hash dedup window; 0 is off.
+	BodyDedupWindow time.Duration
+	// Routes are the endpoint's fan-out, in order (none: Queue and AgentID).
+	Routes []Route
 }
 
 // Hook returns the endpoint of slug, enabled or not, or ErrNoEndpoint. An
@@ -75,11 +81,18 @@ func (s *Store) Hook(ctx context.Context, slug string) (Hook, error) {
 			Scheme:    verify.Scheme(e.Verification),
 			Tolerance: time.Duration(e.ToleranceSeconds) * time.Second,
 			Algorithm: e.HmacAlgorithm, Encoding: e.HmacEncoding, Prefix: e.SignaturePrefix,
+			VerifyTokenHash: e.VerifyTokenSha256,
 		},
 	}
+	h.Topic, h.BodyDedupWindow = hookTopics(e.TopicHeader, e.TopicPointer, e.BodyDedupWindowSeconds)
 	if e.DeliveryIDHeader != nil {
 		h.DeliveryIDHeader = *e.DeliveryIDHeader
 	}
+	routes, err := s.routesOf(ctx, s.pool, []uuid.UUID{e.ID})
+	if err != nil {
+		return Hook{}, fmt.Errorf("sources: endpoint routes: %w", err)
+	}
+	h.Routes = routes[e.ID]
 	if e.SignatureHeader != nil {
 		h.Verify.Header = *e.SignatureHeader
 	}

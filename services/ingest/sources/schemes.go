@@ -18,6 +18,10 @@ var schemes = map[adminv1.VerificationScheme]verify.Scheme{
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_SHOPIFY:           verify.SchemeShopify,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_BASIC:             verify.SchemeBasic,
 	adminv1.VerificationScheme_VERIFICATION_SCHEME_TWILIO:            verify.SchemeTwilio,
+	adminv1.VerificationScheme_VERIFICATION_SCHEME_ZOOM:              verify.SchemeZoom,
+	adminv1.VerificationScheme_VERIFICATION_SCHEME_META:              verify.SchemeMeta,
+	adminv1.VerificationScheme_VERIFICATION_SCHEME_X:                 verify.SchemeX,
+	adminv1.VerificationScheme_VERIFICATION_SCHEME_MS_GRAPH:          verify.SchemeMSGraph,
 }
 
 // SchemeOf is the scheme a contract value names; false for UNSPECIFIED and
@@ -35,11 +39,25 @@ func SchemeEnum(s verify.Scheme) adminv1.VerificationScheme { return enumOf(sche
 // stored as SHA-256 digests rather than sealed.
 func hashedScheme(s verify.Scheme) bool { return s == verify.SchemeBearer || s == verify.SchemeBasic }
 
-// providerIssued reports whether the caller must supply the secret: the
-// provider issues it (Stripe, Slack, Twilio's auth token), or it is a
-// password (basic).
+// providerIssued reports whether the server never generates the secret: the
+// provider issues it (Stripe, Slack, Twilio's auth token, Zoom, Meta, X), or
+// it is a password (basic). Graph's clientState is the subscriber's choice,
+// so generated.
 func providerIssued(s verify.Scheme) bool {
-	return s == verify.SchemeStripe || s == verify.SchemeSlack || s == verify.SchemeBasic || s == verify.SchemeTwilio
+	return s == verify.SchemeBasic || awaitsProviderSecret(s)
+}
+
+// awaitsProviderSecret reports whether an endpoint of scheme may be created
+// without its secret: the provider issues it, and Stripe (like Svix-based
+// senders) issues it only once it knows the endpoint's URL, which exists
+// only once the endpoint does. Such an endpoint refuses every delivery
+// (401) until AddEndpointSecret gives it one.
+func awaitsProviderSecret(s verify.Scheme) bool {
+	switch s {
+	case verify.SchemeStripe, verify.SchemeSlack, verify.SchemeTwilio, verify.SchemeZoom, verify.SchemeMeta, verify.SchemeX:
+		return true
+	}
+	return false
 }
 
 // Adapter kinds and their names in adapters.kind.

@@ -34,13 +34,18 @@ func (s *Store) touched(ctx context.Context, tx pgx.Tx, t auth.Tenant, id uuid.U
 	return s.withSecrets(ctx, tx, r)
 }
 
+// withSecrets is r with its secrets and routes.
 func (s *Store) withSecrets(ctx context.Context, db dbsqlc.DBTX, r dbsqlc.Endpoint) (Endpoint, error) {
 	secrets, err := s.secretsOf(ctx, db, []uuid.UUID{r.ID})
 	if err != nil {
 		return Endpoint{}, err
 	}
+	routes, err := s.routesOf(ctx, db, []uuid.UUID{r.ID})
+	if err != nil {
+		return Endpoint{}, err
+	}
 	e := endpointFrom(r)
-	e.Secrets = secrets[r.ID]
+	e.Secrets, e.Routes = secrets[r.ID], routes[r.ID]
 	return e, nil
 }
 

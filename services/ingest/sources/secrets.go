@@ -214,6 +214,10 @@ func secretFor(scheme verify.Scheme, given string, generate bool) (string, error
 		if strings.IndexFunc(given, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
 			return "", invalid(field, "a bearer token must not contain whitespace or control characters")
 		}
+	case verify.SchemeMSGraph:
+		if utf8.RuneCountInString(given) > maxClientStateLen {
+			return "", invalid(field, "must be at most 128 characters for VERIFICATION_SCHEME_MS_GRAPH (Graph's limit on a clientState)")
+		}
 	case verify.SchemeBasic:
 		user, pass, ok := strings.Cut(given, ":")
 		if !ok || user == "" || pass == "" {
@@ -262,7 +266,7 @@ func generateSecret(scheme verify.Scheme) (string, error) {
 		return "whsec_" + base64.StdEncoding.EncodeToString(b), nil
 	case verify.SchemeBearer:
 		return "sbw_" + base64.RawURLEncoding.EncodeToString(b), nil
-	default: // hmac, github, shopify
+	default: // hmac, github, shopify, msgraph
 		return hex.EncodeToString(b), nil
 	}
 }

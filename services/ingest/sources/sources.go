@@ -79,6 +79,7 @@ var constraints = &apierr.Constraints{
 		"endpoints_signature_prefix_check": {Field: "endpoint.signature_prefix", Description: "must be at most 32 characters"},
 		"endpoints_tolerance_check":        {Field: "endpoint.tolerance_seconds", Description: "must be between 1 and 86400"},
 		"endpoints_rate_limit_check":       {Field: "endpoint.rate_limit_per_second", Description: "must be between 0 and 1000000"},
+		"endpoints_verify_token_check":     {Field: "endpoint.meta_verify_token", Description: "is required for VERIFICATION_SCHEME_META and accepted only with it"},
 		"endpoints_public_url_check":       {Field: "endpoint.public_url", Description: "must be an http(s) URL of at most 2048 characters"},
 		"adapters_kind_check":              {Field: "adapter.kind", Description: "must be a defined kind"},
 		"adapters_config_check":            {Field: "adapter.config", Description: "must be a JSON object"},

@@ -8,8 +8,8 @@ import (
 )
 
 // stripeVerifier checks the Stripe-Signature header. The event id lives inside
-// the signed body, so no delivery id is reported here: that would mean parsing
-// the body, which happens only after verification.
+// the signed body, so no delivery id is reported here: Describe reads it (and
+// the type) once the body verified.
 type stripeVerifier struct {
 	secrets   [][]byte
 	tolerance time.Duration

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -25,6 +26,10 @@ const (
 	SchemeBearer           Scheme = "bearer"
 	SchemeBasic            Scheme = "basic"
 	SchemeTwilio           Scheme = "twilio"
+	SchemeZoom             Scheme = "zoom"
+	SchemeMeta             Scheme = "meta"
+	SchemeX                Scheme = "x"
+	SchemeMSGraph          Scheme = "msgraph"
 )
 
 // DefaultTolerance bounds how far a signed timestamp may drift from the
@@ -38,6 +43,11 @@ type Request struct {
 	Header http.Header
 	// Now is the receiver's clock; the zero value means time.Now().
 	Now time.Time
+	// Method and Query are the request's HTTP method ("" means POST) and
+	// decoded query string: only handshakes read them (Handshaker); a
+	// scheme that signs the query reads it in URL.
+	Method string
+	Query  url.Values
 	// URL is the absolute URL the sender requested, query included, for
 	// the schemes that sign it (twilio); "" where none does.
 	URL string
@@ -55,6 +65,9 @@ type Result struct {
 	DeliveryIDSigned bool
 	// Timestamp is the signed timestamp, when the scheme has one.
 	Timestamp time.Time
+	// Topic is the provider's event type ("" when none): set by Describe,
+	// never by Verify.
+	Topic string
 }
 
 // Config selects and parameterises a scheme.
@@ -67,6 +80,8 @@ type Config struct {
 	//     text); v1a: ed25519 public keys, "whpk_<base64 of 32 bytes>".
 	//   - github, stripe, slack, shopify, hmac: the raw secret bytes.
 	//   - twilio: the account's auth token.
+	//   - zoom: the app's secret token; meta: the app secret; x: the
+	//     consumer secret; msgraph: the subscription's clientState.
 	Secrets [][]byte
 	// SecretHashes holds, for bearer and basic only, SHA-256 digests of the
 	// accepted credentials (bearer: the token; basic: "user:password").
@@ -74,6 +89,10 @@ type Config struct {
 	// Tolerance bounds timestamp drift in both directions; zero means
 	// DefaultTolerance.
 	Tolerance time.Duration
+	// VerifyTokenHash is, for meta only, the SHA-256 digest of the verify
+	// token the endpoint's owner chose and gave Meta: the subscription
+	// handshake (GET ?hub.verify_token=…) must present it.
+	VerifyTokenHash []byte
 	// Header, Algorithm ("sha256"|"sha512"), Encoding ("hex"|"base64") and an
 	// optional Prefix (stripped before decoding) configure the generic "hmac"
 	// scheme.
@@ -103,6 +122,9 @@ func New(cfg Config) (Verifier, error) {
 	if len(cfg.SecretHashes) > 0 {
 		return nil, fmt.Errorf("verify: scheme %q does not use SecretHashes", cfg.Scheme)
 	}
+	if len(cfg.VerifyTokenHash) > 0 && cfg.Scheme != SchemeMeta {
+		return nil, fmt.Errorf("verify: scheme %q does not use VerifyTokenHash", cfg.Scheme)
+	}
 	switch cfg.Scheme {
 	case SchemeStandardWebhooks:
 		return newStandardVerifier(cfg.Secrets, tolerance)
@@ -125,6 +147,8 @@ func New(cfg Config) (Verifier, error) {
 		}
 	case SchemeHMAC:
 		return newGenericVerifier(cfg)
+	case SchemeZoom, SchemeMeta, SchemeX, SchemeMSGraph:
+		return newHandshakeVerifier(cfg, tolerance)
 	default:
 		return nil, fmt.Errorf("verify: unknown scheme %q", cfg.Scheme)
 	}

@@ -67,6 +67,29 @@ const (
 	// HTTP Basic authentication: the Authorization header carries the secret
 	// "user:password". Stored only as a SHA-256 digest.
 	VerificationScheme_VERIFICATION_SCHEME_BASIC VerificationScheme = 9
+	// Zoom: x-zm-signature "v0=" + hex HMAC-SHA256 of "v0:" +
+	// x-zm-request-timestamp + ":" + body, with timestamp tolerance; the
+	// secret is the app's secret token, issued by Zoom. Zoom's
+	// endpoint.url_validation (signed like any request) is answered with
+	// {"plainToken", "encryptedToken"} and not stored.
+	VerificationScheme_VERIFICATION_SCHEME_ZOOM VerificationScheme = 10
+	// Meta (Facebook, Instagram, WhatsApp): X-Hub-Signature-256 "sha256=" +
+	// hex HMAC-SHA256 of the body; the secret is the app secret, issued by
+	// Meta. Also needs Endpoint.meta_verify_token: Meta's subscription check,
+	// GET ?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…, is answered
+	// with the challenge when the token matches (403 otherwise), not stored.
+	VerificationScheme_VERIFICATION_SCHEME_META VerificationScheme = 11
+	// X (Twitter) Account Activity API: x-twitter-webhooks-signature
+	// "sha256=" + base64 HMAC-SHA256 of the body; the secret is the app's
+	// consumer secret, issued by X. X's challenge-response check, GET
+	// ?crc_token=…, is answered with {"response_token"} and not stored.
+	VerificationScheme_VERIFICATION_SCHEME_X VerificationScheme = 12
+	// Microsoft Graph change (and lifecycle) notifications: every
+	// notification in the body's "value" must carry clientState equal to the
+	// secret (at most 128 characters; Graph signs nothing). Graph's
+	// subscription validation, POST ?validationToken=…, is answered with the
+	// token as text/plain and not stored.
+	VerificationScheme_VERIFICATION_SCHEME_MS_GRAPH VerificationScheme = 13
 	// Twilio: X-Twilio-Signature, the base64 HMAC-SHA1 (keyed by the
 	// account's auth token, which is the secret: required, as Twilio issues
 	// it) of the URL Twilio requested followed, for a form post, by every
@@ -92,6 +115,10 @@ var (
 		7:  "VERIFICATION_SCHEME_BEARER",
 		8:  "VERIFICATION_SCHEME_SHOPIFY",
 		9:  "VERIFICATION_SCHEME_BASIC",
+		10: "VERIFICATION_SCHEME_ZOOM",
+		11: "VERIFICATION_SCHEME_META",
+		12: "VERIFICATION_SCHEME_X",
+		13: "VERIFICATION_SCHEME_MS_GRAPH",
 		14: "VERIFICATION_SCHEME_TWILIO",
 	}
 	VerificationScheme_value = map[string]int32{
@@ -105,6 +132,10 @@ var (
 		"VERIFICATION_SCHEME_BEARER":            7,
 		"VERIFICATION_SCHEME_SHOPIFY":           8,
 		"VERIFICATION_SCHEME_BASIC":             9,
+		"VERIFICATION_SCHEME_ZOOM":              10,
+		"VERIFICATION_SCHEME_META":              11,
+		"VERIFICATION_SCHEME_X":                 12,
+		"VERIFICATION_SCHEME_MS_GRAPH":          13,
 		"VERIFICATION_SCHEME_TWILIO":            14,
 	}
 )
@@ -686,9 +717,12 @@ type Endpoint struct {
 	SignatureHeader string `protobuf:"bytes,11,opt,name=signature_header,json=signatureHeader,proto3" json:"signature_header,omitempty"`
 	// Header carrying the sender's delivery id, used to deduplicate retried
 	// deliveries; at most 128 characters. Empty means the scheme's standard
-	// header where it has one (GITHUB: X-GitHub-Delivery, STANDARD_WEBHOOKS:
-	// webhook-id, TWILIO: I-Twilio-Idempotency-Token); without one,
-	// deliveries are not deduplicated.
+	// header where it has one (GITHUB: X-GitHub-Delivery, SHOPIFY:
+	// X-Shopify-Webhook-Id, STANDARD_WEBHOOKS: webhook-id, TWILIO:
+	// I-Twilio-Idempotency-Token). STRIPE and SLACK take the event id from
+	// the signed body (Stripe's "id", Slack's "event_id"), which wins over
+	// this header. Without an id, deliveries are deduplicated only by
+	// body_dedup_window_seconds.
 	DeliveryIdHeader string `protobuf:"bytes,12,opt,name=delivery_id_header,json=deliveryIdHeader,proto3" json:"delivery_id_header,omitempty"`
 	// Largest accepted request body in bytes, 1–26214400 (25 MiB); 0 on create
 	// means 1048576 (1 MiB), and 0 on update leaves it unchanged unless named
@@ -715,7 +749,7 @@ type Endpoint struct {
 	// Accepted clock skew of signed timestamps, in seconds, both directions,
 	// 1–86400; 0 on create means 300, and 0 on update leaves it unchanged.
 	// Used by the schemes that sign a timestamp (STANDARD_WEBHOOKS, STRIPE,
-	// SLACK).
+	// SLACK, ZOOM).
 	ToleranceSeconds int32 `protobuf:"varint,20,opt,name=tolerance_seconds,json=toleranceSeconds,proto3" json:"tolerance_seconds,omitempty"`
 	// Requests per second the endpoint accepts (HTTP 429 beyond), 0–1000000;
 	// 0 means only the tenant's limit applies.
@@ -723,6 +757,15 @@ type Endpoint struct {
 	// The stored secrets, oldest first, without their material. Output only:
 	// change them with AddEndpointSecret and RemoveEndpointSecret.
 	Secrets []*EndpointSecret `protobuf:"bytes,22,rep,name=secrets,proto3" json:"secrets,omitempty"`
+	// META only: the verify token the owner chose and gives Meta (App
+	// Dashboard, "Verify token"), 8–256 characters. Input only, never
+	// returned (has_meta_verify_token says whether one is stored): it is
+	// stored as its SHA-256 only. Required on create for META, and when an
+	// update changes verification to META; an update naming it replaces it.
+	MetaVerifyToken string `protobuf:"bytes,30,opt,name=meta_verify_token,json=metaVerifyToken,proto3" json:"meta_verify_token,omitempty"`
+	// Whether a Meta verify token is stored (true exactly for META). Output
+	// only.
+	HasMetaVerifyToken bool `protobuf:"varint,31,opt,name=has_meta_verify_token,json=hasMetaVerifyToken,proto3" json:"has_meta_verify_token,omitempty"`
 	// The absolute http(s) URL senders post to, as configured at the sender,
 	// such as "https://hooks.example.com/hooks/{slug}": no query (the
 	// request's query is appended as received), fragment or credentials; at
@@ -742,7 +785,38 @@ type Endpoint struct {
 	// UpdateEndpointRequest.secret, with the same rules. Setting both to
 	// different values is INVALID_ARGUMENT. debug_redact marks it as secret
 	// for the REST edge, which refuses every such field in a query string.
-	Secret        string `protobuf:"bytes,38,opt,name=secret,proto3" json:"secret,omitempty"`
+	Secret string `protobuf:"bytes,38,opt,name=secret,proto3" json:"secret,omitempty"`
+	// Header whose value is each event's topic (and its todo's kind),
+	// overriding the scheme's own event type (docs/ingest.md lists them; the
+	// generic schemes HMAC_SHA256, BEARER, BASIC and NONE have none); at most
+	// 128 characters, an HTTP header name. At most one of topic_header and
+	// topic_pointer may be set. Empty means none.
+	TopicHeader string `protobuf:"bytes,40,opt,name=topic_header,json=topicHeader,proto3" json:"topic_header,omitempty"`
+	// RFC 6901 JSON pointer into the body, such as "/event/type", whose
+	// value (a string, number or boolean) is each event's topic, overriding
+	// the scheme's own; at most 255 characters, starting with "/". A body
+	// that is not JSON, or has nothing there, gives an empty topic. Empty
+	// means none.
+	TopicPointer string `protobuf:"bytes,41,opt,name=topic_pointer,json=topicPointer,proto3" json:"topic_pointer,omitempty"`
+	// Body-hash dedup: a delivery whose body is byte for byte one stored from
+	// this endpoint within this many seconds is answered as a duplicate and
+	// not stored; 0–604800 (7 days), 0 is off (deliveries with identical
+	// bytes are then each stored). It is what protects a scheme whose
+	// delivery id is not signed from a captured body replayed under a fresh
+	// id. Unset on create (or named in update_mask but unset) means the
+	// scheme's default: off for STRIPE, SLACK and STANDARD_WEBHOOKS, whose
+	// event id is signed, else on with the deployment's ingest.dedup window
+	// (at most 7 days). Always set on read.
+	BodyDedupWindowSeconds *int32 `protobuf:"varint,42,opt,name=body_dedup_window_seconds,json=bodyDedupWindowSeconds,proto3,oneof" json:"body_dedup_window_seconds,omitempty"`
+	// Where the endpoint's events go, at most 20 routes: each event gets one
+	// todo for every route that matches it (its topic glob and its filter),
+	// in one transaction with the event; identical (queue, agent_id) targets
+	// get one todo. No route matching stores the event without a todo. With
+	// no routes (the default) every event goes to queue and agent_id above.
+	// Set on create; on update the list is replaced as a whole (update_mask
+	// "routes"; naming it with an empty list removes every route). See
+	// docs/ingest.md "Routes".
+	Routes        []*Route `protobuf:"bytes,47,rep,name=routes,proto3" json:"routes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -931,6 +1005,20 @@ func (x *Endpoint) GetSecrets() []*EndpointSecret {
 	return nil
 }
 
+func (x *Endpoint) GetMetaVerifyToken() string {
+	if x != nil {
+		return x.MetaVerifyToken
+	}
+	return ""
+}
+
+func (x *Endpoint) GetHasMetaVerifyToken() bool {
+	if x != nil {
+		return x.HasMetaVerifyToken
+	}
+	return false
+}
+
 func (x *Endpoint) GetPublicUrl() string {
 	if x != nil {
 		return x.PublicUrl
@@ -943,6 +1031,34 @@ func (x *Endpoint) GetSecret() string {
 		return x.Secret
 	}
 	return ""
+}
+
+func (x *Endpoint) GetTopicHeader() string {
+	if x != nil {
+		return x.TopicHeader
+	}
+	return ""
+}
+
+func (x *Endpoint) GetTopicPointer() string {
+	if x != nil {
+		return x.TopicPointer
+	}
+	return ""
+}
+
+func (x *Endpoint) GetBodyDedupWindowSeconds() int32 {
+	if x != nil && x.BodyDedupWindowSeconds != nil {
+		return *x.BodyDedupWindowSeconds
+	}
+	return 0
+}
+
+func (x *Endpoint) GetRoutes() []*Route {
+	if x != nil {
+		return x.Routes
+	}
+	return nil
 }
 
 // Adapter is a push webhook or pull source configuration (table adapters)
@@ -1219,6 +1335,93 @@ func (x *Setting) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Route is one target of an endpoint's fan-out (Endpoint.routes): a queue,
+// optionally an agent, and the events it takes. With neither topic nor
+// filter it takes every event; with both, an event must match both.
+type Route struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Queue the matching events' todos go to, 1–63 characters matching
+	// ^[a-z0-9][a-z0-9._-]{0,62}$. Required.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Agent id (uuid) the todos are addressed to; must belong to the
+	// endpoint's human. Empty: unaddressed (any agent of the tenant may claim
+	// them).
+	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Glob over the event's topic, at most 255 characters: "*" matches any
+	// run of characters within one dot-separated segment, "**" any run
+	// including dots, every other character itself ("github.*" matches
+	// "github.push", not "github.pull_request.opened"; "github.**" matches
+	// both). Empty: any topic.
+	Topic string `protobuf:"bytes,3,opt,name=topic,proto3" json:"topic,omitempty"`
+	// CEL expression that must evaluate to true for the route to take the
+	// event, at most 2048 bytes; it must type-check to bool. Variables:
+	// topic (string), headers (map(string, string), names in lower case) and
+	// body (dyn: the parsed JSON body, or null when it is not JSON). An
+	// evaluation error (a missing key, the cost limit) means no match. Empty:
+	// every event. Example: `body.action == "opened" && headers["x-github-event"] == "pull_request"`.
+	Filter        string `protobuf:"bytes,4,opt,name=filter,proto3" json:"filter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Route) Reset() {
+	*x = Route{}
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Route) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Route) ProtoMessage() {}
+
+func (x *Route) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_admin_v1_admin_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Route.ProtoReflect.Descriptor instead.
+func (*Route) Descriptor() ([]byte, []int) {
+	return file_switchboard_admin_v1_admin_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Route) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *Route) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *Route) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *Route) GetFilter() string {
+	if x != nil {
+		return x.Filter
+	}
+	return ""
+}
+
 var File_switchboard_admin_v1_admin_proto protoreflect.FileDescriptor
 
 const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
@@ -1271,8 +1474,7 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x9f\n" +
-	"\n" +
+	"expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x9c\r\n" +
 	"\bEndpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x12\x12\n" +
@@ -1299,14 +1501,22 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x10signature_prefix\x18\x13 \x01(\tB\a\xbaH\x04r\x02\x18 R\x0fsignaturePrefix\x12;\n" +
 	"\x11tolerance_seconds\x18\x14 \x01(\x05B\x0e\xbaH\v\xd8\x01\x01\x1a\x06\x18\x80\xa3\x05(\x01R\x10toleranceSeconds\x12>\n" +
 	"\x15rate_limit_per_second\x18\x15 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\x12rateLimitPerSecond\x12>\n" +
-	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecrets\x12\xb0\x01\n" +
+	"\asecrets\x18\x16 \x03(\v2$.switchboard.admin.v1.EndpointSecretR\asecrets\x12<\n" +
+	"\x11meta_verify_token\x18\x1e \x01(\tB\x10\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\b\x18\x80\x02\x80\x01\x01R\x0fmetaVerifyToken\x121\n" +
+	"\x15has_meta_verify_token\x18\x1f \x01(\bR\x12hasMetaVerifyToken\x12\xb0\x01\n" +
 	"\n" +
 	"public_url\x18# \x01(\tB\x90\x01\xbaH\x8c\x01\xba\x01~\n" +
 	"\x18endpoint.public_url_http\x12'public_url must be an http or https URL\x1a9this.startsWith('https://') || this.startsWith('http://')\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01R\tpublicUrl\x12(\n" +
 	"\x06secret\x18& \x01(\tB\x10\xbaH\n" +
-	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secretB\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret\x12+\n" +
+	"\ftopic_header\x18( \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\vtopicHeader\x123\n" +
+	"\rtopic_pointer\x18) \x01(\tB\x0e\xbaH\v\xd8\x01\x01r\x06\x18\xff\x01:\x01/R\ftopicPointer\x12K\n" +
+	"\x19body_dedup_window_seconds\x18* \x01(\x05B\v\xbaH\b\x1a\x06\x18\x80\xf5$(\x00H\x01R\x16bodyDedupWindowSeconds\x88\x01\x01\x12=\n" +
+	"\x06routes\x18/ \x03(\v2\x1b.switchboard.admin.v1.RouteB\b\xbaH\x05\x92\x01\x02\x10\x14R\x06routesB\n" +
 	"\n" +
-	"\b_enabled\"\xa5\x05\n" +
+	"\b_enabledB\x1c\n" +
+	"\x1a_body_dedup_window_seconds\"\xa5\x05\n" +
 	"\aAdapter\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\bhuman_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\ahumanId\x129\n" +
@@ -1334,7 +1544,12 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\x12*\n" +
 	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\vdescription\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\x86\x03\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xae\x01\n" +
+	"\x05Route\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
+	"\bagent_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12\x1e\n" +
+	"\x05topic\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x05topic\x12 \n" +
+	"\x06filter\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\x06filter*\xff\x03\n" +
 	"\x12VerificationScheme\x12#\n" +
 	"\x1fVERIFICATION_SCHEME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18VERIFICATION_SCHEME_NONE\x10\x01\x12#\n" +
@@ -1345,7 +1560,12 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"%VERIFICATION_SCHEME_STANDARD_WEBHOOKS\x10\x06\x12\x1e\n" +
 	"\x1aVERIFICATION_SCHEME_BEARER\x10\a\x12\x1f\n" +
 	"\x1bVERIFICATION_SCHEME_SHOPIFY\x10\b\x12\x1d\n" +
-	"\x19VERIFICATION_SCHEME_BASIC\x10\t\x12\x1e\n" +
+	"\x19VERIFICATION_SCHEME_BASIC\x10\t\x12\x1c\n" +
+	"\x18VERIFICATION_SCHEME_ZOOM\x10\n" +
+	"\x12\x1c\n" +
+	"\x18VERIFICATION_SCHEME_META\x10\v\x12\x19\n" +
+	"\x15VERIFICATION_SCHEME_X\x10\f\x12 \n" +
+	"\x1cVERIFICATION_SCHEME_MS_GRAPH\x10\r\x12\x1e\n" +
 	"\x1aVERIFICATION_SCHEME_TWILIO\x10\x0e*d\n" +
 	"\vAdapterKind\x12\x1c\n" +
 	"\x18ADAPTER_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -1365,7 +1585,7 @@ func file_switchboard_admin_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_admin_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_switchboard_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_switchboard_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_switchboard_admin_v1_admin_proto_goTypes = []any{
 	(VerificationScheme)(0),       // 0: switchboard.admin.v1.VerificationScheme
 	(AdapterKind)(0),              // 1: switchboard.admin.v1.AdapterKind
@@ -1376,40 +1596,42 @@ var file_switchboard_admin_v1_admin_proto_goTypes = []any{
 	(*Endpoint)(nil),              // 6: switchboard.admin.v1.Endpoint
 	(*Adapter)(nil),               // 7: switchboard.admin.v1.Adapter
 	(*Setting)(nil),               // 8: switchboard.admin.v1.Setting
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 11: google.protobuf.Value
+	(*Route)(nil),                 // 9: switchboard.admin.v1.Route
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 11: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 12: google.protobuf.Value
 }
 var file_switchboard_admin_v1_admin_proto_depIdxs = []int32{
-	9,  // 0: switchboard.admin.v1.Human.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 1: switchboard.admin.v1.Human.updated_at:type_name -> google.protobuf.Timestamp
-	9,  // 2: switchboard.admin.v1.Human.disabled_at:type_name -> google.protobuf.Timestamp
-	10, // 3: switchboard.admin.v1.Agent.metadata:type_name -> google.protobuf.Struct
-	9,  // 4: switchboard.admin.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 5: switchboard.admin.v1.Agent.updated_at:type_name -> google.protobuf.Timestamp
-	9,  // 6: switchboard.admin.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
-	9,  // 7: switchboard.admin.v1.Credential.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 8: switchboard.admin.v1.Credential.expires_at:type_name -> google.protobuf.Timestamp
-	9,  // 9: switchboard.admin.v1.Credential.last_used_at:type_name -> google.protobuf.Timestamp
-	9,  // 10: switchboard.admin.v1.Credential.revoked_at:type_name -> google.protobuf.Timestamp
-	9,  // 11: switchboard.admin.v1.EndpointSecret.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 12: switchboard.admin.v1.EndpointSecret.expires_at:type_name -> google.protobuf.Timestamp
+	10, // 0: switchboard.admin.v1.Human.created_at:type_name -> google.protobuf.Timestamp
+	10, // 1: switchboard.admin.v1.Human.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 2: switchboard.admin.v1.Human.disabled_at:type_name -> google.protobuf.Timestamp
+	11, // 3: switchboard.admin.v1.Agent.metadata:type_name -> google.protobuf.Struct
+	10, // 4: switchboard.admin.v1.Agent.created_at:type_name -> google.protobuf.Timestamp
+	10, // 5: switchboard.admin.v1.Agent.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 6: switchboard.admin.v1.Agent.disabled_at:type_name -> google.protobuf.Timestamp
+	10, // 7: switchboard.admin.v1.Credential.created_at:type_name -> google.protobuf.Timestamp
+	10, // 8: switchboard.admin.v1.Credential.expires_at:type_name -> google.protobuf.Timestamp
+	10, // 9: switchboard.admin.v1.Credential.last_used_at:type_name -> google.protobuf.Timestamp
+	10, // 10: switchboard.admin.v1.Credential.revoked_at:type_name -> google.protobuf.Timestamp
+	10, // 11: switchboard.admin.v1.EndpointSecret.created_at:type_name -> google.protobuf.Timestamp
+	10, // 12: switchboard.admin.v1.EndpointSecret.expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 13: switchboard.admin.v1.Endpoint.verification:type_name -> switchboard.admin.v1.VerificationScheme
-	9,  // 14: switchboard.admin.v1.Endpoint.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 15: switchboard.admin.v1.Endpoint.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 14: switchboard.admin.v1.Endpoint.created_at:type_name -> google.protobuf.Timestamp
+	10, // 15: switchboard.admin.v1.Endpoint.updated_at:type_name -> google.protobuf.Timestamp
 	5,  // 16: switchboard.admin.v1.Endpoint.secrets:type_name -> switchboard.admin.v1.EndpointSecret
-	1,  // 17: switchboard.admin.v1.Adapter.kind:type_name -> switchboard.admin.v1.AdapterKind
-	10, // 18: switchboard.admin.v1.Adapter.config:type_name -> google.protobuf.Struct
-	9,  // 19: switchboard.admin.v1.Adapter.last_polled_at:type_name -> google.protobuf.Timestamp
-	9,  // 20: switchboard.admin.v1.Adapter.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 21: switchboard.admin.v1.Adapter.updated_at:type_name -> google.protobuf.Timestamp
-	11, // 22: switchboard.admin.v1.Setting.value:type_name -> google.protobuf.Value
-	9,  // 23: switchboard.admin.v1.Setting.updated_at:type_name -> google.protobuf.Timestamp
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	9,  // 17: switchboard.admin.v1.Endpoint.routes:type_name -> switchboard.admin.v1.Route
+	1,  // 18: switchboard.admin.v1.Adapter.kind:type_name -> switchboard.admin.v1.AdapterKind
+	11, // 19: switchboard.admin.v1.Adapter.config:type_name -> google.protobuf.Struct
+	10, // 20: switchboard.admin.v1.Adapter.last_polled_at:type_name -> google.protobuf.Timestamp
+	10, // 21: switchboard.admin.v1.Adapter.created_at:type_name -> google.protobuf.Timestamp
+	10, // 22: switchboard.admin.v1.Adapter.updated_at:type_name -> google.protobuf.Timestamp
+	12, // 23: switchboard.admin.v1.Setting.value:type_name -> google.protobuf.Value
+	10, // 24: switchboard.admin.v1.Setting.updated_at:type_name -> google.protobuf.Timestamp
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_admin_v1_admin_proto_init() }
@@ -1425,7 +1647,7 @@ func file_switchboard_admin_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_admin_v1_admin_proto_rawDesc), len(file_switchboard_admin_v1_admin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1017,14 +1017,20 @@ type CreateEndpointRequest struct {
 	// Verification secret, 16–1024 characters; over REST it goes in the body
 	// as endpoint.secret ("secret" next to "queue"), which means the same
 	// (both set must be equal). Must be empty for NONE.
-	// Required for STRIPE, SLACK and TWILIO (its auth token), whose providers
-	// issue the secret, and for BASIC ("user:password", the user not empty)
-	// (message rules above). Empty means the server generates one: for
-	// HMAC_SHA256, GITHUB and SHOPIFY 32 random bytes as 64 hex characters,
-	// for STANDARD_WEBHOOKS "whsec_" + base64 of 32 random bytes, for BEARER
-	// "sbw_" + 43 base64url characters. STANDARD_WEBHOOKS takes
-	// "whsec_<base64>", the same base64 without the prefix (read as base64,
-	// never as text), or the sender's ed25519 public key
+	// For STRIPE, SLACK, TWILIO (its auth token), ZOOM (the secret token),
+	// META (the app secret) and X (the consumer secret) the provider issues
+	// the secret, so it is never generated; it may be left out when the
+	// provider issues it only once it knows the URL (Stripe): the endpoint
+	// then has no secret (has_secret false) and refuses every delivery with
+	// 401 until AddEndpointSecret gives it one. Required for BASIC
+	// ("user:password", the user not empty; a message rule above). For
+	// MS_GRAPH it is the subscription's
+	// clientState, at most 128 characters. Empty means the server generates
+	// one: for HMAC_SHA256, GITHUB, SHOPIFY and MS_GRAPH 32 random bytes as 64
+	// hex characters, for STANDARD_WEBHOOKS "whsec_" + base64 of 32 random
+	// bytes, for BEARER "sbw_" + 43 base64url characters. STANDARD_WEBHOOKS
+	// takes "whsec_<base64>", the same base64 without the prefix (read as
+	// base64, never as text), or the sender's ed25519 public key
 	// "whpk_<base64 of 32 bytes>"; anything else is refused. A BEARER
 	// token may not contain whitespace or control characters. Stored
 	// encrypted (AES-256-GCM), except BEARER and BASIC: only their SHA-256.
@@ -1358,10 +1364,14 @@ type UpdateEndpointRequest struct {
 	// Fields to change, by proto field name; allowed: name, agent_id, queue,
 	// verification, signature_header, delivery_id_header, max_body_bytes,
 	// enabled, hmac_algorithm, hmac_encoding, signature_prefix,
-	// tolerance_seconds, rate_limit_per_second, public_url, secret
-	// (endpoint.secret, the same as the secret field below). Named but empty/0,
-	// hmac_algorithm, hmac_encoding and tolerance_seconds reset to their
-	// defaults.
+	// tolerance_seconds, rate_limit_per_second, public_url, meta_verify_token,
+	// secret (endpoint.secret, the same as the secret field below),
+	// topic_header, topic_pointer, body_dedup_window_seconds, routes (replaced
+	// as a whole). Named but empty/0, hmac_algorithm, hmac_encoding and
+	// tolerance_seconds reset to their defaults; named but unset,
+	// body_dedup_window_seconds takes the scheme's default; meta_verify_token
+	// named must be set (META only), and is required when verification
+	// changes to META.
 	// Unset means every field that is set to a non-default value in endpoint.
 	// Over REST PATCH the gateway derives it from the keys of the JSON body.
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
@@ -1369,10 +1379,11 @@ type UpdateEndpointRequest struct {
 	// CreateEndpointRequest.secret describes (but never generated: nothing
 	// here returns it). Only with a verification change: it then replaces
 	// every stored secret. Required when verification changes from NONE, to
-	// STRIPE, SLACK, TWILIO or BASIC, between an encrypted scheme and BEARER
-	// or BASIC (whose stored digests no other scheme can use), or to or from
-	// STANDARD_WEBHOOKS (whose secrets are base64 or public keys, not the raw
-	// keys of the others); empty otherwise keeps the stored secrets. The secrets are removed when verification
+	// STRIPE, SLACK, TWILIO, ZOOM, META, X or BASIC, between an encrypted
+	// scheme and BEARER or BASIC (whose stored digests no other scheme can
+	// use), or to or from STANDARD_WEBHOOKS (whose secrets are base64 or
+	// public keys, not the raw keys of the others); empty otherwise keeps the
+	// stored secrets. The secrets are removed when verification
 	// changes to NONE (secret must then be empty). Rotate secrets without a
 	// scheme change with AddEndpointSecret. Never returned. Over REST it goes
 	// in the PATCH body as endpoint.secret (update_mask path "secret"), which
@@ -1570,8 +1581,9 @@ type AddEndpointSecretRequest struct {
 	// The new secret, 16–1024 characters, in the form
 	// CreateEndpointRequest.secret describes for the endpoint's scheme. Empty
 	// means the server generates one as CreateEndpoint does; required for
-	// STRIPE, SLACK, TWILIO and BASIC (checked by the server against the
-	// stored endpoint). Over REST it goes in the JSON body, never the URL.
+	// STRIPE, SLACK, TWILIO, ZOOM, META, X and BASIC, at most 128 characters
+	// for MS_GRAPH (checked by the server against the stored endpoint). Over
+	// REST it goes in the JSON body, never the URL.
 	Secret string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
 	// How long the endpoint's other unexpired secrets keep verifying, 0 to 7
 	// days: their expires_at becomes now() plus this (never later than it
@@ -3029,18 +3041,20 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\v2\x1b.switchboard.admin.v1.AgentR\x05agent\"1\n" +
 	"\x12DeleteAgentRequest\x12\x1b\n" +
 	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x15\n" +
-	"\x13DeleteAgentResponse\"\xaf\r\n" +
-	"\x15CreateEndpointRequest\x12\x88\x04\n" +
-	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\xcb\x03\xbaH\xc7\x03\xba\x01>\n" +
+	"\x13DeleteAgentResponse\"\xca\x0f\n" +
+	"\x15CreateEndpointRequest\x12\xd5\b\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\x98\b\xbaH\x94\b\xba\x01>\n" +
 	"\x17endpoint.queue_required\x12\x11queue is required\x1a\x10this.queue != ''\xba\x01\x98\x01\n" +
 	"\x1eendpoint.verification_required\x12\x18verification is required\x1a\\this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_UNSPECIFIED\xba\x01\xe3\x01\n" +
-	"\"endpoint.signature_header_required\x12@signature_header is required for VERIFICATION_SCHEME_HMAC_SHA256\x1a{this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_HMAC_SHA256 || this.signature_header != ''\xc8\x01\x01R\bendpoint\x12(\n" +
+	"\"endpoint.signature_header_required\x12@signature_header is required for VERIFICATION_SCHEME_HMAC_SHA256\x1a{this.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_HMAC_SHA256 || this.signature_header != ''\xba\x01\xd8\x01\n" +
+	"#endpoint.meta_verify_token_required\x12:meta_verify_token is required for VERIFICATION_SCHEME_META\x1authis.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_META || this.meta_verify_token != ''\xba\x01\xdf\x01\n" +
+	"$endpoint.meta_verify_token_meta_only\x12@meta_verify_token is only accepted with VERIFICATION_SCHEME_META\x1authis.verification == switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_META || this.meta_verify_token == ''\xba\x01\x8a\x01\n" +
+	"\x19endpoint.topic_source_one\x128at most one of topic_header and topic_pointer may be set\x1a3this.topic_header == '' || this.topic_pointer == ''\xc8\x01\x01R\bendpoint\x12(\n" +
 	"\x06secret\x18\x02 \x01(\tB\x10\xbaH\n" +
-	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret:\xe0\b\xbaH\xdc\b\x1a\xf7\x01\n" +
-	"\x1bcreate_endpoint.secret_none\x12Bsecret must be empty when verification is VERIFICATION_SCHEME_NONE\x1a\x93\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_NONE || (this.secret == '' && this.endpoint.secret == '')\x1a\xd0\x02\n" +
-	"\x1fcreate_endpoint.secret_required\x12Osecret is required for VERIFICATION_SCHEME_STRIPE and VERIFICATION_SCHEME_SLACK\x1a\xdb\x01!(this.endpoint.verification in [switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_STRIPE, switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_SLACK]) || this.secret != '' || this.endpoint.secret != ''\x1a\x80\x02\n" +
-	"%create_endpoint.secret_required_basic\x12Bsecret (\"user:password\") is required for VERIFICATION_SCHEME_BASIC\x1a\x92\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_BASIC || this.secret != '' || this.endpoint.secret != ''\x1a\x89\x02\n" +
-	"&create_endpoint.secret_required_twilio\x12Isecret (the Twilio auth token) is required for VERIFICATION_SCHEME_TWILIO\x1a\x93\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_TWILIO || this.secret != '' || this.endpoint.secret != ''\"l\n" +
+	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret:\xae\x06\xbaH\xaa\x06\x1a\xf7\x01\n" +
+	"\x1bcreate_endpoint.secret_none\x12Bsecret must be empty when verification is VERIFICATION_SCHEME_NONE\x1a\x93\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_NONE || (this.secret == '' && this.endpoint.secret == '')\x1a\x80\x02\n" +
+	"%create_endpoint.secret_required_basic\x12Bsecret (\"user:password\") is required for VERIFICATION_SCHEME_BASIC\x1a\x92\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_BASIC || this.secret != '' || this.endpoint.secret != ''\x1a\xaa\x02\n" +
+	"&create_endpoint.secret_ms_graph_length\x12Xsecret (the clientState) must be at most 128 characters for VERIFICATION_SCHEME_MS_GRAPH\x1a\xa5\x01this.endpoint.verification != switchboard.admin.v1.VerificationScheme.VERIFICATION_SCHEME_MS_GRAPH || (size(this.secret) <= 128 && size(this.endpoint.secret) <= 128)\"l\n" +
 	"\x16CreateEndpointResponse\x12:\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointR\bendpoint\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"1\n" +
@@ -3056,12 +3070,12 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"}\n" +
 	"\x15ListEndpointsResponse\x12<\n" +
 	"\tendpoints\x18\x01 \x03(\v2\x1e.switchboard.admin.v1.EndpointR\tendpoints\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb5\x04\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x88\x05\n" +
 	"\x15UpdateEndpointRequest\x12\xd5\x01\n" +
 	"\bendpoint\x18\x01 \x01(\v2\x1e.switchboard.admin.v1.EndpointB\x98\x01\xbaH\x94\x01\xba\x01\x8d\x01\n" +
-	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\x99\x02\n" +
-	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB\xdb\x01\xbaH\xd7\x01\xe2\x01\xd3\x01\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabled\x12\x0ehmac_algorithm\x12\rhmac_encoding\x12\x10signature_prefix\x12\x11tolerance_seconds\x12\x15rate_limit_per_second\x12\n" +
-	"public_url\x12\x06secretR\n" +
+	"\x10endpoint.id_uuid\x12\x17id must be a valid UUID\x1a`this.id.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')\xc8\x01\x01R\bendpoint\x12\xec\x02\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskB\xae\x02\xbaH\xaa\x02\xe2\x01\xa6\x02\x12\x04name\x12\bagent_id\x12\x05queue\x12\fverification\x12\x10signature_header\x12\x12delivery_id_header\x12\x0emax_body_bytes\x12\aenabled\x12\x0ehmac_algorithm\x12\rhmac_encoding\x12\x10signature_prefix\x12\x11tolerance_seconds\x12\x15rate_limit_per_second\x12\n" +
+	"public_url\x12\x11meta_verify_token\x12\x06secret\x12\ftopic_header\x12\rtopic_pointer\x12\x19body_dedup_window_seconds\x12\x06routesR\n" +
 	"updateMask\x12(\n" +
 	"\x06secret\x18\x03 \x01(\tB\x10\xbaH\n" +
 	"\xd8\x01\x01r\x05\x10\x10\x18\x80\b\x80\x01\x01R\x06secret\"T\n" +

@@ -47,11 +47,15 @@ type Event struct {
 	// when the agent was deleted.
 	PublishedBy string `protobuf:"bytes,6,opt,name=published_by,json=publishedBy,proto3" json:"published_by,omitempty"`
 	// Event type, for example "push" or "invoice.paid"; at most 255
-	// characters; empty when the source gives none.
+	// characters; empty when the source gives none. For a webhook, the
+	// provider's event type as its scheme reads it (X-GitHub-Event, Stripe's
+	// "type", …) or the endpoint's topic_header / topic_pointer; its todo's
+	// kind is this topic ("webhook" when empty).
 	Topic string `protobuf:"bytes,7,opt,name=topic,proto3" json:"topic,omitempty"`
 	// The sender's delivery id, used for deduplication within (human, source);
 	// at most 255 characters; empty when the sender gave none (such events are
-	// never deduplicated).
+	// deduplicated only by their endpoint's body_dedup_window_seconds). For
+	// STRIPE and SLACK endpoints, the event id from the signed body.
 	DeliveryId string `protobuf:"bytes,8,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
 	// When the event was stored (database clock).
 	ReceivedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=received_at,json=receivedAt,proto3" json:"received_at,omitempty"`

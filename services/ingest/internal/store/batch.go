@@ -26,13 +26,14 @@ import (
 // Its rows are locked in one order (see EventInsertBatch), so concurrent
 // batches do not deadlock; a conflict that still aborts it is retried here.
 func (s *Store) IngestBatch(ctx context.Context, events []Event, t Target) ([]Stored, error) {
-	return postgres.RetryConflicts1(ctx, func() ([]Stored, error) { return s.ingestBatch(ctx, s.write, events, t) })
+	return s.IngestBatchTo(ctx, events, targetsOf(t))
 }
 
-// ingestBatch sends the events' insert and, when t has a queue, the queue's
-// insert of their todos in one pipeline on db: in one implicit transaction
-// on a pool, inside the caller's transaction on a pgx.Tx.
-func (s *Store) ingestBatch(ctx context.Context, db postgres.BatchSender, events []Event, t Target) (_ []Stored, err error) {
+// ingestBatch sends the events' insert and the queue's insert of their todos
+// for each target (none: no todo; see IngestBatchTo) in one pipeline on db:
+// in one implicit transaction on a pool, inside the caller's transaction on
+// a pgx.Tx.
+func (s *Store) ingestBatch(ctx context.Context, db postgres.BatchSender, events []Event, targets []Target) (_ []Stored, err error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
@@ -47,10 +48,11 @@ func (s *Store) ingestBatch(ctx context.Context, db postgres.BatchSender, events
 		}
 	}()
 	inserted := s.q.EventInsertBatch(ctx, pipe, []dbsqlc.EventInsertBatchParams{p})
-	var todos func() ([]queue.EventTodo, error)
-	if t.Queue != "" {
-		todos = s.todos.QueueEventTodos(ctx, pipe, queue.EventTodos{
-			HumanID: p.HumanID, Source: p.Source, Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind, Payload: t.Payload,
+	todos := make([]func() ([]queue.EventTodo, error), len(targets))
+	for i, t := range targets {
+		todos[i] = s.todos.QueueEventTodos(ctx, pipe, queue.EventTodos{
+			HumanID: p.HumanID, Source: p.Source, Queue: t.Queue, AgentID: t.AgentID, Kind: t.Kind, KindFromTopic: t.KindFromTopic,
+			Payload: t.Payload,
 		})
 	}
 	pipe.Send(ctx)
@@ -60,21 +62,15 @@ func (s *Store) ingestBatch(ctx context.Context, db postgres.BatchSender, events
 		return nil, fmt.Errorf("ingest: store %d events: %w", len(events), err)
 	}
 	out, err := matchBatch(events, rows)
-	if err != nil || todos == nil {
-		return out, err
-	}
-	created, err := todos()
 	if err != nil {
-		return nil, fmt.Errorf("ingest: store the todos of %d events: %w", len(events), err)
+		return nil, err
 	}
-	byEvent := make(map[int64]*queue.EventTodo, len(created))
-	for i := range created {
-		byEvent[created[i].EventID] = &created[i]
-	}
-	for i := range out {
-		if td := byEvent[out[i].EventID]; td != nil && !out[i].Duplicate {
-			out[i].TodoID, out[i].Todo = td.ID, td
+	for ti, read := range todos {
+		created, err := read()
+		if err != nil {
+			return nil, fmt.Errorf("ingest: store the todos of %d events: %w", len(events), err)
 		}
+		attachTodos(out, targets[ti].Queue, created)
 	}
 	return out, nil
 }

@@ -1,7 +1,7 @@
 // Package store is the ingest service's data access: events and their todos
 // stored in one statement, deduplicated by the sender's delivery id and,
-// where that id is not signed, by the body's SHA-256 within the dedup
-// window; and the endpoint lookup the webhook edge verifies against.
+// where the endpoint asks for it, by the body's SHA-256 within its window;
+// and the endpoint lookup the webhook edge verifies against.
 package store
 
 import (
@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
 	"github.com/switchboard/switchboard/services/queue"
 )
@@ -61,14 +60,16 @@ type Event struct {
 	// event with the same id from the same source is a duplicate.
 	DeliveryID string
 	// BodySHA256, when set, also makes a second event with the same body
-	// from the same source within the dedup window a duplicate: set it when
-	// DeliveryID is missing or not covered by the signature.
-	BodySHA256     []byte
-	Headers        map[string]string
-	ContentType    string
-	Payload        []byte
-	VerifiedScheme string
-	SourceIP       *netip.Addr
+	// from the same source within BodyDedupWindow a duplicate: the
+	// endpoint's body-hash dedup, which guards a delivery id that is
+	// missing or not covered by the signature.
+	BodySHA256      []byte
+	BodyDedupWindow time.Duration
+	Headers         map[string]string
+	ContentType     string
+	Payload         []byte
+	VerifiedScheme  string
+	SourceIP        *netip.Addr
 	// TraceParent is the W3C traceparent of the request that delivered the
 	// event (tracing.TraceParent; "" for none): the event and its todo
 	// carry it, so the todo's worker joins the request's trace.
@@ -80,6 +81,9 @@ type Target struct {
 	Queue   string
 	AgentID *uuid.UUID
 	Kind    string
+	// KindFromTopic makes the todo's kind the event's Topic, Kind when it is
+	// empty (queue.EventTodos.KindFromTopic).
+	KindFromTopic bool
 	// Payload is the todo's payload (a JSON object); nil means a reference
 	// to the event ({"event_id": …, "source": …}).
 	Payload []byte
@@ -93,8 +97,12 @@ type Stored struct {
 	TodoID     int64 // 0 for a duplicate or no todo
 	ReceivedAt time.Time
 	// Todo is the event's new todo (nil for a duplicate or no todo), to
-	// announce with queue.Todos.Committed after the commit.
+	// announce with queue.Todos.Committed after the commit; with several
+	// targets, the first of Todos.
 	Todo *queue.EventTodo
+	// Todos are all the event's new todos, one per target, in the targets'
+	// order (see IngestBatchTo).
+	Todos []QueuedTodo
 }
 
 // Ingest stores e and its todo, or recognises a duplicate and writes
@@ -102,8 +110,13 @@ type Stored struct {
 // dedup, that statement in a transaction behind the body's advisory lock.
 // The caller acknowledges the sender only after it returned without error.
 func (s *Store) Ingest(ctx context.Context, e Event, t Target) (Stored, error) {
+	return s.IngestTo(ctx, e, targetsOf(t))
+}
+
+// IngestTo is Ingest with a todo for each of targets (IngestBatchTo).
+func (s *Store) IngestTo(ctx context.Context, e Event, targets []Target) (Stored, error) {
 	if e.BodySHA256 == nil {
-		res, err := s.IngestBatch(ctx, []Event{e}, t)
+		res, err := s.IngestBatchTo(ctx, []Event{e}, targets)
 		if err != nil {
 			return Stored{}, err
 		}
@@ -116,7 +129,7 @@ func (s *Store) Ingest(ctx context.Context, e Event, t Target) (Stored, error) {
 			out.Duplicate = dup
 			return err
 		}
-		res, err := s.ingestBatch(ctx, tx, []Event{e}, t)
+		res, err := s.ingestBatch(ctx, tx, []Event{e}, sortedTargets(targets))
 		if err != nil {
 			return err
 		}
@@ -130,18 +143,14 @@ func (s *Store) Ingest(ctx context.Context, e Event, t Target) (Stored, error) {
 }
 
 // recentBody takes the body's advisory lock (held to the end of tx) and
-// reports whether the same body from the same source arrived within the
-// dedup window.
+// reports whether the same body from the same source arrived within
+// e.BodyDedupWindow.
 func (s *Store) recentBody(ctx context.Context, tx pgx.Tx, e Event) (bool, error) {
 	if err := s.q.LockBodyHash(ctx, tx, dbsqlc.LockBodyHashParams{Source: e.Source, BodySha256: e.BodySHA256}); err != nil {
 		return false, fmt.Errorf("ingest: lock body hash: %w", err)
 	}
-	dedup, err := settings.Read(ctx, tx, settings.IngestDedup, settings.DefaultDedup)
-	if err != nil {
-		return false, fmt.Errorf("ingest: %w", err)
-	}
-	_, err = s.q.EventRecentByBody(ctx, tx, dbsqlc.EventRecentByBodyParams{
-		HumanID: e.HumanID, Source: e.Source, BodySha256: e.BodySHA256, WindowSeconds: float64(dedup.WindowSeconds),
+	_, err := s.q.EventRecentByBody(ctx, tx, dbsqlc.EventRecentByBodyParams{
+		HumanID: e.HumanID, Source: e.Source, BodySha256: e.BodySHA256, WindowSeconds: e.BodyDedupWindow.Seconds(),
 	})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

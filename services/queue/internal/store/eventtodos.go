@@ -17,6 +17,10 @@ type EventTodos struct {
 	Queue   string
 	AgentID *uuid.UUID
 	Kind    string
+	// KindFromTopic makes each todo's kind its event's topic, Kind where
+	// the topic is empty: one statement carries events of mixed topics
+	// (the webhook edge's group commit).
+	KindFromTopic bool
 	// Payload is each todo's payload (a JSON object); nil is a reference to
 	// its event.
 	Payload []byte
@@ -35,7 +39,7 @@ type EventTodo struct {
 // reads the todos, in event order, once the pipeline is sent.
 func (s *Store) QueueEventTodos(ctx context.Context, db dbsqlc.DBTX, e EventTodos) func() ([]EventTodo, error) {
 	res := s.q.TodoInsertForEvents(ctx, db, []dbsqlc.TodoInsertForEventsParams{{
-		Queue: e.Queue, AgentID: e.AgentID, Kind: e.Kind, Payload: e.Payload,
+		Queue: e.Queue, AgentID: e.AgentID, Kind: e.Kind, KindFromTopic: e.KindFromTopic, Payload: e.Payload,
 		DefaultMaxAttempts: settings.DefaultQueue.MaxAttempts, HumanID: e.HumanID, Source: e.Source,
 	}})
 	return func() ([]EventTodo, error) {

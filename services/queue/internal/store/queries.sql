@@ -97,7 +97,8 @@ RETURNING *;
 -- idx_events_received_at to the few rows this transaction stamped, never idx_events_human_source through every
 -- event of a busy source (which a generic plan made before the table's first ANALYZE would). payload NULL is a
 -- reference to the event. Ids ascend in event order. Each todo carries its event's trace context. RETURNING carries
--- what the announcement needs, not the row.
+-- what the announcement needs, not the row. With kind_from_topic each todo's kind is its event's topic (kind where
+-- that is empty), so events of several topics share the statement.
 WITH mine AS MATERIALIZED (
     SELECT e.id, e.human_id, e.source, e.topic, e.content_type, e.delivery_id, e.trace_parent
     FROM events AS e
@@ -109,7 +110,7 @@ SELECT m.human_id,
        sqlc.arg(queue),
        sqlc.narg(agent_id),
        m.id,
-       sqlc.arg(kind),
+       CASE WHEN sqlc.arg(kind_from_topic)::boolean AND m.topic <> '' THEN m.topic ELSE sqlc.arg(kind)::text END,
        coalesce(sqlc.narg(payload)::jsonb,
                 jsonb_strip_nulls(jsonb_build_object('event_id', m.id, 'source', m.source, 'topic', nullif(m.topic, ''),
                                                      'content_type', nullif(m.content_type, ''),

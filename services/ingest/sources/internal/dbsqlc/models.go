@@ -30,23 +30,27 @@ type Adapter struct {
 }
 
 type Endpoint struct {
-	ID                 uuid.UUID
-	HumanID            uuid.UUID
-	Slug               string
-	Name               string
-	AgentID            *uuid.UUID
-	Queue              string
-	Verification       string
-	SignatureHeader    *string
-	DeliveryIDHeader   *string
-	MaxBodyBytes       int32
-	Enabled            bool
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
-	HmacAlgorithm      string
-	HmacEncoding       string
-	SignaturePrefix    string
-	ToleranceSeconds   int32
-	RateLimitPerSecond int32
-	PublicUrl          *string
+	ID                     uuid.UUID
+	HumanID                uuid.UUID
+	Slug                   string
+	Name                   string
+	AgentID                *uuid.UUID
+	Queue                  string
+	Verification           string
+	SignatureHeader        *string
+	DeliveryIDHeader       *string
+	MaxBodyBytes           int32
+	Enabled                bool
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	HmacAlgorithm          string
+	HmacEncoding           string
+	SignaturePrefix        string
+	ToleranceSeconds       int32
+	RateLimitPerSecond     int32
+	VerifyTokenSha256      []byte
+	PublicUrl              *string
+	TopicHeader            *string
+	TopicPointer           *string
+	BodyDedupWindowSeconds int32
 }

@@ -429,7 +429,7 @@ func (q *Queries) EndpointActiveSecrets(ctx context.Context, db DBTX, endpointID
 }
 
 const endpointBySlug = `-- name: EndpointBySlug :one
-SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second, e.public_url,
+SELECT e.id, e.human_id, e.slug, e.name, e.agent_id, e.queue, e.verification, e.signature_header, e.delivery_id_header, e.max_body_bytes, e.enabled, e.created_at, e.updated_at, e.hmac_algorithm, e.hmac_encoding, e.signature_prefix, e.tolerance_seconds, e.rate_limit_per_second, e.verify_token_sha256, e.public_url, e.topic_header, e.topic_pointer, e.body_dedup_window_seconds,
        coalesce((SELECT (s.value ->> 'tenant_requests_per_second')::integer FROM settings AS s WHERE s.key = 'ingest.limits'),
                 $1::integer)::integer AS tenant_requests_per_second
 FROM endpoints AS e
@@ -446,7 +446,7 @@ type EndpointBySlugRow struct {
 	TenantRequestsPerSecond int32
 }
 
-// The endpoint a POST /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
+// The endpoint a POST (or handshake GET) /hooks/{slug} is for, enabled or not (a disabled one answers 404 like an unknown one), with
 // its tenant's request limit (ingest.limits; default_tenant_rate, pkg/settings' default, when missing).
 func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlugParams) (EndpointBySlugRow, error) {
 	row := db.QueryRow(ctx, endpointBySlug, arg.DefaultTenantRate, arg.Slug)
@@ -470,7 +470,11 @@ func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlu
 		&i.Endpoint.SignaturePrefix,
 		&i.Endpoint.ToleranceSeconds,
 		&i.Endpoint.RateLimitPerSecond,
+		&i.Endpoint.VerifyTokenSha256,
 		&i.Endpoint.PublicUrl,
+		&i.Endpoint.TopicHeader,
+		&i.Endpoint.TopicPointer,
+		&i.Endpoint.BodyDedupWindowSeconds,
 		&i.TenantRequestsPerSecond,
 	)
 	return i, err
@@ -499,7 +503,7 @@ func (q *Queries) EndpointDelete(ctx context.Context, db DBTX, arg EndpointDelet
 }
 
 const endpointGet = `-- name: EndpointGet :one
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -534,7 +538,11 @@ func (q *Queries) EndpointGet(ctx context.Context, db DBTX, arg EndpointGetParam
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }
@@ -543,7 +551,8 @@ const endpointInsert = `-- name: EndpointInsert :one
 
 INSERT INTO endpoints (human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header,
                        max_body_bytes, enabled, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds,
-                       rate_limit_per_second, public_url)
+                       rate_limit_per_second, public_url, verify_token_sha256, topic_header, topic_pointer,
+                       body_dedup_window_seconds)
 SELECT h.id,
        $1::text,
        $2::text,
@@ -559,34 +568,42 @@ SELECT h.id,
        $11::text,
        $12::integer,
        $13::integer,
-       $14::text
+       $14::text,
+       $15::bytea,
+       $16::text,
+       $17::text,
+       $18::integer
 FROM humans AS h
-LEFT JOIN agents AS a ON a.id = $15::uuid AND a.human_id = h.id
-WHERE h.id = $16::uuid
-  AND ($17::boolean OR h.id = $18::uuid)
-  AND ($15::uuid IS NULL OR a.id IS NOT NULL)
-RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+LEFT JOIN agents AS a ON a.id = $19::uuid AND a.human_id = h.id
+WHERE h.id = $20::uuid
+  AND ($21::boolean OR h.id = $22::uuid)
+  AND ($19::uuid IS NULL OR a.id IS NOT NULL)
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 `
 
 type EndpointInsertParams struct {
-	Slug               string
-	Name               string
-	Queue              string
-	Verification       string
-	SignatureHeader    *string
-	DeliveryIDHeader   *string
-	MaxBodyBytes       int32
-	Enabled            bool
-	HmacAlgorithm      string
-	HmacEncoding       string
-	SignaturePrefix    string
-	ToleranceSeconds   int32
-	RateLimitPerSecond int32
-	PublicUrl          *string
-	AgentID            *uuid.UUID
-	HumanID            uuid.UUID
-	Administrator      bool
-	CallerID           uuid.UUID
+	Slug                   string
+	Name                   string
+	Queue                  string
+	Verification           string
+	SignatureHeader        *string
+	DeliveryIDHeader       *string
+	MaxBodyBytes           int32
+	Enabled                bool
+	HmacAlgorithm          string
+	HmacEncoding           string
+	SignaturePrefix        string
+	ToleranceSeconds       int32
+	RateLimitPerSecond     int32
+	PublicUrl              *string
+	VerifyTokenSha256      []byte
+	TopicHeader            *string
+	TopicPointer           *string
+	BodyDedupWindowSeconds int32
+	AgentID                *uuid.UUID
+	HumanID                uuid.UUID
+	Administrator          bool
+	CallerID               uuid.UUID
 }
 
 // Where events come from: webhook endpoints, their secrets, and adapters (sqlc: services/ingest/sources/internal/dbsqlc).
@@ -620,6 +637,10 @@ func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInser
 		arg.ToleranceSeconds,
 		arg.RateLimitPerSecond,
 		arg.PublicUrl,
+		arg.VerifyTokenSha256,
+		arg.TopicHeader,
+		arg.TopicPointer,
+		arg.BodyDedupWindowSeconds,
 		arg.AgentID,
 		arg.HumanID,
 		arg.Administrator,
@@ -645,13 +666,17 @@ func (q *Queries) EndpointInsert(ctx context.Context, db DBTX, arg EndpointInser
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }
 
 const endpointList = `-- name: EndpointList :many
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 FROM endpoints
 WHERE ($1::boolean OR human_id = $2::uuid)
   AND ($3::uuid IS NULL OR human_id = $3::uuid)
@@ -706,7 +731,11 @@ func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListPar
 			&i.SignaturePrefix,
 			&i.ToleranceSeconds,
 			&i.RateLimitPerSecond,
+			&i.VerifyTokenSha256,
 			&i.PublicUrl,
+			&i.TopicHeader,
+			&i.TopicPointer,
+			&i.BodyDedupWindowSeconds,
 		); err != nil {
 			return nil, err
 		}
@@ -719,7 +748,7 @@ func (q *Queries) EndpointList(ctx context.Context, db DBTX, arg EndpointListPar
 }
 
 const endpointLock = `-- name: EndpointLock :one
-SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+SELECT id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 FROM endpoints
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -756,9 +785,125 @@ func (q *Queries) EndpointLock(ctx context.Context, db DBTX, arg EndpointLockPar
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
+}
+
+const endpointRouteDeleteAll = `-- name: EndpointRouteDeleteAll :exec
+DELETE FROM endpoint_routes
+WHERE endpoint_id = $1::uuid
+`
+
+// Removes every route of an endpoint the caller holds locked (EndpointLock), before its new list is inserted.
+func (q *Queries) EndpointRouteDeleteAll(ctx context.Context, db DBTX, endpointID uuid.UUID) error {
+	_, err := db.Exec(ctx, endpointRouteDeleteAll, endpointID)
+	return err
+}
+
+const endpointRouteInsert = `-- name: EndpointRouteInsert :many
+INSERT INTO endpoint_routes (endpoint_id, position, queue, agent_id, topic_glob, filter)
+SELECT e.id, r.position, r.queue, a.id, nullif(r.topic_glob, ''), nullif(r.filter, '')
+FROM endpoints AS e
+CROSS JOIN (
+    SELECT unnest($1::smallint[]) AS position,
+           unnest($2::text[])        AS queue,
+           unnest($3::text[])     AS agent_id,
+           unnest($4::text[])   AS topic_glob,
+           unnest($5::text[])       AS filter
+) AS r
+LEFT JOIN agents AS a ON a.id = nullif(r.agent_id, '')::uuid AND a.human_id = e.human_id
+WHERE e.id = $6::uuid
+  AND (r.agent_id = '' OR a.id IS NOT NULL)
+ORDER BY r.position
+RETURNING position
+`
+
+type EndpointRouteInsertParams struct {
+	Positions  []int16
+	Queues     []string
+	AgentIds   []string
+	TopicGlobs []string
+	Filters    []string
+	EndpointID uuid.UUID
+}
+
+// Stores the routes of an endpoint the caller reached in this transaction (EndpointInsert or EndpointLock), from
+// parallel arrays (an empty string is NULL). A route whose agent is not an agent of the endpoint's human is left
+// out; the caller compares the returned positions with what it sent and answers NOT_FOUND for the missing one.
+func (q *Queries) EndpointRouteInsert(ctx context.Context, db DBTX, arg EndpointRouteInsertParams) ([]int16, error) {
+	rows, err := db.Query(ctx, endpointRouteInsert,
+		arg.Positions,
+		arg.Queues,
+		arg.AgentIds,
+		arg.TopicGlobs,
+		arg.Filters,
+		arg.EndpointID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int16{}
+	for rows.Next() {
+		var position int16
+		if err := rows.Scan(&position); err != nil {
+			return nil, err
+		}
+		items = append(items, position)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const endpointRouteList = `-- name: EndpointRouteList :many
+SELECT endpoint_id, position, queue::text AS queue, agent_id, topic_glob, filter
+FROM endpoint_routes
+WHERE endpoint_id = ANY ($1::uuid[])
+ORDER BY endpoint_id, position
+`
+
+type EndpointRouteListRow struct {
+	EndpointID uuid.UUID
+	Position   int16
+	Queue      string
+	AgentID    *uuid.UUID
+	TopicGlob  *string
+	Filter     *string
+}
+
+// The routes of some endpoints (already reached by the caller), in each endpoint's order.
+func (q *Queries) EndpointRouteList(ctx context.Context, db DBTX, endpointIds []uuid.UUID) ([]EndpointRouteListRow, error) {
+	rows, err := db.Query(ctx, endpointRouteList, endpointIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EndpointRouteListRow{}
+	for rows.Next() {
+		var i EndpointRouteListRow
+		if err := rows.Scan(
+			&i.EndpointID,
+			&i.Position,
+			&i.Queue,
+			&i.AgentID,
+			&i.TopicGlob,
+			&i.Filter,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const endpointSecretDelete = `-- name: EndpointSecretDelete :execrows
@@ -920,32 +1065,40 @@ SET name                  = $1::text,
     tolerance_seconds     = $12::integer,
     rate_limit_per_second = $13::integer,
     public_url            = $14::text,
+    verify_token_sha256   = $15::bytea,
+    topic_header          = $16::text,
+    topic_pointer         = $17::text,
+    body_dedup_window_seconds = $18::integer,
     updated_at            = now()
-WHERE e.id = $15
-  AND ($16::boolean OR e.human_id = $17::uuid)
+WHERE e.id = $19
+  AND ($20::boolean OR e.human_id = $21::uuid)
   AND ($2::uuid IS NULL
        OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $2::uuid AND a.human_id = e.human_id))
-RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, public_url
+RETURNING id, human_id, slug, name, agent_id, queue, verification, signature_header, delivery_id_header, max_body_bytes, enabled, created_at, updated_at, hmac_algorithm, hmac_encoding, signature_prefix, tolerance_seconds, rate_limit_per_second, verify_token_sha256, public_url, topic_header, topic_pointer, body_dedup_window_seconds
 `
 
 type EndpointUpdateParams struct {
-	Name               string
-	AgentID            *uuid.UUID
-	Queue              string
-	Verification       string
-	SignatureHeader    *string
-	DeliveryIDHeader   *string
-	MaxBodyBytes       int32
-	Enabled            bool
-	HmacAlgorithm      string
-	HmacEncoding       string
-	SignaturePrefix    string
-	ToleranceSeconds   int32
-	RateLimitPerSecond int32
-	PublicUrl          *string
-	ID                 uuid.UUID
-	Administrator      bool
-	CallerID           uuid.UUID
+	Name                   string
+	AgentID                *uuid.UUID
+	Queue                  string
+	Verification           string
+	SignatureHeader        *string
+	DeliveryIDHeader       *string
+	MaxBodyBytes           int32
+	Enabled                bool
+	HmacAlgorithm          string
+	HmacEncoding           string
+	SignaturePrefix        string
+	ToleranceSeconds       int32
+	RateLimitPerSecond     int32
+	PublicUrl              *string
+	VerifyTokenSha256      []byte
+	TopicHeader            *string
+	TopicPointer           *string
+	BodyDedupWindowSeconds int32
+	ID                     uuid.UUID
+	Administrator          bool
+	CallerID               uuid.UUID
 }
 
 // Writes every mutable column of an endpoint the caller may reach (the handler merged the patch into the row it
@@ -966,6 +1119,10 @@ func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdat
 		arg.ToleranceSeconds,
 		arg.RateLimitPerSecond,
 		arg.PublicUrl,
+		arg.VerifyTokenSha256,
+		arg.TopicHeader,
+		arg.TopicPointer,
+		arg.BodyDedupWindowSeconds,
 		arg.ID,
 		arg.Administrator,
 		arg.CallerID,
@@ -990,7 +1147,11 @@ func (q *Queries) EndpointUpdate(ctx context.Context, db DBTX, arg EndpointUpdat
 		&i.SignaturePrefix,
 		&i.ToleranceSeconds,
 		&i.RateLimitPerSecond,
+		&i.VerifyTokenSha256,
 		&i.PublicUrl,
+		&i.TopicHeader,
+		&i.TopicPointer,
+		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
 }

@@ -30,17 +30,17 @@ SELECT m.human_id,
        $1,
        $2,
        m.id,
-       $3,
-       coalesce($4::jsonb,
+       CASE WHEN $3::boolean AND m.topic <> '' THEN m.topic ELSE $4::text END,
+       coalesce($5::jsonb,
                 jsonb_strip_nulls(jsonb_build_object('event_id', m.id, 'source', m.source, 'topic', nullif(m.topic, ''),
                                                      'content_type', nullif(m.content_type, ''),
                                                      'delivery_id', m.delivery_id))),
        coalesce((SELECT greatest(1, (s.value ->> 'max_attempts')::integer) FROM settings AS s WHERE s.key = 'queue.defaults'),
-                $5::integer),
+                $6::integer),
        m.trace_parent
 FROM mine AS m
-WHERE m.human_id = $6::uuid
-  AND m.source = $7::text
+WHERE m.human_id = $7::uuid
+  AND m.source = $8::text
 ORDER BY m.id
 RETURNING id, event_id, agent_id, state
 `
@@ -54,6 +54,7 @@ type TodoInsertForEventsBatchResults struct {
 type TodoInsertForEventsParams struct {
 	Queue              string
 	AgentID            *uuid.UUID
+	KindFromTopic      bool
 	Kind               string
 	Payload            json.RawMessage
 	DefaultMaxAttempts int32
@@ -75,13 +76,15 @@ type TodoInsertForEventsRow struct {
 // idx_events_received_at to the few rows this transaction stamped, never idx_events_human_source through every
 // event of a busy source (which a generic plan made before the table's first ANALYZE would). payload NULL is a
 // reference to the event. Ids ascend in event order. Each todo carries its event's trace context. RETURNING carries
-// what the announcement needs, not the row.
+// what the announcement needs, not the row. With kind_from_topic each todo's kind is its event's topic (kind where
+// that is empty), so events of several topics share the statement.
 func (q *Queries) TodoInsertForEvents(ctx context.Context, db DBTX, arg []TodoInsertForEventsParams) *TodoInsertForEventsBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
 		vals := []interface{}{
 			a.Queue,
 			a.AgentID,
+			a.KindFromTopic,
 			a.Kind,
 			a.Payload,
 			a.DefaultMaxAttempts,
