@@ -167,11 +167,11 @@ func TestSecretInBodyReachesTheUpstream(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, secret, add.GetSecret())
 
-	// The contract's rules see the body's secret: STRIPE without any is
+	// The contract's rules see the body's secret: BASIC without any is
 	// refused, NONE with one too.
-	code, msg = send(t, http.MethodPost, url+"/api/admin/endpoints", `{"queue":"q","verification":"VERIFICATION_SCHEME_STRIPE"}`)
+	code, msg = send(t, http.MethodPost, url+"/api/admin/endpoints", `{"queue":"q","verification":"VERIFICATION_SCHEME_BASIC"}`)
 	require.Equal(t, http.StatusBadRequest, code)
-	require.Contains(t, msg, "secret is required")
+	require.Contains(t, msg, "is required for VERIFICATION_SCHEME_BASIC")
 	code, msg = send(t, http.MethodPost, url+"/api/admin/endpoints",
 		`{"queue":"q","verification":"VERIFICATION_SCHEME_NONE","secret":"`+secret+`"}`)
 	require.Equal(t, http.StatusBadRequest, code)

@@ -3,6 +3,7 @@
 package ingest_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -24,8 +25,7 @@ import (
 func TestEndpointCreatedByAdminVerifiesAtTheEdge(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys, nil))
-	ctx := auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
+	adm, ctx := e.admin(t)
 	created, err := adm.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
 		Queue: "hooks", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS,
 	}})
@@ -47,8 +47,7 @@ func TestEndpointCreatedByAdminVerifiesAtTheEdge(t *testing.T) {
 func TestStripeEndpointAwaitsItsSecret(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys, nil))
-	ctx := auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
+	adm, ctx := e.admin(t)
 	created, err := adm.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
 		Queue: "stripe", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_STRIPE,
 	}})
@@ -77,4 +76,12 @@ func TestStripeEndpointAwaitsItsSecret(t *testing.T) {
 		Queue: "basic", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_BASIC,
 	}})
 	require.ErrorContains(t, err, "is required for VERIFICATION_SCHEME_BASIC", "a password is never optional")
+}
+
+// admin is an AdminService over e's database and keyring (as the node
+// builds it), and a context acting as e's human with the admin scope.
+func (e *env) admin(t *testing.T) (*admin.Server, context.Context) {
+	t.Helper()
+	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys, nil))
+	return adm, auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
 }

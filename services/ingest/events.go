@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
@@ -196,16 +197,9 @@ func listFilter(r store.Reader, req *ingestv1.ListEventsRequest) (store.EventFil
 		}
 		f.EndpointID = &u
 	}
-	if t := req.GetReceivedAfter(); t != nil {
-		v := t.AsTime()
-		f.ReceivedAfter = &v
-	}
-	if t := req.GetReceivedBefore(); t != nil {
-		v := t.AsTime()
-		f.ReceivedBefore = &v
-	}
-	if f.ReceivedAfter != nil && f.ReceivedBefore != nil && f.ReceivedAfter.After(*f.ReceivedBefore) {
-		return f, apierr.Invalid(apierr.FieldViolation{Field: "received_after", Description: "must not be later than received_before"})
+	var err error
+	if f.ReceivedAfter, f.ReceivedBefore, err = receivedRange(req.GetReceivedAfter(), req.GetReceivedBefore()); err != nil {
+		return f, err
 	}
 	switch st := req.GetTodoState(); st {
 	case queuev1.TodoState_TODO_STATE_UNSPECIFIED:
@@ -283,4 +277,21 @@ func eventProto(r store.EventRow, withPayload bool) *ingestv1.Event {
 	}
 	_ = json.Unmarshal(r.Headers, &ev.Headers) // written by this service as a string map
 	return ev
+}
+
+// receivedRange is a listing's optional received_after/received_before
+// bounds, INVALID_ARGUMENT when after is later than before.
+func receivedRange(after, before *timestamppb.Timestamp) (a, b *time.Time, err error) {
+	if after != nil {
+		v := after.AsTime()
+		a = &v
+	}
+	if before != nil {
+		v := before.AsTime()
+		b = &v
+	}
+	if a != nil && b != nil && a.After(*b) {
+		return nil, nil, apierr.Invalid(apierr.FieldViolation{Field: "received_after", Description: "must not be later than received_before"})
+	}
+	return a, b, nil
 }

@@ -67,16 +67,9 @@ func replayFilter(req *ingestv1.ReplayEventsRequest) (store.ReplayFilter, error)
 		}
 		*id.into = &u
 	}
-	if t := req.GetReceivedAfter(); t != nil {
-		v := t.AsTime()
-		f.ReceivedAfter = &v
-	}
-	if t := req.GetReceivedBefore(); t != nil {
-		v := t.AsTime()
-		f.ReceivedBefore = &v
-	}
-	if f.ReceivedAfter != nil && f.ReceivedBefore != nil && f.ReceivedAfter.After(*f.ReceivedBefore) {
-		return f, apierr.Invalid(apierr.FieldViolation{Field: "received_after", Description: "must not be later than received_before"})
+	var err error
+	if f.ReceivedAfter, f.ReceivedBefore, err = receivedRange(req.GetReceivedAfter(), req.GetReceivedBefore()); err != nil {
+		return f, err
 	}
 	return f, nil
 }

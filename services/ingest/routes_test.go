@@ -11,15 +11,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
-	"github.com/switchboard/switchboard/pkg/auth"
-	"github.com/switchboard/switchboard/services/admin"
-	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 // route is one endpoint_routes row a test stores (as the admin API would).
@@ -160,6 +156,10 @@ func TestRoutesDuplicateCreatesNoTodos(t *testing.T) {
 	e := newEnv(t)
 	signed := e.routedEndpoint(t, "standard_webhooks", route{queue: "a"}, route{queue: "b", filter: "true"})
 	unsigned := e.routedEndpoint(t, "none", route{queue: "c"}, route{queue: "d", filter: `body.x == 1`})
+	// Body-hash dedup is the endpoint's choice (on by default for a scheme
+	// without a signed id; a row inserted here starts with it off).
+	_, err := e.pool.Exec(t.Context(), `UPDATE endpoints SET body_dedup_window_seconds = 3600 WHERE slug = $1`, unsigned)
+	require.NoError(t, err)
 	for range 2 {
 		code, resp := e.signedPost(t, signed, "dup", `{"x":1}`, nil)
 		require.Equal(t, http.StatusOK, code, resp)
@@ -234,8 +234,7 @@ func TestRoutesConcurrentMixedMatches(t *testing.T) {
 func TestRoutesCreatedByAdmin(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys, nil))
-	ctx := auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
+	adm, ctx := e.admin(t)
 	created, err := adm.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
 		Queue: "hooks", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS,
 		Routes: []*adminv1.Route{

@@ -179,9 +179,9 @@ func (s *Store) insertEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
 			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
-			VerifyTokenSha256: f.VerifyTokenSHA256,
-			TopicHeader: f.TopicHeader, TopicPointer: f.TopicPointer, BodyDedupWindowSeconds: *f.BodyDedupWindowSeconds,
-			AgentID: f.AgentID, HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+			VerifyTokenSha256: f.VerifyTokenSHA256, TopicHeader: f.TopicHeader, TopicPointer: f.TopicPointer,
+			BodyDedupWindowSeconds: *f.BodyDedupWindowSeconds, AgentID: f.AgentID, HumanID: humanID,
+			Administrator: t.Administrator, CallerID: t.HumanID,
 		})
 		if err != nil {
 			return err
@@ -281,9 +281,9 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 			MaxBodyBytes: f.MaxBodyBytes, Enabled: f.Enabled,
 			HmacAlgorithm: f.HmacAlgorithm, HmacEncoding: f.HmacEncoding, SignaturePrefix: f.SignaturePrefix,
 			ToleranceSeconds: f.ToleranceSeconds, RateLimitPerSecond: f.RateLimitPerSecond, PublicUrl: f.PublicURL,
-			VerifyTokenSha256: f.VerifyTokenSHA256,
-			TopicHeader: f.TopicHeader, TopicPointer: f.TopicPointer, BodyDedupWindowSeconds: *f.BodyDedupWindowSeconds,
-			ID: id, Administrator: t.Administrator, CallerID: t.HumanID,
+			VerifyTokenSha256: f.VerifyTokenSHA256, TopicHeader: f.TopicHeader, TopicPointer: f.TopicPointer,
+			BodyDedupWindowSeconds: *f.BodyDedupWindowSeconds, ID: id, Administrator: t.Administrator,
+			CallerID: t.HumanID,
 		})
 		if err != nil {
 			what := "endpoint " + id.String()
