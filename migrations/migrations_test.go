@@ -295,6 +295,7 @@ func TestSettingsSeeded(t *testing.T) {
 		"ingest.limits":             `{"tenant_requests_per_second": 1000}`,
 		"streams.limits":            `{"max_per_credential": 100, "max_per_tenant": 1000}`,
 		"auth.credentials":          `{"max_ttl_seconds": 31536000}`,
+		"retention.event_payloads":  `{"max_age_seconds": 0}`,
 	}
 	require.Len(t, got, len(want))
 	for key, value := range want {
@@ -312,8 +313,8 @@ func TestEventsDedup(t *testing.T) {
 	// The statement the ingest service runs: an empty RETURNING means the
 	// delivery is already stored.
 	const insert = `
-		INSERT INTO events (human_id, source, delivery_id, payload)
-		VALUES ($1, $2, $3, '\x7b7d')
+		INSERT INTO events (human_id, source, delivery_id, payload, size_bytes)
+		VALUES ($1, $2, $3, '\x7b7d', 2)
 		ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
 		RETURNING id`
 	store := func(source string, deliveryID *string) (int64, error) {
@@ -403,7 +404,7 @@ func TestDownToZeroAndUpAgain(t *testing.T) {
 	humanID := insertHuman(t, db)
 	_, err := db.ExecContext(ctx, `
 		WITH e AS (
-			INSERT INTO events (human_id, source, payload) VALUES ($1, 'publish', '\x00') RETURNING id
+			INSERT INTO events (human_id, source, payload, size_bytes) VALUES ($1, 'publish', '\x00', 1) RETURNING id
 		)
 		INSERT INTO todos (human_id, queue, event_id) SELECT $1, 'default', id FROM e`, humanID)
 	require.NoError(t, err)

@@ -20,6 +20,7 @@ const (
 	RetentionEvents         = "retention.events"
 	RetentionTodos          = "retention.todos"
 	RetentionRealtimeEvents = "retention.realtime_events"
+	RetentionEventPayloads  = "retention.event_payloads"
 	QueueDefaults           = "queue.defaults"
 	IngestDedup             = "ingest.dedup"
 	IngestLimits            = "ingest.limits"
@@ -37,6 +38,16 @@ type Retention struct {
 
 // MaxAge is MaxAgeSeconds as a duration.
 func (r Retention) MaxAge() time.Duration { return time.Duration(r.MaxAgeSeconds) * time.Second }
+
+// PayloadRetention is retention.event_payloads: an event's payload is
+// emptied MaxAgeSeconds after it was received while the event itself stays
+// (retention.events decides that); 0 keeps payloads as long as their event.
+type PayloadRetention struct {
+	MaxAgeSeconds int64 `json:"max_age_seconds"`
+}
+
+// MaxAge is MaxAgeSeconds as a duration (0: payloads are not pruned).
+func (r PayloadRetention) MaxAge() time.Duration { return time.Duration(r.MaxAgeSeconds) * time.Second }
 
 // Queue is queue.defaults: what a todo that does not choose gets.
 type Queue struct {
@@ -96,6 +107,9 @@ var (
 	// A year, the common ceiling for personal access tokens: a leaked
 	// token minted without an expiry stops working eventually.
 	DefaultCredentials = Credentials{MaxTTLSeconds: 365 * 86400}
+
+	// Off: an existing install keeps every payload as long as its event.
+	DefaultRetentionEventPayloads = PayloadRetention{MaxAgeSeconds: 0}
 )
 
 // Defaults maps every known key to its default value.
@@ -104,6 +118,7 @@ func Defaults() map[string]any {
 		RetentionEvents:         DefaultRetentionEvents,
 		RetentionTodos:          DefaultRetentionTodos,
 		RetentionRealtimeEvents: DefaultRetentionRealtimeEvents,
+		RetentionEventPayloads:  DefaultRetentionEventPayloads,
 		QueueDefaults:           DefaultQueue,
 		IngestDedup:             DefaultDedup,
 		IngestLimits:            DefaultLimits,
@@ -130,13 +145,20 @@ var (
 		StreamLimits:  {"max_per_credential": {1, 1_000_000}, "max_per_tenant": {1, 1_000_000}},
 		// 0 is "no maximum"; the upper bound is about 68 years.
 		AuthCredentials: {"max_ttl_seconds": {0, math.MaxInt32}},
+		// Payloads only, no row cap (the events' own cap is retention.events);
+		// 0 is "as long as the event".
+		RetentionEventPayloads: {"max_age_seconds": {0, math.MaxInt32}},
 	}
 )
 
 // shapeOf returns the shape of key's value, or nil for a key this server has
-// no rule for (one a later migration adds). Every retention.* key is pruned
-// with the same pair of limits, so the prefix decides.
+// no rule for (one a later migration adds). A retention.* key without a
+// shape of its own is pruned with the same pair of limits, so the prefix
+// decides.
 func shapeOf(key string) shape {
+	if sh, ok := shapes[key]; ok {
+		return sh
+	}
 	if len(key) > len("retention.") && key[:len("retention.")] == "retention." {
 		return retentionShape
 	}

@@ -20,6 +20,9 @@ func TestCheck(t *testing.T) {
 	}{
 		{"retention fits", settings.RetentionTodos, map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0}, ""},
 		{"any retention key", "retention.future_table", map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0}, ""},
+		{"payload retention off", settings.RetentionEventPayloads, map[string]any{"max_age_seconds": 0.0}, ""},
+		{"payload retention has no row cap", settings.RetentionEventPayloads, map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0}, `has unknown field "max_rows" (allowed: max_age_seconds)`},
+		{"payload retention not negative", settings.RetentionEventPayloads, map[string]any{"max_age_seconds": -1.0}, `field "max_age_seconds" must be an integer from 0 to 2147483647`},
 		{"not an object", settings.QueueDefaults, 3.0, "must be an object with fields lease_seconds, max_attempts"},
 		{"unknown field", settings.QueueDefaults, map[string]any{"max_attempts": 3.0, "lease_seconds": 30.0, "x": 1.0}, `has unknown field "x"`},
 		{"missing field", settings.QueueDefaults, map[string]any{"max_attempts": 3.0}, `is missing field "lease_seconds"`},

@@ -226,7 +226,7 @@ func TestDeleteHumanRemovesEverythingItOwns(t *testing.T) {
 	for _, h := range []string{a.human.GetId(), b.human.GetId()} {
 		_, err := e.pool.Exec(t.Context(), `
 			WITH ev AS (
-				INSERT INTO events (human_id, source, payload) VALUES ($1, 'publish', '\x00') RETURNING id
+				INSERT INTO events (human_id, source, payload, size_bytes) VALUES ($1, 'publish', '\x00', 1) RETURNING id
 			), ep AS (
 				INSERT INTO endpoints (human_id, slug, queue, verification)
 				VALUES ($1, replace(gen_random_uuid()::text, '-', ''), 'inbox', 'none') RETURNING id

@@ -27,8 +27,8 @@ func TestReadSettings(t *testing.T) {
 		keys = append(keys, s.GetKey())
 	}
 	require.Equal(t, []string{
-		"auth.credentials", "ingest.dedup", "ingest.limits", "queue.defaults", "retention.events", "retention.realtime_events",
-		"retention.todos", "streams.limits",
+		"auth.credentials", "ingest.dedup", "ingest.limits", "queue.defaults", "retention.event_payloads", "retention.events",
+		"retention.realtime_events", "retention.todos", "streams.limits",
 	}, keys)
 
 	got, err := e.srv.GetSetting(ctx, &adminv1.GetSettingRequest{Key: "queue.defaults"})
@@ -76,6 +76,15 @@ func TestUpdateSetting(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"max_attempts": float64(1000), "lease_seconds": float64(3600)}, q.GetSetting().GetValue().GetStructValue().AsMap())
+
+	// Payload retention has an age only, and 0 (keep payloads) is a value.
+	for _, age := range []float64{86400, 0} {
+		p, err := e.srv.UpdateSetting(ctx, &adminv1.UpdateSettingRequest{Setting: &adminv1.Setting{
+			Key: "retention.event_payloads", Value: objectValue(t, map[string]any{"max_age_seconds": age}),
+		}})
+		require.NoError(t, err)
+		require.Equal(t, map[string]any{"max_age_seconds": age}, p.GetSetting().GetValue().GetStructValue().AsMap())
+	}
 }
 
 func TestUpdateSettingRefusals(t *testing.T) {
@@ -119,6 +128,8 @@ func TestUpdateSettingRefusals(t *testing.T) {
 		"streams missing the tenant cap":  {setting("streams.limits", map[string]any{"max_per_credential": 10}), "setting.value"},
 		"credentials negative lifetime":   {setting("auth.credentials", map[string]any{"max_ttl_seconds": -1}), "setting.value"},
 		"credentials lifetime as text":    {setting("auth.credentials", map[string]any{"max_ttl_seconds": "1y"}), "setting.value"},
+		"payload retention negative":      {setting("retention.event_payloads", map[string]any{"max_age_seconds": -1}), "setting.value"},
+		"payload retention with a cap":    {setting("retention.event_payloads", map[string]any{"max_age_seconds": 60, "max_rows": 10}), "setting.value"},
 	}
 	for name, tc := range invalidCases {
 		t.Run(name, func(t *testing.T) {

@@ -19,9 +19,9 @@ const (
 )
 
 // Components are the service's background parts, to run in the node's
-// lifecycle group: the webhook edge's group commit, event retention and
-// (with Options.NodeID) the pull adapters. Without them webhooks are stored
-// one statement each.
+// lifecycle group: the webhook edge's group commit, event and payload
+// retention and (with Options.NodeID) the pull adapters. Without them
+// webhooks are stored one statement each.
 func (s *Server) Components() []lifecycle.Component {
 	cs := []lifecycle.Component{s.batcher, lifecycle.NewLoop(Name+"-retention", retentionInterval, lifecycle.Warned(s.log, "event retention failed", s.PruneOnce))}
 	if s.adapters != nil {
@@ -33,12 +33,31 @@ func (s *Server) Components() []lifecycle.Component {
 // PruneOnce applies the setting retention.events now and returns how many
 // events it deleted: those received longer than max_age_seconds ago, then
 // the oldest beyond the newest max_rows (both bounds together: either alone
-// leaves the other dimension unbounded). An event whose todo is still live
-// is never deleted. Safe on every node at once (SKIP LOCKED).
+// leaves the other dimension unbounded). Then it applies
+// retention.event_payloads (PrunePayloadsOnce), whose count it logs but does
+// not return. An event whose todo is still live is never deleted nor
+// emptied. Safe on every node at once (SKIP LOCKED).
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
 	total, err := s.store.PruneOnce(ctx, retentionBatch, retentionBatches)
 	if total > 0 {
 		s.log.Info("pruned events", zap.Int64("count", total))
 	}
+	if err != nil {
+		return total, err
+	}
+	_, err = s.PrunePayloadsOnce(ctx)
 	return total, err
+}
+
+// PrunePayloadsOnce applies the setting retention.event_payloads now and
+// returns how many payloads it emptied: those of events received longer
+// than max_age_seconds ago (0: none), keeping each event's row, metadata
+// and size_bytes; such an event can no longer be replayed. Same pacing as
+// PruneOnce.
+func (s *Server) PrunePayloadsOnce(ctx context.Context) (int64, error) {
+	n, err := s.store.PrunePayloadsOnce(ctx, retentionBatch, retentionBatches)
+	if n > 0 {
+		s.log.Info("pruned event payloads", zap.Int64("count", n))
+	}
+	return n, err
 }

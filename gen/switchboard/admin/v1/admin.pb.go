@@ -1252,10 +1252,14 @@ func (x *Adapter) GetUpdatedAt() *timestamppb.Timestamp {
 //	retention.events          {"max_age_seconds": 2592000, "max_rows": 1000000}
 //	retention.todos           {"max_age_seconds": 604800, "max_rows": 1000000}
 //	retention.realtime_events {"max_age_seconds": 86400, "max_rows": 100000}
+//	retention.event_payloads  {"max_age_seconds": 0}
 //	queue.defaults            {"max_attempts": 25, "lease_seconds": 30}
 //
 // Retention removes rows older than max_age_seconds and, beyond that, the
 // oldest rows above max_rows (for todos: terminal todos only).
+// retention.event_payloads empties the payload of events received more than
+// max_age_seconds ago and keeps the event (0, the default: never; no
+// max_rows).
 type Setting struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Setting key, 1–128 characters matching ^[a-z0-9_.]+$. Required (it names
@@ -1263,7 +1267,7 @@ type Setting struct {
 	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	// Setting value, any JSON value; its shape is validated per key by the
 	// server (for the seeded keys: an object with exactly the fields shown
-	// above, each a positive integer).
+	// above, each a positive integer; retention.event_payloads' may be 0).
 	Value *structpb.Value `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
 	// What the setting controls; at most 2000 characters; may be empty.
 	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`

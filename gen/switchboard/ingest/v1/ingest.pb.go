@@ -71,7 +71,8 @@ type Event struct {
 	// ListEvents results unless include_payload is set.
 	Payload []byte `protobuf:"bytes,12,opt,name=payload,proto3" json:"payload,omitempty"`
 	// Size of the raw payload in bytes (events.size_bytes); always set, even
-	// when payload is omitted.
+	// when payload is omitted or was pruned (payload_pruned_at: it stays the
+	// size received).
 	SizeBytes int32 `protobuf:"varint,13,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
 	// Agent id (uuid) the event is for, fixed when it was stored: the agent
 	// its todo is addressed to (the endpoint's or adapter's agent, or
@@ -87,9 +88,11 @@ type Event struct {
 	ReplayCount int32 `protobuf:"varint,15,opt,name=replay_count,json=replayCount,proto3" json:"replay_count,omitempty"`
 	// When the event was last replayed (database clock); unset when never.
 	LastReplayedAt *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=last_replayed_at,json=lastReplayedAt,proto3" json:"last_replayed_at,omitempty"`
-	// When the event's payload was removed while its record was kept; unset
-	// while the payload is the one received. An event whose payload was pruned
-	// cannot be replayed (FAILED_PRECONDITION).
+	// When the event's payload was removed while its record was kept (setting
+	// retention.event_payloads); unset while the payload is the one received.
+	// A pruned event's payload is empty and its size_bytes stays the size
+	// received. It cannot be replayed (FAILED_PRECONDITION; ReplayEvents skips
+	// it and counts it in skipped_pruned).
 	PayloadPrunedAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=payload_pruned_at,json=payloadPrunedAt,proto3" json:"payload_pruned_at,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache

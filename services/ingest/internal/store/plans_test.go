@@ -35,11 +35,11 @@ func TestAgentListReadsAboutAPage(t *testing.T) {
 	// in 2,500 is shared.
 	_, err := pool.Exec(ctx, `
 		WITH a AS (INSERT INTO agents (human_id, name) SELECT $1, 'a' || g FROM generate_series(0, 99) AS g RETURNING id, name)
-		INSERT INTO events (human_id, source, agent_id, published_by, payload)
+		INSERT INTO events (human_id, source, agent_id, published_by, payload, size_bytes)
 		SELECT $1, 'publish',
 		       CASE WHEN g % 2500 = 1 THEN NULL
 		            ELSE (SELECT id FROM a WHERE name = 'a' || CASE WHEN g % 1000 = 0 THEN 0 ELSE 1 + g % 99 END) END,
-		       NULL, ''::bytea
+		       NULL, ''::bytea, 0
 		FROM generate_series(1, 20000) AS g`, human)
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `ANALYZE events`)

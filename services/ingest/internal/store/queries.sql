@@ -186,7 +186,8 @@ WHERE id IN (
 -- ascend in item order; the rows are then inserted in delivery_id order, the one order every batch takes its
 -- keys in: inserting a delivery id waits on a concurrent transaction inserting the same one, and two batches
 -- naming overlapping ids in different orders would otherwise deadlock. A delivery id stored before, or earlier
--- in the same batch, conflicts and is absent from the result (a duplicate, which writes nothing).
+-- in the same batch, conflicts and is absent from the result (a duplicate, which writes nothing). size_bytes is the
+-- payload's length (events_size_bytes_check), kept when payload retention empties the payload.
 WITH input AS MATERIALIZED (
     SELECT v.*, nextval(pg_get_serial_sequence('events', 'id')) AS id
     FROM (
@@ -204,11 +205,11 @@ WITH input AS MATERIALIZED (
     ORDER BY v.ord
 )
 INSERT INTO events (id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id,
-                    headers, content_type, payload, body_sha256, verified_scheme, source_ip, trace_parent)
+                    headers, content_type, payload, size_bytes, body_sha256, verified_scheme, source_ip, trace_parent)
 OVERRIDING SYSTEM VALUE
 SELECT i.id, sqlc.arg(human_id), sqlc.arg(source), sqlc.narg(endpoint_id), sqlc.narg(adapter_id), sqlc.narg(published_by),
        sqlc.narg(agent_id), i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
-       nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet, nullif(i.trace_parent, '')
+       octet_length(i.payload), nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet, nullif(i.trace_parent, '')
 FROM input AS i
 ORDER BY i.delivery_id COLLATE "C", i.ord
 ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
@@ -270,3 +271,36 @@ WHERE t.event_id = sqlc.arg(event_id)::bigint
   AND t.human_id = sqlc.arg(human_id)
 ORDER BY t.id
 LIMIT 1;
+
+-- name: EventPayloadsLockForPrune :many
+-- The next batch of payload retention (EventPayloadsPrune, same transaction): up to batch_size of the oldest
+-- events received more than max_age_seconds ago whose payload is still there (idx_events_payload_unpruned, which
+-- holds no pruned row) and whose todo is not live, locked in id order. SKIP LOCKED: a row another node is pruning,
+-- or a replay holds, is left for a later pass, so every node can run this at once and none waits. The ids are an
+-- ARRAY so the rows are then fetched by primary key, whatever the number of unpruned events; EventPayloadsPrune
+-- checks again, under the locks, that each is still due.
+SELECT e.id
+FROM events AS e
+WHERE e.id = ANY (ARRAY(
+    SELECT c.id
+    FROM events AS c
+    WHERE c.payload_pruned_at IS NULL
+      AND c.received_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
+      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = c.id AND t.state IN ('pending', 'running'))
+    ORDER BY c.received_at
+    LIMIT sqlc.arg(batch_size)::integer
+))
+ORDER BY e.id
+FOR UPDATE OF e SKIP LOCKED;
+
+-- name: EventPayloadsPrune :execrows
+-- Empties the payloads of the events this transaction locked (EventPayloadsLockForPrune), keeping the row and
+-- size_bytes. The todo check is repeated under the locks, in this statement's newer snapshot: a replay locks the
+-- event before it inserts a todo, so one that committed before our lock is seen here, and one after it sees
+-- payload_pruned_at and refuses.
+UPDATE events AS e
+SET payload = ''::bytea,
+    payload_pruned_at = now()
+WHERE e.id = ANY (sqlc.arg(ids)::bigint[])
+  AND e.payload_pruned_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'));

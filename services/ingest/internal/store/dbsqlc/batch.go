@@ -36,11 +36,11 @@ WITH input AS MATERIALIZED (
     ORDER BY v.ord
 )
 INSERT INTO events (id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id,
-                    headers, content_type, payload, body_sha256, verified_scheme, source_ip, trace_parent)
+                    headers, content_type, payload, size_bytes, body_sha256, verified_scheme, source_ip, trace_parent)
 OVERRIDING SYSTEM VALUE
 SELECT i.id, $1, $2, $3, $4, $5,
        $6, i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
-       nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet, nullif(i.trace_parent, '')
+       octet_length(i.payload), nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet, nullif(i.trace_parent, '')
 FROM input AS i
 ORDER BY i.delivery_id COLLATE "C", i.ord
 ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
@@ -84,7 +84,8 @@ type EventInsertBatchRow struct {
 // ascend in item order; the rows are then inserted in delivery_id order, the one order every batch takes its
 // keys in: inserting a delivery id waits on a concurrent transaction inserting the same one, and two batches
 // naming overlapping ids in different orders would otherwise deadlock. A delivery id stored before, or earlier
-// in the same batch, conflicts and is absent from the result (a duplicate, which writes nothing).
+// in the same batch, conflicts and is absent from the result (a duplicate, which writes nothing). size_bytes is the
+// payload's length (events_size_bytes_check), kept when payload retention empties the payload.
 func (q *Queries) EventInsertBatch(ctx context.Context, db DBTX, arg []EventInsertBatchParams) *EventInsertBatchBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {

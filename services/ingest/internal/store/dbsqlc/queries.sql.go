@@ -512,6 +512,74 @@ func (q *Queries) EventOldestTodoTarget(ctx context.Context, db DBTX, arg EventO
 	return i, err
 }
 
+const eventPayloadsLockForPrune = `-- name: EventPayloadsLockForPrune :many
+SELECT e.id
+FROM events AS e
+WHERE e.id = ANY (ARRAY(
+    SELECT c.id
+    FROM events AS c
+    WHERE c.payload_pruned_at IS NULL
+      AND c.received_at < now() - make_interval(secs => $1::double precision)
+      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = c.id AND t.state IN ('pending', 'running'))
+    ORDER BY c.received_at
+    LIMIT $2::integer
+))
+ORDER BY e.id
+FOR UPDATE OF e SKIP LOCKED
+`
+
+type EventPayloadsLockForPruneParams struct {
+	MaxAgeSeconds float64
+	BatchSize     int32
+}
+
+// The next batch of payload retention (EventPayloadsPrune, same transaction): up to batch_size of the oldest
+// events received more than max_age_seconds ago whose payload is still there (idx_events_payload_unpruned, which
+// holds no pruned row) and whose todo is not live, locked in id order. SKIP LOCKED: a row another node is pruning,
+// or a replay holds, is left for a later pass, so every node can run this at once and none waits. The ids are an
+// ARRAY so the rows are then fetched by primary key, whatever the number of unpruned events; EventPayloadsPrune
+// checks again, under the locks, that each is still due.
+func (q *Queries) EventPayloadsLockForPrune(ctx context.Context, db DBTX, arg EventPayloadsLockForPruneParams) ([]int64, error) {
+	rows, err := db.Query(ctx, eventPayloadsLockForPrune, arg.MaxAgeSeconds, arg.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const eventPayloadsPrune = `-- name: EventPayloadsPrune :execrows
+UPDATE events AS e
+SET payload = ''::bytea,
+    payload_pruned_at = now()
+WHERE e.id = ANY ($1::bigint[])
+  AND e.payload_pruned_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
+`
+
+// Empties the payloads of the events this transaction locked (EventPayloadsLockForPrune), keeping the row and
+// size_bytes. The todo check is repeated under the locks, in this statement's newer snapshot: a replay locks the
+// event before it inserts a todo, so one that committed before our lock is seen here, and one after it sees
+// payload_pruned_at and refuses.
+func (q *Queries) EventPayloadsPrune(ctx context.Context, db DBTX, ids []int64) (int64, error) {
+	result, err := db.Exec(ctx, eventPayloadsPrune, ids)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const eventPruneByAge = `-- name: EventPruneByAge :execrows
 DELETE FROM events
 WHERE id IN (
