@@ -633,8 +633,6 @@ func TestCreateEndpointValidation(t *testing.T) {
 		"bad agent id":            {&adminv1.CreateEndpointRequest{Endpoint: ep(none, func(e *adminv1.Endpoint) { e.AgentId = "agent-7" })}, "endpoint.agent_id"},
 		"bad human id":            {&adminv1.CreateEndpointRequest{Endpoint: ep(none, func(e *adminv1.Endpoint) { e.HumanId = "h" })}, "endpoint.human_id"},
 		"secret for none":         {&adminv1.CreateEndpointRequest{Endpoint: ep(none, nil), Secret: "0123456789abcdef0"}, "secret"},
-		"stripe without secret":   {&adminv1.CreateEndpointRequest{Endpoint: ep(stripe, nil)}, "secret"},
-		"slack without secret":    {&adminv1.CreateEndpointRequest{Endpoint: ep(slack, nil)}, "secret"},
 		"basic without secret":    {&adminv1.CreateEndpointRequest{Endpoint: ep(basic, nil)}, "secret"},
 		"basic without colon":     {&adminv1.CreateEndpointRequest{Endpoint: ep(basic, nil), Secret: "no-colon-in-this-one"}, "secret"},
 		"basic without user":      {&adminv1.CreateEndpointRequest{Endpoint: ep(basic, nil), Secret: ":only-a-password-here"}, "secret"},
@@ -643,7 +641,6 @@ func TestCreateEndpointValidation(t *testing.T) {
 		"whsec not base64":        {&adminv1.CreateEndpointRequest{Endpoint: ep(standard, nil), Secret: "whsec_not*base64*at*all"}, "secret"},
 		"standard secret as text": {&adminv1.CreateEndpointRequest{Endpoint: ep(standard, nil), Secret: "my-own-secret-as-text"}, "secret"},
 		"standard whsk_ key":      {&adminv1.CreateEndpointRequest{Endpoint: ep(standard, nil), Secret: "whsk_VEVTVFNJR05JTkdLRVlET05PVFVTRVRISVNGT1JBTlk="}, "secret"},
-		"twilio without secret":   {&adminv1.CreateEndpointRequest{Endpoint: ep(twilio, nil)}, "secret"},
 		"public url not http":     {&adminv1.CreateEndpointRequest{Endpoint: ep(twilio, func(e *adminv1.Endpoint) { e.PublicUrl = "ftp://hooks.example/x" }), Secret: "0123456789abcdef0123"}, "endpoint.public_url"},
 		"public url with a query": {&adminv1.CreateEndpointRequest{Endpoint: ep(twilio, func(e *adminv1.Endpoint) { e.PublicUrl = "https://hooks.example/x?a=1" }), Secret: "0123456789abcdef0123"}, "endpoint.public_url"},
 		"public url too long": {&adminv1.CreateEndpointRequest{Endpoint: ep(twilio, func(e *adminv1.Endpoint) {
