@@ -116,11 +116,11 @@ WITH input AS MATERIALIZED (
     ORDER BY v.ord
 )
 INSERT INTO events (id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id,
-                    headers, content_type, payload, body_sha256, verified_scheme, source_ip, trace_parent)
+                    headers, content_type, payload, size_bytes, body_sha256, verified_scheme, source_ip, trace_parent)
 OVERRIDING SYSTEM VALUE
 SELECT i.id, :human::uuid, :source::text, :endpoint::uuid, NULL::uuid, NULL::uuid,
        NULL::uuid, i.topic, nullif(i.delivery_id, ''), i.headers::jsonb, i.content_type, i.payload,
-       nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet, nullif(i.trace_parent, '')
+       octet_length(i.payload), nullif(i.body_sha256, ''::bytea), i.verified_scheme, nullif(i.source_ip, '')::inet, nullif(i.trace_parent, '')
 FROM input AS i
 ORDER BY i.delivery_id COLLATE "C", i.ord
 ON CONFLICT (human_id, source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
@@ -136,7 +136,7 @@ SELECT m.human_id,
        :queue::text,
        NULL::uuid,
        m.id,
-       'webhook'::text,
+       CASE WHEN true AND m.topic <> '' THEN m.topic ELSE 'webhook'::text END,
        coalesce(NULL::jsonb,
                 jsonb_strip_nulls(jsonb_build_object('event_id', m.id, 'source', m.source, 'topic', nullif(m.topic, ''),
                                                      'content_type', nullif(m.content_type, ''),
