@@ -3,7 +3,11 @@
 package main_test
 
 import (
+	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,4 +62,30 @@ func TestBenchIngestAgainstARealNode(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Regexp(t, `(?m)^RESULT accepted_per_s=\d+ p50_ms=\S+ p99_ms=\S+$`, string(out))
 	t.Log(string(out))
+}
+
+// deploy/local/bench-ingest.sh end to end, tiny: its pgbench scripts copy
+// the node's own statements into the node's own tables, so a schema change
+// the copy misses (a new NOT NULL column, a CHECK) breaks the benchmark
+// without any other test noticing. The script fails when pgbench cannot
+// store a delivery, or stores an event without its todo.
+func TestBenchIngestScriptRunsAgainstTheSchema(t *testing.T) {
+	t.Parallel()
+	_, err := exec.LookPath("pgbench")
+	require.NoError(t, err, "the script needs pgbench (Debian's postgresql-client)")
+	port := func() string {
+		lis, err := net.Listen("tcp", "127.0.0.1:0") //nolint:noctx // only to find a free port
+		require.NoError(t, err)
+		defer func() { require.NoError(t, lis.Close()) }()
+		return strconv.Itoa(lis.Addr().(*net.TCPAddr).Port)
+	}
+	root, err := filepath.Abs("../../..")
+	require.NoError(t, err)
+	cmd := exec.CommandContext(t.Context(), "bash", filepath.Join(root, "deploy/local/bench-ingest.sh"), "300", "32")
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_BIN="+binary, "PGBENCH_SECONDS=1",
+		"SWITCHBOARD_BENCH_GRPC="+port(), "SWITCHBOARD_BENCH_HTTP="+port())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Regexp(t, `(?m)^RATIO accepted_per_s=[1-9]\d* pgbench_one_tps=[1-9]\d* ratio_one=\S+ `+
+		`pgbench_ceiling_tps=[1-9]\d* ratio_ceiling=\S+ p50_ms=\S+ p99_ms=\S+$`, string(out))
 }
