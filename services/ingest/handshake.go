@@ -17,12 +17,12 @@ const HookGetPattern = "GET /hooks/{slug}"
 // answer here (405 when it is not a handshake). A handshake is never
 // stored: it is the provider checking the URL, not an event.
 func (s *Server) handshake(w *delivery, r *http.Request, ep *hookEndpoint, req verify.Request) bool {
-	req.Method, req.Query = r.Method, r.URL.Query()
 	hs, ok := ep.Verifier.(verify.Handshaker)
 	var answer verify.Answer
 	var handled bool
 	var err error
-	if ok {
+	if ok { // the query is parsed only for a scheme that has handshakes
+		req.Method, req.Query = r.Method, r.URL.Query()
 		answer, handled, err = hs.Handshake(req)
 	}
 	switch {
