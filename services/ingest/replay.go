@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/google/uuid"
@@ -13,15 +12,12 @@ import (
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
+	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 // maxReplayKey bounds ReplayEventRequest.replay_key (the todos' dedupe key
 // is "replay:<event id>:<key>", within todos_dedupe_key_check's 255).
 const maxReplayKey = 128
-
-// queueName is the queue-name pattern of the contract (and of the
-// queue_name domain).
-var queueName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
 // ReplayEvent creates new todos for one stored event (see the contract):
 // into the queue the request names or where the event's origin sends its
@@ -73,7 +69,7 @@ func (s *Server) replayOf(ctx context.Context, p auth.Principal, queue, agentID,
 	if len(key) > maxReplayKey {
 		return r, apierr.Invalid(apierr.FieldViolation{Field: "replay_key", Description: "must be at most 128 characters"})
 	}
-	if queue != "" && !queueName.MatchString(queue) {
+	if queue != "" && !sources.ValidQueueName(queue) {
 		return r, apierr.Invalid(apierr.FieldViolation{Field: "queue", Description: "must match ^[a-z0-9][a-z0-9._-]{0,62}$"})
 	}
 	var agent *uuid.UUID

@@ -36,7 +36,7 @@ func checkRoutes(routes []Route) error {
 	for i, r := range routes {
 		field := "endpoint.routes[" + strconv.Itoa(i) + "]"
 		switch {
-		case !validQueueName(r.Queue):
+		case !ValidQueueName(r.Queue):
 			return invalid(field+".queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 		case utf8.RuneCountInString(r.Topic) > maxTopicGlobLen || !utf8.ValidString(r.Topic) || containsNUL(r.Topic):
 			return invalid(field+".topic", "must be at most 255 characters of valid UTF-8")

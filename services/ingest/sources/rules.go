@@ -51,7 +51,7 @@ func checkEndpoint(f EndpointFields) error {
 		return invalid("endpoint.queue", "is required")
 	case utf8.RuneCountInString(f.Name) > maxEndpointNameLen:
 		return invalid("endpoint.name", "must be at most 200 characters")
-	case !validQueueName(f.Queue):
+	case !ValidQueueName(f.Queue):
 		return invalid("endpoint.queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 	case f.SignatureHeader != nil && len(*f.SignatureHeader) > maxHeaderLen:
 		return invalid("endpoint.signature_header", "must be at most 128 characters")
@@ -102,9 +102,9 @@ func checkAdapter(kind string, f AdapterFields) error {
 		return invalid("adapter.name", "is required")
 	case f.Queue == "":
 		return invalid("adapter.queue", "is required")
-	case !validQueueName(f.Name):
+	case !ValidQueueName(f.Name):
 		return invalid("adapter.name", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
-	case !validQueueName(f.Queue):
+	case !ValidQueueName(f.Queue):
 		return invalid("adapter.queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 	case kind == KindWebhook && f.EndpointID == nil:
 		return invalid("adapter.endpoint_id", "is required for ADAPTER_KIND_WEBHOOK")
@@ -118,9 +118,9 @@ func checkAdapter(kind string, f AdapterFields) error {
 	return nil
 }
 
-// validQueueName reports whether q matches the queue-name pattern
+// ValidQueueName reports whether q matches the queue-name pattern
 // ^[a-z0-9][a-z0-9._-]{0,62}$ (checked without a regexp).
-func validQueueName(q string) bool {
+func ValidQueueName(q string) bool {
 	if q == "" || len(q) > 63 {
 		return false
 	}

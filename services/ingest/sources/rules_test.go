@@ -123,10 +123,10 @@ func TestContractTables(t *testing.T) {
 func TestValidQueueName(t *testing.T) {
 	t.Parallel()
 	for _, ok := range []string{"a", "hooks", "a.b_c-d", strings.Repeat("a", 63)} {
-		require.True(t, validQueueName(ok), ok)
+		require.True(t, ValidQueueName(ok), ok)
 	}
 	for _, bad := range []string{"", "-a", "A", "a b", strings.Repeat("a", 64), "é"} {
-		require.False(t, validQueueName(bad), bad)
+		require.False(t, ValidQueueName(bad), bad)
 	}
 }
 
