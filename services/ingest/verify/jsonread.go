@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The readers below take what Describe needs from a body without decoding
@@ -40,45 +41,158 @@ func topLevel(raw []byte, keys ...string) map[string]json.RawMessage {
 
 // eachMember calls fn for the members of the JSON object raw in order,
 // until fn returns false; it reports whether raw was an object (as far as
-// it was read).
+// it was read). It runs on every delivery of a JSON provider, so it walks
+// the bytes itself: each value is found by skipping over it (strings,
+// nesting) and checked with json.Valid, with no decoder state or
+// allocation per member, and keys are unescaped only when they need it.
 func eachMember(raw []byte, fn func(key string, value json.RawMessage) bool) bool {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
 		return false
 	}
-	for dec.More() {
-		t, err := dec.Token()
-		key, isKey := t.(string)
-		if err != nil || !isKey {
+	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '}' {
+		return true
+	}
+	for {
+		end, ok := stringEnd(raw, i)
+		if !ok {
 			return false
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
+		key, ok := jsonString(raw[i:end])
+		if !ok {
 			return false
 		}
-		if !fn(key, v) {
+		if i = skipSpace(raw, end); i == len(raw) || raw[i] != ':' {
+			return false
+		}
+		start := skipSpace(raw, i+1)
+		if end, ok = valueEnd(raw, start); !ok || !json.Valid(raw[start:end]) {
+			return false
+		}
+		if !fn(key, raw[start:end:end]) {
 			return true
 		}
+		if i = skipSpace(raw, end); i == len(raw) {
+			return false
+		}
+		switch raw[i] {
+		case '}':
+			return true
+		case ',':
+			i = skipSpace(raw, i+1)
+		default:
+			return false
+		}
 	}
-	return true
 }
 
-// element returns the i-th element of the JSON array raw, or nil.
+// element returns the i-th element of the JSON array raw, or nil (also when
+// raw is not an array or is malformed before that element ends).
 func element(raw []byte, i int) json.RawMessage {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+	j := skipSpace(raw, 0)
+	if j == len(raw) || raw[j] != '[' {
 		return nil
 	}
-	for n := 0; dec.More(); n++ {
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
+	if j = skipSpace(raw, j+1); j < len(raw) && raw[j] == ']' {
+		return nil
+	}
+	for n := 0; ; n++ {
+		end, ok := valueEnd(raw, j)
+		if !ok || !json.Valid(raw[j:end]) {
 			return nil
 		}
 		if n == i {
-			return v
+			return raw[j:end:end]
+		}
+		if j = skipSpace(raw, end); j == len(raw) || raw[j] != ',' {
+			return nil
+		}
+		j = skipSpace(raw, j+1)
+	}
+}
+
+// skipSpace is the index of the first byte at or after i that is not JSON
+// whitespace (len(raw) if none).
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index just past the JSON string starting at raw[i]
+// (its closing quote; escapes skipped, not checked).
+func stringEnd(raw []byte, i int) (int, bool) {
+	if i >= len(raw) || raw[i] != '"' {
+		return 0, false
+	}
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
 		}
 	}
-	return nil
+	return 0, false
+}
+
+// valueEnd is the index just past the JSON value starting at raw[i]: a
+// string, an object or array (brackets counted outside strings, not
+// matched: json.Valid checks the value afterwards), or a literal running to
+// the next delimiter.
+func valueEnd(raw []byte, i int) (int, bool) {
+	if i >= len(raw) {
+		return 0, false
+	}
+	switch raw[i] {
+	case '"':
+		return stringEnd(raw, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(raw); j++ {
+			switch raw[j] {
+			case '"':
+				end, ok := stringEnd(raw, j)
+				if !ok {
+					return 0, false
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for ; j < len(raw); j++ {
+		switch raw[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j, j > i
+		}
+	}
+	return j, j > i
+}
+
+// jsonString is the text of the quoted JSON string q, unescaped as
+// encoding/json does (invalid UTF-8 becomes U+FFFD); only a string with an
+// escape, a control character or non-ASCII bytes is handed to it.
+func jsonString(q []byte) (string, bool) {
+	inner := q[1 : len(q)-1]
+	for _, c := range inner {
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			var s string
+			if json.Unmarshal(q, &s) != nil {
+				return "", false
+			}
+			return s, true
+		}
+	}
+	return string(inner), true
 }
 
 // scalar is a JSON string's text, a number's or boolean's literal, and ""
