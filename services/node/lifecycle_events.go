@@ -1,7 +1,9 @@
 package node
 
 import (
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -32,17 +34,27 @@ func (l lifecycleEvents) System(human uuid.UUID, agent *uuid.UUID, channel, kind
 // todoLifecycle publishes the queue's committed todo changes on the
 // tenant's realtime channel sys:queue:<queue> (ephemeral; only where someone
 // listens, and only to the todo's agent among agents: see
-// realtime.Server.System).
+// realtime.Server.System), and a todo's progress also on sys:todo:<id>.
 func todoLifecycle(rt lifecycleEvents) func(queue.TodoEvent) {
 	channels, kinds := newNameMemo(realtime.QueueChannelPrefix), newNameMemo("todo.")
 	return func(e queue.TodoEvent) {
-		rt.System(e.HumanID, e.AgentID, channels.of(e.Queue), kinds.of(string(e.Kind)), func() map[string]any {
-			fields := map[string]any{"todo_id": e.TodoID, "queue": e.Queue, "state": e.State}
+		fields := func() map[string]any {
+			f := map[string]any{"todo_id": e.TodoID, "queue": e.Queue, "state": e.State}
 			if e.AgentID != nil {
-				fields["agent_id"] = e.AgentID.String()
+				f["agent_id"] = e.AgentID.String()
 			}
-			return fields
-		})
+			if e.Kind == queue.EventProgress {
+				f["progress"], f["progress_at"] = e.Progress, e.ProgressAt.UTC().Format(time.RFC3339Nano)
+			}
+			return f
+		}
+		kind := kinds.of(string(e.Kind))
+		rt.System(e.HumanID, e.AgentID, channels.of(e.Queue), kind, fields)
+		if e.Kind == queue.EventProgress {
+			// Not memoized: one name per todo. Progress comes at most once per
+			// heartbeat of a todo, not once per change of every todo.
+			rt.System(e.HumanID, e.AgentID, realtime.TodoChannelPrefix+strconv.FormatInt(e.TodoID, 10), kind, fields)
+		}
 	}
 }
 

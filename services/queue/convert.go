@@ -27,6 +27,12 @@ const maxErrorChars = 4096
 // compact, deterministic output, so the limit does not wobble by a byte.
 // Over the limit is INVALID_ARGUMENT, as the contract lists for a bad field.
 func jsonObject(field string, m *structpb.Struct) ([]byte, error) {
+	return jsonObjectWithin(field, m, maxJSONBytes, "1 MiB")
+}
+
+// jsonObjectWithin is jsonObject with limit bytes (named as limitText in
+// the error).
+func jsonObjectWithin(field string, m *structpb.Struct, limit int, limitText string) ([]byte, error) {
 	if m == nil {
 		return []byte(`{}`), nil
 	}
@@ -35,8 +41,8 @@ func jsonObject(field string, m *structpb.Struct) ([]byte, error) {
 	if err != nil {
 		return nil, invalid(field, "must be representable as JSON (no NaN or infinite numbers)")
 	}
-	if len(raw) > maxJSONBytes {
-		return nil, invalid(field, fmt.Sprintf("must be at most 1 MiB serialized (got %d bytes)", len(raw)))
+	if len(raw) > limit {
+		return nil, invalid(field, fmt.Sprintf("must be at most %s serialized (got %d bytes)", limitText, len(raw)))
 	}
 	return raw, nil
 }
@@ -116,6 +122,12 @@ func renderTodo(t store.Todo) (*queuev1.Todo, error) {
 		if out.Result, err = structjson.FromJSON(t.Result); err != nil {
 			bad = append(bad, "result: "+err.Error())
 		}
+	}
+	if len(t.Progress) > 0 {
+		if out.Progress, err = structjson.FromJSON(t.Progress); err != nil {
+			bad = append(bad, "progress: "+err.Error())
+		}
+		out.ProgressAt = timestamp(t.ProgressAt)
 	}
 	if string(t.Errors) != "[]" { // most todos never failed
 		var errs []todoError

@@ -16,10 +16,11 @@ import (
 // calls share batch statements (Server.heartbeats); each returns after its
 // own statement committed.
 func (s *Server) Heartbeat(ctx context.Context, req *queuev1.HeartbeatRequest) (*queuev1.HeartbeatResponse, error) {
-	_, r, err := merged(ctx, req, heartbeatItem, s.heartbeats)
+	it, r, err := merged(ctx, req, heartbeatItem, s.heartbeats)
 	if err != nil {
 		return nil, err
 	}
+	s.progressed(ctx, it, r)
 	return &queuev1.HeartbeatResponse{LeaseExpiresAt: timestamppb.New(r.ExpiresAt)}, nil
 }
 
@@ -39,6 +40,7 @@ func (s *Server) HeartbeatBatch(ctx context.Context, req *queuev1.HeartbeatBatch
 		out.Results[i] = &queuev1.HeartbeatBatchResult{Id: items[i].ID, Outcome: outcomeProto(r.Outcome)}
 		if r.Outcome == store.OK {
 			out.Results[i].LeaseExpiresAt = timestamppb.New(r.ExpiresAt)
+			s.progressed(ctx, items[i], r)
 		}
 	}
 	return out, nil
@@ -209,7 +211,13 @@ func heartbeatItem(prefix string, r *queuev1.HeartbeatRequest) (store.HeartbeatI
 	if s := r.GetLeaseSeconds(); s < 0 || s > 3600 {
 		return store.HeartbeatItem{}, invalid(prefix+"lease_seconds", "must be between 1 and 3600, or 0 for the default")
 	}
-	return store.HeartbeatItem{Lease: l, LeaseSeconds: r.GetLeaseSeconds()}, nil
+	it := store.HeartbeatItem{Lease: l, LeaseSeconds: r.GetLeaseSeconds()}
+	if r.GetProgress() != nil {
+		if it.Progress, err = jsonObjectWithin(prefix+"progress", r.GetProgress(), maxProgressBytes, "1 KiB"); err != nil {
+			return store.HeartbeatItem{}, err
+		}
+	}
+	return it, nil
 }
 
 func completeItem(prefix string, r *queuev1.CompleteRequest) (store.CompleteItem, error) {

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -97,6 +98,10 @@ type TodoEvent struct {
 	AgentID *uuid.UUID
 	// State is the todo's state after the change ("pending", "running", …).
 	State string
+	// Progress and ProgressAt are set only for EventProgress: the JSON
+	// object the worker reported, and when it was stored.
+	Progress   json.RawMessage
+	ProgressAt time.Time
 }
 
 // EventKind names what happened to a todo.
@@ -112,6 +117,7 @@ const (
 	EventCancelled EventKind = "cancelled"
 	EventExpired   EventKind = "expired" // lease expired; State pending or dead
 	EventRedriven  EventKind = "redriven"
+	EventProgress  EventKind = "progress" // a Heartbeat stored progress; State is running
 )
 
 // defaultNotifyWindow is Options.NotifyWindow's default.

@@ -17,9 +17,17 @@ import (
 // ephemeral events, so dashboards can go live:
 //
 //	sys:queue:<queue>   todo.enqueued, todo.claimed, todo.completed, todo.failed,
-//	                    todo.released, todo.cancelled, todo.expired, todo.redriven
-//	                    (payload: todo_id, queue, state, agent_id)
+//	                    todo.released, todo.cancelled, todo.expired, todo.redriven,
+//	                    todo.progress
+//	                    (payload: todo_id, queue, state, agent_id; todo.progress
+//	                    adds progress, the worker's JSON object, and progress_at)
+//	sys:todo:<id>       todo.progress of that one todo (same payload), for a
+//	                    page that follows a single todo
 //	sys:ingest          event.received (payload: event_id, source, topic, todo_id)
+//
+// Like every channel they are the tenant's own: a subscription names a
+// channel within its credential's human, so another tenant's sys:todo:<id>
+// is a different channel that nothing is ever published on.
 //
 // They are only published where someone listens (a subscriber on this node,
 // or a presence row anywhere, refreshed every Options.PresenceInterval), so
@@ -27,6 +35,7 @@ import (
 // lookups per change, allocates nothing and sends nothing.
 const (
 	QueueChannelPrefix = SystemPrefix + "queue:"
+	TodoChannelPrefix  = SystemPrefix + "todo:"
 	IngestChannel      = SystemPrefix + "ingest"
 )
 

@@ -188,7 +188,16 @@ type Todo struct {
 	// worker starts its handler's span as the child of this context, linked
 	// to it, so the trace runs from the request to the work (the Go SDK does;
 	// see docs/tracing.md).
-	TraceParent   string `protobuf:"bytes,24,opt,name=trace_parent,json=traceParent,proto3" json:"trace_parent,omitempty"`
+	TraceParent string `protobuf:"bytes,24,opt,name=trace_parent,json=traceParent,proto3" json:"trace_parent,omitempty"`
+	// The latest progress the worker reported for the current attempt
+	// (HeartbeatRequest.progress), a JSON object of at most 1 KiB; unset when
+	// it reported none. A claim clears it (each attempt reports its own); it
+	// stays after the todo finishes. Every report is also published as a
+	// todo.progress event on the realtime channels sys:queue:<queue> and
+	// sys:todo:<id>.
+	Progress *structpb.Struct `protobuf:"bytes,25,opt,name=progress,proto3" json:"progress,omitempty"`
+	// When progress was stored (database clock); unset with it.
+	ProgressAt    *timestamppb.Timestamp `protobuf:"bytes,26,opt,name=progress_at,json=progressAt,proto3" json:"progress_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -391,6 +400,20 @@ func (x *Todo) GetTraceParent() string {
 	return ""
 }
 
+func (x *Todo) GetProgress() *structpb.Struct {
+	if x != nil {
+		return x.Progress
+	}
+	return nil
+}
+
+func (x *Todo) GetProgressAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ProgressAt
+	}
+	return nil
+}
+
 // TodoError records one failed attempt (one element of the todos.errors JSON
 // array).
 type TodoError struct {
@@ -554,7 +577,7 @@ var File_switchboard_queue_v1_queue_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\a\n" +
+	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaa\b\n" +
 	"\x04Todo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x14\n" +
@@ -586,7 +609,10 @@ const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\x0elease_expiries\x18\x16 \x01(\x05R\rleaseExpiries\x12\x1f\n" +
 	"\vlease_token\x18\x17 \x01(\x03R\n" +
 	"leaseToken\x12!\n" +
-	"\ftrace_parent\x18\x18 \x01(\tR\vtraceParent\"g\n" +
+	"\ftrace_parent\x18\x18 \x01(\tR\vtraceParent\x123\n" +
+	"\bprogress\x18\x19 \x01(\v2\x17.google.protobuf.StructR\bprogress\x12;\n" +
+	"\vprogress_at\x18\x1a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"progressAt\"g\n" +
 	"\tTodoError\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x14\n" +
@@ -640,14 +666,16 @@ var file_switchboard_queue_v1_queue_proto_depIdxs = []int32{
 	5,  // 6: switchboard.queue.v1.Todo.attempted_at:type_name -> google.protobuf.Timestamp
 	5,  // 7: switchboard.queue.v1.Todo.finished_at:type_name -> google.protobuf.Timestamp
 	4,  // 8: switchboard.queue.v1.Todo.result:type_name -> google.protobuf.Struct
-	5,  // 9: switchboard.queue.v1.TodoError.at:type_name -> google.protobuf.Timestamp
-	5,  // 10: switchboard.queue.v1.VacuumHealth.last_autovacuum:type_name -> google.protobuf.Timestamp
-	5,  // 11: switchboard.queue.v1.VacuumHealth.last_vacuum:type_name -> google.protobuf.Timestamp
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	4,  // 9: switchboard.queue.v1.Todo.progress:type_name -> google.protobuf.Struct
+	5,  // 10: switchboard.queue.v1.Todo.progress_at:type_name -> google.protobuf.Timestamp
+	5,  // 11: switchboard.queue.v1.TodoError.at:type_name -> google.protobuf.Timestamp
+	5,  // 12: switchboard.queue.v1.VacuumHealth.last_autovacuum:type_name -> google.protobuf.Timestamp
+	5,  // 13: switchboard.queue.v1.VacuumHealth.last_vacuum:type_name -> google.protobuf.Timestamp
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_proto_init() }

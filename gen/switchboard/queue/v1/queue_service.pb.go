@@ -532,7 +532,14 @@ type HeartbeatRequest struct {
 	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// New lease duration in seconds from now, 1–3600; 0 means the default from
 	// the setting queue.defaults.lease_seconds (30).
-	LeaseSeconds  int32 `protobuf:"varint,3,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
+	LeaseSeconds int32 `protobuf:"varint,3,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
+	// Optional progress of the work as a JSON object (for example
+	// {"done": 40, "total": 100}), at most 1 KiB serialized (checked by the
+	// server: INVALID_ARGUMENT naming the field). Stored as Todo.progress
+	// (with progress_at) only when the lease token matches, and published
+	// as a todo.progress event on sys:queue:<queue> and sys:todo:<id>. Unset
+	// keeps the stored progress; each report replaces it whole.
+	Progress      *structpb.Struct `protobuf:"bytes,4,opt,name=progress,proto3" json:"progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -586,6 +593,13 @@ func (x *HeartbeatRequest) GetLeaseSeconds() int32 {
 		return x.LeaseSeconds
 	}
 	return 0
+}
+
+func (x *HeartbeatRequest) GetProgress() *structpb.Struct {
+	if x != nil {
+		return x.Progress
+	}
+	return nil
 }
 
 // HeartbeatResponse confirms the renewed lease.
@@ -1988,7 +2002,7 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\xd8\x01\x01\x1a\x05\x18\x90\x1c(\x01R\fleaseSeconds\x12;\n" +
 	"\x04wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationB\f\xbaH\t\xaa\x01\x06\"\x02\b<2\x00R\x04wait\"A\n" +
 	"\rClaimResponse\x120\n" +
-	"\x05todos\x18\x01 \x03(\v2\x1a.switchboard.queue.v1.TodoR\x05todos\"\x8f\x01\n" +
+	"\x05todos\x18\x01 \x03(\v2\x1a.switchboard.queue.v1.TodoR\x05todos\"\xc4\x01\n" +
 	"\x10HeartbeatRequest\x12\x1a\n" +
 	"\x02id\x18\x01 \x01(\x03B\n" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\x12+\n" +
@@ -1996,7 +2010,8 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\n" +
 	"leaseToken\x122\n" +
 	"\rlease_seconds\x18\x03 \x01(\x05B\r\xbaH\n" +
-	"\xd8\x01\x01\x1a\x05\x18\x90\x1c(\x01R\fleaseSeconds\"Y\n" +
+	"\xd8\x01\x01\x1a\x05\x18\x90\x1c(\x01R\fleaseSeconds\x123\n" +
+	"\bprogress\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bprogress\"Y\n" +
 	"\x11HeartbeatResponse\x12D\n" +
 	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"\x8b\x01\n" +
 	"\x0fCompleteRequest\x12\x1a\n" +
@@ -2174,58 +2189,59 @@ var file_switchboard_queue_v1_queue_service_proto_depIdxs = []int32{
 	2,  // 4: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
 	34, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
 	33, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
-	32, // 7: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	31, // 8: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	33, // 9: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
-	34, // 10: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	33, // 11: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
-	34, // 12: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	33, // 13: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
-	33, // 14: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
-	33, // 15: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
-	35, // 16: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
-	33, // 17: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
-	36, // 18: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
-	7,  // 19: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
-	0,  // 20: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	32, // 21: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
-	26, // 22: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
-	9,  // 23: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
-	0,  // 24: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	29, // 25: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
-	1,  // 26: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
-	3,  // 27: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
-	5,  // 28: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
-	7,  // 29: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
-	9,  // 30: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
-	25, // 31: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
-	28, // 32: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
-	11, // 33: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
-	13, // 34: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
-	15, // 35: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
-	17, // 36: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
-	19, // 37: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
-	21, // 38: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
-	23, // 39: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
-	2,  // 40: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
-	4,  // 41: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
-	6,  // 42: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
-	8,  // 43: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
-	10, // 44: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
-	27, // 45: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
-	30, // 46: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
-	12, // 47: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
-	14, // 48: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
-	16, // 49: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
-	18, // 50: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
-	20, // 51: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
-	22, // 52: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
-	24, // 53: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
-	40, // [40:54] is the sub-list for method output_type
-	26, // [26:40] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	31, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
+	32, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	31, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	33, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
+	34, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	33, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
+	34, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	33, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
+	33, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
+	33, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	35, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
+	33, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
+	36, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
+	7,  // 20: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
+	0,  // 21: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	32, // 22: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
+	26, // 23: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
+	9,  // 24: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
+	0,  // 25: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	29, // 26: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
+	1,  // 27: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
+	3,  // 28: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
+	5,  // 29: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
+	7,  // 30: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
+	9,  // 31: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
+	25, // 32: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
+	28, // 33: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
+	11, // 34: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
+	13, // 35: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
+	15, // 36: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
+	17, // 37: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
+	19, // 38: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
+	21, // 39: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
+	23, // 40: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
+	2,  // 41: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
+	4,  // 42: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
+	6,  // 43: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
+	8,  // 44: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
+	10, // 45: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
+	27, // 46: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
+	30, // 47: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
+	12, // 48: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
+	14, // 49: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
+	16, // 50: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
+	18, // 51: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
+	20, // 52: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
+	22, // 53: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
+	24, // 54: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
+	41, // [41:55] is the sub-list for method output_type
+	27, // [27:41] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_service_proto_init() }

@@ -94,9 +94,11 @@ type QueueServiceClient interface {
 	// elapses, and then returns what it has (possibly nothing).
 	// Errors: INVALID_ARGUMENT for a bad field.
 	Claim(ctx context.Context, in *ClaimRequest, opts ...grpc.CallOption) (*ClaimResponse, error)
-	// Heartbeat extends the lease of a running todo to now() + lease_seconds.
+	// Heartbeat extends the lease of a running todo to now() + lease_seconds,
+	// and stores the progress it may carry (Todo.progress).
 	// Errors: FAILED_PRECONDITION for a stale lease token (the worker must stop
-	// working on the todo), NOT_FOUND for an unknown id.
+	// working on the todo; its progress is not stored), NOT_FOUND for an
+	// unknown id, INVALID_ARGUMENT for progress over 1 KiB.
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	// Complete marks a running todo COMPLETED and ends its lease.
 	// Errors: FAILED_PRECONDITION for a stale lease token, NOT_FOUND for an
@@ -363,9 +365,11 @@ type QueueServiceServer interface {
 	// elapses, and then returns what it has (possibly nothing).
 	// Errors: INVALID_ARGUMENT for a bad field.
 	Claim(context.Context, *ClaimRequest) (*ClaimResponse, error)
-	// Heartbeat extends the lease of a running todo to now() + lease_seconds.
+	// Heartbeat extends the lease of a running todo to now() + lease_seconds,
+	// and stores the progress it may carry (Todo.progress).
 	// Errors: FAILED_PRECONDITION for a stale lease token (the worker must stop
-	// working on the todo), NOT_FOUND for an unknown id.
+	// working on the todo; its progress is not stored), NOT_FOUND for an
+	// unknown id, INVALID_ARGUMENT for progress over 1 KiB.
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	// Complete marks a running todo COMPLETED and ends its lease.
 	// Errors: FAILED_PRECONDITION for a stale lease token, NOT_FOUND for an

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/pkg/postgres"
@@ -67,16 +68,24 @@ func inLockOrder(ls []Lease) []int {
 // TodoID is the todo the lease is of.
 func (l Lease) TodoID() int64 { return l.ID }
 
-// HeartbeatItem renews one lease; LeaseSeconds 0 = the default.
+// HeartbeatItem renews one lease; LeaseSeconds 0 = the default. Progress,
+// when not nil, is a JSON object stored as the todo's progress (only if the
+// lease matches); nil keeps the stored one.
 type HeartbeatItem struct {
 	Lease
 	LeaseSeconds int32
+	Progress     []byte
 }
 
-// HeartbeatResult is one item's outcome; ExpiresAt is set when OK.
+// HeartbeatResult is one item's outcome; the rest is set when OK: the new
+// lease end, and the todo's queue, agent and progress_at (what a
+// todo.progress event carries).
 type HeartbeatResult struct {
-	Outcome   Outcome
-	ExpiresAt time.Time
+	Outcome    Outcome
+	ExpiresAt  time.Time
+	Queue      string
+	AgentID    *uuid.UUID
+	ProgressAt *time.Time
 }
 
 // Err is the outcome as the single-item RPC answers it (OutcomeError).
@@ -85,14 +94,15 @@ func (r HeartbeatResult) Err(id int64) error { return OutcomeError(r.Outcome, id
 // Heartbeat renews leases in one statement; results are in item order.
 func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) ([]HeartbeatResult, error) {
 	ls := postgres.Convert(items, func(it HeartbeatItem) Lease { return it.Lease })
+	n := len(items)
 	p := dbsqlc.TodoHeartbeatBatchParams{
 		DefaultLeaseSeconds: settings.DefaultQueue.LeaseSeconds,
 		HumanID:             c.HumanID, CallerAgentID: c.AgentID,
-		Ids: make([]int64, len(items)), Tokens: make([]int64, len(items)), LeaseSeconds: make([]int32, len(items)),
+		Ids: make([]int64, n), Tokens: make([]int64, n), LeaseSeconds: make([]int32, n), Progress: make([]string, n),
 	}
 	for i, at := range inLockOrder(ls) {
 		it := items[at]
-		p.Ids[i], p.Tokens[i], p.LeaseSeconds[i] = it.ID, it.Token, it.LeaseSeconds
+		p.Ids[i], p.Tokens[i], p.LeaseSeconds[i], p.Progress[i] = it.ID, it.Token, it.LeaseSeconds, string(it.Progress)
 	}
 	rows, err := postgres.RetryConflicts1(ctx, func() ([]dbsqlc.TodoHeartbeatBatchRow, error) {
 		return s.q.TodoHeartbeatBatch(ctx, s.hot, p)
@@ -100,14 +110,15 @@ func (s *Store) Heartbeat(ctx context.Context, c Caller, items []HeartbeatItem) 
 	if err != nil {
 		return nil, mapErr(err, "heartbeat", "todo")
 	}
-	expires := make(map[Lease]time.Time, len(rows))
+	renewed := make(map[Lease]HeartbeatResult, len(rows))
 	for _, r := range rows {
-		expires[Lease{ID: r.ID, Token: r.LeaseToken}] = r.LeaseExpiresAt
+		renewed[Lease{ID: r.ID, Token: r.LeaseToken}] = HeartbeatResult{
+			Outcome: OK, ExpiresAt: r.LeaseExpiresAt, Queue: r.Queue, AgentID: r.AgentID, ProgressAt: r.ProgressAt,
+		}
 	}
-	oc, at, err := fenced(ctx, s, c, ls, expires, ackNone)
-	out := make([]HeartbeatResult, len(oc))
+	oc, out, err := fenced(ctx, s, c, ls, renewed, ackNone)
 	for i := range oc {
-		out[i] = HeartbeatResult{Outcome: oc[i], ExpiresAt: at[i]}
+		out[i].Outcome = oc[i]
 	}
 	return out, err
 }

@@ -16,8 +16,8 @@
 --   every Complete walked thousands of dead entries (35 ms per batch at 4k jobs/s). Written this way the
 --   partial index's predicate is not implied and the writes go by primary key. attempt
 --   never decreases: Release raises max_attempts by one, Redrive sets max_attempts = attempt + N.
--- * Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries, lease_token, lease_outcome) are in
---   no index, so heartbeats are HOT updates.
+-- * Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries, lease_token, lease_outcome, progress,
+--   progress_at) are in no index, so heartbeats are HOT updates.
 -- * Lock order: every multi-row write locks its rows in one canonical order (ascending id; dedupe_key for
 --   inserts that can conflict), so concurrent batches wait on each other instead of deadlocking.
 -- * Defaults (max_attempts, lease seconds) come from the setting queue.defaults, read inside the statement, so
@@ -165,24 +165,32 @@ SET state            = 'running',
     lease_token      = greatest(1, ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint
                                    & 9223372036854775807),
     lease_outcome    = NULL,
-    attempted_at     = now()
+    attempted_at     = now(),
+    -- progress is the current attempt's: a new attempt starts without one (in no index, still HOT).
+    progress         = NULL,
+    progress_at      = NULL
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
 RETURNING t.*;
 
 -- name: TodoHeartbeatBatch :many
 -- Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
--- missing from RETURNING lost its lease (or never existed: TodoAckStates tells which). Touches only
--- lease_expires_at, which is in no index: a HOT update. lease_seconds 0 = the queue.defaults value. RETURNING
--- carries the attempt so a batch that names one todo twice (with different tokens) maps each item exactly.
+-- missing from RETURNING lost its lease (or never existed: TodoAckStates tells which), and a stale item writes no
+-- progress either. Touches only lease_expires_at and, for items that carry one, progress and progress_at, none of
+-- which is in an index: a HOT update. progress '' means none: the stored progress stays. lease_seconds 0 = the
+-- queue.defaults value. RETURNING carries the attempt so a batch that names one todo twice (with different tokens)
+-- maps each item exactly, and what a todo.progress lifecycle event needs.
 UPDATE todos AS t
 SET lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
                            nullif(u.lease_seconds, 0),
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
-                           sqlc.arg(default_lease_seconds)::integer))))
+                           sqlc.arg(default_lease_seconds)::integer)))),
+    progress         = CASE WHEN u.progress = '' THEN t.progress ELSE u.progress::jsonb END,
+    progress_at      = CASE WHEN u.progress = '' THEN t.progress_at ELSE now() END
 FROM (
     SELECT unnest(sqlc.arg(ids)::bigint[])            AS id,
            unnest(sqlc.arg(tokens)::bigint[])         AS token,
-           unnest(sqlc.arg(lease_seconds)::integer[]) AS lease_seconds
+           unnest(sqlc.arg(lease_seconds)::integer[]) AS lease_seconds,
+           unnest(sqlc.arg(progress)::text[])         AS progress
 ) AS u
 WHERE t.id = u.id
   AND t.human_id = sqlc.arg(human_id)
@@ -190,7 +198,8 @@ WHERE t.id = u.id
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
-RETURNING t.id, t.lease_token::bigint AS lease_token, t.lease_expires_at::timestamptz AS lease_expires_at;
+RETURNING t.id, t.lease_token::bigint AS lease_token, t.lease_expires_at::timestamptz AS lease_expires_at,
+          t.queue, t.agent_id, t.progress_at;
 
 -- name: TodoCompleteBatch :many
 -- Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result

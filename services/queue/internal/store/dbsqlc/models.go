@@ -37,4 +37,6 @@ type Todo struct {
 	LeaseToken     *int64
 	LeaseOutcome   *string
 	TraceParent    *string
+	Progress       json.RawMessage
+	ProgressAt     *time.Time
 }

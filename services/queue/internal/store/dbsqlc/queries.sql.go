@@ -67,7 +67,7 @@ WHERE id = $2
   AND human_id = $3
   AND state IN ('pending', 'running')
   AND ($4::uuid IS NULL OR agent_id IS NULL OR agent_id = $4::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
 `
 
 type TodoCancelParams struct {
@@ -113,6 +113,8 @@ func (q *Queries) TodoCancel(ctx context.Context, db DBTX, arg TodoCancelParams)
 		&i.LeaseToken,
 		&i.LeaseOutcome,
 		&i.TraceParent,
+		&i.Progress,
+		&i.ProgressAt,
 	)
 	return i, err
 }
@@ -155,8 +157,8 @@ type TodoCheckRefsParams struct {
 //     every Complete walked thousands of dead entries (35 ms per batch at 4k jobs/s). Written this way the
 //     partial index's predicate is not implied and the writes go by primary key. attempt
 //     never decreases: Release raises max_attempts by one, Redrive sets max_attempts = attempt + N.
-//   - Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries, lease_token, lease_outcome) are in
-//     no index, so heartbeats are HOT updates.
+//   - Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries, lease_token, lease_outcome, progress,
+//     progress_at) are in no index, so heartbeats are HOT updates.
 //   - Lock order: every multi-row write locks its rows in one canonical order (ascending id; dedupe_key for
 //     inserts that can conflict), so concurrent batches wait on each other instead of deadlocking.
 //   - Defaults (max_attempts, lease seconds) come from the setting queue.defaults, read inside the statement, so
@@ -198,9 +200,12 @@ SET state            = 'running',
     lease_token      = greatest(1, ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint
                                    & 9223372036854775807),
     lease_outcome    = NULL,
-    attempted_at     = now()
+    attempted_at     = now(),
+    -- progress is the current attempt's: a new attempt starts without one (in no index, still HOT).
+    progress         = NULL,
+    progress_at      = NULL
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at
 `
 
 type TodoClaimParams struct {
@@ -263,6 +268,8 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 			&i.LeaseToken,
 			&i.LeaseOutcome,
 			&i.TraceParent,
+			&i.Progress,
+			&i.ProgressAt,
 		); err != nil {
 			return nil, err
 		}
@@ -430,7 +437,7 @@ WHERE id = $7
   AND lease_token = $9::bigint
   AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($10::uuid IS NULL OR agent_id IS NULL OR agent_id = $10::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
 `
 
 type TodoFailParams struct {
@@ -495,12 +502,14 @@ func (q *Queries) TodoFail(ctx context.Context, db DBTX, arg TodoFailParams) (To
 		&i.LeaseToken,
 		&i.LeaseOutcome,
 		&i.TraceParent,
+		&i.Progress,
+		&i.ProgressAt,
 	)
 	return i, err
 }
 
 const todoGet = `-- name: TodoGet :one
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
 FROM todos
 WHERE id = $1
   AND human_id = $2
@@ -543,12 +552,14 @@ func (q *Queries) TodoGet(ctx context.Context, db DBTX, arg TodoGetParams) (Todo
 		&i.LeaseToken,
 		&i.LeaseOutcome,
 		&i.TraceParent,
+		&i.Progress,
+		&i.ProgressAt,
 	)
 	return i, err
 }
 
 const todoGetByDedupeKeys = `-- name: TodoGetByDedupeKeys :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
 FROM todos
 WHERE human_id = $1
   AND queue = $2
@@ -597,6 +608,8 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 			&i.LeaseToken,
 			&i.LeaseOutcome,
 			&i.TraceParent,
+			&i.Progress,
+			&i.ProgressAt,
 		); err != nil {
 			return nil, err
 		}
@@ -609,7 +622,7 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 }
 
 const todoGetMany = `-- name: TodoGetMany :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
 FROM todos
 WHERE id = ANY ($1::bigint[])
   AND human_id = $2
@@ -658,6 +671,8 @@ func (q *Queries) TodoGetMany(ctx context.Context, db DBTX, arg TodoGetManyParam
 			&i.LeaseToken,
 			&i.LeaseOutcome,
 			&i.TraceParent,
+			&i.Progress,
+			&i.ProgressAt,
 		); err != nil {
 			return nil, err
 		}
@@ -727,11 +742,14 @@ UPDATE todos AS t
 SET lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
                            nullif(u.lease_seconds, 0),
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
-                           $1::integer))))
+                           $1::integer)))),
+    progress         = CASE WHEN u.progress = '' THEN t.progress ELSE u.progress::jsonb END,
+    progress_at      = CASE WHEN u.progress = '' THEN t.progress_at ELSE now() END
 FROM (
     SELECT unnest($4::bigint[])            AS id,
            unnest($5::bigint[])         AS token,
-           unnest($6::integer[]) AS lease_seconds
+           unnest($6::integer[]) AS lease_seconds,
+           unnest($7::text[])         AS progress
 ) AS u
 WHERE t.id = u.id
   AND t.human_id = $2
@@ -739,7 +757,8 @@ WHERE t.id = u.id
   AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($3::uuid IS NULL OR t.agent_id IS NULL
        OR t.agent_id = $3::uuid)
-RETURNING t.id, t.lease_token::bigint AS lease_token, t.lease_expires_at::timestamptz AS lease_expires_at
+RETURNING t.id, t.lease_token::bigint AS lease_token, t.lease_expires_at::timestamptz AS lease_expires_at,
+          t.queue, t.agent_id, t.progress_at
 `
 
 type TodoHeartbeatBatchParams struct {
@@ -749,18 +768,24 @@ type TodoHeartbeatBatchParams struct {
 	Ids                 []int64
 	Tokens              []int64
 	LeaseSeconds        []int32
+	Progress            []string
 }
 
 type TodoHeartbeatBatchRow struct {
 	ID             int64
 	LeaseToken     int64
 	LeaseExpiresAt time.Time
+	Queue          string
+	AgentID        *uuid.UUID
+	ProgressAt     *time.Time
 }
 
 // Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
-// missing from RETURNING lost its lease (or never existed: TodoAckStates tells which). Touches only
-// lease_expires_at, which is in no index: a HOT update. lease_seconds 0 = the queue.defaults value. RETURNING
-// carries the attempt so a batch that names one todo twice (with different tokens) maps each item exactly.
+// missing from RETURNING lost its lease (or never existed: TodoAckStates tells which), and a stale item writes no
+// progress either. Touches only lease_expires_at and, for items that carry one, progress and progress_at, none of
+// which is in an index: a HOT update. progress ” means none: the stored progress stays. lease_seconds 0 = the
+// queue.defaults value. RETURNING carries the attempt so a batch that names one todo twice (with different tokens)
+// maps each item exactly, and what a todo.progress lifecycle event needs.
 func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeartbeatBatchParams) ([]TodoHeartbeatBatchRow, error) {
 	rows, err := db.Query(ctx, todoHeartbeatBatch,
 		arg.DefaultLeaseSeconds,
@@ -769,6 +794,7 @@ func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeart
 		arg.Ids,
 		arg.Tokens,
 		arg.LeaseSeconds,
+		arg.Progress,
 	)
 	if err != nil {
 		return nil, err
@@ -777,7 +803,14 @@ func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeart
 	items := []TodoHeartbeatBatchRow{}
 	for rows.Next() {
 		var i TodoHeartbeatBatchRow
-		if err := rows.Scan(&i.ID, &i.LeaseToken, &i.LeaseExpiresAt); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.LeaseToken,
+			&i.LeaseExpiresAt,
+			&i.Queue,
+			&i.AgentID,
+			&i.ProgressAt,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -828,7 +861,7 @@ SELECT u.id,
 FROM u
 ORDER BY u.dedupe_key COLLATE "C", u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
 `
 
 type TodoInsertBatchParams struct {
@@ -903,6 +936,8 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 			&i.LeaseToken,
 			&i.LeaseOutcome,
 			&i.TraceParent,
+			&i.Progress,
+			&i.ProgressAt,
 		); err != nil {
 			return nil, err
 		}
@@ -1015,7 +1050,7 @@ func (q *Queries) TodoInsertForReplay(ctx context.Context, db DBTX, arg TodoInse
 }
 
 const todoList = `-- name: TodoList :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
 FROM todos
 WHERE human_id = $1
   AND ($2::text IS NULL OR queue = $2::text)
@@ -1082,6 +1117,8 @@ func (q *Queries) TodoList(ctx context.Context, db DBTX, arg TodoListParams) ([]
 			&i.LeaseToken,
 			&i.LeaseOutcome,
 			&i.TraceParent,
+			&i.Progress,
+			&i.ProgressAt,
 		); err != nil {
 			return nil, err
 		}
@@ -1356,7 +1393,7 @@ WHERE id = $2
   AND lease_token = $4::bigint
   AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($5::uuid IS NULL OR agent_id IS NULL OR agent_id = $5::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
 `
 
 type TodoReleaseParams struct {
@@ -1404,6 +1441,8 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 		&i.LeaseToken,
 		&i.LeaseOutcome,
 		&i.TraceParent,
+		&i.Progress,
+		&i.ProgressAt,
 	)
 	return i, err
 }
