@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
@@ -50,6 +51,8 @@ type lease struct {
 	// span is the handler's span once it started: the parent of the RPCs
 	// about the lease (ackContext).
 	span trace.SpanContext
+	// progress is the handler's latest Progress not yet sent.
+	progress *structpb.Struct
 }
 
 // setSpanContext records the handler's span.
@@ -255,11 +258,14 @@ func (h *heartbeater) beat(base context.Context, ls []*lease) {
 	if h.single {
 		for _, l := range ls {
 			sent := time.Now()
-			resp, err := w.client.Heartbeat(ctx, &queuev1.HeartbeatRequest{
-				Id: l.todo.GetId(), LeaseToken: l.todo.GetLeaseToken(), LeaseSeconds: w.opts.LeaseSeconds,
-			}, grpc.WaitForReady(true))
+			req := &queuev1.HeartbeatRequest{
+				Id: l.todo.GetId(), LeaseToken: l.todo.GetLeaseToken(), LeaseSeconds: w.opts.LeaseSeconds, Progress: l.takeProgress(),
+			}
+			resp, err := w.client.Heartbeat(ctx, req, grpc.WaitForReady(true))
 			if err == nil {
 				l.renewed(leaseEnd(sent, time.Now(), resp.GetLeaseExpiresAt(), d))
+			} else if !isLeaseGone(err) {
+				l.untakeProgress(req.GetProgress())
 			}
 			h.settle(l, err)
 		}
@@ -267,11 +273,19 @@ func (h *heartbeater) beat(base context.Context, ls []*lease) {
 	}
 	req := &queuev1.HeartbeatBatchRequest{Items: make([]*queuev1.HeartbeatRequest, len(ls))}
 	for i, l := range ls {
-		req.Items[i] = &queuev1.HeartbeatRequest{Id: l.todo.GetId(), LeaseToken: l.todo.GetLeaseToken(), LeaseSeconds: w.opts.LeaseSeconds}
+		req.Items[i] = &queuev1.HeartbeatRequest{
+			Id: l.todo.GetId(), LeaseToken: l.todo.GetLeaseToken(), LeaseSeconds: w.opts.LeaseSeconds, Progress: l.takeProgress(),
+		}
 	}
 	sent := time.Now()
 	resp, err := w.client.HeartbeatBatch(ctx, req, grpc.WaitForReady(true))
 	recv := time.Now()
+	if err != nil {
+		// Unsent: the next call carries the progress again.
+		for i, l := range ls {
+			l.untakeProgress(req.GetItems()[i].GetProgress())
+		}
+	}
 	if status.Code(err) == codes.Unimplemented {
 		w.log.Info("server lacks HeartbeatBatch; renewing one lease per call")
 		h.single = true

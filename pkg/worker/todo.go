@@ -39,6 +39,7 @@ func (w *Worker) process(base context.Context, r *run, l *lease, free func()) {
 		w.report(r.hb, l, LeaseLost, l.lostErr(), false)
 		return
 	}
+	ctx = context.WithValue(ctx, leaseKey{}, l) // for Progress
 	ctx, span := w.startHandlerSpan(ctx, todo)
 	l.setSpanContext(span.SpanContext())
 	err := w.runHandler(ctx, todo)
