@@ -17,6 +17,7 @@ import (
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
 	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/worker"
 	"github.com/switchboard/switchboard/services/realtime"
 )
 
@@ -204,4 +205,50 @@ func (s *subscription) mark(t *testing.T) {
 			t.Fatal("the marker never came back")
 		}
 	}
+}
+
+// TestWorkerProgressIsStored: a handler's worker.Progress reaches the todo
+// through the SDK's heartbeats and a real node: GetTodo shows it while the
+// handler runs, and after completion the last value stays.
+func TestWorkerProgressIsStored(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "all")
+	admin := adminv1.NewAdminServiceClient(b.conn)
+	agent, err := admin.CreateAgent(t.Context(), &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{Name: "reporter"}})
+	require.NoError(t, err)
+	cred, err := admin.MintCredential(t.Context(), &adminv1.MintCredentialRequest{
+		AgentId: agent.GetAgent().GetId(), Scopes: []string{"agent"}, Name: "reporter",
+	})
+	require.NoError(t, err)
+	q := queuev1.NewQueueServiceClient(b.conn)
+	enq, err := q.Enqueue(t.Context(), &queuev1.EnqueueRequest{Queue: "progress", Kind: "render"})
+	require.NoError(t, err)
+	id := enq.GetTodo().GetId()
+
+	conn, err := worker.Dial([]string{b.node.GRPCAddr()}, worker.DialOptions{Token: cred.GetToken(), AllowInsecure: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	gate, reported := make(chan struct{}), make(chan error, 1)
+	w := worker.New(conn, "progress", func(ctx context.Context, _ *queuev1.Todo) error {
+		reported <- worker.Progress(ctx, map[string]any{"pct": 50})
+		select {
+		case <-gate:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, worker.Options{HeartbeatInterval: 20 * time.Millisecond, AckDelay: worker.NoAckDelay, Wait: time.Second})
+	stop := start(t, w)
+	require.NoError(t, <-reported)
+
+	progressOf := func() map[string]any {
+		got, err := q.GetTodo(t.Context(), &queuev1.GetTodoRequest{Id: id})
+		require.NoError(t, err)
+		return got.GetTodo().GetProgress().AsMap()
+	}
+	require.Eventually(t, func() bool { return progressOf()["pct"] == 50.0 }, 30*time.Second, 10*time.Millisecond)
+	close(gate)
+	require.Eventually(t, func() bool { return w.Stats().Completed == 1 }, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, stop())
+	require.Equal(t, map[string]any{"pct": 50.0}, progressOf(), "a finished todo keeps its last progress")
 }
