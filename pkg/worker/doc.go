@@ -61,6 +61,13 @@
 // confirmed after a retry (AcksRecovered), answered already (AcksAlready)
 // and given up (AcksAbandoned).
 //
+// # Progress
+//
+// A handler reports how far it got with Progress(ctx, v): v must marshal to
+// a JSON object of at most 1 KiB. The latest value is sent with the todo's
+// next lease heartbeat, stored as Todo.progress and published as a
+// todo.progress event on sys:queue:<queue> and sys:todo:<id>.
+//
 // # Tracing
 //
 // Each handler runs in a span, "process <queue>" (kind consumer), that
