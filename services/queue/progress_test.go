@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/services/queue"
 )
 
@@ -186,4 +188,39 @@ func violatedField(t *testing.T, err error) string {
 	require.ErrorAs(t, err, &ae)
 	require.Len(t, ae.Violations, 1)
 	return ae.Violations[0].Field
+}
+
+// TestProgressHeartbeatsAreHOT: progress is in no index, so a heartbeat
+// that carries it is a HOT update (no index entry per heartbeat), as the
+// lease columns are. The statistics reach pg_stat_user_tables when the
+// writing session flushes them, at the latest when it ends: the worker
+// statements run on a pool of the test's own, whose sessions it closes, and
+// it waits until every update is counted.
+func TestProgressHeartbeatsAreHOT(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hot := pgtest.OpenPool(t, e.url, nil)
+	e.srv = queue.New(zap.NewNop(), e.pool, queue.Options{HotPool: hot})
+	e.enqueue(t, "p", 1)
+	td := e.claimOne(t, "p")
+	hot.Reset() // flushes the claim's statistics
+	updates := func() (all, hot int64) {
+		require.NoError(t, e.pool.QueryRow(t.Context(),
+			`SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'todos'`).Scan(&all, &hot))
+		return all, hot
+	}
+	var all0, hot0 int64
+	require.Eventually(t, func() bool { all0, hot0 = updates(); return all0 == 1 }, time.Minute, 10*time.Millisecond,
+		"the claim's update is counted")
+	const beats = 10
+	for i := range beats {
+		_, err := e.srv.Heartbeat(e.worker(t), &queuev1.HeartbeatRequest{
+			Id: td.GetId(), LeaseToken: td.GetLeaseToken(), Progress: payload(t, map[string]any{"done": i, "note": strings.Repeat("n", 60)}),
+		})
+		require.NoError(t, err)
+	}
+	hot.Reset()
+	var all, hots int64
+	require.Eventually(t, func() bool { all, hots = updates(); return all == all0+beats }, time.Minute, 10*time.Millisecond)
+	require.Equal(t, int64(beats), hots-hot0, "every heartbeat with progress was a HOT update")
 }
