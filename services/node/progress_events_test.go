@@ -4,7 +4,10 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,4 +254,41 @@ func TestWorkerProgressIsStored(t *testing.T) {
 	require.Eventually(t, func() bool { return w.Stats().Completed == 1 }, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, stop())
 	require.Equal(t, map[string]any{"pct": 50.0}, progressOf(), "a finished todo keeps its last progress")
+}
+
+// TestProgressOverREST: a REST heartbeat takes progress as a plain JSON
+// object, GetTodo's JSON returns it, and over 1 KiB is a 400 naming the
+// field.
+func TestProgressOverREST(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "all")
+	q := queuev1.NewQueueServiceClient(b.conn)
+	_, err := q.Enqueue(t.Context(), &queuev1.EnqueueRequest{Queue: "rest", Kind: "render"})
+	require.NoError(t, err)
+	claimed, err := q.Claim(t.Context(), &queuev1.ClaimRequest{Queue: "rest", WorkerId: "w1"})
+	require.NoError(t, err)
+	require.Len(t, claimed.GetTodos(), 1)
+	td := claimed.GetTodos()[0]
+	path := "/api/todos/" + strconv.FormatInt(td.GetId(), 10)
+	token := strconv.FormatInt(td.GetLeaseToken(), 10)
+
+	status, body := b.rest(t, http.MethodPost, path+":heartbeat", `{"lease_token":"`+token+`","progress":{"done":2,"total":5}}`)
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = b.rest(t, http.MethodGet, path, "")
+	require.Equal(t, http.StatusOK, status, body)
+	var got struct {
+		Todo struct {
+			Progress   json.RawMessage `json:"progress"`
+			ProgressAt string          `json:"progress_at"`
+		} `json:"todo"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &got))
+	require.JSONEq(t, `{"done":2,"total":5}`, string(got.Todo.Progress))
+	require.NotEmpty(t, got.Todo.ProgressAt)
+
+	big := `{"lease_token":"` + token + `","progress":{"s":"` + strings.Repeat("x", 1100) + `"}}`
+	status, body = b.rest(t, http.MethodPost, path+":heartbeat", big)
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, "progress")
+	require.Contains(t, body, "1 KiB")
 }
