@@ -88,7 +88,8 @@ type Options struct {
 	DepthInterval time.Duration
 }
 
-// TodoEvent is one committed lifecycle change of a todo.
+// TodoEvent is one committed lifecycle change of a todo, or of a whole
+// queue (Kind.QueueLevel).
 type TodoEvent struct {
 	Kind    EventKind
 	TodoID  int64
@@ -113,6 +114,17 @@ const (
 	EventExpired   EventKind = "expired" // lease expired; State pending or dead
 	EventRedriven  EventKind = "redriven"
 )
+
+// The queue-level changes OnChange reports: TodoID is 0, AgentID nil, and
+// State is the queue's ("paused" or "running").
+const (
+	EventPaused  EventKind = "queue.paused"
+	EventResumed EventKind = "queue.resumed"
+)
+
+// QueueLevel reports whether k is a change of a whole queue (EventPaused,
+// EventResumed) rather than of one todo.
+func (k EventKind) QueueLevel() bool { return k == EventPaused || k == EventResumed }
 
 // defaultNotifyWindow is Options.NotifyWindow's default.
 const defaultNotifyWindow = 5 * time.Millisecond
