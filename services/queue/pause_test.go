@@ -47,7 +47,7 @@ func TestPauseStopsClaims(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	other := secondNode(t, e, queue.Options{})
-	e.enqueue(t, "q", 3000)
+	e.enqueue(t, "q", 10000) // far more than the claimers can take before the pause lands
 	running := e.claimOne(t, "q")
 
 	var paused atomic.Bool
