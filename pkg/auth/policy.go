@@ -67,6 +67,13 @@ var Policy = map[string]Rule{
 	"/switchboard.queue.v1.QueueService/ListTodos":      anyOf(ScopeRead, ScopeAgent),
 	"/switchboard.queue.v1.QueueService/Redrive":        tenantAdmin,
 	"/switchboard.queue.v1.QueueService/QueueStats":     anyOf(ScopeRead, ScopeAgent),
+	// Pausing stops every worker of the queue, the tenant's and its agents'
+	// alike: an operator's act on the queue, like Redrive and Cancel, not a
+	// worker's (an agent could otherwise stop its peers). Listing the queues
+	// is watching them, like QueueStats.
+	"/switchboard.queue.v1.QueueService/PauseQueue":  tenantAdmin,
+	"/switchboard.queue.v1.QueueService/ResumeQueue": tenantAdmin,
+	"/switchboard.queue.v1.QueueService/ListQueues":  anyOf(ScopeRead, ScopeAgent),
 
 	// Ingest: publishing is putting work in; the history is for readers and
 	// for an agent's own events.

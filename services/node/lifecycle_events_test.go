@@ -124,4 +124,17 @@ func lifecycleAcrossNodes(t *testing.T, transport func(*config.Config)) {
 		require.InDelta(t, float64(enq.GetTodo().GetId()), ev.GetPayload().GetFields()["todo_id"].GetNumberValue(), 0, kind)
 		require.Equal(t, "node:lc-queue", ev.GetPublishedBy(), "published by the queue-only node")
 	}
+
+	// The queue's own changes go on the same channel.
+	_, err = q.PauseQueue(t.Context(), &queuev1.PauseQueueRequest{Queue: workQueue})
+	require.NoError(t, err)
+	_, err = q.ResumeQueue(t.Context(), &queuev1.ResumeQueueRequest{Queue: workQueue})
+	require.NoError(t, err)
+	for _, want := range [][2]string{{"queue.paused", "paused"}, {"queue.resumed", "running"}} {
+		kind, state := want[0], want[1]
+		ev := next()
+		require.Equal(t, kind, ev.GetKind())
+		require.Equal(t, workQueue, ev.GetPayload().GetFields()["queue"].GetStringValue(), kind)
+		require.Equal(t, state, ev.GetPayload().GetFields()["state"].GetStringValue(), kind)
+	}
 }

@@ -127,6 +127,9 @@ func (s *Server) claimWaiting(ctx context.Context, c store.Caller, a store.Claim
 	defer poll.Stop()
 	for {
 		todos, err = s.store.Claim(ctx, c, a)
+		if s.claimAttempted != nil {
+			s.claimAttempted()
+		}
 		if err != nil || len(todos) > 0 {
 			return todos, err
 		}

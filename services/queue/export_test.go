@@ -7,3 +7,7 @@ func OnMergedStatement(s *Server, f func(n int)) { s.completes.OnStatement(f) }
 
 // AfterClaim runs f between a claim's statement and its response.
 func AfterClaim(s *Server, f func()) { s.afterClaim = f }
+
+// OnClaimAttempt runs f after each claim statement of a long-poll Claim. Set
+// it before any call.
+func OnClaimAttempt(s *Server, f func()) { s.claimAttempted = f }

@@ -89,7 +89,8 @@ type Options struct {
 	DepthInterval time.Duration
 }
 
-// TodoEvent is one committed lifecycle change of a todo.
+// TodoEvent is one committed lifecycle change of a todo, or of a whole
+// queue (Kind.QueueLevel).
 type TodoEvent struct {
 	Kind    EventKind
 	TodoID  int64
@@ -119,6 +120,17 @@ const (
 	EventRedriven  EventKind = "redriven"
 	EventProgress  EventKind = "progress" // a Heartbeat stored progress; State is running
 )
+
+// The queue-level changes OnChange reports: TodoID is 0, AgentID nil, and
+// State is the queue's ("paused" or "running").
+const (
+	EventPaused  EventKind = "queue.paused"
+	EventResumed EventKind = "queue.resumed"
+)
+
+// QueueLevel reports whether k is a change of a whole queue (EventPaused,
+// EventResumed) rather than of one todo.
+func (k EventKind) QueueLevel() bool { return k == EventPaused || k == EventResumed }
 
 // defaultNotifyWindow is Options.NotifyWindow's default.
 const defaultNotifyWindow = 5 * time.Millisecond

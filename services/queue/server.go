@@ -61,6 +61,9 @@ type Server struct {
 
 	// afterClaim is a test seam run between a claim and its response.
 	afterClaim func()
+	// claimAttempted is a test seam run after each claim statement of a
+	// long-poll Claim (how often a waiting claim goes to the database).
+	claimAttempted func()
 
 	// completes and heartbeats merge concurrent single-item Complete and
 	// Heartbeat calls into batch statements.

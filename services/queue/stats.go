@@ -8,7 +8,7 @@ import (
 )
 
 // QueueStats returns a queue's depth by state, the age of its oldest
-// runnable todo, and, for an administrator, the todos table's vacuum
+// runnable todo, whether it is paused, and, for an administrator, the todos table's vacuum
 // health. An unknown queue is all zeros, not an error.
 func (s *Server) QueueStats(ctx context.Context, req *queuev1.QueueStatsRequest) (*queuev1.QueueStatsResponse, error) {
 	c, err := callerIn(ctx, req.GetQueue())
@@ -19,7 +19,12 @@ func (s *Server) QueueStats(ctx context.Context, req *queuev1.QueueStatsRequest)
 	if err != nil {
 		return nil, err
 	}
+	ctl, err := s.store.Control(ctx, c, req.GetQueue())
+	if err != nil {
+		return nil, err
+	}
 	out := &queuev1.QueueStatsResponse{
+		Paused: ctl.Paused, PausedAt: timestamp(ctl.PausedAt),
 		Queue: req.GetQueue(), PendingReady: st.PendingReady, PendingScheduled: st.PendingScheduled,
 		Running: st.Running, Completed: st.Completed, Dead: st.Dead, Cancelled: st.Cancelled,
 		OldestPendingAgeSeconds: st.OldestPendingAgeSeconds,

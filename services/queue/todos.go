@@ -103,6 +103,19 @@ func (t *Todos) announce(human uuid.UUID, queue string, n int) {
 	}
 }
 
+// resumed wakes every claim waiting on queue (of human) after its resume
+// committed: all of this process's waiters (a paused queue's waiters all
+// wait for the same thing) and, through the coalesced pg_notify, the other
+// nodes'.
+func (t *Todos) resumed(human uuid.UUID, queue string) {
+	k := queueKey{human: human, queue: queue}
+	t.waiters.wake(k)
+	if t.wakeups != nil {
+		p := k.payload()
+		t.wakeups.Mark(p, p)
+	}
+}
+
 // emit reports a committed change of td to the OnChange hook and the
 // metrics, with the claim's wait and the run's duration from td's times
 // (all from the database clock).

@@ -1564,7 +1564,11 @@ type QueueStatsResponse struct {
 	// credential of a human with is_admin); omitted for everyone else, since
 	// the table-wide tuple counts would tell a tenant how much work other
 	// tenants have.
-	Vacuum        *VacuumHealth `protobuf:"bytes,9,opt,name=vacuum,proto3" json:"vacuum,omitempty"`
+	Vacuum *VacuumHealth `protobuf:"bytes,9,opt,name=vacuum,proto3" json:"vacuum,omitempty"`
+	// True while the queue is paused (PauseQueue): Claim hands out nothing.
+	Paused bool `protobuf:"varint,10,opt,name=paused,proto3" json:"paused,omitempty"`
+	// When the current pause began (database clock); unset while not paused.
+	PausedAt      *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=paused_at,json=pausedAt,proto3" json:"paused_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1662,6 +1666,509 @@ func (x *QueueStatsResponse) GetVacuum() *VacuumHealth {
 	return nil
 }
 
+func (x *QueueStatsResponse) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *QueueStatsResponse) GetPausedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PausedAt
+	}
+	return nil
+}
+
+// PauseQueueRequest names the queue to pause.
+type PauseQueueRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Queue name, 1–63 characters matching ^[a-z0-9][a-z0-9._-]{0,62}$.
+	// Required.
+	Queue         string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseQueueRequest) Reset() {
+	*x = PauseQueueRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseQueueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseQueueRequest) ProtoMessage() {}
+
+func (x *PauseQueueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseQueueRequest.ProtoReflect.Descriptor instead.
+func (*PauseQueueRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *PauseQueueRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+// PauseQueueResponse is the queue's control state after the call.
+type PauseQueueResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queue's control state (paused = true).
+	Control       *QueueControl `protobuf:"bytes,1,opt,name=control,proto3" json:"control,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseQueueResponse) Reset() {
+	*x = PauseQueueResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseQueueResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseQueueResponse) ProtoMessage() {}
+
+func (x *PauseQueueResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseQueueResponse.ProtoReflect.Descriptor instead.
+func (*PauseQueueResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *PauseQueueResponse) GetControl() *QueueControl {
+	if x != nil {
+		return x.Control
+	}
+	return nil
+}
+
+// ResumeQueueRequest names the queue to resume.
+type ResumeQueueRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Queue name, 1–63 characters matching ^[a-z0-9][a-z0-9._-]{0,62}$.
+	// Required.
+	Queue         string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeQueueRequest) Reset() {
+	*x = ResumeQueueRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeQueueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeQueueRequest) ProtoMessage() {}
+
+func (x *ResumeQueueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeQueueRequest.ProtoReflect.Descriptor instead.
+func (*ResumeQueueRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ResumeQueueRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+// ResumeQueueResponse is the queue's control state after the call.
+type ResumeQueueResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queue's control state (paused = false).
+	Control       *QueueControl `protobuf:"bytes,1,opt,name=control,proto3" json:"control,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeQueueResponse) Reset() {
+	*x = ResumeQueueResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeQueueResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeQueueResponse) ProtoMessage() {}
+
+func (x *ResumeQueueResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeQueueResponse.ProtoReflect.Descriptor instead.
+func (*ResumeQueueResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ResumeQueueResponse) GetControl() *QueueControl {
+	if x != nil {
+		return x.Control
+	}
+	return nil
+}
+
+// QueueControl is the flow-control state of one queue.
+type QueueControl struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queue.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// True while Claim hands out nothing from this queue.
+	Paused bool `protobuf:"varint,2,opt,name=paused,proto3" json:"paused,omitempty"`
+	// When the current pause began (database clock); unset while not paused.
+	PausedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=paused_at,json=pausedAt,proto3" json:"paused_at,omitempty"`
+	// When the queue was last paused or resumed (database clock); unset for a
+	// queue that never was.
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueControl) Reset() {
+	*x = QueueControl{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueControl) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueControl) ProtoMessage() {}
+
+func (x *QueueControl) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueControl.ProtoReflect.Descriptor instead.
+func (*QueueControl) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *QueueControl) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *QueueControl) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *QueueControl) GetPausedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PausedAt
+	}
+	return nil
+}
+
+func (x *QueueControl) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// ListQueuesRequest asks for one page of the tenant's queues.
+type ListQueuesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Queues per page, 0–100; 0 means 100.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListQueuesRequest) Reset() {
+	*x = ListQueuesRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListQueuesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListQueuesRequest) ProtoMessage() {}
+
+func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
+func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ListQueuesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListQueuesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListQueuesResponse is one page of queues, ordered by name.
+type ListQueuesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queues on this page, by name.
+	Queues []*QueueSummary `protobuf:"bytes,1,rep,name=queues,proto3" json:"queues,omitempty"`
+	// Token for the next page; empty when this is the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListQueuesResponse) Reset() {
+	*x = ListQueuesResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListQueuesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListQueuesResponse) ProtoMessage() {}
+
+func (x *ListQueuesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListQueuesResponse.ProtoReflect.Descriptor instead.
+func (*ListQueuesResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ListQueuesResponse) GetQueues() []*QueueSummary {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+func (x *ListQueuesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// QueueSummary is one queue's depth by state (exact at the time of the
+// call; the fields mean what QueueStatsResponse's do) and its pause flag.
+type QueueSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queue name.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// True while the queue is paused.
+	Paused bool `protobuf:"varint,2,opt,name=paused,proto3" json:"paused,omitempty"`
+	// PENDING todos claimable now; ≥ 0.
+	PendingReady int64 `protobuf:"varint,3,opt,name=pending_ready,json=pendingReady,proto3" json:"pending_ready,omitempty"`
+	// PENDING todos whose run_at is in the future; ≥ 0.
+	PendingScheduled int64 `protobuf:"varint,4,opt,name=pending_scheduled,json=pendingScheduled,proto3" json:"pending_scheduled,omitempty"`
+	// RUNNING todos; ≥ 0.
+	Running int64 `protobuf:"varint,5,opt,name=running,proto3" json:"running,omitempty"`
+	// COMPLETED todos not yet removed by retention; ≥ 0.
+	Completed int64 `protobuf:"varint,6,opt,name=completed,proto3" json:"completed,omitempty"`
+	// DEAD todos; ≥ 0.
+	Dead int64 `protobuf:"varint,7,opt,name=dead,proto3" json:"dead,omitempty"`
+	// CANCELLED todos not yet removed by retention; ≥ 0.
+	Cancelled int64 `protobuf:"varint,8,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	// Seconds the oldest claimable todo has been waiting; 0 when none.
+	OldestPendingAgeSeconds float64 `protobuf:"fixed64,9,opt,name=oldest_pending_age_seconds,json=oldestPendingAgeSeconds,proto3" json:"oldest_pending_age_seconds,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
+}
+
+func (x *QueueSummary) Reset() {
+	*x = QueueSummary{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueSummary) ProtoMessage() {}
+
+func (x *QueueSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueSummary.ProtoReflect.Descriptor instead.
+func (*QueueSummary) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *QueueSummary) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *QueueSummary) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *QueueSummary) GetPendingReady() int64 {
+	if x != nil {
+		return x.PendingReady
+	}
+	return 0
+}
+
+func (x *QueueSummary) GetPendingScheduled() int64 {
+	if x != nil {
+		return x.PendingScheduled
+	}
+	return 0
+}
+
+func (x *QueueSummary) GetRunning() int64 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+func (x *QueueSummary) GetCompleted() int64 {
+	if x != nil {
+		return x.Completed
+	}
+	return 0
+}
+
+func (x *QueueSummary) GetDead() int64 {
+	if x != nil {
+		return x.Dead
+	}
+	return 0
+}
+
+func (x *QueueSummary) GetCancelled() int64 {
+	if x != nil {
+		return x.Cancelled
+	}
+	return 0
+}
+
+func (x *QueueSummary) GetOldestPendingAgeSeconds() float64 {
+	if x != nil {
+		return x.OldestPendingAgeSeconds
+	}
+	return 0
+}
+
 // HeartbeatBatchRequest renews several leases.
 type HeartbeatBatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1673,7 +2180,7 @@ type HeartbeatBatchRequest struct {
 
 func (x *HeartbeatBatchRequest) Reset() {
 	*x = HeartbeatBatchRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[24]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1685,7 +2192,7 @@ func (x *HeartbeatBatchRequest) String() string {
 func (*HeartbeatBatchRequest) ProtoMessage() {}
 
 func (x *HeartbeatBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[24]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1698,7 +2205,7 @@ func (x *HeartbeatBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatBatchRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatBatchRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{24}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *HeartbeatBatchRequest) GetItems() []*HeartbeatRequest {
@@ -1723,7 +2230,7 @@ type HeartbeatBatchResult struct {
 
 func (x *HeartbeatBatchResult) Reset() {
 	*x = HeartbeatBatchResult{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[25]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +2242,7 @@ func (x *HeartbeatBatchResult) String() string {
 func (*HeartbeatBatchResult) ProtoMessage() {}
 
 func (x *HeartbeatBatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[25]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +2255,7 @@ func (x *HeartbeatBatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatBatchResult.ProtoReflect.Descriptor instead.
 func (*HeartbeatBatchResult) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{25}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *HeartbeatBatchResult) GetId() int64 {
@@ -1783,7 +2290,7 @@ type HeartbeatBatchResponse struct {
 
 func (x *HeartbeatBatchResponse) Reset() {
 	*x = HeartbeatBatchResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[26]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1795,7 +2302,7 @@ func (x *HeartbeatBatchResponse) String() string {
 func (*HeartbeatBatchResponse) ProtoMessage() {}
 
 func (x *HeartbeatBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[26]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1808,7 +2315,7 @@ func (x *HeartbeatBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatBatchResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatBatchResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{26}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *HeartbeatBatchResponse) GetResults() []*HeartbeatBatchResult {
@@ -1829,7 +2336,7 @@ type CompleteBatchRequest struct {
 
 func (x *CompleteBatchRequest) Reset() {
 	*x = CompleteBatchRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[27]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +2348,7 @@ func (x *CompleteBatchRequest) String() string {
 func (*CompleteBatchRequest) ProtoMessage() {}
 
 func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[27]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +2361,7 @@ func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchRequest.ProtoReflect.Descriptor instead.
 func (*CompleteBatchRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{27}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CompleteBatchRequest) GetItems() []*CompleteRequest {
@@ -1877,7 +2384,7 @@ type CompleteBatchResult struct {
 
 func (x *CompleteBatchResult) Reset() {
 	*x = CompleteBatchResult{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[28]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +2396,7 @@ func (x *CompleteBatchResult) String() string {
 func (*CompleteBatchResult) ProtoMessage() {}
 
 func (x *CompleteBatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[28]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2409,7 @@ func (x *CompleteBatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchResult.ProtoReflect.Descriptor instead.
 func (*CompleteBatchResult) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{28}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CompleteBatchResult) GetId() int64 {
@@ -1930,7 +2437,7 @@ type CompleteBatchResponse struct {
 
 func (x *CompleteBatchResponse) Reset() {
 	*x = CompleteBatchResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[29]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +2449,7 @@ func (x *CompleteBatchResponse) String() string {
 func (*CompleteBatchResponse) ProtoMessage() {}
 
 func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[29]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +2462,7 @@ func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchResponse.ProtoReflect.Descriptor instead.
 func (*CompleteBatchResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{29}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CompleteBatchResponse) GetResults() []*CompleteBatchResult {
@@ -2078,7 +2585,7 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x0fRedriveResponse\x12%\n" +
 	"\x0eredriven_count\x18\x01 \x01(\x03R\rredrivenCount\"P\n" +
 	"\x11QueueStatsRequest\x12;\n" +
-	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"\xdf\x02\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"\xb0\x03\n" +
 	"\x12QueueStatsResponse\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12#\n" +
 	"\rpending_ready\x18\x02 \x01(\x03R\fpendingReady\x12+\n" +
@@ -2088,7 +2595,41 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x04dead\x18\x06 \x01(\x03R\x04dead\x12\x1c\n" +
 	"\tcancelled\x18\a \x01(\x03R\tcancelled\x12;\n" +
 	"\x1aoldest_pending_age_seconds\x18\b \x01(\x01R\x17oldestPendingAgeSeconds\x12:\n" +
-	"\x06vacuum\x18\t \x01(\v2\".switchboard.queue.v1.VacuumHealthR\x06vacuum\"b\n" +
+	"\x06vacuum\x18\t \x01(\v2\".switchboard.queue.v1.VacuumHealthR\x06vacuum\x12\x16\n" +
+	"\x06paused\x18\n" +
+	" \x01(\bR\x06paused\x127\n" +
+	"\tpaused_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\bpausedAt\"P\n" +
+	"\x11PauseQueueRequest\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"R\n" +
+	"\x12PauseQueueResponse\x12<\n" +
+	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"Q\n" +
+	"\x12ResumeQueueRequest\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"S\n" +
+	"\x13ResumeQueueResponse\x12<\n" +
+	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\xb0\x01\n" +
+	"\fQueueControl\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x16\n" +
+	"\x06paused\x18\x02 \x01(\bR\x06paused\x127\n" +
+	"\tpaused_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\bpausedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"d\n" +
+	"\x11ListQueuesRequest\x12&\n" +
+	"\tpage_size\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"x\n" +
+	"\x12ListQueuesResponse\x12:\n" +
+	"\x06queues\x18\x01 \x03(\v2\".switchboard.queue.v1.QueueSummaryR\x06queues\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb5\x02\n" +
+	"\fQueueSummary\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x16\n" +
+	"\x06paused\x18\x02 \x01(\bR\x06paused\x12#\n" +
+	"\rpending_ready\x18\x03 \x01(\x03R\fpendingReady\x12+\n" +
+	"\x11pending_scheduled\x18\x04 \x01(\x03R\x10pendingScheduled\x12\x18\n" +
+	"\arunning\x18\x05 \x01(\x03R\arunning\x12\x1c\n" +
+	"\tcompleted\x18\x06 \x01(\x03R\tcompleted\x12\x12\n" +
+	"\x04dead\x18\a \x01(\x03R\x04dead\x12\x1c\n" +
+	"\tcancelled\x18\b \x01(\x03R\tcancelled\x12;\n" +
+	"\x1aoldest_pending_age_seconds\x18\t \x01(\x01R\x17oldestPendingAgeSeconds\"b\n" +
 	"\x15HeartbeatBatchRequest\x12I\n" +
 	"\x05items\x18\x01 \x03(\v2&.switchboard.queue.v1.HeartbeatRequestB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\x05items\"\xaa\x01\n" +
 	"\x14HeartbeatBatchResult\x12\x0e\n" +
@@ -2109,7 +2650,7 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x10BATCH_OUTCOME_OK\x10\x01\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_STALE_LEASE\x10\x02\x12\x1b\n" +
 	"\x17BATCH_OUTCOME_NOT_FOUND\x10\x03\x12\x19\n" +
-	"\x15BATCH_OUTCOME_ALREADY\x10\x042\x83\x0e\n" +
+	"\x15BATCH_OUTCOME_ALREADY\x10\x042\x8d\x11\n" +
 	"\fQueueService\x12|\n" +
 	"\aEnqueue\x12$.switchboard.queue.v1.EnqueueRequest\x1a%.switchboard.queue.v1.EnqueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}/todos\x12\x91\x01\n" +
 	"\fEnqueueBatch\x12).switchboard.queue.v1.EnqueueBatchRequest\x1a*.switchboard.queue.v1.EnqueueBatchResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/queues/{queue}/todos:batch\x12v\n" +
@@ -2126,7 +2667,12 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"/api/todos\x12~\n" +
 	"\aRedrive\x12$.switchboard.queue.v1.RedriveRequest\x1a%.switchboard.queue.v1.RedriveResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/api/queues/{queue}:redrive\x12\x82\x01\n" +
 	"\n" +
-	"QueueStats\x12'.switchboard.queue.v1.QueueStatsRequest\x1a(.switchboard.queue.v1.QueueStatsResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/api/queues/{queue}/statsBEZCgithub.com/switchboard/switchboard/gen/switchboard/queue/v1;queuev1b\x06proto3"
+	"QueueStats\x12'.switchboard.queue.v1.QueueStatsRequest\x1a(.switchboard.queue.v1.QueueStatsResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/api/queues/{queue}/stats\x12\x85\x01\n" +
+	"\n" +
+	"PauseQueue\x12'.switchboard.queue.v1.PauseQueueRequest\x1a(.switchboard.queue.v1.PauseQueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}:pause\x12\x89\x01\n" +
+	"\vResumeQueue\x12(.switchboard.queue.v1.ResumeQueueRequest\x1a).switchboard.queue.v1.ResumeQueueResponse\"%\x82\xd3\xe4\x93\x02\x1f:\x01*\"\x1a/api/queues/{queue}:resume\x12t\n" +
+	"\n" +
+	"ListQueues\x12'.switchboard.queue.v1.ListQueuesRequest\x1a(.switchboard.queue.v1.ListQueuesResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/api/queuesBEZCgithub.com/switchboard/switchboard/gen/switchboard/queue/v1;queuev1b\x06proto3"
 
 var (
 	file_switchboard_queue_v1_queue_service_proto_rawDescOnce sync.Once
@@ -2141,7 +2687,7 @@ func file_switchboard_queue_v1_queue_service_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(BatchOutcome)(0),              // 0: switchboard.queue.v1.BatchOutcome
 	(*EnqueueRequest)(nil),         // 1: switchboard.queue.v1.EnqueueRequest
@@ -2168,80 +2714,100 @@ var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(*RedriveResponse)(nil),        // 22: switchboard.queue.v1.RedriveResponse
 	(*QueueStatsRequest)(nil),      // 23: switchboard.queue.v1.QueueStatsRequest
 	(*QueueStatsResponse)(nil),     // 24: switchboard.queue.v1.QueueStatsResponse
-	(*HeartbeatBatchRequest)(nil),  // 25: switchboard.queue.v1.HeartbeatBatchRequest
-	(*HeartbeatBatchResult)(nil),   // 26: switchboard.queue.v1.HeartbeatBatchResult
-	(*HeartbeatBatchResponse)(nil), // 27: switchboard.queue.v1.HeartbeatBatchResponse
-	(*CompleteBatchRequest)(nil),   // 28: switchboard.queue.v1.CompleteBatchRequest
-	(*CompleteBatchResult)(nil),    // 29: switchboard.queue.v1.CompleteBatchResult
-	(*CompleteBatchResponse)(nil),  // 30: switchboard.queue.v1.CompleteBatchResponse
-	(*structpb.Struct)(nil),        // 31: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),  // 32: google.protobuf.Timestamp
-	(*Todo)(nil),                   // 33: switchboard.queue.v1.Todo
-	(*durationpb.Duration)(nil),    // 34: google.protobuf.Duration
-	(TodoState)(0),                 // 35: switchboard.queue.v1.TodoState
-	(*VacuumHealth)(nil),           // 36: switchboard.queue.v1.VacuumHealth
+	(*PauseQueueRequest)(nil),      // 25: switchboard.queue.v1.PauseQueueRequest
+	(*PauseQueueResponse)(nil),     // 26: switchboard.queue.v1.PauseQueueResponse
+	(*ResumeQueueRequest)(nil),     // 27: switchboard.queue.v1.ResumeQueueRequest
+	(*ResumeQueueResponse)(nil),    // 28: switchboard.queue.v1.ResumeQueueResponse
+	(*QueueControl)(nil),           // 29: switchboard.queue.v1.QueueControl
+	(*ListQueuesRequest)(nil),      // 30: switchboard.queue.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),     // 31: switchboard.queue.v1.ListQueuesResponse
+	(*QueueSummary)(nil),           // 32: switchboard.queue.v1.QueueSummary
+	(*HeartbeatBatchRequest)(nil),  // 33: switchboard.queue.v1.HeartbeatBatchRequest
+	(*HeartbeatBatchResult)(nil),   // 34: switchboard.queue.v1.HeartbeatBatchResult
+	(*HeartbeatBatchResponse)(nil), // 35: switchboard.queue.v1.HeartbeatBatchResponse
+	(*CompleteBatchRequest)(nil),   // 36: switchboard.queue.v1.CompleteBatchRequest
+	(*CompleteBatchResult)(nil),    // 37: switchboard.queue.v1.CompleteBatchResult
+	(*CompleteBatchResponse)(nil),  // 38: switchboard.queue.v1.CompleteBatchResponse
+	(*structpb.Struct)(nil),        // 39: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 40: google.protobuf.Timestamp
+	(*Todo)(nil),                   // 41: switchboard.queue.v1.Todo
+	(*durationpb.Duration)(nil),    // 42: google.protobuf.Duration
+	(TodoState)(0),                 // 43: switchboard.queue.v1.TodoState
+	(*VacuumHealth)(nil),           // 44: switchboard.queue.v1.VacuumHealth
 }
 var file_switchboard_queue_v1_queue_service_proto_depIdxs = []int32{
-	31, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
-	32, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
-	33, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
+	39, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
+	40, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
+	41, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
 	1,  // 3: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
 	2,  // 4: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
-	34, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	33, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
-	31, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
-	32, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	31, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	33, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
-	34, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	33, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
-	34, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	33, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
-	33, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
-	33, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
-	35, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
-	33, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
-	36, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
-	7,  // 20: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
-	0,  // 21: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	32, // 22: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
-	26, // 23: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
-	9,  // 24: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
-	0,  // 25: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	29, // 26: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
-	1,  // 27: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
-	3,  // 28: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
-	5,  // 29: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
-	7,  // 30: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
-	9,  // 31: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
-	25, // 32: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
-	28, // 33: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
-	11, // 34: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
-	13, // 35: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
-	15, // 36: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
-	17, // 37: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
-	19, // 38: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
-	21, // 39: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
-	23, // 40: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
-	2,  // 41: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
-	4,  // 42: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
-	6,  // 43: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
-	8,  // 44: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
-	10, // 45: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
-	27, // 46: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
-	30, // 47: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
-	12, // 48: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
-	14, // 49: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
-	16, // 50: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
-	18, // 51: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
-	20, // 52: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
-	22, // 53: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
-	24, // 54: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
-	41, // [41:55] is the sub-list for method output_type
-	27, // [27:41] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	42, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	41, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
+	39, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
+	40, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	39, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	41, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
+	42, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	41, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
+	42, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	41, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
+	41, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
+	41, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	43, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
+	41, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
+	44, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
+	40, // 20: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
+	29, // 21: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	29, // 22: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	40, // 23: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
+	40, // 24: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
+	32, // 25: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
+	7,  // 26: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
+	0,  // 27: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	40, // 28: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
+	34, // 29: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
+	9,  // 30: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
+	0,  // 31: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	37, // 32: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
+	1,  // 33: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
+	3,  // 34: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
+	5,  // 35: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
+	7,  // 36: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
+	9,  // 37: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
+	33, // 38: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
+	36, // 39: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
+	11, // 40: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
+	13, // 41: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
+	15, // 42: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
+	17, // 43: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
+	19, // 44: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
+	21, // 45: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
+	23, // 46: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
+	25, // 47: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
+	27, // 48: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
+	30, // 49: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
+	2,  // 50: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
+	4,  // 51: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
+	6,  // 52: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
+	8,  // 53: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
+	10, // 54: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
+	35, // 55: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
+	38, // 56: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
+	12, // 57: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
+	14, // 58: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
+	16, // 59: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
+	18, // 60: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
+	20, // 61: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
+	22, // 62: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
+	24, // 63: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
+	26, // 64: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
+	28, // 65: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
+	31, // 66: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
+	50, // [50:67] is the sub-list for method output_type
+	33, // [33:50] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_service_proto_init() }
@@ -2257,7 +2823,7 @@ func file_switchboard_queue_v1_queue_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_queue_v1_queue_service_proto_rawDesc), len(file_switchboard_queue_v1_queue_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   30,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

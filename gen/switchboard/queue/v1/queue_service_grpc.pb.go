@@ -33,6 +33,9 @@ const (
 	QueueService_ListTodos_FullMethodName      = "/switchboard.queue.v1.QueueService/ListTodos"
 	QueueService_Redrive_FullMethodName        = "/switchboard.queue.v1.QueueService/Redrive"
 	QueueService_QueueStats_FullMethodName     = "/switchboard.queue.v1.QueueService/QueueStats"
+	QueueService_PauseQueue_FullMethodName     = "/switchboard.queue.v1.QueueService/PauseQueue"
+	QueueService_ResumeQueue_FullMethodName    = "/switchboard.queue.v1.QueueService/ResumeQueue"
+	QueueService_ListQueues_FullMethodName     = "/switchboard.queue.v1.QueueService/ListQueues"
 )
 
 // QueueServiceClient is the client API for QueueService service.
@@ -156,6 +159,28 @@ type QueueServiceClient interface {
 	// Errors: INVALID_ARGUMENT for a bad queue name. An unknown queue is not an
 	// error: all its counts are 0.
 	QueueStats(ctx context.Context, in *QueueStatsRequest, opts ...grpc.CallOption) (*QueueStatsResponse, error)
+	// PauseQueue stops a queue handing out work: from the moment it returns,
+	// Claim on this queue returns nothing on every node (a long-polling Claim
+	// keeps waiting, and is woken by ResumeQueue). Todos already RUNNING keep
+	// their leases and finish normally (Heartbeat, Complete, Fail, Release all
+	// work); Enqueue still adds todos. Idempotent: pausing a paused queue
+	// changes nothing (paused_at stays the first pause's) and answers its
+	// state. A queue need not exist to be paused (it then has no todos yet).
+	// Emits queue.paused on the realtime channel sys:queue:<queue>.
+	// Errors: INVALID_ARGUMENT for a bad queue name.
+	PauseQueue(ctx context.Context, in *PauseQueueRequest, opts ...grpc.CallOption) (*PauseQueueResponse, error)
+	// ResumeQueue lets a paused queue hand out work again and wakes the
+	// Claims waiting on it. Idempotent: resuming a queue that is not paused
+	// changes nothing and answers its state. Emits queue.resumed on
+	// sys:queue:<queue>.
+	// Errors: INVALID_ARGUMENT for a bad queue name.
+	ResumeQueue(ctx context.Context, in *ResumeQueueRequest, opts ...grpc.CallOption) (*ResumeQueueResponse, error)
+	// ListQueues lists the caller's tenant's queues by name: every queue that
+	// holds a todo in any state (until retention removes it) or has been
+	// paused, with its depth by state and whether it is paused, one page at a
+	// time.
+	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
+	ListQueues(ctx context.Context, in *ListQueuesRequest, opts ...grpc.CallOption) (*ListQueuesResponse, error)
 }
 
 type queueServiceClient struct {
@@ -306,6 +331,36 @@ func (c *queueServiceClient) QueueStats(ctx context.Context, in *QueueStatsReque
 	return out, nil
 }
 
+func (c *queueServiceClient) PauseQueue(ctx context.Context, in *PauseQueueRequest, opts ...grpc.CallOption) (*PauseQueueResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PauseQueueResponse)
+	err := c.cc.Invoke(ctx, QueueService_PauseQueue_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queueServiceClient) ResumeQueue(ctx context.Context, in *ResumeQueueRequest, opts ...grpc.CallOption) (*ResumeQueueResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeQueueResponse)
+	err := c.cc.Invoke(ctx, QueueService_ResumeQueue_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queueServiceClient) ListQueues(ctx context.Context, in *ListQueuesRequest, opts ...grpc.CallOption) (*ListQueuesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListQueuesResponse)
+	err := c.cc.Invoke(ctx, QueueService_ListQueues_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueueServiceServer is the server API for QueueService service.
 // All implementations must embed UnimplementedQueueServiceServer
 // for forward compatibility.
@@ -427,6 +482,28 @@ type QueueServiceServer interface {
 	// Errors: INVALID_ARGUMENT for a bad queue name. An unknown queue is not an
 	// error: all its counts are 0.
 	QueueStats(context.Context, *QueueStatsRequest) (*QueueStatsResponse, error)
+	// PauseQueue stops a queue handing out work: from the moment it returns,
+	// Claim on this queue returns nothing on every node (a long-polling Claim
+	// keeps waiting, and is woken by ResumeQueue). Todos already RUNNING keep
+	// their leases and finish normally (Heartbeat, Complete, Fail, Release all
+	// work); Enqueue still adds todos. Idempotent: pausing a paused queue
+	// changes nothing (paused_at stays the first pause's) and answers its
+	// state. A queue need not exist to be paused (it then has no todos yet).
+	// Emits queue.paused on the realtime channel sys:queue:<queue>.
+	// Errors: INVALID_ARGUMENT for a bad queue name.
+	PauseQueue(context.Context, *PauseQueueRequest) (*PauseQueueResponse, error)
+	// ResumeQueue lets a paused queue hand out work again and wakes the
+	// Claims waiting on it. Idempotent: resuming a queue that is not paused
+	// changes nothing and answers its state. Emits queue.resumed on
+	// sys:queue:<queue>.
+	// Errors: INVALID_ARGUMENT for a bad queue name.
+	ResumeQueue(context.Context, *ResumeQueueRequest) (*ResumeQueueResponse, error)
+	// ListQueues lists the caller's tenant's queues by name: every queue that
+	// holds a todo in any state (until retention removes it) or has been
+	// paused, with its depth by state and whether it is paused, one page at a
+	// time.
+	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
+	ListQueues(context.Context, *ListQueuesRequest) (*ListQueuesResponse, error)
 	mustEmbedUnimplementedQueueServiceServer()
 }
 
@@ -478,6 +555,15 @@ func (UnimplementedQueueServiceServer) Redrive(context.Context, *RedriveRequest)
 }
 func (UnimplementedQueueServiceServer) QueueStats(context.Context, *QueueStatsRequest) (*QueueStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method QueueStats not implemented")
+}
+func (UnimplementedQueueServiceServer) PauseQueue(context.Context, *PauseQueueRequest) (*PauseQueueResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PauseQueue not implemented")
+}
+func (UnimplementedQueueServiceServer) ResumeQueue(context.Context, *ResumeQueueRequest) (*ResumeQueueResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeQueue not implemented")
+}
+func (UnimplementedQueueServiceServer) ListQueues(context.Context, *ListQueuesRequest) (*ListQueuesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListQueues not implemented")
 }
 func (UnimplementedQueueServiceServer) mustEmbedUnimplementedQueueServiceServer() {}
 func (UnimplementedQueueServiceServer) testEmbeddedByValue()                      {}
@@ -752,6 +838,60 @@ func _QueueService_QueueStats_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueueService_PauseQueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PauseQueueRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).PauseQueue(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_PauseQueue_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).PauseQueue(ctx, req.(*PauseQueueRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueueService_ResumeQueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeQueueRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).ResumeQueue(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_ResumeQueue_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).ResumeQueue(ctx, req.(*ResumeQueueRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueueService_ListQueues_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListQueuesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).ListQueues(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_ListQueues_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).ListQueues(ctx, req.(*ListQueuesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // QueueService_ServiceDesc is the grpc.ServiceDesc for QueueService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -814,6 +954,18 @@ var QueueService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "QueueStats",
 			Handler:    _QueueService_QueueStats_Handler,
+		},
+		{
+			MethodName: "PauseQueue",
+			Handler:    _QueueService_PauseQueue_Handler,
+		},
+		{
+			MethodName: "ResumeQueue",
+			Handler:    _QueueService_ResumeQueue_Handler,
+		},
+		{
+			MethodName: "ListQueues",
+			Handler:    _QueueService_ListQueues_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -92,7 +92,26 @@ func TestHotStatementsGenericPlans(t *testing.T) {
 		require.NoError(t, json.Unmarshal(raw, &plan))
 		require.Len(t, plan, 1)
 		require.NoError(t, plan[0].Plan.check(), "%s's generic plan:\n%s", q, raw)
+		if q == "TodoClaim" {
+			// The pause probe: one primary-key lookup of queue_controls per
+			// statement, not a scan.
+			probes := plan[0].Plan.find("queue_controls")
+			require.Len(t, probes, 1, "TodoClaim reads queue_controls once:\n%s", raw)
+			require.Contains(t, []string{"Index Scan", "Index Only Scan"}, probes[0].NodeType, "%s", raw)
+		}
 	}
+}
+
+// find returns the nodes of the plan that read relation rel.
+func (n planNode) find(rel string) []planNode {
+	var out []planNode
+	if n.Relation == rel {
+		out = append(out, n)
+	}
+	for _, c := range n.Plans {
+		out = append(out, c.find(rel)...)
+	}
+	return out
 }
 
 type planNode struct {

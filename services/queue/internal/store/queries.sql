@@ -149,6 +149,11 @@ WITH next AS MATERIALIZED (
       AND p.run_at <= now()
       AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR p.agent_id IS NULL
            OR p.agent_id = sqlc.narg(caller_agent_id)::uuid)
+      -- A paused queue hands out nothing (PauseQueue). The subquery does not refer to p, so it runs once per
+      -- statement (an InitPlan: one primary-key probe of queue_controls, which holds only controlled queues) as
+      -- a one-time filter over the scan: a paused queue's claim reads no todo at all.
+      AND NOT EXISTS (SELECT 1 FROM queue_controls AS c
+                      WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND c.paused)
     ORDER BY p.priority, p.run_at, p.id
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
@@ -565,3 +570,79 @@ FROM todos AS t
 JOIN (SELECT unnest(sqlc.arg(queues)::text[]) AS queue, unnest(sqlc.arg(dedupe_keys)::text[]) AS dedupe_key) AS k
   ON t.queue = k.queue AND t.dedupe_key = k.dedupe_key
 WHERE t.human_id = sqlc.arg(human_id)::uuid;
+
+-- name: QueuePause :many
+-- Pauses a queue (PauseQueue): creates its control row, or sets paused on a running one. The row comes back only
+-- when this call paused the queue (so its lifecycle event is emitted once per pause, however many callers race);
+-- pausing a paused queue writes nothing and keeps the original paused_at, and the caller reads the state with
+-- QueueControlGet. Claims see the pause as soon as this commits (TodoClaim's probe); a claim already running
+-- finishes with what it took.
+INSERT INTO queue_controls AS q (human_id, queue, paused, paused_at, updated_at)
+VALUES (sqlc.arg(human_id), sqlc.arg(queue)::text, true, now(), now())
+ON CONFLICT (human_id, queue) DO UPDATE
+    SET paused = true, paused_at = now(), updated_at = now()
+    WHERE NOT q.paused
+RETURNING q.paused, q.paused_at, q.updated_at;
+
+-- name: QueueResume :many
+-- Resumes a queue (ResumeQueue). The row comes back only when this call resumed it (then the caller wakes the
+-- queue's waiting claims and emits queue.resumed); resuming a running queue, or one with no control row, writes
+-- nothing and creates no row.
+UPDATE queue_controls AS q
+SET paused = false, paused_at = NULL, updated_at = now()
+WHERE q.human_id = sqlc.arg(human_id) AND q.queue = sqlc.arg(queue)::text AND q.paused
+RETURNING q.paused, q.paused_at, q.updated_at;
+
+-- name: QueueControlGet :many
+-- A queue's control state (at most one row); no row = running, never controlled.
+SELECT c.paused, c.paused_at, c.updated_at
+FROM queue_controls AS c
+WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text;
+
+-- name: QueueList :many
+-- ListQueues: one page of the tenant's queues (every queue that has a todo in any state or a control row), by
+-- name after sqlc.arg(after), with depth by state and the pause flag. The names come from a loose index scan of
+-- idx_todos_list (human_id, queue, …): each step jumps to the next queue name with one index probe, so the cost
+-- is per queue, not per todo; queues with only a control row are merged in from queue_controls' primary key.
+-- Then each queue on the page is counted over idx_todos_list (the TodoStatsByState shape).
+WITH RECURSIVE names (queue) AS (
+    (SELECT t.queue::text FROM todos AS t
+     WHERE t.human_id = sqlc.arg(human_id) AND t.queue > sqlc.arg(after)::text
+     ORDER BY t.queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.queue::text FROM todos AS t
+            WHERE t.human_id = sqlc.arg(human_id) AND t.queue > n.queue
+            ORDER BY t.queue LIMIT 1)
+    FROM names AS n
+    WHERE n.queue IS NOT NULL
+),
+page AS (
+    SELECT q.queue FROM (
+        (SELECT n.queue FROM names AS n WHERE n.queue IS NOT NULL LIMIT sqlc.arg(page_size)::integer)
+        UNION
+        (SELECT c.queue::text FROM queue_controls AS c
+         WHERE c.human_id = sqlc.arg(human_id) AND c.queue > sqlc.arg(after)::text
+         ORDER BY c.queue LIMIT sqlc.arg(page_size)::integer)
+    ) AS q
+    ORDER BY q.queue
+    LIMIT sqlc.arg(page_size)::integer
+)
+SELECT p.queue::text AS queue,
+       coalesce(c.paused, false) AS paused,
+       s.pending_ready, s.pending_scheduled, s.running, s.completed, s.dead, s.cancelled,
+       s.oldest_pending_age_seconds
+FROM page AS p
+LEFT JOIN queue_controls AS c ON c.human_id = sqlc.arg(human_id) AND c.queue = p.queue
+CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE t.state = 'pending' AND t.run_at <= now()) AS pending_ready,
+           count(*) FILTER (WHERE t.state = 'pending' AND t.run_at > now())  AS pending_scheduled,
+           count(*) FILTER (WHERE t.state = 'running')                      AS running,
+           count(*) FILTER (WHERE t.state = 'completed')                    AS completed,
+           count(*) FILTER (WHERE t.state = 'dead')                         AS dead,
+           count(*) FILTER (WHERE t.state = 'cancelled')                    AS cancelled,
+           coalesce(extract(epoch FROM now() - min(t.run_at) FILTER (WHERE t.state = 'pending' AND t.run_at <= now())),
+                    0)::double precision                                    AS oldest_pending_age_seconds
+    FROM todos AS t
+    WHERE t.human_id = sqlc.arg(human_id) AND t.queue = p.queue
+) AS s
+ORDER BY p.queue;

@@ -12,6 +12,227 @@ import (
 	"github.com/google/uuid"
 )
 
+const queueControlGet = `-- name: QueueControlGet :many
+SELECT c.paused, c.paused_at, c.updated_at
+FROM queue_controls AS c
+WHERE c.human_id = $1 AND c.queue = $2::text
+`
+
+type QueueControlGetParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+type QueueControlGetRow struct {
+	Paused    bool
+	PausedAt  *time.Time
+	UpdatedAt time.Time
+}
+
+// A queue's control state (at most one row); no row = running, never controlled.
+func (q *Queries) QueueControlGet(ctx context.Context, db DBTX, arg QueueControlGetParams) ([]QueueControlGetRow, error) {
+	rows, err := db.Query(ctx, queueControlGet, arg.HumanID, arg.Queue)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []QueueControlGetRow{}
+	for rows.Next() {
+		var i QueueControlGetRow
+		if err := rows.Scan(&i.Paused, &i.PausedAt, &i.UpdatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const queueList = `-- name: QueueList :many
+WITH RECURSIVE names (queue) AS (
+    (SELECT t.queue::text FROM todos AS t
+     WHERE t.human_id = $1 AND t.queue > $2::text
+     ORDER BY t.queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.queue::text FROM todos AS t
+            WHERE t.human_id = $1 AND t.queue > n.queue
+            ORDER BY t.queue LIMIT 1)
+    FROM names AS n
+    WHERE n.queue IS NOT NULL
+),
+page AS (
+    SELECT q.queue FROM (
+        (SELECT n.queue FROM names AS n WHERE n.queue IS NOT NULL LIMIT $3::integer)
+        UNION
+        (SELECT c.queue::text FROM queue_controls AS c
+         WHERE c.human_id = $1 AND c.queue > $2::text
+         ORDER BY c.queue LIMIT $3::integer)
+    ) AS q
+    ORDER BY q.queue
+    LIMIT $3::integer
+)
+SELECT p.queue::text AS queue,
+       coalesce(c.paused, false) AS paused,
+       s.pending_ready, s.pending_scheduled, s.running, s.completed, s.dead, s.cancelled,
+       s.oldest_pending_age_seconds
+FROM page AS p
+LEFT JOIN queue_controls AS c ON c.human_id = $1 AND c.queue = p.queue
+CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE t.state = 'pending' AND t.run_at <= now()) AS pending_ready,
+           count(*) FILTER (WHERE t.state = 'pending' AND t.run_at > now())  AS pending_scheduled,
+           count(*) FILTER (WHERE t.state = 'running')                      AS running,
+           count(*) FILTER (WHERE t.state = 'completed')                    AS completed,
+           count(*) FILTER (WHERE t.state = 'dead')                         AS dead,
+           count(*) FILTER (WHERE t.state = 'cancelled')                    AS cancelled,
+           coalesce(extract(epoch FROM now() - min(t.run_at) FILTER (WHERE t.state = 'pending' AND t.run_at <= now())),
+                    0)::double precision                                    AS oldest_pending_age_seconds
+    FROM todos AS t
+    WHERE t.human_id = $1 AND t.queue = p.queue
+) AS s
+ORDER BY p.queue
+`
+
+type QueueListParams struct {
+	HumanID  uuid.UUID
+	After    string
+	PageSize int32
+}
+
+type QueueListRow struct {
+	Queue                   string
+	Paused                  bool
+	PendingReady            int64
+	PendingScheduled        int64
+	Running                 int64
+	Completed               int64
+	Dead                    int64
+	Cancelled               int64
+	OldestPendingAgeSeconds float64
+}
+
+// ListQueues: one page of the tenant's queues (every queue that has a todo in any state or a control row), by
+// name after sqlc.arg(after), with depth by state and the pause flag. The names come from a loose index scan of
+// idx_todos_list (human_id, queue, …): each step jumps to the next queue name with one index probe, so the cost
+// is per queue, not per todo; queues with only a control row are merged in from queue_controls' primary key.
+// Then each queue on the page is counted over idx_todos_list (the TodoStatsByState shape).
+func (q *Queries) QueueList(ctx context.Context, db DBTX, arg QueueListParams) ([]QueueListRow, error) {
+	rows, err := db.Query(ctx, queueList, arg.HumanID, arg.After, arg.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []QueueListRow{}
+	for rows.Next() {
+		var i QueueListRow
+		if err := rows.Scan(
+			&i.Queue,
+			&i.Paused,
+			&i.PendingReady,
+			&i.PendingScheduled,
+			&i.Running,
+			&i.Completed,
+			&i.Dead,
+			&i.Cancelled,
+			&i.OldestPendingAgeSeconds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const queuePause = `-- name: QueuePause :many
+INSERT INTO queue_controls AS q (human_id, queue, paused, paused_at, updated_at)
+VALUES ($1, $2::text, true, now(), now())
+ON CONFLICT (human_id, queue) DO UPDATE
+    SET paused = true, paused_at = now(), updated_at = now()
+    WHERE NOT q.paused
+RETURNING q.paused, q.paused_at, q.updated_at
+`
+
+type QueuePauseParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+type QueuePauseRow struct {
+	Paused    bool
+	PausedAt  *time.Time
+	UpdatedAt time.Time
+}
+
+// Pauses a queue (PauseQueue): creates its control row, or sets paused on a running one. The row comes back only
+// when this call paused the queue (so its lifecycle event is emitted once per pause, however many callers race);
+// pausing a paused queue writes nothing and keeps the original paused_at, and the caller reads the state with
+// QueueControlGet. Claims see the pause as soon as this commits (TodoClaim's probe); a claim already running
+// finishes with what it took.
+func (q *Queries) QueuePause(ctx context.Context, db DBTX, arg QueuePauseParams) ([]QueuePauseRow, error) {
+	rows, err := db.Query(ctx, queuePause, arg.HumanID, arg.Queue)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []QueuePauseRow{}
+	for rows.Next() {
+		var i QueuePauseRow
+		if err := rows.Scan(&i.Paused, &i.PausedAt, &i.UpdatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const queueResume = `-- name: QueueResume :many
+UPDATE queue_controls AS q
+SET paused = false, paused_at = NULL, updated_at = now()
+WHERE q.human_id = $1 AND q.queue = $2::text AND q.paused
+RETURNING q.paused, q.paused_at, q.updated_at
+`
+
+type QueueResumeParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+type QueueResumeRow struct {
+	Paused    bool
+	PausedAt  *time.Time
+	UpdatedAt time.Time
+}
+
+// Resumes a queue (ResumeQueue). The row comes back only when this call resumed it (then the caller wakes the
+// queue's waiting claims and emits queue.resumed); resuming a running queue, or one with no control row, writes
+// nothing and creates no row.
+func (q *Queries) QueueResume(ctx context.Context, db DBTX, arg QueueResumeParams) ([]QueueResumeRow, error) {
+	rows, err := db.Query(ctx, queueResume, arg.HumanID, arg.Queue)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []QueueResumeRow{}
+	for rows.Next() {
+		var i QueueResumeRow
+		if err := rows.Scan(&i.Paused, &i.PausedAt, &i.UpdatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const todoAckStates = `-- name: TodoAckStates :many
 SELECT id, coalesce(lease_token, 0)::bigint AS lease_token, coalesce(lease_outcome, '')::text AS lease_outcome
 FROM todos
@@ -184,6 +405,11 @@ WITH next AS MATERIALIZED (
       AND p.run_at <= now()
       AND ($6::uuid IS NULL OR p.agent_id IS NULL
            OR p.agent_id = $6::uuid)
+      -- A paused queue hands out nothing (PauseQueue). The subquery does not refer to p, so it runs once per
+      -- statement (an InitPlan: one primary-key probe of queue_controls, which holds only controlled queues) as
+      -- a one-time filter over the scan: a paused queue's claim reads no todo at all.
+      AND NOT EXISTS (SELECT 1 FROM queue_controls AS c
+                      WHERE c.human_id = $4 AND c.queue = $5 AND c.paused)
     ORDER BY p.priority, p.run_at, p.id
     LIMIT $7::integer
     FOR UPDATE SKIP LOCKED

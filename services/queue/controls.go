@@ -1,0 +1,152 @@
+package queue
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/services/queue/internal/store"
+)
+
+// PauseQueue pauses a queue: its claims hand out nothing on every node (the
+// claim statement itself checks queue_controls) until ResumeQueue. Running
+// todos are untouched and Enqueue keeps working. queue.paused is emitted
+// only by the call that paused it, so a retried or racing pause emits once.
+func (s *Server) PauseQueue(ctx context.Context, req *queuev1.PauseQueueRequest) (*queuev1.PauseQueueResponse, error) {
+	c, err := callerOfQueue(ctx, req.GetQueue())
+	if err != nil {
+		return nil, err
+	}
+	ctl, changed, err := s.store.Pause(ctx, c, req.GetQueue())
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		s.todos.emitEvent(TodoEvent{Kind: EventPaused, HumanID: c.HumanID, Queue: req.GetQueue(), State: queueStatePaused})
+	}
+	return &queuev1.PauseQueueResponse{Control: controlProto(req.GetQueue(), ctl)}, nil
+}
+
+// ResumeQueue lets a paused queue hand out work again and wakes the claims
+// waiting on it: every waiter of this node at once, the other nodes' through
+// the coalesced pg_notify an enqueue sends (their poll tick is the fallback).
+func (s *Server) ResumeQueue(ctx context.Context, req *queuev1.ResumeQueueRequest) (*queuev1.ResumeQueueResponse, error) {
+	c, err := callerOfQueue(ctx, req.GetQueue())
+	if err != nil {
+		return nil, err
+	}
+	ctl, changed, err := s.store.Resume(ctx, c, req.GetQueue())
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		s.todos.emitEvent(TodoEvent{Kind: EventResumed, HumanID: c.HumanID, Queue: req.GetQueue(), State: queueStateRunning})
+		s.todos.resumed(c.HumanID, req.GetQueue())
+	}
+	return &queuev1.ResumeQueueResponse{Control: controlProto(req.GetQueue(), ctl)}, nil
+}
+
+// The State of a queue-level TodoEvent.
+const (
+	queueStatePaused  = "paused"
+	queueStateRunning = "running"
+)
+
+// callerOfQueue is callerIn that also checks the queue name's pattern: a
+// write about a queue must not answer for a name no todo can have (the
+// interceptor checks it too; the handler must be safe without it).
+func callerOfQueue(ctx context.Context, queue string) (store.Caller, error) {
+	c, err := callerIn(ctx, queue)
+	if err == nil && !validQueueName(queue) {
+		err = invalid("queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
+	}
+	return c, err
+}
+
+// validQueueName reports whether q matches ^[a-z0-9][a-z0-9._-]{0,62}$ (the
+// queue_name domain), without a regular expression.
+func validQueueName(q string) bool {
+	if q == "" || len(q) > 63 {
+		return false
+	}
+	for i := range len(q) {
+		b := q[i]
+		ok := b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || i > 0 && (b == '.' || b == '_' || b == '-')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func controlProto(queue string, c store.Control) *queuev1.QueueControl {
+	return &queuev1.QueueControl{Queue: queue, Paused: c.Paused, PausedAt: timestamp(c.PausedAt), UpdatedAt: timestamp(c.UpdatedAt)}
+}
+
+// ListQueues page sizes: "0–100; 0 means 100".
+const maxQueuePageSize = 100
+
+// queuePageToken is the queue name a ListQueues page continues after,
+// base64url JSON like ListTodos' token: it only positions the scan, and
+// tenancy is applied in SQL on every page.
+type queuePageToken struct {
+	After string `json:"a"`
+}
+
+// ListQueues lists the tenant's queues by name with their depth by state
+// and pause flag, keyset-paginated on the name.
+func (s *Server) ListQueues(ctx context.Context, req *queuev1.ListQueuesRequest) (*queuev1.ListQueuesResponse, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	limit := req.GetPageSize()
+	switch {
+	case limit == 0:
+		limit = maxQueuePageSize
+	case limit < 0 || limit > maxQueuePageSize:
+		return nil, invalid("page_size", "must be between 0 and 100")
+	}
+	after, err := decodeQueuePageToken(req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.store.ListQueues(ctx, c, after, limit+1) // one extra row says whether another page exists
+	if err != nil {
+		return nil, err
+	}
+	out := &queuev1.ListQueuesResponse{}
+	if int32(len(rows)) > limit { //nolint:gosec // len ≤ 101
+		rows = rows[:limit]
+		raw, _ := json.Marshal(queuePageToken{After: rows[len(rows)-1].Queue}) // a plain field: cannot fail
+		out.NextPageToken = base64.RawURLEncoding.EncodeToString(raw)
+	}
+	out.Queues = make([]*queuev1.QueueSummary, len(rows))
+	for i, r := range rows {
+		out.Queues[i] = &queuev1.QueueSummary{
+			Queue: r.Queue, Paused: r.Paused, PendingReady: r.PendingReady, PendingScheduled: r.PendingScheduled,
+			Running: r.Running, Completed: r.Completed, Dead: r.Dead, Cancelled: r.Cancelled,
+			OldestPendingAgeSeconds: r.OldestPendingAgeSeconds,
+		}
+	}
+	return out, nil
+}
+
+// decodeQueuePageToken returns the queue name a token continues after; ""
+// for the first page.
+func decodeQueuePageToken(tok string) (string, error) {
+	if tok == "" {
+		return "", nil
+	}
+	bad := invalid("page_token", "is not a token returned by ListQueues")
+	if len(tok) > 1024 {
+		return "", bad
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	var pt queuePageToken
+	if err != nil || json.Unmarshal(raw, &pt) != nil || !validQueueName(pt.After) {
+		return "", bad
+	}
+	return pt.After, nil
+}
