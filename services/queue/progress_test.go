@@ -163,7 +163,7 @@ func TestOversizeProgressRefused(t *testing.T) {
 
 	_, err := e.srv.Heartbeat(e.worker(t), &queuev1.HeartbeatRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken(), Progress: big})
 	require.Equal(t, codes.InvalidArgument, code(err))
-	require.Equal(t, "progress", violatedField(t, err))
+	require.Equal(t, "progress", onlyViolatedField(t, err))
 	require.Contains(t, err.Error(), "1 KiB")
 
 	_, err = e.srv.HeartbeatBatch(e.worker(t), &queuev1.HeartbeatBatchRequest{Items: []*queuev1.HeartbeatRequest{
@@ -171,7 +171,7 @@ func TestOversizeProgressRefused(t *testing.T) {
 		{Id: td.GetId(), LeaseToken: td.GetLeaseToken(), Progress: big},
 	}})
 	require.Equal(t, codes.InvalidArgument, code(err))
-	require.Equal(t, "items[1].progress", violatedField(t, err))
+	require.Equal(t, "items[1].progress", onlyViolatedField(t, err))
 	require.Equal(t, before, e.snapshot(t), "a refused heartbeat changes nothing")
 
 	_, err = e.srv.Heartbeat(e.worker(t), &queuev1.HeartbeatRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken(), Progress: fits})
@@ -181,8 +181,9 @@ func TestOversizeProgressRefused(t *testing.T) {
 	require.Len(t, raw, 1024)
 }
 
-// violatedField is the one field an INVALID_ARGUMENT error names.
-func violatedField(t *testing.T, err error) string {
+// onlyViolatedField is the one field an INVALID_ARGUMENT error names (it
+// fails unless there is exactly one).
+func onlyViolatedField(t *testing.T, err error) string {
 	t.Helper()
 	var ae *apierr.Error
 	require.ErrorAs(t, err, &ae)
