@@ -158,6 +158,9 @@ deliveries() {
   mapfile -d '' flags < <(vars "$1")
   tps=$(PGOPTIONS='-c plan_cache_mode=force_generic_plan' pgbench -n -M prepared -c "$2" -j "$(( $2 < 2 ? $2 : 2 ))" \
     -T "$secs" "${flags[@]}" -f "$log.sql" "$url" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+  # pgbench that could not connect all its clients (the server's
+  # max_connections) prints no tps: that is a failed run, not 0/s.
+  [[ -n $tps ]] || { echo "pgbench with $2 clients, $1 per transaction, measured nothing (see its errors above)" >&2; return 1; }
   awk -v t="$tps" -v n="$1" 'BEGIN {print t * n}'
 }
 before=$(psql "$url" -XAtc "SELECT count(*) FROM todos")

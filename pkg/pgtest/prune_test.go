@@ -24,6 +24,21 @@ func TestPruneKeepsTemplatesOtherCheckoutsStillUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	// Hold the template lock from before the databases exist until the
+	// prune ran: every other test process prunes under it too, and one that
+	// saw the idle database between its CREATE and its old stamp would stamp
+	// it as used now, so it would rightly stay.
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", templateLockKey); err != nil {
+		t.Fatal(err)
+	}
+	locked := true
+	unlock := func() {
+		if locked {
+			_, _ = conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", templateLockKey)
+			locked = false
+		}
+	}
+	defer unlock()
 	suffix := randomHex(4)
 	own, recent, idle, unstamped := "sbtpl_zz_own_"+suffix, "sbtpl_zz_recent_"+suffix, "sbtpl_zz_idle_"+suffix, "sbtpl_zz_unstamped_"+suffix
 	for _, name := range []string{own, recent, idle, unstamped} {
@@ -41,11 +56,8 @@ func TestPruneKeepsTemplatesOtherCheckoutsStillUse(t *testing.T) {
 	if err := stamp(ctx, conn, idle, now.Add(-templateIdle-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", templateLockKey); err != nil {
-		t.Fatal(err)
-	}
 	err = pruneAndStamp(ctx, conn, own)
-	_, _ = conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", templateLockKey)
+	unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
