@@ -11,8 +11,8 @@ import (
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
-	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 // maxReplayKey bounds ReplayEventRequest.replay_key (the todos' dedupe key
@@ -69,7 +69,7 @@ func (s *Server) replayOf(ctx context.Context, p auth.Principal, queue, agentID,
 	if len(key) > maxReplayKey {
 		return r, apierr.Invalid(apierr.FieldViolation{Field: "replay_key", Description: "must be at most 128 characters"})
 	}
-	if queue != "" && !sources.ValidQueueName(queue) {
+	if queue != "" && !textcheck.QueueName(queue) {
 		return r, apierr.Invalid(apierr.FieldViolation{Field: "queue", Description: "must match ^[a-z0-9][a-z0-9._-]{0,62}$"})
 	}
 	var agent *uuid.UUID

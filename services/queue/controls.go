@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
@@ -58,26 +59,10 @@ const (
 // interceptor checks it too; the handler must be safe without it).
 func callerOfQueue(ctx context.Context, queue string) (store.Caller, error) {
 	c, err := callerIn(ctx, queue)
-	if err == nil && !validQueueName(queue) {
+	if err == nil && !textcheck.QueueName(queue) {
 		err = invalid("queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 	}
 	return c, err
-}
-
-// validQueueName reports whether q matches ^[a-z0-9][a-z0-9._-]{0,62}$ (the
-// queue_name domain), without a regular expression.
-func validQueueName(q string) bool {
-	if q == "" || len(q) > 63 {
-		return false
-	}
-	for i := range len(q) {
-		b := q[i]
-		ok := b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || i > 0 && (b == '.' || b == '_' || b == '-')
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 func controlProto(queue string, c store.Control) *queuev1.QueueControl {
@@ -145,7 +130,7 @@ func decodeQueuePageToken(tok string) (string, error) {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	var pt queuePageToken
-	if err != nil || json.Unmarshal(raw, &pt) != nil || !validQueueName(pt.After) {
+	if err != nil || json.Unmarshal(raw, &pt) != nil || !textcheck.QueueName(pt.After) {
 		return "", bad
 	}
 	return pt.After, nil

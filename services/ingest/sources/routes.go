@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/services/ingest/sources/internal/dbsqlc"
 )
 
@@ -36,7 +37,7 @@ func checkRoutes(routes []Route) error {
 	for i, r := range routes {
 		field := "endpoint.routes[" + strconv.Itoa(i) + "]"
 		switch {
-		case !ValidQueueName(r.Queue):
+		case !textcheck.QueueName(r.Queue):
 			return invalid(field+".queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 		case utf8.RuneCountInString(r.Topic) > maxTopicGlobLen || !utf8.ValidString(r.Topic) || containsNUL(r.Topic):
 			return invalid(field+".topic", "must be at most 255 characters of valid UTF-8")

@@ -5,6 +5,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/services/ingest/verify"
 )
 
@@ -51,7 +52,7 @@ func checkEndpoint(f EndpointFields) error {
 		return invalid("endpoint.queue", "is required")
 	case utf8.RuneCountInString(f.Name) > maxEndpointNameLen:
 		return invalid("endpoint.name", "must be at most 200 characters")
-	case !ValidQueueName(f.Queue):
+	case !textcheck.QueueName(f.Queue):
 		return invalid("endpoint.queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 	case f.SignatureHeader != nil && len(*f.SignatureHeader) > maxHeaderLen:
 		return invalid("endpoint.signature_header", "must be at most 128 characters")
@@ -102,9 +103,9 @@ func checkAdapter(kind string, f AdapterFields) error {
 		return invalid("adapter.name", "is required")
 	case f.Queue == "":
 		return invalid("adapter.queue", "is required")
-	case !ValidQueueName(f.Name):
+	case !textcheck.QueueName(f.Name):
 		return invalid("adapter.name", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
-	case !ValidQueueName(f.Queue):
+	case !textcheck.QueueName(f.Queue):
 		return invalid("adapter.queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 	case kind == KindWebhook && f.EndpointID == nil:
 		return invalid("adapter.endpoint_id", "is required for ADAPTER_KIND_WEBHOOK")
@@ -116,22 +117,6 @@ func checkAdapter(kind string, f AdapterFields) error {
 		return invalid("adapter.cursor", "must be at most 255 characters of valid UTF-8")
 	}
 	return nil
-}
-
-// ValidQueueName reports whether q matches the queue-name pattern
-// ^[a-z0-9][a-z0-9._-]{0,62}$ (checked without a regexp).
-func ValidQueueName(q string) bool {
-	if q == "" || len(q) > 63 {
-		return false
-	}
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || (c != '.' && c != '_' && c != '-')) {
-			return false
-		}
-	}
-	return true
 }
 
 // headerName reports whether h is an RFC 9110 field name (a token).

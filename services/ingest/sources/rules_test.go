@@ -120,16 +120,6 @@ func TestContractTables(t *testing.T) {
 	require.Zero(t, SchemeEnum("no such scheme"))
 }
 
-func TestValidQueueName(t *testing.T) {
-	t.Parallel()
-	for _, ok := range []string{"a", "hooks", "a.b_c-d", strings.Repeat("a", 63)} {
-		require.True(t, ValidQueueName(ok), ok)
-	}
-	for _, bad := range []string{"", "-a", "A", "a b", strings.Repeat("a", 64), "é"} {
-		require.False(t, ValidQueueName(bad), bad)
-	}
-}
-
 // TestCheckPublicURL: an endpoint's public URL is an absolute http(s) URL
 // without a query, fragment or credentials, at most 2048 characters.
 func TestCheckPublicURL(t *testing.T) {
