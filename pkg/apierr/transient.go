@@ -51,15 +51,22 @@ func IsTransient(err error) bool {
 	if err == nil {
 		return false
 	}
+	// A connection that could not be opened is never the request's fault,
+	// whatever the server said while refusing it: "the database is not
+	// accepting connections" (55000) and "does not exist" (3D000) come as a
+	// PgError inside the ConnectError, in classes that mean a bug elsewhere.
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return transientCodes[pe.Code] || (len(pe.Code) == 5 && transientClasses[pe.Code[:2]])
 	}
-	var ce *pgconn.ConnectError
 	var ne net.Error
 	var oe *net.OpError
 	switch {
-	case errors.As(err, &ce), errors.As(err, &oe), errors.As(err, &ne):
+	case errors.As(err, &oe), errors.As(err, &ne):
 		return true
 	case errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),

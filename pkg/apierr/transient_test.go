@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/puddle/v2"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -54,6 +55,8 @@ func TestDatabaseFaultsAreRetryable(t *testing.T) {
 		{"closed network connection", fmt.Errorf("read: %w", net.ErrClosed), codes.Unavailable},
 		{"closed pool", fmt.Errorf("acquire: %w", puddle.ErrClosedPool), codes.Unavailable},
 		{"pgx connect error (refused)", refusedConnect(t), codes.Unavailable},
+		{"pgx connect error (database not accepting connections)", rejectedConnect(t, "55000"), codes.Unavailable},
+		{"pgx connect error (database does not exist)", rejectedConnect(t, "3D000"), codes.Unavailable},
 		{"syntax error is a bug", pg("42601"), codes.Internal},
 		{"undefined table is a bug", pg("42P01"), codes.Internal},
 		{"plain error is a bug", errors.New("nil map"), codes.Internal},
@@ -93,5 +96,40 @@ func refusedConnect(t *testing.T) error {
 	require.Error(t, err)
 	var ce *pgconn.ConnectError
 	require.ErrorAs(t, err, &ce)
+	return err
+}
+
+// rejectedConnect is what pgx returns when the server answers the startup
+// message with an error of the given SQLSTATE, as Postgres does for a
+// database with ALLOW_CONNECTIONS false (55000): a real connection attempt
+// to a listener that speaks the protocol's first exchange.
+func rejectedConnect(t *testing.T, code string) error {
+	t.Helper()
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	served := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			served <- err
+			return
+		}
+		defer c.Close()
+		b := pgproto3.NewBackend(c, c)
+		if _, err := b.ReceiveStartupMessage(); err != nil {
+			served <- err
+			return
+		}
+		b.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: code, Message: "secret refusal"})
+		served <- b.Flush()
+	}()
+	_, err = pgconn.Connect(context.Background(), "postgres://nobody@"+l.Addr().String()+"/none?connect_timeout=5&sslmode=disable")
+	require.NoError(t, <-served)
+	var ce *pgconn.ConnectError
+	require.ErrorAs(t, err, &ce)
+	var pe *pgconn.PgError
+	require.ErrorAs(t, err, &pe, "the server's refusal is inside the connect error")
+	require.Equal(t, code, pe.Code)
 	return err
 }
