@@ -118,7 +118,12 @@ func TestTraceFollowsAWebhookToItsWorkerAcrossTwoNodes(t *testing.T) {
 		return nil
 	}, worker.Options{TracerProvider: tpW, AckDelay: worker.NoAckDelay, Wait: time.Second})
 	stop := start(t, w)
-	todo := <-claimed
+	var todo *queuev1.Todo
+	select { // a bound, so that a worker that never reaches B fails here, with its state, rather than hanging the binary
+	case todo = <-claimed:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no todo claimed from B: worker %+v, connection %v", w.Stats(), conn.GetState())
+	}
 	require.Eventually(t, func() bool { return w.Stats().Completed == 1 }, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, stop())
 
