@@ -20,7 +20,9 @@ import (
 //	                    todo.released, todo.cancelled, todo.expired, todo.redriven,
 //	                    todo.progress
 //	                    (payload: todo_id, queue, state, agent_id; todo.progress
-//	                    adds progress, the worker's JSON object, and progress_at)
+//	                    adds progress, the worker's JSON object, and progress_at);
+//	                    queue.paused, queue.resumed (payload: queue, state =
+//	                    paused or running)
 //	sys:todo:<id>       todo.progress of that one todo (same payload), for a
 //	                    page that follows a single todo
 //	sys:ingest          event.received (payload: event_id, source, topic, todo_id)
