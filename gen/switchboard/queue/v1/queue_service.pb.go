@@ -2559,9 +2559,9 @@ type Schedule struct {
 	LastRunAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=last_run_at,json=lastRunAt,proto3" json:"last_run_at,omitempty"`
 	// The id of the todo the last tick made; 0 before the first.
 	LastTodoId int64 `protobuf:"varint,10,opt,name=last_todo_id,json=lastTodoId,proto3" json:"last_todo_id,omitempty"`
-	// When it was created and last changed (by a call or a tick).
+	// When it was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	// When it was last changed.
+	// When it was last changed, by a call or a fired tick.
 	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
