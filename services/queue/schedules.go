@@ -214,8 +214,11 @@ func scheduleTemplate(r *queuev1.EnqueueRequest) (queue string, agent *uuid.UUID
 // scheduleProto renders a row, with its next ticks computed from the stored
 // next_run_at.
 func scheduleProto(r store.Schedule) *queuev1.Schedule {
+	template := &queuev1.EnqueueRequest{}
+	// Stored by this server from a checked request: it parses.
+	_ = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(r.Template, template)
 	out := &queuev1.Schedule{
-		Id: r.ID.String(), Name: r.Name, Cron: r.Cron, TimeZone: r.TimeZone, Template: &queuev1.EnqueueRequest{},
+		Id: r.ID.String(), Name: r.Name, Cron: r.Cron, TimeZone: r.TimeZone, Template: template,
 		Misfire: queuev1.Misfire_MISFIRE_RUN_ONCE, Paused: r.PausedAt != nil, LastRunAt: timestamp(r.LastRunAt),
 		CreatedAt: timestamp(&r.CreatedAt), UpdatedAt: timestamp(&r.UpdatedAt),
 	}
@@ -225,8 +228,6 @@ func scheduleProto(r store.Schedule) *queuev1.Schedule {
 	if r.LastTodoID != nil {
 		out.LastTodoId = *r.LastTodoID
 	}
-	// Stored by this server from a checked request: it parses.
-	_ = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(r.Template, out.Template)
 	if r.NextRunAt != nil {
 		runs := []time.Time{*r.NextRunAt}
 		if spec, err := parseSpec(r.Cron, r.TimeZone); err == nil {
