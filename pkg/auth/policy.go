@@ -74,6 +74,14 @@ var Policy = map[string]Rule{
 	"/switchboard.queue.v1.QueueService/PauseQueue":  tenantAdmin,
 	"/switchboard.queue.v1.QueueService/ResumeQueue": tenantAdmin,
 	"/switchboard.queue.v1.QueueService/ListQueues":  anyOf(ScopeRead, ScopeAgent),
+	// Schedules enqueue work in the tenant's name on a clock, unattended:
+	// defining them is the operator's, like pausing; reading them is
+	// watching the queues, like QueueStats.
+	"/switchboard.queue.v1.QueueService/CreateSchedule": tenantAdmin,
+	"/switchboard.queue.v1.QueueService/UpdateSchedule": tenantAdmin,
+	"/switchboard.queue.v1.QueueService/DeleteSchedule": tenantAdmin,
+	"/switchboard.queue.v1.QueueService/GetSchedule":    anyOf(ScopeRead, ScopeAgent),
+	"/switchboard.queue.v1.QueueService/ListSchedules":  anyOf(ScopeRead, ScopeAgent),
 
 	// Ingest: publishing is putting work in; the history is for readers and
 	// for an agent's own events.

@@ -36,7 +36,8 @@ func (l lifecycleEvents) System(human uuid.UUID, agent *uuid.UUID, channel, kind
 // listens, and only to the todo's agent among agents: see
 // realtime.Server.System), a todo's progress also on sys:todo:<id>, and the
 // queue's own changes (queue.paused, queue.resumed) on sys:queue:<queue> to
-// every listener of the tenant.
+// every listener of the tenant, and schedule.fired (a schedule's tick made
+// the todo) beside the todo's todo.enqueued.
 func todoLifecycle(rt lifecycleEvents) func(queue.TodoEvent) {
 	channels, kinds := newNameMemo(realtime.QueueChannelPrefix), newNameMemo("todo.")
 	return func(e queue.TodoEvent) {
@@ -55,6 +56,14 @@ func todoLifecycle(rt lifecycleEvents) func(queue.TodoEvent) {
 				f["progress"], f["progress_at"] = e.Progress, e.ProgressAt.UTC().Format(time.RFC3339Nano)
 			}
 			return f
+		}
+		if e.Kind == queue.EventScheduleFired { // a schedule's tick made the todo (after its todo.enqueued)
+			rt.System(e.HumanID, e.AgentID, channels.of(e.Queue), string(e.Kind), func() map[string]any {
+				f := fields()
+				f["schedule_id"], f["tick"] = e.ScheduleID.String(), e.Tick.UTC().Format(time.RFC3339)
+				return f
+			})
+			return
 		}
 		kind := kinds.of(string(e.Kind))
 		rt.System(e.HumanID, e.AgentID, channels.of(e.Queue), kind, fields)

@@ -2,8 +2,6 @@ package queue
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	"github.com/switchboard/switchboard/pkg/textcheck"
@@ -69,16 +67,6 @@ func controlProto(queue string, c store.Control) *queuev1.QueueControl {
 	return &queuev1.QueueControl{Queue: queue, Paused: c.Paused, PausedAt: timestamp(c.PausedAt), UpdatedAt: timestamp(c.UpdatedAt)}
 }
 
-// ListQueues page sizes: "0–100; 0 means 100".
-const maxQueuePageSize = 100
-
-// queuePageToken is the queue name a ListQueues page continues after,
-// base64url JSON like ListTodos' token: it only positions the scan, and
-// tenancy is applied in SQL on every page.
-type queuePageToken struct {
-	After string `json:"a"`
-}
-
 // ListQueues lists the tenant's queues by name with their depth by state
 // and pause flag, keyset-paginated on the name.
 func (s *Server) ListQueues(ctx context.Context, req *queuev1.ListQueuesRequest) (*queuev1.ListQueuesResponse, error) {
@@ -86,14 +74,11 @@ func (s *Server) ListQueues(ctx context.Context, req *queuev1.ListQueuesRequest)
 	if err != nil {
 		return nil, err
 	}
-	limit := req.GetPageSize()
-	switch {
-	case limit == 0:
-		limit = maxQueuePageSize
-	case limit < 0 || limit > maxQueuePageSize:
-		return nil, invalid("page_size", "must be between 0 and 100")
+	limit, err := namePageSize(req.GetPageSize())
+	if err != nil {
+		return nil, err
 	}
-	after, err := decodeQueuePageToken(req.GetPageToken())
+	after, err := decodeNamePageToken(req.GetPageToken(), "ListQueues")
 	if err != nil {
 		return nil, err
 	}
@@ -104,8 +89,7 @@ func (s *Server) ListQueues(ctx context.Context, req *queuev1.ListQueuesRequest)
 	out := &queuev1.ListQueuesResponse{}
 	if int32(len(rows)) > limit { //nolint:gosec // len ≤ 101
 		rows = rows[:limit]
-		raw, _ := json.Marshal(queuePageToken{After: rows[len(rows)-1].Queue}) // a plain field: cannot fail
-		out.NextPageToken = base64.RawURLEncoding.EncodeToString(raw)
+		out.NextPageToken = encodeNamePageToken(rows[len(rows)-1].Queue)
 	}
 	out.Queues = make([]*queuev1.QueueSummary, len(rows))
 	for i, r := range rows {
@@ -116,22 +100,4 @@ func (s *Server) ListQueues(ctx context.Context, req *queuev1.ListQueuesRequest)
 		}
 	}
 	return out, nil
-}
-
-// decodeQueuePageToken returns the queue name a token continues after; ""
-// for the first page.
-func decodeQueuePageToken(tok string) (string, error) {
-	if tok == "" {
-		return "", nil
-	}
-	bad := invalid("page_token", "is not a token returned by ListQueues")
-	if len(tok) > 1024 {
-		return "", bad
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(tok)
-	var pt queuePageToken
-	if err != nil || json.Unmarshal(raw, &pt) != nil || !textcheck.QueueName(pt.After) {
-		return "", bad
-	}
-	return pt.After, nil
 }

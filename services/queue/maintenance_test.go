@@ -77,24 +77,29 @@ func TestRetentionByRowCap(t *testing.T) {
 	require.Zero(t, n)
 }
 
-// TestComponents: the reaper runs on its own once started; every component
-// starts and stops cleanly, Stop is safe before Start and twice.
+// TestComponents: the reaper and the schedule ticker run on their own once
+// started; every component starts and stops cleanly, Stop is safe before
+// Start and twice.
 func TestComponents(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, queue.Options{ReapInterval: 10 * time.Millisecond, RetentionInterval: 10 * time.Millisecond})
 	comps := e.srv.Components()
-	require.Len(t, comps, 6)
+	require.Len(t, comps, 7)
 	require.Equal(t, queue.Name+"-notifier", comps[0].Name(), "without Options.Notifier its own, first (it stops last)")
 	names := map[string]bool{}
 	for _, c := range comps {
 		names[c.Name()] = true
 		require.NoError(t, c.Stop(t.Context()), "stop before start")
 	}
-	require.Len(t, names, 6)
+	require.Len(t, names, 7)
 	shared := queue.New(zap.NewNop(), e.pool, queue.Options{Notifier: pgnotify.New(zap.NewNop(), e.pool, pgnotify.Options{})})
-	require.Len(t, shared.Components(), 5, "a shared notifier is the node's to run")
+	require.Len(t, shared.Components(), 6, "a shared notifier is the node's to run")
 
-	fresh := queue.New(zap.NewNop(), e.pool, queue.Options{ReapInterval: 10 * time.Millisecond, RetentionInterval: 10 * time.Millisecond})
+	fresh := queue.New(zap.NewNop(), e.pool, queue.Options{
+		ReapInterval: 10 * time.Millisecond, RetentionInterval: 10 * time.Millisecond, ScheduleInterval: 10 * time.Millisecond,
+	})
+	sched := e.createSchedule(t, &queuev1.CreateScheduleRequest{Name: "s", Cron: "@every 1h", Template: &queuev1.EnqueueRequest{Queue: "from-schedule"}})
+	e.dueAt(t, sched.GetId(), 0)
 	id := e.enqueue(t, "q", 1)[0]
 	e.claimOne(t, "q")
 	e.expire(t, id)
@@ -105,6 +110,9 @@ func TestComponents(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return e.count(t, `SELECT count(*) FROM todos WHERE id = $1 AND state = 'pending'`, id) == 1
 	}, 20*time.Second, 5*time.Millisecond, "the reaper redelivers the expired lease")
+	require.Eventually(t, func() bool {
+		return e.count(t, `SELECT count(*) FROM todos WHERE queue = 'from-schedule'`) == 1
+	}, 20*time.Second, 5*time.Millisecond, "the ticker fires the due tick")
 	for _, c := range fresh.Components() {
 		require.NoError(t, c.Stop(context.Background()))
 		require.NoError(t, c.Stop(context.Background()), "stop twice")

@@ -52,6 +52,10 @@ type Options struct {
 	// left. Default 5.
 	MaxLeaseExpiries int32
 
+	// ScheduleInterval is how often the schedule ticker looks for due
+	// ticks (every node runs one; see TickSchedules). Default 1 s.
+	ScheduleInterval time.Duration
+
 	// RetentionInterval is how often finished todos are pruned by the
 	// setting retention.todos. Default 1 min.
 	RetentionInterval time.Duration
@@ -103,6 +107,10 @@ type TodoEvent struct {
 	// object the worker reported, and when it was stored.
 	Progress   json.RawMessage
 	ProgressAt time.Time
+	// ScheduleID and Tick are set only for EventScheduleFired: the schedule
+	// and the tick its todo (TodoID) was made for.
+	ScheduleID uuid.UUID
+	Tick       time.Time
 }
 
 // EventKind names what happened to a todo.
@@ -120,6 +128,10 @@ const (
 	EventRedriven  EventKind = "redriven"
 	EventProgress  EventKind = "progress" // a Heartbeat stored progress; State is running
 )
+
+// EventScheduleFired is reported after EventEnqueued for a todo a schedule
+// made: ScheduleID and Tick say which schedule and tick.
+const EventScheduleFired EventKind = "schedule.fired"
 
 // The queue-level changes OnChange reports: TodoID is 0, AgentID nil, and
 // State is the queue's ("paused" or "running").
@@ -146,6 +158,7 @@ func (o Options) withDefaults() Options {
 	def(&o.NotifyWindow, defaultNotifyWindow)
 	def(&o.ReapInterval, time.Second)
 	def(&o.RetentionInterval, time.Minute)
+	def(&o.ScheduleInterval, time.Second)
 	def(&o.BackoffBase, time.Second)
 	def(&o.BackoffCap, time.Hour)
 	def(&o.DepthInterval, 15*time.Second)

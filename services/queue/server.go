@@ -1,8 +1,9 @@
 // Package queue is the durable todo queue: Enqueue, Claim, Heartbeat,
 // Complete, Fail, Release and their admin reads, backed by the todos table,
-// plus the background loops that keep it healthy (lease reaper, retention)
-// and the wake-ups that make long-poll claims return as soon as work
-// arrives.
+// plus the background loops that keep it healthy (lease reaper, retention),
+// the schedules that enqueue todos on cron ticks with no leader (every node
+// ticks; a conditional mark lets one win each tick), and the wake-ups that
+// make long-poll claims return as soon as work arrives.
 //
 // Authorization has two layers. The auth interceptor has already checked the
 // scope each RPC needs (pkg/auth/policy.go). This package decides which rows
@@ -57,6 +58,7 @@ type Server struct {
 	wake        lifecycle.Component
 	reaper      *lifecycle.Loop
 	pruner      *lifecycle.Loop
+	schedules   *lifecycle.Loop
 	depths      *lifecycle.Loop
 
 	// afterClaim is a test seam run between a claim and its response.
@@ -85,6 +87,7 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts ...Options) *Server {
 	s.wake = s.wakeComponent()
 	s.reaper = lifecycle.NewLoop(Name+"-reaper", o.ReapInterval, lifecycle.Warned(log, "lease reaper failed", s.ReapOnce))
 	s.pruner = lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, lifecycle.Warned(log, "todo retention failed", s.PruneOnce))
+	s.schedules = lifecycle.NewLoop(Name+"-schedules", o.ScheduleInterval, lifecycle.Warned(log, "schedule ticker failed", s.TickSchedules))
 	s.depths = lifecycle.NewLoop(Name+"-depth-gauges", o.DepthInterval, lifecycle.Warned(log, "queue depth gauges failed", s.SampleDepths))
 	s.completes = newMerger(Name+"-complete-merger", o, s.store.CompleteTodos,
 		func(it store.CompleteItem) int64 { return it.ID })
@@ -110,16 +113,16 @@ func (s *Server) Desc() *grpc.ServiceDesc { return &queuev1.QueueService_Service
 // was nil (it sends the coalesced pg_notify after enqueue commits and holds
 // the listen connection that wakes this node's long-poll claims; with a
 // shared one the node runs it, before these), the wake-up release on
-// shutdown, the lease reaper, retention, and the mergers that batch
+// shutdown, the lease reaper, retention, the schedule ticker, and the mergers that batch
 // concurrent single-item Complete and Heartbeat calls. The RPCs work
-// without them (claims still poll, tests call ReapOnce/PruneOnce, Complete
+// without them (claims still poll, tests call ReapOnce/PruneOnce/TickSchedules, Complete
 // and Heartbeat run one statement each), but a node must run them.
 func (s *Server) Components() []lifecycle.Component {
 	var out []lifecycle.Component
 	if s.ownNotifier != nil {
 		out = append(out, s.ownNotifier)
 	}
-	out = append(out, s.wake, s.reaper, s.pruner, s.completes, s.heartbeats)
+	out = append(out, s.wake, s.reaper, s.pruner, s.schedules, s.completes, s.heartbeats)
 	if s.opts.Metrics != nil {
 		out = append(out, s.depths)
 	}

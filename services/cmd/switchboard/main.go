@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	// Schedules name IANA time zones; the binary carries the database so
+	// that a container without /usr/share/zoneinfo resolves them alike.
+	_ "time/tzdata"
 
 	"github.com/switchboard/switchboard/services/internal/cli"
 )

@@ -90,6 +90,62 @@ func (BatchOutcome) EnumDescriptor() ([]byte, []int) {
 	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{0}
 }
 
+// Misfire is what a schedule does about ticks missed by more than the grace
+// period (one minute): every node was down, or the database unreachable.
+// Ticks missed by less are each fired late, oldest first.
+type Misfire int32
+
+const (
+	// Unset: RUN_ONCE.
+	Misfire_MISFIRE_UNSPECIFIED Misfire = 0
+	// One todo for all the missed ticks, stamped with the latest of them; the
+	// default.
+	Misfire_MISFIRE_RUN_ONCE Misfire = 1
+	// No todo for the missed ticks; the next tick after now fires.
+	Misfire_MISFIRE_SKIP Misfire = 2
+)
+
+// Enum value maps for Misfire.
+var (
+	Misfire_name = map[int32]string{
+		0: "MISFIRE_UNSPECIFIED",
+		1: "MISFIRE_RUN_ONCE",
+		2: "MISFIRE_SKIP",
+	}
+	Misfire_value = map[string]int32{
+		"MISFIRE_UNSPECIFIED": 0,
+		"MISFIRE_RUN_ONCE":    1,
+		"MISFIRE_SKIP":        2,
+	}
+)
+
+func (x Misfire) Enum() *Misfire {
+	p := new(Misfire)
+	*p = x
+	return p
+}
+
+func (x Misfire) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Misfire) Descriptor() protoreflect.EnumDescriptor {
+	return file_switchboard_queue_v1_queue_service_proto_enumTypes[1].Descriptor()
+}
+
+func (Misfire) Type() protoreflect.EnumType {
+	return &file_switchboard_queue_v1_queue_service_proto_enumTypes[1]
+}
+
+func (x Misfire) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Misfire.Descriptor instead.
+func (Misfire) EnumDescriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{1}
+}
+
 // EnqueueRequest describes one todo to add.
 type EnqueueRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2472,6 +2528,727 @@ func (x *CompleteBatchResponse) GetResults() []*CompleteBatchResult {
 	return nil
 }
 
+// Schedule is a cron expression in a time zone that enqueues a todo made
+// from a template at every tick.
+type Schedule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedule's id (uuid).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Unique within the tenant, 1–63 characters matching
+	// ^[a-z0-9][a-z0-9._-]{0,62}$.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// 5 fields (minute hour day-of-month month day-of-week), 6 with seconds
+	// first, "@every <duration>" (anchored at the previous tick, at least 1 s)
+	// or a descriptor (@yearly, @monthly, @weekly, @daily, @hourly).
+	Cron string `protobuf:"bytes,3,opt,name=cron,proto3" json:"cron,omitempty"`
+	// IANA time zone name the fields are read in ("Europe/Berlin"); "UTC"
+	// when created empty.
+	TimeZone string `protobuf:"bytes,4,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	// What each tick enqueues: EnqueueRequest's fields, checked as Enqueue
+	// checks them; event_id, run_at and dedupe_key are the schedule's own
+	// (none, the tick, the tick's key) and must be unset.
+	Template *EnqueueRequest `protobuf:"bytes,5,opt,name=template,proto3" json:"template,omitempty"`
+	// After an outage longer than the grace period.
+	Misfire Misfire `protobuf:"varint,6,opt,name=misfire,proto3,enum=switchboard.queue.v1.Misfire" json:"misfire,omitempty"`
+	// True while paused: no tick fires and next_runs is empty.
+	Paused bool `protobuf:"varint,7,opt,name=paused,proto3" json:"paused,omitempty"`
+	// The next ticks (up to 5), the first of which is due next; empty while
+	// paused or when the expression has no future tick.
+	NextRuns []*timestamppb.Timestamp `protobuf:"bytes,8,rep,name=next_runs,json=nextRuns,proto3" json:"next_runs,omitempty"`
+	// The last tick fired; unset before the first.
+	LastRunAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=last_run_at,json=lastRunAt,proto3" json:"last_run_at,omitempty"`
+	// The id of the todo the last tick made; 0 before the first.
+	LastTodoId int64 `protobuf:"varint,10,opt,name=last_todo_id,json=lastTodoId,proto3" json:"last_todo_id,omitempty"`
+	// When it was created.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When it was last changed, by a call or a fired tick.
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Schedule) Reset() {
+	*x = Schedule{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Schedule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Schedule) ProtoMessage() {}
+
+func (x *Schedule) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Schedule.ProtoReflect.Descriptor instead.
+func (*Schedule) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *Schedule) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Schedule) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Schedule) GetCron() string {
+	if x != nil {
+		return x.Cron
+	}
+	return ""
+}
+
+func (x *Schedule) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
+func (x *Schedule) GetTemplate() *EnqueueRequest {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+func (x *Schedule) GetMisfire() Misfire {
+	if x != nil {
+		return x.Misfire
+	}
+	return Misfire_MISFIRE_UNSPECIFIED
+}
+
+func (x *Schedule) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *Schedule) GetNextRuns() []*timestamppb.Timestamp {
+	if x != nil {
+		return x.NextRuns
+	}
+	return nil
+}
+
+func (x *Schedule) GetLastRunAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastRunAt
+	}
+	return nil
+}
+
+func (x *Schedule) GetLastTodoId() int64 {
+	if x != nil {
+		return x.LastTodoId
+	}
+	return 0
+}
+
+func (x *Schedule) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Schedule) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// CreateScheduleRequest describes a new schedule (see Schedule).
+type CreateScheduleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unique within the tenant.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The cron expression (see Schedule.cron).
+	Cron string `protobuf:"bytes,2,opt,name=cron,proto3" json:"cron,omitempty"`
+	// IANA time zone name; empty means UTC.
+	TimeZone string `protobuf:"bytes,3,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	// What each tick enqueues; template.queue is required.
+	Template *EnqueueRequest `protobuf:"bytes,4,opt,name=template,proto3" json:"template,omitempty"`
+	// After an outage; unset means RUN_ONCE.
+	Misfire Misfire `protobuf:"varint,5,opt,name=misfire,proto3,enum=switchboard.queue.v1.Misfire" json:"misfire,omitempty"`
+	// Create it paused.
+	Paused        bool `protobuf:"varint,6,opt,name=paused,proto3" json:"paused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateScheduleRequest) Reset() {
+	*x = CreateScheduleRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateScheduleRequest) ProtoMessage() {}
+
+func (x *CreateScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateScheduleRequest.ProtoReflect.Descriptor instead.
+func (*CreateScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *CreateScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateScheduleRequest) GetCron() string {
+	if x != nil {
+		return x.Cron
+	}
+	return ""
+}
+
+func (x *CreateScheduleRequest) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
+func (x *CreateScheduleRequest) GetTemplate() *EnqueueRequest {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+func (x *CreateScheduleRequest) GetMisfire() Misfire {
+	if x != nil {
+		return x.Misfire
+	}
+	return Misfire_MISFIRE_UNSPECIFIED
+}
+
+func (x *CreateScheduleRequest) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+// CreateScheduleResponse is the stored schedule.
+type CreateScheduleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new schedule.
+	Schedule      *Schedule `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateScheduleResponse) Reset() {
+	*x = CreateScheduleResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateScheduleResponse) ProtoMessage() {}
+
+func (x *CreateScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateScheduleResponse.ProtoReflect.Descriptor instead.
+func (*CreateScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *CreateScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+// ListSchedulesRequest asks for one page of the tenant's schedules.
+type ListSchedulesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 0–100; 0 means 100.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSchedulesRequest) Reset() {
+	*x = ListSchedulesRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSchedulesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSchedulesRequest) ProtoMessage() {}
+
+func (x *ListSchedulesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSchedulesRequest.ProtoReflect.Descriptor instead.
+func (*ListSchedulesRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ListSchedulesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListSchedulesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListSchedulesResponse is one page of schedules, by name.
+type ListSchedulesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedules of this page.
+	Schedules []*Schedule `protobuf:"bytes,1,rep,name=schedules,proto3" json:"schedules,omitempty"`
+	// Token of the next page; empty on the last.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSchedulesResponse) Reset() {
+	*x = ListSchedulesResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSchedulesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSchedulesResponse) ProtoMessage() {}
+
+func (x *ListSchedulesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSchedulesResponse.ProtoReflect.Descriptor instead.
+func (*ListSchedulesResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ListSchedulesResponse) GetSchedules() []*Schedule {
+	if x != nil {
+		return x.Schedules
+	}
+	return nil
+}
+
+func (x *ListSchedulesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// GetScheduleRequest names a schedule.
+type GetScheduleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedule's id (uuid).
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetScheduleRequest) Reset() {
+	*x = GetScheduleRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetScheduleRequest) ProtoMessage() {}
+
+func (x *GetScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetScheduleRequest.ProtoReflect.Descriptor instead.
+func (*GetScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *GetScheduleRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// GetScheduleResponse is the schedule.
+type GetScheduleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedule.
+	Schedule      *Schedule `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetScheduleResponse) Reset() {
+	*x = GetScheduleResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetScheduleResponse) ProtoMessage() {}
+
+func (x *GetScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetScheduleResponse.ProtoReflect.Descriptor instead.
+func (*GetScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *GetScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+// UpdateScheduleRequest changes the fields it sets.
+type UpdateScheduleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedule's id (uuid).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// A new name, unique within the tenant.
+	Name *string `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	// A new cron expression; the next run is computed from now.
+	Cron *string `protobuf:"bytes,3,opt,name=cron,proto3,oneof" json:"cron,omitempty"`
+	// A new time zone ("" is UTC); the next run is computed from now.
+	TimeZone *string `protobuf:"bytes,4,opt,name=time_zone,json=timeZone,proto3,oneof" json:"time_zone,omitempty"`
+	// A new template, replacing the whole old one.
+	Template *EnqueueRequest `protobuf:"bytes,5,opt,name=template,proto3" json:"template,omitempty"`
+	// A new misfire policy; unset keeps the old one.
+	Misfire Misfire `protobuf:"varint,6,opt,name=misfire,proto3,enum=switchboard.queue.v1.Misfire" json:"misfire,omitempty"`
+	// Pause (true) or resume (false); a resume computes the next run from now.
+	Paused        *bool `protobuf:"varint,7,opt,name=paused,proto3,oneof" json:"paused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateScheduleRequest) Reset() {
+	*x = UpdateScheduleRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateScheduleRequest) ProtoMessage() {}
+
+func (x *UpdateScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateScheduleRequest.ProtoReflect.Descriptor instead.
+func (*UpdateScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *UpdateScheduleRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *UpdateScheduleRequest) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *UpdateScheduleRequest) GetCron() string {
+	if x != nil && x.Cron != nil {
+		return *x.Cron
+	}
+	return ""
+}
+
+func (x *UpdateScheduleRequest) GetTimeZone() string {
+	if x != nil && x.TimeZone != nil {
+		return *x.TimeZone
+	}
+	return ""
+}
+
+func (x *UpdateScheduleRequest) GetTemplate() *EnqueueRequest {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+func (x *UpdateScheduleRequest) GetMisfire() Misfire {
+	if x != nil {
+		return x.Misfire
+	}
+	return Misfire_MISFIRE_UNSPECIFIED
+}
+
+func (x *UpdateScheduleRequest) GetPaused() bool {
+	if x != nil && x.Paused != nil {
+		return *x.Paused
+	}
+	return false
+}
+
+// UpdateScheduleResponse is the schedule after the change.
+type UpdateScheduleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedule.
+	Schedule      *Schedule `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateScheduleResponse) Reset() {
+	*x = UpdateScheduleResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateScheduleResponse) ProtoMessage() {}
+
+func (x *UpdateScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateScheduleResponse.ProtoReflect.Descriptor instead.
+func (*UpdateScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *UpdateScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+// DeleteScheduleRequest names the schedule to delete.
+type DeleteScheduleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedule's id (uuid).
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteScheduleRequest) Reset() {
+	*x = DeleteScheduleRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteScheduleRequest) ProtoMessage() {}
+
+func (x *DeleteScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteScheduleRequest.ProtoReflect.Descriptor instead.
+func (*DeleteScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *DeleteScheduleRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// DeleteScheduleResponse is empty.
+type DeleteScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteScheduleResponse) Reset() {
+	*x = DeleteScheduleResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteScheduleResponse) ProtoMessage() {}
+
+func (x *DeleteScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteScheduleResponse.ProtoReflect.Descriptor instead.
+func (*DeleteScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{48}
+}
+
 var File_switchboard_queue_v1_queue_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
@@ -2644,13 +3421,74 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12<\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\".switchboard.queue.v1.BatchOutcomeR\aoutcome\"\\\n" +
 	"\x15CompleteBatchResponse\x12C\n" +
-	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults*\x9a\x01\n" +
+	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults\"\xff\x03\n" +
+	"\bSchedule\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04cron\x18\x03 \x01(\tR\x04cron\x12\x1b\n" +
+	"\ttime_zone\x18\x04 \x01(\tR\btimeZone\x12@\n" +
+	"\btemplate\x18\x05 \x01(\v2$.switchboard.queue.v1.EnqueueRequestR\btemplate\x127\n" +
+	"\amisfire\x18\x06 \x01(\x0e2\x1d.switchboard.queue.v1.MisfireR\amisfire\x12\x16\n" +
+	"\x06paused\x18\a \x01(\bR\x06paused\x127\n" +
+	"\tnext_runs\x18\b \x03(\v2\x1a.google.protobuf.TimestampR\bnextRuns\x12:\n" +
+	"\vlast_run_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tlastRunAt\x12 \n" +
+	"\flast_todo_id\x18\n" +
+	" \x01(\x03R\n" +
+	"lastTodoId\x129\n" +
+	"\n" +
+	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xba\x02\n" +
+	"\x15CreateScheduleRequest\x126\n" +
+	"\x04name\x18\x01 \x01(\tB\"\xbaH\x1fr\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x04name\x12\x1e\n" +
+	"\x04cron\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xff\x01R\x04cron\x12$\n" +
+	"\ttime_zone\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\btimeZone\x12H\n" +
+	"\btemplate\x18\x04 \x01(\v2$.switchboard.queue.v1.EnqueueRequestB\x06\xbaH\x03\xc8\x01\x01R\btemplate\x12A\n" +
+	"\amisfire\x18\x05 \x01(\x0e2\x1d.switchboard.queue.v1.MisfireB\b\xbaH\x05\x82\x01\x02\x10\x01R\amisfire\x12\x16\n" +
+	"\x06paused\x18\x06 \x01(\bR\x06paused\"T\n" +
+	"\x16CreateScheduleResponse\x12:\n" +
+	"\bschedule\x18\x01 \x01(\v2\x1e.switchboard.queue.v1.ScheduleR\bschedule\"\\\n" +
+	"\x14ListSchedulesRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"}\n" +
+	"\x15ListSchedulesResponse\x12<\n" +
+	"\tschedules\x18\x01 \x03(\v2\x1e.switchboard.queue.v1.ScheduleR\tschedules\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\".\n" +
+	"\x12GetScheduleRequest\x12\x18\n" +
+	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\x02id\"Q\n" +
+	"\x13GetScheduleResponse\x12:\n" +
+	"\bschedule\x18\x01 \x01(\v2\x1e.switchboard.queue.v1.ScheduleR\bschedule\"\x8b\x03\n" +
+	"\x15UpdateScheduleRequest\x12\x18\n" +
+	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\x02id\x12;\n" +
+	"\x04name\x18\x02 \x01(\tB\"\xbaH\x1fr\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$H\x00R\x04name\x88\x01\x01\x12#\n" +
+	"\x04cron\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xff\x01H\x01R\x04cron\x88\x01\x01\x12)\n" +
+	"\ttime_zone\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@H\x02R\btimeZone\x88\x01\x01\x12@\n" +
+	"\btemplate\x18\x05 \x01(\v2$.switchboard.queue.v1.EnqueueRequestR\btemplate\x12A\n" +
+	"\amisfire\x18\x06 \x01(\x0e2\x1d.switchboard.queue.v1.MisfireB\b\xbaH\x05\x82\x01\x02\x10\x01R\amisfire\x12\x1b\n" +
+	"\x06paused\x18\a \x01(\bH\x03R\x06paused\x88\x01\x01B\a\n" +
+	"\x05_nameB\a\n" +
+	"\x05_cronB\f\n" +
+	"\n" +
+	"_time_zoneB\t\n" +
+	"\a_paused\"T\n" +
+	"\x16UpdateScheduleResponse\x12:\n" +
+	"\bschedule\x18\x01 \x01(\v2\x1e.switchboard.queue.v1.ScheduleR\bschedule\"1\n" +
+	"\x15DeleteScheduleRequest\x12\x18\n" +
+	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\x02id\"\x18\n" +
+	"\x16DeleteScheduleResponse*\x9a\x01\n" +
 	"\fBatchOutcome\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10BATCH_OUTCOME_OK\x10\x01\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_STALE_LEASE\x10\x02\x12\x1b\n" +
 	"\x17BATCH_OUTCOME_NOT_FOUND\x10\x03\x12\x19\n" +
-	"\x15BATCH_OUTCOME_ALREADY\x10\x042\x8d\x11\n" +
+	"\x15BATCH_OUTCOME_ALREADY\x10\x04*J\n" +
+	"\aMisfire\x12\x17\n" +
+	"\x13MISFIRE_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10MISFIRE_RUN_ONCE\x10\x01\x12\x10\n" +
+	"\fMISFIRE_SKIP\x10\x022\xb3\x16\n" +
 	"\fQueueService\x12|\n" +
 	"\aEnqueue\x12$.switchboard.queue.v1.EnqueueRequest\x1a%.switchboard.queue.v1.EnqueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}/todos\x12\x91\x01\n" +
 	"\fEnqueueBatch\x12).switchboard.queue.v1.EnqueueBatchRequest\x1a*.switchboard.queue.v1.EnqueueBatchResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/queues/{queue}/todos:batch\x12v\n" +
@@ -2672,7 +3510,12 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"PauseQueue\x12'.switchboard.queue.v1.PauseQueueRequest\x1a(.switchboard.queue.v1.PauseQueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}:pause\x12\x89\x01\n" +
 	"\vResumeQueue\x12(.switchboard.queue.v1.ResumeQueueRequest\x1a).switchboard.queue.v1.ResumeQueueResponse\"%\x82\xd3\xe4\x93\x02\x1f:\x01*\"\x1a/api/queues/{queue}:resume\x12t\n" +
 	"\n" +
-	"ListQueues\x12'.switchboard.queue.v1.ListQueuesRequest\x1a(.switchboard.queue.v1.ListQueuesResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/api/queuesBEZCgithub.com/switchboard/switchboard/gen/switchboard/queue/v1;queuev1b\x06proto3"
+	"ListQueues\x12'.switchboard.queue.v1.ListQueuesRequest\x1a(.switchboard.queue.v1.ListQueuesResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/api/queues\x12\x86\x01\n" +
+	"\x0eCreateSchedule\x12+.switchboard.queue.v1.CreateScheduleRequest\x1a,.switchboard.queue.v1.CreateScheduleResponse\"\x19\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/schedules\x12\x80\x01\n" +
+	"\rListSchedules\x12*.switchboard.queue.v1.ListSchedulesRequest\x1a+.switchboard.queue.v1.ListSchedulesResponse\"\x16\x82\xd3\xe4\x93\x02\x10\x12\x0e/api/schedules\x12\x7f\n" +
+	"\vGetSchedule\x12(.switchboard.queue.v1.GetScheduleRequest\x1a).switchboard.queue.v1.GetScheduleResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/api/schedules/{id}\x12\x8b\x01\n" +
+	"\x0eUpdateSchedule\x12+.switchboard.queue.v1.UpdateScheduleRequest\x1a,.switchboard.queue.v1.UpdateScheduleResponse\"\x1e\x82\xd3\xe4\x93\x02\x18:\x01*2\x13/api/schedules/{id}\x12\x88\x01\n" +
+	"\x0eDeleteSchedule\x12+.switchboard.queue.v1.DeleteScheduleRequest\x1a,.switchboard.queue.v1.DeleteScheduleResponse\"\x1b\x82\xd3\xe4\x93\x02\x15*\x13/api/schedules/{id}BEZCgithub.com/switchboard/switchboard/gen/switchboard/queue/v1;queuev1b\x06proto3"
 
 var (
 	file_switchboard_queue_v1_queue_service_proto_rawDescOnce sync.Once
@@ -2686,128 +3529,164 @@ func file_switchboard_queue_v1_queue_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_queue_v1_queue_service_proto_rawDescData
 }
 
-var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(BatchOutcome)(0),              // 0: switchboard.queue.v1.BatchOutcome
-	(*EnqueueRequest)(nil),         // 1: switchboard.queue.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),        // 2: switchboard.queue.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),    // 3: switchboard.queue.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),   // 4: switchboard.queue.v1.EnqueueBatchResponse
-	(*ClaimRequest)(nil),           // 5: switchboard.queue.v1.ClaimRequest
-	(*ClaimResponse)(nil),          // 6: switchboard.queue.v1.ClaimResponse
-	(*HeartbeatRequest)(nil),       // 7: switchboard.queue.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),      // 8: switchboard.queue.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),        // 9: switchboard.queue.v1.CompleteRequest
-	(*CompleteResponse)(nil),       // 10: switchboard.queue.v1.CompleteResponse
-	(*FailRequest)(nil),            // 11: switchboard.queue.v1.FailRequest
-	(*FailResponse)(nil),           // 12: switchboard.queue.v1.FailResponse
-	(*ReleaseRequest)(nil),         // 13: switchboard.queue.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),        // 14: switchboard.queue.v1.ReleaseResponse
-	(*CancelRequest)(nil),          // 15: switchboard.queue.v1.CancelRequest
-	(*CancelResponse)(nil),         // 16: switchboard.queue.v1.CancelResponse
-	(*GetTodoRequest)(nil),         // 17: switchboard.queue.v1.GetTodoRequest
-	(*GetTodoResponse)(nil),        // 18: switchboard.queue.v1.GetTodoResponse
-	(*ListTodosRequest)(nil),       // 19: switchboard.queue.v1.ListTodosRequest
-	(*ListTodosResponse)(nil),      // 20: switchboard.queue.v1.ListTodosResponse
-	(*RedriveRequest)(nil),         // 21: switchboard.queue.v1.RedriveRequest
-	(*RedriveResponse)(nil),        // 22: switchboard.queue.v1.RedriveResponse
-	(*QueueStatsRequest)(nil),      // 23: switchboard.queue.v1.QueueStatsRequest
-	(*QueueStatsResponse)(nil),     // 24: switchboard.queue.v1.QueueStatsResponse
-	(*PauseQueueRequest)(nil),      // 25: switchboard.queue.v1.PauseQueueRequest
-	(*PauseQueueResponse)(nil),     // 26: switchboard.queue.v1.PauseQueueResponse
-	(*ResumeQueueRequest)(nil),     // 27: switchboard.queue.v1.ResumeQueueRequest
-	(*ResumeQueueResponse)(nil),    // 28: switchboard.queue.v1.ResumeQueueResponse
-	(*QueueControl)(nil),           // 29: switchboard.queue.v1.QueueControl
-	(*ListQueuesRequest)(nil),      // 30: switchboard.queue.v1.ListQueuesRequest
-	(*ListQueuesResponse)(nil),     // 31: switchboard.queue.v1.ListQueuesResponse
-	(*QueueSummary)(nil),           // 32: switchboard.queue.v1.QueueSummary
-	(*HeartbeatBatchRequest)(nil),  // 33: switchboard.queue.v1.HeartbeatBatchRequest
-	(*HeartbeatBatchResult)(nil),   // 34: switchboard.queue.v1.HeartbeatBatchResult
-	(*HeartbeatBatchResponse)(nil), // 35: switchboard.queue.v1.HeartbeatBatchResponse
-	(*CompleteBatchRequest)(nil),   // 36: switchboard.queue.v1.CompleteBatchRequest
-	(*CompleteBatchResult)(nil),    // 37: switchboard.queue.v1.CompleteBatchResult
-	(*CompleteBatchResponse)(nil),  // 38: switchboard.queue.v1.CompleteBatchResponse
-	(*structpb.Struct)(nil),        // 39: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),  // 40: google.protobuf.Timestamp
-	(*Todo)(nil),                   // 41: switchboard.queue.v1.Todo
-	(*durationpb.Duration)(nil),    // 42: google.protobuf.Duration
-	(TodoState)(0),                 // 43: switchboard.queue.v1.TodoState
-	(*VacuumHealth)(nil),           // 44: switchboard.queue.v1.VacuumHealth
+	(Misfire)(0),                   // 1: switchboard.queue.v1.Misfire
+	(*EnqueueRequest)(nil),         // 2: switchboard.queue.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),        // 3: switchboard.queue.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),    // 4: switchboard.queue.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),   // 5: switchboard.queue.v1.EnqueueBatchResponse
+	(*ClaimRequest)(nil),           // 6: switchboard.queue.v1.ClaimRequest
+	(*ClaimResponse)(nil),          // 7: switchboard.queue.v1.ClaimResponse
+	(*HeartbeatRequest)(nil),       // 8: switchboard.queue.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),      // 9: switchboard.queue.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),        // 10: switchboard.queue.v1.CompleteRequest
+	(*CompleteResponse)(nil),       // 11: switchboard.queue.v1.CompleteResponse
+	(*FailRequest)(nil),            // 12: switchboard.queue.v1.FailRequest
+	(*FailResponse)(nil),           // 13: switchboard.queue.v1.FailResponse
+	(*ReleaseRequest)(nil),         // 14: switchboard.queue.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),        // 15: switchboard.queue.v1.ReleaseResponse
+	(*CancelRequest)(nil),          // 16: switchboard.queue.v1.CancelRequest
+	(*CancelResponse)(nil),         // 17: switchboard.queue.v1.CancelResponse
+	(*GetTodoRequest)(nil),         // 18: switchboard.queue.v1.GetTodoRequest
+	(*GetTodoResponse)(nil),        // 19: switchboard.queue.v1.GetTodoResponse
+	(*ListTodosRequest)(nil),       // 20: switchboard.queue.v1.ListTodosRequest
+	(*ListTodosResponse)(nil),      // 21: switchboard.queue.v1.ListTodosResponse
+	(*RedriveRequest)(nil),         // 22: switchboard.queue.v1.RedriveRequest
+	(*RedriveResponse)(nil),        // 23: switchboard.queue.v1.RedriveResponse
+	(*QueueStatsRequest)(nil),      // 24: switchboard.queue.v1.QueueStatsRequest
+	(*QueueStatsResponse)(nil),     // 25: switchboard.queue.v1.QueueStatsResponse
+	(*PauseQueueRequest)(nil),      // 26: switchboard.queue.v1.PauseQueueRequest
+	(*PauseQueueResponse)(nil),     // 27: switchboard.queue.v1.PauseQueueResponse
+	(*ResumeQueueRequest)(nil),     // 28: switchboard.queue.v1.ResumeQueueRequest
+	(*ResumeQueueResponse)(nil),    // 29: switchboard.queue.v1.ResumeQueueResponse
+	(*QueueControl)(nil),           // 30: switchboard.queue.v1.QueueControl
+	(*ListQueuesRequest)(nil),      // 31: switchboard.queue.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),     // 32: switchboard.queue.v1.ListQueuesResponse
+	(*QueueSummary)(nil),           // 33: switchboard.queue.v1.QueueSummary
+	(*HeartbeatBatchRequest)(nil),  // 34: switchboard.queue.v1.HeartbeatBatchRequest
+	(*HeartbeatBatchResult)(nil),   // 35: switchboard.queue.v1.HeartbeatBatchResult
+	(*HeartbeatBatchResponse)(nil), // 36: switchboard.queue.v1.HeartbeatBatchResponse
+	(*CompleteBatchRequest)(nil),   // 37: switchboard.queue.v1.CompleteBatchRequest
+	(*CompleteBatchResult)(nil),    // 38: switchboard.queue.v1.CompleteBatchResult
+	(*CompleteBatchResponse)(nil),  // 39: switchboard.queue.v1.CompleteBatchResponse
+	(*Schedule)(nil),               // 40: switchboard.queue.v1.Schedule
+	(*CreateScheduleRequest)(nil),  // 41: switchboard.queue.v1.CreateScheduleRequest
+	(*CreateScheduleResponse)(nil), // 42: switchboard.queue.v1.CreateScheduleResponse
+	(*ListSchedulesRequest)(nil),   // 43: switchboard.queue.v1.ListSchedulesRequest
+	(*ListSchedulesResponse)(nil),  // 44: switchboard.queue.v1.ListSchedulesResponse
+	(*GetScheduleRequest)(nil),     // 45: switchboard.queue.v1.GetScheduleRequest
+	(*GetScheduleResponse)(nil),    // 46: switchboard.queue.v1.GetScheduleResponse
+	(*UpdateScheduleRequest)(nil),  // 47: switchboard.queue.v1.UpdateScheduleRequest
+	(*UpdateScheduleResponse)(nil), // 48: switchboard.queue.v1.UpdateScheduleResponse
+	(*DeleteScheduleRequest)(nil),  // 49: switchboard.queue.v1.DeleteScheduleRequest
+	(*DeleteScheduleResponse)(nil), // 50: switchboard.queue.v1.DeleteScheduleResponse
+	(*structpb.Struct)(nil),        // 51: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 52: google.protobuf.Timestamp
+	(*Todo)(nil),                   // 53: switchboard.queue.v1.Todo
+	(*durationpb.Duration)(nil),    // 54: google.protobuf.Duration
+	(TodoState)(0),                 // 55: switchboard.queue.v1.TodoState
+	(*VacuumHealth)(nil),           // 56: switchboard.queue.v1.VacuumHealth
 }
 var file_switchboard_queue_v1_queue_service_proto_depIdxs = []int32{
-	39, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
-	40, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
-	41, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
-	1,  // 3: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
-	2,  // 4: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
-	42, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	41, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
-	39, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
-	40, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	39, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	41, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
-	42, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	41, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
-	42, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	41, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
-	41, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
-	41, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
-	43, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
-	41, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
-	44, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
-	40, // 20: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
-	29, // 21: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	29, // 22: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	40, // 23: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
-	40, // 24: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
-	32, // 25: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
-	7,  // 26: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
+	51, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
+	52, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
+	53, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
+	2,  // 3: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
+	3,  // 4: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
+	54, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	53, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
+	51, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
+	52, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	51, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	53, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
+	54, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	53, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
+	54, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	53, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
+	53, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
+	53, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	55, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
+	53, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
+	56, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
+	52, // 20: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
+	30, // 21: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	30, // 22: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	52, // 23: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
+	52, // 24: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
+	33, // 25: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
+	8,  // 26: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
 	0,  // 27: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	40, // 28: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
-	34, // 29: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
-	9,  // 30: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
+	52, // 28: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
+	35, // 29: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
+	10, // 30: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
 	0,  // 31: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	37, // 32: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
-	1,  // 33: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
-	3,  // 34: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
-	5,  // 35: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
-	7,  // 36: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
-	9,  // 37: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
-	33, // 38: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
-	36, // 39: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
-	11, // 40: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
-	13, // 41: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
-	15, // 42: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
-	17, // 43: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
-	19, // 44: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
-	21, // 45: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
-	23, // 46: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
-	25, // 47: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
-	27, // 48: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
-	30, // 49: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
-	2,  // 50: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
-	4,  // 51: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
-	6,  // 52: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
-	8,  // 53: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
-	10, // 54: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
-	35, // 55: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
-	38, // 56: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
-	12, // 57: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
-	14, // 58: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
-	16, // 59: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
-	18, // 60: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
-	20, // 61: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
-	22, // 62: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
-	24, // 63: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
-	26, // 64: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
-	28, // 65: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
-	31, // 66: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
-	50, // [50:67] is the sub-list for method output_type
-	33, // [33:50] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	38, // 32: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
+	2,  // 33: switchboard.queue.v1.Schedule.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 34: switchboard.queue.v1.Schedule.misfire:type_name -> switchboard.queue.v1.Misfire
+	52, // 35: switchboard.queue.v1.Schedule.next_runs:type_name -> google.protobuf.Timestamp
+	52, // 36: switchboard.queue.v1.Schedule.last_run_at:type_name -> google.protobuf.Timestamp
+	52, // 37: switchboard.queue.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
+	52, // 38: switchboard.queue.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
+	2,  // 39: switchboard.queue.v1.CreateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 40: switchboard.queue.v1.CreateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
+	40, // 41: switchboard.queue.v1.CreateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	40, // 42: switchboard.queue.v1.ListSchedulesResponse.schedules:type_name -> switchboard.queue.v1.Schedule
+	40, // 43: switchboard.queue.v1.GetScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	2,  // 44: switchboard.queue.v1.UpdateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 45: switchboard.queue.v1.UpdateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
+	40, // 46: switchboard.queue.v1.UpdateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	2,  // 47: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
+	4,  // 48: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
+	6,  // 49: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
+	8,  // 50: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
+	10, // 51: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
+	34, // 52: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
+	37, // 53: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
+	12, // 54: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
+	14, // 55: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
+	16, // 56: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
+	18, // 57: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
+	20, // 58: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
+	22, // 59: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
+	24, // 60: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
+	26, // 61: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
+	28, // 62: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
+	31, // 63: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
+	41, // 64: switchboard.queue.v1.QueueService.CreateSchedule:input_type -> switchboard.queue.v1.CreateScheduleRequest
+	43, // 65: switchboard.queue.v1.QueueService.ListSchedules:input_type -> switchboard.queue.v1.ListSchedulesRequest
+	45, // 66: switchboard.queue.v1.QueueService.GetSchedule:input_type -> switchboard.queue.v1.GetScheduleRequest
+	47, // 67: switchboard.queue.v1.QueueService.UpdateSchedule:input_type -> switchboard.queue.v1.UpdateScheduleRequest
+	49, // 68: switchboard.queue.v1.QueueService.DeleteSchedule:input_type -> switchboard.queue.v1.DeleteScheduleRequest
+	3,  // 69: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
+	5,  // 70: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
+	7,  // 71: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
+	9,  // 72: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
+	11, // 73: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
+	36, // 74: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
+	39, // 75: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
+	13, // 76: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
+	15, // 77: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
+	17, // 78: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
+	19, // 79: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
+	21, // 80: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
+	23, // 81: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
+	25, // 82: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
+	27, // 83: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
+	29, // 84: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
+	32, // 85: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
+	42, // 86: switchboard.queue.v1.QueueService.CreateSchedule:output_type -> switchboard.queue.v1.CreateScheduleResponse
+	44, // 87: switchboard.queue.v1.QueueService.ListSchedules:output_type -> switchboard.queue.v1.ListSchedulesResponse
+	46, // 88: switchboard.queue.v1.QueueService.GetSchedule:output_type -> switchboard.queue.v1.GetScheduleResponse
+	48, // 89: switchboard.queue.v1.QueueService.UpdateSchedule:output_type -> switchboard.queue.v1.UpdateScheduleResponse
+	50, // 90: switchboard.queue.v1.QueueService.DeleteSchedule:output_type -> switchboard.queue.v1.DeleteScheduleResponse
+	69, // [69:91] is the sub-list for method output_type
+	47, // [47:69] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_service_proto_init() }
@@ -2817,13 +3696,14 @@ func file_switchboard_queue_v1_queue_service_proto_init() {
 	}
 	file_switchboard_queue_v1_queue_proto_init()
 	file_switchboard_queue_v1_queue_service_proto_msgTypes[0].OneofWrappers = []any{}
+	file_switchboard_queue_v1_queue_service_proto_msgTypes[45].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_queue_v1_queue_service_proto_rawDesc), len(file_switchboard_queue_v1_queue_service_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   38,
+			NumEnums:      2,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,6 +36,11 @@ const (
 	QueueService_PauseQueue_FullMethodName     = "/switchboard.queue.v1.QueueService/PauseQueue"
 	QueueService_ResumeQueue_FullMethodName    = "/switchboard.queue.v1.QueueService/ResumeQueue"
 	QueueService_ListQueues_FullMethodName     = "/switchboard.queue.v1.QueueService/ListQueues"
+	QueueService_CreateSchedule_FullMethodName = "/switchboard.queue.v1.QueueService/CreateSchedule"
+	QueueService_ListSchedules_FullMethodName  = "/switchboard.queue.v1.QueueService/ListSchedules"
+	QueueService_GetSchedule_FullMethodName    = "/switchboard.queue.v1.QueueService/GetSchedule"
+	QueueService_UpdateSchedule_FullMethodName = "/switchboard.queue.v1.QueueService/UpdateSchedule"
+	QueueService_DeleteSchedule_FullMethodName = "/switchboard.queue.v1.QueueService/DeleteSchedule"
 )
 
 // QueueServiceClient is the client API for QueueService service.
@@ -181,6 +186,32 @@ type QueueServiceClient interface {
 	// time.
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListQueues(ctx context.Context, in *ListQueuesRequest, opts ...grpc.CallOption) (*ListQueuesResponse, error)
+	// CreateSchedule defines a schedule: a cron expression in a time zone
+	// that enqueues a todo made from template at every tick. Every node
+	// evaluates the schedules and exactly one todo is made per tick across
+	// the cluster (each todo's dedupe_key is "schedule:<id>:<tick unix
+	// seconds>"). Emits todo.enqueued and schedule.fired on sys:queue:<queue>
+	// for each fired tick.
+	// Errors: INVALID_ARGUMENT naming the field (a bad cron expression,
+	// unknown time zone, or a template Enqueue would refuse), ALREADY_EXISTS
+	// for a name the tenant already uses, NOT_FOUND for an unknown
+	// template.agent_id.
+	CreateSchedule(ctx context.Context, in *CreateScheduleRequest, opts ...grpc.CallOption) (*CreateScheduleResponse, error)
+	// ListSchedules lists the tenant's schedules by name, each with its next
+	// runs and its last run.
+	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
+	ListSchedules(ctx context.Context, in *ListSchedulesRequest, opts ...grpc.CallOption) (*ListSchedulesResponse, error)
+	// GetSchedule returns one schedule with its next runs and its last run.
+	// Errors: NOT_FOUND.
+	GetSchedule(ctx context.Context, in *GetScheduleRequest, opts ...grpc.CallOption) (*GetScheduleResponse, error)
+	// UpdateSchedule changes the fields it sets and leaves the others. A new
+	// cron expression, time zone or a resume computes the next run from now
+	// (a paused time is not caught up on); pausing clears it.
+	// Errors: as CreateSchedule, and NOT_FOUND.
+	UpdateSchedule(ctx context.Context, in *UpdateScheduleRequest, opts ...grpc.CallOption) (*UpdateScheduleResponse, error)
+	// DeleteSchedule removes a schedule; the todos it made stay.
+	// Errors: NOT_FOUND.
+	DeleteSchedule(ctx context.Context, in *DeleteScheduleRequest, opts ...grpc.CallOption) (*DeleteScheduleResponse, error)
 }
 
 type queueServiceClient struct {
@@ -361,6 +392,56 @@ func (c *queueServiceClient) ListQueues(ctx context.Context, in *ListQueuesReque
 	return out, nil
 }
 
+func (c *queueServiceClient) CreateSchedule(ctx context.Context, in *CreateScheduleRequest, opts ...grpc.CallOption) (*CreateScheduleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateScheduleResponse)
+	err := c.cc.Invoke(ctx, QueueService_CreateSchedule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queueServiceClient) ListSchedules(ctx context.Context, in *ListSchedulesRequest, opts ...grpc.CallOption) (*ListSchedulesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSchedulesResponse)
+	err := c.cc.Invoke(ctx, QueueService_ListSchedules_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queueServiceClient) GetSchedule(ctx context.Context, in *GetScheduleRequest, opts ...grpc.CallOption) (*GetScheduleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetScheduleResponse)
+	err := c.cc.Invoke(ctx, QueueService_GetSchedule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queueServiceClient) UpdateSchedule(ctx context.Context, in *UpdateScheduleRequest, opts ...grpc.CallOption) (*UpdateScheduleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateScheduleResponse)
+	err := c.cc.Invoke(ctx, QueueService_UpdateSchedule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queueServiceClient) DeleteSchedule(ctx context.Context, in *DeleteScheduleRequest, opts ...grpc.CallOption) (*DeleteScheduleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteScheduleResponse)
+	err := c.cc.Invoke(ctx, QueueService_DeleteSchedule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueueServiceServer is the server API for QueueService service.
 // All implementations must embed UnimplementedQueueServiceServer
 // for forward compatibility.
@@ -504,6 +585,32 @@ type QueueServiceServer interface {
 	// time.
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListQueues(context.Context, *ListQueuesRequest) (*ListQueuesResponse, error)
+	// CreateSchedule defines a schedule: a cron expression in a time zone
+	// that enqueues a todo made from template at every tick. Every node
+	// evaluates the schedules and exactly one todo is made per tick across
+	// the cluster (each todo's dedupe_key is "schedule:<id>:<tick unix
+	// seconds>"). Emits todo.enqueued and schedule.fired on sys:queue:<queue>
+	// for each fired tick.
+	// Errors: INVALID_ARGUMENT naming the field (a bad cron expression,
+	// unknown time zone, or a template Enqueue would refuse), ALREADY_EXISTS
+	// for a name the tenant already uses, NOT_FOUND for an unknown
+	// template.agent_id.
+	CreateSchedule(context.Context, *CreateScheduleRequest) (*CreateScheduleResponse, error)
+	// ListSchedules lists the tenant's schedules by name, each with its next
+	// runs and its last run.
+	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
+	ListSchedules(context.Context, *ListSchedulesRequest) (*ListSchedulesResponse, error)
+	// GetSchedule returns one schedule with its next runs and its last run.
+	// Errors: NOT_FOUND.
+	GetSchedule(context.Context, *GetScheduleRequest) (*GetScheduleResponse, error)
+	// UpdateSchedule changes the fields it sets and leaves the others. A new
+	// cron expression, time zone or a resume computes the next run from now
+	// (a paused time is not caught up on); pausing clears it.
+	// Errors: as CreateSchedule, and NOT_FOUND.
+	UpdateSchedule(context.Context, *UpdateScheduleRequest) (*UpdateScheduleResponse, error)
+	// DeleteSchedule removes a schedule; the todos it made stay.
+	// Errors: NOT_FOUND.
+	DeleteSchedule(context.Context, *DeleteScheduleRequest) (*DeleteScheduleResponse, error)
 	mustEmbedUnimplementedQueueServiceServer()
 }
 
@@ -564,6 +671,21 @@ func (UnimplementedQueueServiceServer) ResumeQueue(context.Context, *ResumeQueue
 }
 func (UnimplementedQueueServiceServer) ListQueues(context.Context, *ListQueuesRequest) (*ListQueuesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListQueues not implemented")
+}
+func (UnimplementedQueueServiceServer) CreateSchedule(context.Context, *CreateScheduleRequest) (*CreateScheduleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateSchedule not implemented")
+}
+func (UnimplementedQueueServiceServer) ListSchedules(context.Context, *ListSchedulesRequest) (*ListSchedulesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSchedules not implemented")
+}
+func (UnimplementedQueueServiceServer) GetSchedule(context.Context, *GetScheduleRequest) (*GetScheduleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSchedule not implemented")
+}
+func (UnimplementedQueueServiceServer) UpdateSchedule(context.Context, *UpdateScheduleRequest) (*UpdateScheduleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateSchedule not implemented")
+}
+func (UnimplementedQueueServiceServer) DeleteSchedule(context.Context, *DeleteScheduleRequest) (*DeleteScheduleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteSchedule not implemented")
 }
 func (UnimplementedQueueServiceServer) mustEmbedUnimplementedQueueServiceServer() {}
 func (UnimplementedQueueServiceServer) testEmbeddedByValue()                      {}
@@ -892,6 +1014,96 @@ func _QueueService_ListQueues_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueueService_CreateSchedule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateScheduleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).CreateSchedule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_CreateSchedule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).CreateSchedule(ctx, req.(*CreateScheduleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueueService_ListSchedules_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSchedulesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).ListSchedules(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_ListSchedules_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).ListSchedules(ctx, req.(*ListSchedulesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueueService_GetSchedule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetScheduleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).GetSchedule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_GetSchedule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).GetSchedule(ctx, req.(*GetScheduleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueueService_UpdateSchedule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateScheduleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).UpdateSchedule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_UpdateSchedule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).UpdateSchedule(ctx, req.(*UpdateScheduleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueueService_DeleteSchedule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteScheduleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).DeleteSchedule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_DeleteSchedule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).DeleteSchedule(ctx, req.(*DeleteScheduleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // QueueService_ServiceDesc is the grpc.ServiceDesc for QueueService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -966,6 +1178,26 @@ var QueueService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListQueues",
 			Handler:    _QueueService_ListQueues_Handler,
+		},
+		{
+			MethodName: "CreateSchedule",
+			Handler:    _QueueService_CreateSchedule_Handler,
+		},
+		{
+			MethodName: "ListSchedules",
+			Handler:    _QueueService_ListSchedules_Handler,
+		},
+		{
+			MethodName: "GetSchedule",
+			Handler:    _QueueService_GetSchedule_Handler,
+		},
+		{
+			MethodName: "UpdateSchedule",
+			Handler:    _QueueService_UpdateSchedule_Handler,
+		},
+		{
+			MethodName: "DeleteSchedule",
+			Handler:    _QueueService_DeleteSchedule_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

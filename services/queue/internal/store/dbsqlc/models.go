@@ -11,6 +11,24 @@ import (
 	"github.com/google/uuid"
 )
 
+type Schedule struct {
+	ID         uuid.UUID
+	HumanID    uuid.UUID
+	Name       string
+	Queue      string
+	AgentID    *uuid.UUID
+	Cron       string
+	TimeZone   string
+	Template   json.RawMessage
+	Misfire    string
+	PausedAt   *time.Time
+	NextRunAt  *time.Time
+	LastRunAt  *time.Time
+	LastTodoID *int64
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
 type Todo struct {
 	ID             int64
 	HumanID        uuid.UUID

@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -223,6 +224,465 @@ func (q *Queries) QueueResume(ctx context.Context, db DBTX, arg QueueResumeParam
 	for rows.Next() {
 		var i QueueResumeRow
 		if err := rows.Scan(&i.Paused, &i.PausedAt, &i.UpdatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const scheduleDelete = `-- name: ScheduleDelete :execrows
+DELETE FROM schedules WHERE id = $1 AND human_id = $2
+`
+
+type ScheduleDeleteParams struct {
+	ID      uuid.UUID
+	HumanID uuid.UUID
+}
+
+func (q *Queries) ScheduleDelete(ctx context.Context, db DBTX, arg ScheduleDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, scheduleDelete, arg.ID, arg.HumanID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const scheduleDue = `-- name: ScheduleDue :many
+SELECT id, cron, time_zone, misfire, next_run_at::timestamptz AS next_run_at, now()::timestamptz AS now
+FROM schedules
+WHERE next_run_at <= now() AND paused_at IS NULL
+ORDER BY next_run_at
+LIMIT $1
+`
+
+type ScheduleDueRow struct {
+	ID        uuid.UUID
+	Cron      string
+	TimeZone  string
+	Misfire   string
+	NextRunAt time.Time
+	Now       time.Time
+}
+
+// The tickers' read, across tenants like the reaper: the schedules whose tick is due, oldest first, with the
+// database's now for the Go side's computation. No lock: the fire statement's conditional mark decides.
+func (q *Queries) ScheduleDue(ctx context.Context, db DBTX, maxRows int32) ([]ScheduleDueRow, error) {
+	rows, err := db.Query(ctx, scheduleDue, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ScheduleDueRow{}
+	for rows.Next() {
+		var i ScheduleDueRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Cron,
+			&i.TimeZone,
+			&i.Misfire,
+			&i.NextRunAt,
+			&i.Now,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const scheduleFire = `-- name: ScheduleFire :many
+WITH marked AS (
+    UPDATE schedules AS s
+    SET next_run_at  = $4::timestamptz,
+        last_run_at  = CASE WHEN $3::boolean THEN $2::timestamptz ELSE s.last_run_at END,
+        last_todo_id = CASE WHEN $3::boolean
+                            THEN nextval(pg_get_serial_sequence('todos', 'id')) ELSE s.last_todo_id END,
+        updated_at   = now()
+    WHERE s.id = $5 AND s.next_run_at = $6::timestamptz AND s.paused_at IS NULL
+    RETURNING s.id, s.human_id, s.queue, s.agent_id, s.template, s.last_todo_id
+)
+INSERT INTO todos (id, human_id, queue, agent_id, kind, payload, priority, max_attempts, dedupe_key)
+OVERRIDING SYSTEM VALUE
+SELECT m.last_todo_id,
+       m.human_id,
+       m.queue,
+       m.agent_id,
+       coalesce(t.kind, ''),
+       coalesce(t.payload, '{}'::jsonb),
+       coalesce(t.priority, 2)::smallint,
+       coalesce(nullif(t.max_attempts, 0), (
+           SELECT greatest(1, (st.value ->> 'max_attempts')::integer)
+           FROM settings AS st
+           WHERE st.key = 'queue.defaults'
+       ), $1::integer),
+       'schedule:' || m.id::text || ':' || floor(extract(epoch FROM $2::timestamptz))::bigint::text
+FROM marked AS m
+CROSS JOIN LATERAL jsonb_to_record(m.template) AS t(kind text, payload jsonb, priority integer, max_attempts integer)
+WHERE $3::boolean
+ON CONFLICT DO NOTHING
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+`
+
+type ScheduleFireParams struct {
+	DefaultMaxAttempts int32
+	Tick               time.Time
+	Fire               bool
+	NextRunAt          *time.Time
+	ID                 uuid.UUID
+	Expected           time.Time
+}
+
+// Fires one tick of one schedule, first-to-mark-wins: the UPDATE moves next_run_at only if it still holds the
+// value this ticker read (a concurrent ticker's UPDATE waits on the row lock, then re-checks the condition against
+// the winner's new row and matches nothing), and the INSERT makes the tick's todo from the UPDATE's RETURNING, in
+// the same statement, so the mark and the todo commit together or not at all. The todo's id is drawn in the mark
+// (last_todo_id) and its dedupe key names the tick ('schedule:<id>:<unix seconds>'): a second fence, so a tick
+// can never be inserted twice. fire = false (a skipped misfire) only moves next_run_at. Returns the new todo.
+// The template's fields, by their proto JSON names; a new EnqueueRequest field is one more column here.
+func (q *Queries) ScheduleFire(ctx context.Context, db DBTX, arg ScheduleFireParams) ([]Todo, error) {
+	rows, err := db.Query(ctx, scheduleFire,
+		arg.DefaultMaxAttempts,
+		arg.Tick,
+		arg.Fire,
+		arg.NextRunAt,
+		arg.ID,
+		arg.Expected,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Todo{}
+	for rows.Next() {
+		var i Todo
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Queue,
+			&i.AgentID,
+			&i.EventID,
+			&i.Kind,
+			&i.Payload,
+			&i.Priority,
+			&i.State,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.RunAt,
+			&i.LeaseOwner,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.Errors,
+			&i.DedupeKey,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.LeaseExpiries,
+			&i.Result,
+			&i.LeaseToken,
+			&i.LeaseOutcome,
+			&i.TraceParent,
+			&i.Progress,
+			&i.ProgressAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const scheduleGet = `-- name: ScheduleGet :one
+SELECT id, human_id, name, queue, agent_id, cron, time_zone, template, misfire, paused_at, next_run_at, last_run_at, last_todo_id, created_at, updated_at FROM schedules WHERE id = $1 AND human_id = $2
+`
+
+type ScheduleGetParams struct {
+	ID      uuid.UUID
+	HumanID uuid.UUID
+}
+
+func (q *Queries) ScheduleGet(ctx context.Context, db DBTX, arg ScheduleGetParams) (Schedule, error) {
+	row := db.QueryRow(ctx, scheduleGet, arg.ID, arg.HumanID)
+	var i Schedule
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Name,
+		&i.Queue,
+		&i.AgentID,
+		&i.Cron,
+		&i.TimeZone,
+		&i.Template,
+		&i.Misfire,
+		&i.PausedAt,
+		&i.NextRunAt,
+		&i.LastRunAt,
+		&i.LastTodoID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const scheduleGetForUpdate = `-- name: ScheduleGetForUpdate :one
+SELECT id, human_id, name, queue, agent_id, cron, time_zone, template, misfire, paused_at, next_run_at, last_run_at, last_todo_id, created_at, updated_at FROM schedules WHERE id = $1 AND human_id = $2 FOR UPDATE
+`
+
+type ScheduleGetForUpdateParams struct {
+	ID      uuid.UUID
+	HumanID uuid.UUID
+}
+
+// The row an UpdateSchedule merges into, locked until its transaction ends (a tick waits, then re-checks the
+// next_run_at it expected, which the update may have moved).
+func (q *Queries) ScheduleGetForUpdate(ctx context.Context, db DBTX, arg ScheduleGetForUpdateParams) (Schedule, error) {
+	row := db.QueryRow(ctx, scheduleGetForUpdate, arg.ID, arg.HumanID)
+	var i Schedule
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Name,
+		&i.Queue,
+		&i.AgentID,
+		&i.Cron,
+		&i.TimeZone,
+		&i.Template,
+		&i.Misfire,
+		&i.PausedAt,
+		&i.NextRunAt,
+		&i.LastRunAt,
+		&i.LastTodoID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const scheduleInsert = `-- name: ScheduleInsert :many
+INSERT INTO schedules (human_id, name, queue, agent_id, cron, time_zone, template, misfire, paused_at, next_run_at)
+SELECT $1,
+       $2,
+       $3,
+       $4::uuid,
+       $5,
+       $6,
+       $7::jsonb,
+       $8,
+       CASE WHEN $9::boolean THEN now() END,
+       $10::timestamptz
+WHERE $4::uuid IS NULL
+   OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $4::uuid AND a.human_id = $1)
+RETURNING id, human_id, name, queue, agent_id, cron, time_zone, template, misfire, paused_at, next_run_at, last_run_at, last_todo_id, created_at, updated_at
+`
+
+type ScheduleInsertParams struct {
+	HumanID   uuid.UUID
+	Name      string
+	Queue     string
+	AgentID   *uuid.UUID
+	Cron      string
+	TimeZone  string
+	Template  json.RawMessage
+	Misfire   string
+	Paused    bool
+	NextRunAt *time.Time
+}
+
+// Creates a schedule. No row comes back when agent_id is not one of the tenant's agents (NOT_FOUND for the
+// caller); a taken name is the unique violation schedules_human_name_key.
+func (q *Queries) ScheduleInsert(ctx context.Context, db DBTX, arg ScheduleInsertParams) ([]Schedule, error) {
+	rows, err := db.Query(ctx, scheduleInsert,
+		arg.HumanID,
+		arg.Name,
+		arg.Queue,
+		arg.AgentID,
+		arg.Cron,
+		arg.TimeZone,
+		arg.Template,
+		arg.Misfire,
+		arg.Paused,
+		arg.NextRunAt,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Schedule{}
+	for rows.Next() {
+		var i Schedule
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Name,
+			&i.Queue,
+			&i.AgentID,
+			&i.Cron,
+			&i.TimeZone,
+			&i.Template,
+			&i.Misfire,
+			&i.PausedAt,
+			&i.NextRunAt,
+			&i.LastRunAt,
+			&i.LastTodoID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const scheduleList = `-- name: ScheduleList :many
+SELECT id, human_id, name, queue, agent_id, cron, time_zone, template, misfire, paused_at, next_run_at, last_run_at, last_todo_id, created_at, updated_at FROM schedules
+WHERE human_id = $1 AND name > $2::text
+ORDER BY name
+LIMIT $3
+`
+
+type ScheduleListParams struct {
+	HumanID  uuid.UUID
+	After    string
+	PageSize int32
+}
+
+// One page of the tenant's schedules by name, after the previous page's last name.
+func (q *Queries) ScheduleList(ctx context.Context, db DBTX, arg ScheduleListParams) ([]Schedule, error) {
+	rows, err := db.Query(ctx, scheduleList, arg.HumanID, arg.After, arg.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Schedule{}
+	for rows.Next() {
+		var i Schedule
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Name,
+			&i.Queue,
+			&i.AgentID,
+			&i.Cron,
+			&i.TimeZone,
+			&i.Template,
+			&i.Misfire,
+			&i.PausedAt,
+			&i.NextRunAt,
+			&i.LastRunAt,
+			&i.LastTodoID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const scheduleNow = `-- name: ScheduleNow :one
+
+SELECT now()::timestamptz AS now
+`
+
+// Schedules (docs/design/queue-flow-control.md §3f). Every statement but the tickers' takes the caller's human.
+// The database clock, which every schedule computation starts from (never a node's clock).
+func (q *Queries) ScheduleNow(ctx context.Context, db DBTX) (time.Time, error) {
+	row := db.QueryRow(ctx, scheduleNow)
+	var now time.Time
+	err := row.Scan(&now)
+	return now, err
+}
+
+const scheduleUpdate = `-- name: ScheduleUpdate :many
+UPDATE schedules AS s
+SET name        = $1,
+    queue       = $2,
+    agent_id    = $3::uuid,
+    cron        = $4,
+    time_zone   = $5,
+    template    = $6::jsonb,
+    misfire     = $7,
+    paused_at   = CASE WHEN $8::boolean THEN coalesce(s.paused_at, now()) END,
+    next_run_at = $9::timestamptz,
+    updated_at  = now()
+WHERE s.id = $10
+  AND s.human_id = $11
+  AND ($3::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM agents AS a WHERE a.id = $3::uuid AND a.human_id = $11))
+RETURNING id, human_id, name, queue, agent_id, cron, time_zone, template, misfire, paused_at, next_run_at, last_run_at, last_todo_id, created_at, updated_at
+`
+
+type ScheduleUpdateParams struct {
+	Name      string
+	Queue     string
+	AgentID   *uuid.UUID
+	Cron      string
+	TimeZone  string
+	Template  json.RawMessage
+	Misfire   string
+	Paused    bool
+	NextRunAt *time.Time
+	ID        uuid.UUID
+	HumanID   uuid.UUID
+}
+
+// Writes an UpdateSchedule's merged row. No row comes back when agent_id is not one of the tenant's agents.
+// paused_at keeps the first pause's time.
+func (q *Queries) ScheduleUpdate(ctx context.Context, db DBTX, arg ScheduleUpdateParams) ([]Schedule, error) {
+	rows, err := db.Query(ctx, scheduleUpdate,
+		arg.Name,
+		arg.Queue,
+		arg.AgentID,
+		arg.Cron,
+		arg.TimeZone,
+		arg.Template,
+		arg.Misfire,
+		arg.Paused,
+		arg.NextRunAt,
+		arg.ID,
+		arg.HumanID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Schedule{}
+	for rows.Next() {
+		var i Schedule
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Name,
+			&i.Queue,
+			&i.AgentID,
+			&i.Cron,
+			&i.TimeZone,
+			&i.Template,
+			&i.Misfire,
+			&i.PausedAt,
+			&i.NextRunAt,
+			&i.LastRunAt,
+			&i.LastTodoID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -1,0 +1,54 @@
+package queue
+
+import (
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/switchboard/switchboard/pkg/textcheck"
+)
+
+// Name-ordered pages (ListQueues, ListSchedules): "page_size 0–100; 0
+// means 100".
+const maxNamePageSize = 100
+
+// namePageToken is the name a page continues after, base64url JSON like
+// ListTodos' token: it only positions the scan, and tenancy is applied in
+// SQL on every page.
+type namePageToken struct {
+	After string `json:"a"`
+}
+
+// namePageSize resolves a request's page_size.
+func namePageSize(n int32) (int32, error) {
+	switch {
+	case n == 0:
+		return maxNamePageSize, nil
+	case n < 0 || n > maxNamePageSize:
+		return 0, invalid("page_size", "must be between 0 and 100")
+	}
+	return n, nil
+}
+
+// encodeNamePageToken is the token of the page after the one ending at name.
+func encodeNamePageToken(name string) string {
+	raw, _ := json.Marshal(namePageToken{After: name}) // a plain field: cannot fail
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// decodeNamePageToken returns the name a token of rpc continues after; ""
+// for the first page. Queue and schedule names share one shape.
+func decodeNamePageToken(tok, rpc string) (string, error) {
+	if tok == "" {
+		return "", nil
+	}
+	bad := invalid("page_token", "is not a token returned by "+rpc)
+	if len(tok) > 1024 {
+		return "", bad
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	var pt namePageToken
+	if err != nil || json.Unmarshal(raw, &pt) != nil || !textcheck.QueueName(pt.After) {
+		return "", bad
+	}
+	return pt.After, nil
+}
