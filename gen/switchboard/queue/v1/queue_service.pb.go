@@ -90,6 +90,68 @@ func (BatchOutcome) EnumDescriptor() ([]byte, []int) {
 	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{0}
 }
 
+// DedupeScope says how long a todo's dedupe_key refuses duplicates in its
+// queue. RETENTION and LIVE todos share one key space (a holder of either
+// scope refuses both); WINDOW reservations are kept apart from it.
+type DedupeScope int32
+
+const (
+	// Unset: RETENTION.
+	DedupeScope_DEDUPE_SCOPE_UNSPECIFIED DedupeScope = 0
+	// Until retention deletes the todo, whatever its state (the default).
+	DedupeScope_DEDUPE_SCOPE_RETENTION DedupeScope = 1
+	// While the todo is pending or running: once it is completed, dead or
+	// cancelled the key can be enqueued again.
+	DedupeScope_DEDUPE_SCOPE_LIVE DedupeScope = 2
+	// For dedupe_window after the todo was enqueued (exact, not fixed time
+	// buckets), whatever its state; the window also ends if retention deletes
+	// the todo first.
+	DedupeScope_DEDUPE_SCOPE_WINDOW DedupeScope = 3
+)
+
+// Enum value maps for DedupeScope.
+var (
+	DedupeScope_name = map[int32]string{
+		0: "DEDUPE_SCOPE_UNSPECIFIED",
+		1: "DEDUPE_SCOPE_RETENTION",
+		2: "DEDUPE_SCOPE_LIVE",
+		3: "DEDUPE_SCOPE_WINDOW",
+	}
+	DedupeScope_value = map[string]int32{
+		"DEDUPE_SCOPE_UNSPECIFIED": 0,
+		"DEDUPE_SCOPE_RETENTION":   1,
+		"DEDUPE_SCOPE_LIVE":        2,
+		"DEDUPE_SCOPE_WINDOW":      3,
+	}
+)
+
+func (x DedupeScope) Enum() *DedupeScope {
+	p := new(DedupeScope)
+	*p = x
+	return p
+}
+
+func (x DedupeScope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DedupeScope) Descriptor() protoreflect.EnumDescriptor {
+	return file_switchboard_queue_v1_queue_service_proto_enumTypes[1].Descriptor()
+}
+
+func (DedupeScope) Type() protoreflect.EnumType {
+	return &file_switchboard_queue_v1_queue_service_proto_enumTypes[1]
+}
+
+func (x DedupeScope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DedupeScope.Descriptor instead.
+func (DedupeScope) EnumDescriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{1}
+}
+
 // EnqueueRequest describes one todo to add.
 type EnqueueRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -122,9 +184,16 @@ type EnqueueRequest struct {
 	// 0 means the default from the setting queue.defaults.max_attempts (25).
 	MaxAttempts int32 `protobuf:"varint,8,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
 	// Deduplication key, at most 255 characters; empty means no deduplication.
-	// While a todo with the same key exists in this queue (until retention
-	// deletes it), enqueueing again returns that todo with duplicate = true.
-	DedupeKey     string `protobuf:"bytes,9,opt,name=dedupe_key,json=dedupeKey,proto3" json:"dedupe_key,omitempty"`
+	// While the key is held in this queue (how long: dedupe_scope), enqueueing
+	// again returns the todo that holds it with duplicate = true.
+	DedupeKey string `protobuf:"bytes,9,opt,name=dedupe_key,json=dedupeKey,proto3" json:"dedupe_key,omitempty"`
+	// How long dedupe_key refuses duplicates; unset means RETENTION. A scope
+	// other than RETENTION requires dedupe_key.
+	DedupeScope DedupeScope `protobuf:"varint,10,opt,name=dedupe_scope,json=dedupeScope,proto3,enum=switchboard.queue.v1.DedupeScope" json:"dedupe_scope,omitempty"`
+	// For dedupe_scope WINDOW only (required there, forbidden otherwise): how
+	// long after this todo was enqueued the key refuses duplicates, 1 s to
+	// 30 days (sub-second precision allowed).
+	DedupeWindow  *durationpb.Duration `protobuf:"bytes,11,opt,name=dedupe_window,json=dedupeWindow,proto3" json:"dedupe_window,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -220,6 +289,20 @@ func (x *EnqueueRequest) GetDedupeKey() string {
 		return x.DedupeKey
 	}
 	return ""
+}
+
+func (x *EnqueueRequest) GetDedupeScope() DedupeScope {
+	if x != nil {
+		return x.DedupeScope
+	}
+	return DedupeScope_DEDUPE_SCOPE_UNSPECIFIED
+}
+
+func (x *EnqueueRequest) GetDedupeWindow() *durationpb.Duration {
+	if x != nil {
+		return x.DedupeWindow
+	}
+	return nil
 }
 
 // EnqueueResponse is the stored todo.
@@ -2476,7 +2559,7 @@ var File_switchboard_queue_v1_queue_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\n" +
-	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\xb1\x03\n" +
+	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\xd4\x04\n" +
 	"\x0eEnqueueRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
 	"\bagent_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12\"\n" +
@@ -2488,7 +2571,10 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\fmax_attempts\x18\b \x01(\x05B\r\xbaH\n" +
 	"\xd8\x01\x01\x1a\x05\x18\xe8\a(\x01R\vmaxAttempts\x12'\n" +
 	"\n" +
-	"dedupe_key\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\tdedupeKeyB\v\n" +
+	"dedupe_key\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\tdedupeKey\x12N\n" +
+	"\fdedupe_scope\x18\n" +
+	" \x01(\x0e2!.switchboard.queue.v1.DedupeScopeB\b\xbaH\x05\x82\x01\x02\x10\x01R\vdedupeScope\x12Q\n" +
+	"\rdedupe_window\x18\v \x01(\v2\x19.google.protobuf.DurationB\x11\xbaH\x0e\xaa\x01\v\"\x05\b\x80\x9a\x9e\x012\x02\b\x01R\fdedupeWindowB\v\n" +
 	"\t_priority\"_\n" +
 	"\x0fEnqueueResponse\x12.\n" +
 	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\x12\x1c\n" +
@@ -2650,7 +2736,12 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x10BATCH_OUTCOME_OK\x10\x01\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_STALE_LEASE\x10\x02\x12\x1b\n" +
 	"\x17BATCH_OUTCOME_NOT_FOUND\x10\x03\x12\x19\n" +
-	"\x15BATCH_OUTCOME_ALREADY\x10\x042\x8d\x11\n" +
+	"\x15BATCH_OUTCOME_ALREADY\x10\x04*w\n" +
+	"\vDedupeScope\x12\x1c\n" +
+	"\x18DEDUPE_SCOPE_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16DEDUPE_SCOPE_RETENTION\x10\x01\x12\x15\n" +
+	"\x11DEDUPE_SCOPE_LIVE\x10\x02\x12\x17\n" +
+	"\x13DEDUPE_SCOPE_WINDOW\x10\x032\x8d\x11\n" +
 	"\fQueueService\x12|\n" +
 	"\aEnqueue\x12$.switchboard.queue.v1.EnqueueRequest\x1a%.switchboard.queue.v1.EnqueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}/todos\x12\x91\x01\n" +
 	"\fEnqueueBatch\x12).switchboard.queue.v1.EnqueueBatchRequest\x1a*.switchboard.queue.v1.EnqueueBatchResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/queues/{queue}/todos:batch\x12v\n" +
@@ -2686,128 +2777,131 @@ func file_switchboard_queue_v1_queue_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_queue_v1_queue_service_proto_rawDescData
 }
 
-var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(BatchOutcome)(0),              // 0: switchboard.queue.v1.BatchOutcome
-	(*EnqueueRequest)(nil),         // 1: switchboard.queue.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),        // 2: switchboard.queue.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),    // 3: switchboard.queue.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),   // 4: switchboard.queue.v1.EnqueueBatchResponse
-	(*ClaimRequest)(nil),           // 5: switchboard.queue.v1.ClaimRequest
-	(*ClaimResponse)(nil),          // 6: switchboard.queue.v1.ClaimResponse
-	(*HeartbeatRequest)(nil),       // 7: switchboard.queue.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),      // 8: switchboard.queue.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),        // 9: switchboard.queue.v1.CompleteRequest
-	(*CompleteResponse)(nil),       // 10: switchboard.queue.v1.CompleteResponse
-	(*FailRequest)(nil),            // 11: switchboard.queue.v1.FailRequest
-	(*FailResponse)(nil),           // 12: switchboard.queue.v1.FailResponse
-	(*ReleaseRequest)(nil),         // 13: switchboard.queue.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),        // 14: switchboard.queue.v1.ReleaseResponse
-	(*CancelRequest)(nil),          // 15: switchboard.queue.v1.CancelRequest
-	(*CancelResponse)(nil),         // 16: switchboard.queue.v1.CancelResponse
-	(*GetTodoRequest)(nil),         // 17: switchboard.queue.v1.GetTodoRequest
-	(*GetTodoResponse)(nil),        // 18: switchboard.queue.v1.GetTodoResponse
-	(*ListTodosRequest)(nil),       // 19: switchboard.queue.v1.ListTodosRequest
-	(*ListTodosResponse)(nil),      // 20: switchboard.queue.v1.ListTodosResponse
-	(*RedriveRequest)(nil),         // 21: switchboard.queue.v1.RedriveRequest
-	(*RedriveResponse)(nil),        // 22: switchboard.queue.v1.RedriveResponse
-	(*QueueStatsRequest)(nil),      // 23: switchboard.queue.v1.QueueStatsRequest
-	(*QueueStatsResponse)(nil),     // 24: switchboard.queue.v1.QueueStatsResponse
-	(*PauseQueueRequest)(nil),      // 25: switchboard.queue.v1.PauseQueueRequest
-	(*PauseQueueResponse)(nil),     // 26: switchboard.queue.v1.PauseQueueResponse
-	(*ResumeQueueRequest)(nil),     // 27: switchboard.queue.v1.ResumeQueueRequest
-	(*ResumeQueueResponse)(nil),    // 28: switchboard.queue.v1.ResumeQueueResponse
-	(*QueueControl)(nil),           // 29: switchboard.queue.v1.QueueControl
-	(*ListQueuesRequest)(nil),      // 30: switchboard.queue.v1.ListQueuesRequest
-	(*ListQueuesResponse)(nil),     // 31: switchboard.queue.v1.ListQueuesResponse
-	(*QueueSummary)(nil),           // 32: switchboard.queue.v1.QueueSummary
-	(*HeartbeatBatchRequest)(nil),  // 33: switchboard.queue.v1.HeartbeatBatchRequest
-	(*HeartbeatBatchResult)(nil),   // 34: switchboard.queue.v1.HeartbeatBatchResult
-	(*HeartbeatBatchResponse)(nil), // 35: switchboard.queue.v1.HeartbeatBatchResponse
-	(*CompleteBatchRequest)(nil),   // 36: switchboard.queue.v1.CompleteBatchRequest
-	(*CompleteBatchResult)(nil),    // 37: switchboard.queue.v1.CompleteBatchResult
-	(*CompleteBatchResponse)(nil),  // 38: switchboard.queue.v1.CompleteBatchResponse
-	(*structpb.Struct)(nil),        // 39: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),  // 40: google.protobuf.Timestamp
-	(*Todo)(nil),                   // 41: switchboard.queue.v1.Todo
+	(DedupeScope)(0),               // 1: switchboard.queue.v1.DedupeScope
+	(*EnqueueRequest)(nil),         // 2: switchboard.queue.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),        // 3: switchboard.queue.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),    // 4: switchboard.queue.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),   // 5: switchboard.queue.v1.EnqueueBatchResponse
+	(*ClaimRequest)(nil),           // 6: switchboard.queue.v1.ClaimRequest
+	(*ClaimResponse)(nil),          // 7: switchboard.queue.v1.ClaimResponse
+	(*HeartbeatRequest)(nil),       // 8: switchboard.queue.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),      // 9: switchboard.queue.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),        // 10: switchboard.queue.v1.CompleteRequest
+	(*CompleteResponse)(nil),       // 11: switchboard.queue.v1.CompleteResponse
+	(*FailRequest)(nil),            // 12: switchboard.queue.v1.FailRequest
+	(*FailResponse)(nil),           // 13: switchboard.queue.v1.FailResponse
+	(*ReleaseRequest)(nil),         // 14: switchboard.queue.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),        // 15: switchboard.queue.v1.ReleaseResponse
+	(*CancelRequest)(nil),          // 16: switchboard.queue.v1.CancelRequest
+	(*CancelResponse)(nil),         // 17: switchboard.queue.v1.CancelResponse
+	(*GetTodoRequest)(nil),         // 18: switchboard.queue.v1.GetTodoRequest
+	(*GetTodoResponse)(nil),        // 19: switchboard.queue.v1.GetTodoResponse
+	(*ListTodosRequest)(nil),       // 20: switchboard.queue.v1.ListTodosRequest
+	(*ListTodosResponse)(nil),      // 21: switchboard.queue.v1.ListTodosResponse
+	(*RedriveRequest)(nil),         // 22: switchboard.queue.v1.RedriveRequest
+	(*RedriveResponse)(nil),        // 23: switchboard.queue.v1.RedriveResponse
+	(*QueueStatsRequest)(nil),      // 24: switchboard.queue.v1.QueueStatsRequest
+	(*QueueStatsResponse)(nil),     // 25: switchboard.queue.v1.QueueStatsResponse
+	(*PauseQueueRequest)(nil),      // 26: switchboard.queue.v1.PauseQueueRequest
+	(*PauseQueueResponse)(nil),     // 27: switchboard.queue.v1.PauseQueueResponse
+	(*ResumeQueueRequest)(nil),     // 28: switchboard.queue.v1.ResumeQueueRequest
+	(*ResumeQueueResponse)(nil),    // 29: switchboard.queue.v1.ResumeQueueResponse
+	(*QueueControl)(nil),           // 30: switchboard.queue.v1.QueueControl
+	(*ListQueuesRequest)(nil),      // 31: switchboard.queue.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),     // 32: switchboard.queue.v1.ListQueuesResponse
+	(*QueueSummary)(nil),           // 33: switchboard.queue.v1.QueueSummary
+	(*HeartbeatBatchRequest)(nil),  // 34: switchboard.queue.v1.HeartbeatBatchRequest
+	(*HeartbeatBatchResult)(nil),   // 35: switchboard.queue.v1.HeartbeatBatchResult
+	(*HeartbeatBatchResponse)(nil), // 36: switchboard.queue.v1.HeartbeatBatchResponse
+	(*CompleteBatchRequest)(nil),   // 37: switchboard.queue.v1.CompleteBatchRequest
+	(*CompleteBatchResult)(nil),    // 38: switchboard.queue.v1.CompleteBatchResult
+	(*CompleteBatchResponse)(nil),  // 39: switchboard.queue.v1.CompleteBatchResponse
+	(*structpb.Struct)(nil),        // 40: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 41: google.protobuf.Timestamp
 	(*durationpb.Duration)(nil),    // 42: google.protobuf.Duration
-	(TodoState)(0),                 // 43: switchboard.queue.v1.TodoState
-	(*VacuumHealth)(nil),           // 44: switchboard.queue.v1.VacuumHealth
+	(*Todo)(nil),                   // 43: switchboard.queue.v1.Todo
+	(TodoState)(0),                 // 44: switchboard.queue.v1.TodoState
+	(*VacuumHealth)(nil),           // 45: switchboard.queue.v1.VacuumHealth
 }
 var file_switchboard_queue_v1_queue_service_proto_depIdxs = []int32{
-	39, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
-	40, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
-	41, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
-	1,  // 3: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
-	2,  // 4: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
-	42, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	41, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
-	39, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
-	40, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	39, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	41, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
-	42, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	41, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
-	42, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	41, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
-	41, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
-	41, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
-	43, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
-	41, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
-	44, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
-	40, // 20: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
-	29, // 21: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	29, // 22: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	40, // 23: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
-	40, // 24: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
-	32, // 25: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
-	7,  // 26: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
-	0,  // 27: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	40, // 28: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
-	34, // 29: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
-	9,  // 30: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
-	0,  // 31: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	37, // 32: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
-	1,  // 33: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
-	3,  // 34: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
-	5,  // 35: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
-	7,  // 36: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
-	9,  // 37: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
-	33, // 38: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
-	36, // 39: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
-	11, // 40: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
-	13, // 41: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
-	15, // 42: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
-	17, // 43: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
-	19, // 44: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
-	21, // 45: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
-	23, // 46: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
-	25, // 47: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
-	27, // 48: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
-	30, // 49: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
-	2,  // 50: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
-	4,  // 51: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
-	6,  // 52: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
-	8,  // 53: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
-	10, // 54: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
-	35, // 55: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
-	38, // 56: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
-	12, // 57: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
-	14, // 58: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
-	16, // 59: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
-	18, // 60: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
-	20, // 61: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
-	22, // 62: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
-	24, // 63: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
-	26, // 64: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
-	28, // 65: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
-	31, // 66: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
-	50, // [50:67] is the sub-list for method output_type
-	33, // [33:50] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	40, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
+	41, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
+	1,  // 2: switchboard.queue.v1.EnqueueRequest.dedupe_scope:type_name -> switchboard.queue.v1.DedupeScope
+	42, // 3: switchboard.queue.v1.EnqueueRequest.dedupe_window:type_name -> google.protobuf.Duration
+	43, // 4: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
+	2,  // 5: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
+	3,  // 6: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
+	42, // 7: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	43, // 8: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
+	40, // 9: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
+	41, // 10: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	40, // 11: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	43, // 12: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
+	42, // 13: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	43, // 14: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
+	42, // 15: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	43, // 16: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
+	43, // 17: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
+	43, // 18: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	44, // 19: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
+	43, // 20: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
+	45, // 21: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
+	41, // 22: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
+	30, // 23: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	30, // 24: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	41, // 25: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
+	41, // 26: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
+	33, // 27: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
+	8,  // 28: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
+	0,  // 29: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	41, // 30: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
+	35, // 31: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
+	10, // 32: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
+	0,  // 33: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	38, // 34: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
+	2,  // 35: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
+	4,  // 36: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
+	6,  // 37: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
+	8,  // 38: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
+	10, // 39: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
+	34, // 40: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
+	37, // 41: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
+	12, // 42: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
+	14, // 43: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
+	16, // 44: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
+	18, // 45: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
+	20, // 46: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
+	22, // 47: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
+	24, // 48: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
+	26, // 49: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
+	28, // 50: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
+	31, // 51: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
+	3,  // 52: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
+	5,  // 53: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
+	7,  // 54: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
+	9,  // 55: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
+	11, // 56: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
+	36, // 57: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
+	39, // 58: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
+	13, // 59: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
+	15, // 60: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
+	17, // 61: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
+	19, // 62: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
+	21, // 63: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
+	23, // 64: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
+	25, // 65: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
+	27, // 66: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
+	29, // 67: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
+	32, // 68: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
+	52, // [52:69] is the sub-list for method output_type
+	35, // [35:52] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_service_proto_init() }
@@ -2822,7 +2916,7 @@ func file_switchboard_queue_v1_queue_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_queue_v1_queue_service_proto_rawDesc), len(file_switchboard_queue_v1_queue_service_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
