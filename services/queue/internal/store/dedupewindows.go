@@ -30,10 +30,19 @@ func keySpace(key string, scope *string) string {
 	return key
 }
 
-// reserveWindows takes the batch's WINDOW keys (the first entry of a key
-// sets its window) and returns the ones this transaction took; nil when the
-// batch has no WINDOW entry, so other batches pay nothing.
-func (s *Store) reserveWindows(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo) (map[string]bool, error) {
+// windows is how a batch's WINDOW keys were settled: the keys this
+// transaction took, and the todos that hold the others.
+type windows struct {
+	won     map[string]bool
+	holders map[string]Todo
+}
+
+// reserveWindows settles the batch's WINDOW keys (the first entry of a key
+// sets its window); nil when the batch has none, so other batches pay
+// nothing. Keys it did not take stay locked to this transaction, so their
+// holders, read next, are committed and stay put; a holder retention deleted
+// ends its window, which is then taken over.
+func (s *Store) reserveWindows(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo) (*windows, error) {
 	seconds := map[string]float64{}
 	var keys []string
 	for _, it := range items {
@@ -48,66 +57,84 @@ func (s *Store) reserveWindows(ctx context.Context, tx pgx.Tx, c Caller, queue s
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	slices.Sort(keys) // byte order = the statement's "C" order (documentation only: it sorts too)
-	windows := make([]float64, len(keys))
-	for i, k := range keys {
-		windows[i] = seconds[k]
-	}
+	slices.Sort(keys) // byte order = the statement's "C" order
 	taken, err := s.q.TodoDedupeWindowsReserve(ctx, tx, dbsqlc.TodoDedupeWindowsReserveParams{
-		HumanID: c.HumanID, Queue: queue, Keys: keys, WindowSeconds: windows,
+		HumanID: c.HumanID, Queue: queue, Keys: keys, WindowSeconds: secondsOf(keys, seconds),
 	})
 	if err != nil {
 		return nil, mapErr(err, "reserve dedupe windows", "")
 	}
-	won := make(map[string]bool, len(taken))
+	w := &windows{won: make(map[string]bool, len(keys)), holders: map[string]Todo{}}
 	for _, k := range taken {
-		won[k] = true
+		w.won[k] = true
 	}
-	return won, nil
+	lost := slices.DeleteFunc(keys, func(k string) bool { return w.won[k] })
+	if len(lost) == 0 {
+		return w, nil
+	}
+	held, err := s.q.TodoGetByDedupeWindows(ctx, tx, dbsqlc.TodoGetByDedupeWindowsParams{HumanID: c.HumanID, Queue: queue, Keys: lost})
+	if err != nil {
+		return nil, fmt.Errorf("get window duplicates: %w", err)
+	}
+	for _, h := range held {
+		w.holders[*h.DedupeKey] = h
+	}
+	gone := slices.DeleteFunc(lost, func(k string) bool { _, ok := w.holders[k]; return ok })
+	if len(gone) == 0 {
+		return w, nil
+	}
+	taken, err = s.q.TodoDedupeWindowsTakeOver(ctx, tx, dbsqlc.TodoDedupeWindowsTakeOverParams{
+		HumanID: c.HumanID, Queue: queue, Keys: gone, WindowSeconds: secondsOf(gone, seconds),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("take over dedupe windows: %w", err)
+	}
+	for _, k := range taken {
+		w.won[k] = true
+	}
+	return w, nil
 }
 
-// insertWindowed stores a batch with WINDOW entries whose keys reserveWindows
-// settled: the entries that took their key are inserted with the rest of the
-// batch (one TodoInsertBatch) and their windows pointed at them; the others
-// answer with the todo that holds the window.
-func (s *Store) insertWindowed(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo, won map[string]bool) ([]Enqueued, error) {
+func secondsOf(keys []string, seconds map[string]float64) []float64 {
+	out := make([]float64, len(keys))
+	for i, k := range keys {
+		out[i] = seconds[k]
+	}
+	return out
+}
+
+// insertWindowed stores a batch whose WINDOW keys reserveWindows settled:
+// the first entry of each key this transaction took is inserted with the rest
+// of the batch (one TodoInsertBatch) and its window pointed at it; the other
+// WINDOW entries answer with their key's holder.
+func (s *Store) insertWindowed(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo, w *windows) ([]Enqueued, error) {
 	out := make([]Enqueued, len(items))
-	var keep []int // entries to insert, in request order
-	var lost []string
+	first := map[string]int{} // key → the entry that takes it
+	var keep []int            // entries to insert, in request order
 	for i, it := range items {
 		if it.DedupeScope == ScopeWindow {
-			if !won[it.DedupeKey] {
-				out[i].Duplicate = true
-				lost = append(lost, it.DedupeKey)
+			if _, seen := first[it.DedupeKey]; seen || !w.won[it.DedupeKey] {
 				continue
 			}
-			won[it.DedupeKey] = false // a later entry with this key is a duplicate of this one
+			first[it.DedupeKey] = i
 		}
 		keep = append(keep, i)
 	}
 	if err := s.insertKept(ctx, tx, c, queue, items, keep, out); err != nil {
 		return nil, err
 	}
-	if len(lost) == 0 {
-		return out, nil
-	}
-	holders, err := s.q.TodoGetByDedupeWindows(ctx, tx, dbsqlc.TodoGetByDedupeWindowsParams{HumanID: c.HumanID, Queue: queue, Keys: lost})
-	if err != nil {
-		return nil, fmt.Errorf("get window duplicates: %w", err)
-	}
-	byKey := make(map[string]Todo, len(holders))
-	for _, h := range holders {
-		byKey[*h.DedupeKey] = h
-	}
 	for i, it := range items {
-		if !out[i].Duplicate || it.DedupeScope != ScopeWindow {
+		if it.DedupeScope != ScopeWindow || first[it.DedupeKey] == i && w.won[it.DedupeKey] {
 			continue
 		}
-		h, ok := byKey[it.DedupeKey]
-		if !ok {
-			return nil, errHolderGone
+		h, ok := w.holders[it.DedupeKey]
+		if w.won[it.DedupeKey] {
+			h, ok = out[first[it.DedupeKey]].Todo, true
 		}
-		out[i].Todo = h
+		if !ok {
+			return nil, errHolderGone // a holder deleted and taken over at once: rare; run again
+		}
+		out[i] = Enqueued{Todo: h, Duplicate: true}
 	}
 	return out, nil
 }

@@ -104,14 +104,14 @@ func (s *Store) enqueueTx(ctx context.Context, c Caller, queue string, items []N
 // WINDOW entries is one statement; one with them reserves its windows first
 // (insertWindowed).
 func (s *Store) insert(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo, p dbsqlc.TodoInsertBatchParams) ([]Enqueued, error) {
-	won, err := s.reserveWindows(ctx, tx, c, queue, items)
+	w, err := s.reserveWindows(ctx, tx, c, queue, items)
 	if err != nil {
 		return nil, err
 	}
-	if won == nil {
+	if w == nil {
 		return s.insertRows(ctx, tx, c, queue, items, p)
 	}
-	return s.insertWindowed(ctx, tx, c, queue, items, won)
+	return s.insertWindowed(ctx, tx, c, queue, items, w)
 }
 
 // insertRows runs TodoInsertBatch and pairs its rows with items.

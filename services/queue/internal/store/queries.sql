@@ -662,10 +662,12 @@ ORDER BY p.queue;
 
 -- name: TodoDedupeWindowsReserve :many
 -- Takes the WINDOW dedupe keys of one enqueue (distinct, in "C" order: the lock order, see the header) for
--- window_seconds from now, and returns the keys it took. A key held by an unexpired window whose todo still exists
--- is not taken (the row stays locked until this transaction ends, so the caller's lookup of its holder is stable);
--- an expired one, or one whose todo retention deleted, is taken over. A concurrent enqueue of the same key waits
--- here for this transaction, then sees its window. todo_id is set by TodoDedupeWindowsLink once the todos exist.
+-- window_seconds from now, and returns the keys it took: new ones and expired ones. A concurrent enqueue of the
+-- same key waits here for this transaction, then sees its window. A key that is not taken stays locked (ON
+-- CONFLICT DO UPDATE locks the row even when its WHERE refuses), so the caller's next statements see its holder
+-- as committed and stable. The holder's existence is not tested here: a subquery would read this statement's
+-- snapshot, taken before a concurrent holder committed (TodoDedupeWindowsTakeOver tests it afterwards).
+-- todo_id is set by TodoDedupeWindowsLink once the todos exist.
 INSERT INTO todo_dedupe_windows AS w (human_id, queue, key, todo_id, expires_at)
 SELECT sqlc.arg(human_id), sqlc.arg(queue), k.key, NULL, now() + make_interval(secs => k.seconds)
 FROM (SELECT unnest(sqlc.arg(keys)::text[])                       AS key,
@@ -674,7 +676,19 @@ ORDER BY k.key COLLATE "C"
 ON CONFLICT (human_id, queue, key) DO UPDATE
 SET todo_id = NULL, expires_at = excluded.expires_at
 WHERE w.expires_at <= now()
-   OR NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.id = w.todo_id AND t.human_id = w.human_id)
+RETURNING w.key;
+
+-- name: TodoDedupeWindowsTakeOver :many
+-- Takes over windows whose todo retention deleted before they expired (the window ends with its todo), among
+-- keys TodoDedupeWindowsReserve left locked to this transaction; returns the keys taken.
+UPDATE todo_dedupe_windows AS w
+SET todo_id = NULL, expires_at = now() + make_interval(secs => k.seconds)
+FROM (SELECT unnest(sqlc.arg(keys)::text[])                       AS key,
+             unnest(sqlc.arg(window_seconds)::double precision[]) AS seconds) AS k
+WHERE w.human_id = sqlc.arg(human_id)
+  AND w.queue = sqlc.arg(queue)
+  AND w.key = k.key
+  AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.id = w.todo_id AND t.human_id = w.human_id)
 RETURNING w.key;
 
 -- name: TodoDedupeWindowsLink :exec

@@ -651,7 +651,6 @@ ORDER BY k.key COLLATE "C"
 ON CONFLICT (human_id, queue, key) DO UPDATE
 SET todo_id = NULL, expires_at = excluded.expires_at
 WHERE w.expires_at <= now()
-   OR NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.id = w.todo_id AND t.human_id = w.human_id)
 RETURNING w.key
 `
 
@@ -663,12 +662,60 @@ type TodoDedupeWindowsReserveParams struct {
 }
 
 // Takes the WINDOW dedupe keys of one enqueue (distinct, in "C" order: the lock order, see the header) for
-// window_seconds from now, and returns the keys it took. A key held by an unexpired window whose todo still exists
-// is not taken (the row stays locked until this transaction ends, so the caller's lookup of its holder is stable);
-// an expired one, or one whose todo retention deleted, is taken over. A concurrent enqueue of the same key waits
-// here for this transaction, then sees its window. todo_id is set by TodoDedupeWindowsLink once the todos exist.
+// window_seconds from now, and returns the keys it took: new ones and expired ones. A concurrent enqueue of the
+// same key waits here for this transaction, then sees its window. A key that is not taken stays locked (ON
+// CONFLICT DO UPDATE locks the row even when its WHERE refuses), so the caller's next statements see its holder
+// as committed and stable. The holder's existence is not tested here: a subquery would read this statement's
+// snapshot, taken before a concurrent holder committed (TodoDedupeWindowsTakeOver tests it afterwards).
+// todo_id is set by TodoDedupeWindowsLink once the todos exist.
 func (q *Queries) TodoDedupeWindowsReserve(ctx context.Context, db DBTX, arg TodoDedupeWindowsReserveParams) ([]string, error) {
 	rows, err := db.Query(ctx, todoDedupeWindowsReserve,
+		arg.HumanID,
+		arg.Queue,
+		arg.Keys,
+		arg.WindowSeconds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return nil, err
+		}
+		items = append(items, key)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const todoDedupeWindowsTakeOver = `-- name: TodoDedupeWindowsTakeOver :many
+UPDATE todo_dedupe_windows AS w
+SET todo_id = NULL, expires_at = now() + make_interval(secs => k.seconds)
+FROM (SELECT unnest($3::text[])                       AS key,
+             unnest($4::double precision[]) AS seconds) AS k
+WHERE w.human_id = $1
+  AND w.queue = $2
+  AND w.key = k.key
+  AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.id = w.todo_id AND t.human_id = w.human_id)
+RETURNING w.key
+`
+
+type TodoDedupeWindowsTakeOverParams struct {
+	HumanID       uuid.UUID
+	Queue         string
+	Keys          []string
+	WindowSeconds []float64
+}
+
+// Takes over windows whose todo retention deleted before they expired (the window ends with its todo), among
+// keys TodoDedupeWindowsReserve left locked to this transaction; returns the keys taken.
+func (q *Queries) TodoDedupeWindowsTakeOver(ctx context.Context, db DBTX, arg TodoDedupeWindowsTakeOverParams) ([]string, error) {
+	rows, err := db.Query(ctx, todoDedupeWindowsTakeOver,
 		arg.HumanID,
 		arg.Queue,
 		arg.Keys,
