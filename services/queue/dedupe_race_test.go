@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -90,4 +91,52 @@ func TestDedupeScopesRaceAcrossNodes(t *testing.T) {
 	}
 	require.EqualValues(t, len(base), e.count(t, `SELECT count(*) FROM todos`))
 	require.EqualValues(t, keys, e.count(t, `SELECT count(*) FROM todo_dedupe_windows AS w JOIN todos AS t ON t.id = w.todo_id`))
+}
+
+// TestDedupeLiveChurn: three nodes keep enqueueing one LIVE key while a
+// worker claims and completes whoever holds it. Every call succeeds (a
+// holder that finishes between the insert and its lookup makes the enqueue
+// run again, not fail), every answer is the key's holder at that moment or a
+// new todo, and the key is never held twice.
+func TestDedupeLiveChurn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	nodes := make([]*queue.Server, 3)
+	for i := range nodes {
+		pool := pgtest.OpenPool(t, e.url, func(c *pgxpool.Config) { c.MaxConns = 2 })
+		nodes[i] = queue.New(zap.NewNop(), pool, queue.Options{})
+	}
+	const rounds = 60
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				_, err := n.Enqueue(e.owner(t), &queuev1.EnqueueRequest{Queue: "q", DedupeKey: "k", DedupeScope: live})
+				if !assertNoError(t, err) {
+					return
+				}
+				var held int64
+				err = e.pool.QueryRow(t.Context(), `SELECT count(*) FROM todos WHERE state IN ('pending', 'running')`).Scan(&held)
+				if !assertNoError(t, err) || !assert.LessOrEqual(t, held, int64(1), "the key is held once") {
+					return
+				}
+			}
+		})
+	}
+	for range rounds {
+		var todos []*queuev1.Todo
+		require.Eventually(t, func() bool { todos = e.claim(t, "q", 10); return len(todos) > 0 }, 30*time.Second, time.Millisecond)
+		require.Len(t, todos, 1, "one live holder at a time")
+		_, err := e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: todos[0].GetId(), LeaseToken: todos[0].GetLeaseToken()})
+		require.NoError(t, err)
+	}
+	close(done)
+	wg.Wait()
+	require.GreaterOrEqual(t, e.count(t, `SELECT count(*) FROM todos WHERE state = 'completed'`), int64(rounds))
 }
