@@ -104,3 +104,36 @@ func BenchmarkDrainSingles(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "todos/s")
 	b.ReportMetric(float64(b.N)/float64(stmts.Load()), "todos/stmt")
 }
+
+// BenchmarkEnqueue measures in-process Enqueue of keyless todos, one per
+// call from benchWorkers goroutines ("single") and 1,000 per EnqueueBatch
+// ("batch"): the path dedupe scopes must not slow. Run:
+//
+//	go test -tags integration -run '^$' -bench Enqueue -benchtime 20000x ./services/queue/
+func BenchmarkEnqueue(b *testing.B) {
+	pool := pgtest.NewPool(b)
+	srv := queue.New(zap.NewNop(), pool)
+	owner := asHuman(b, seedHuman(b, pool))
+	b.Run("single", func(b *testing.B) {
+		b.SetParallelism(benchWorkers)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := srv.Enqueue(owner, &queuev1.EnqueueRequest{Queue: "bench", Kind: "k"}); err != nil {
+					b.Error(err)
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "todos/s")
+	})
+	b.Run("batch", func(b *testing.B) {
+		reqs := make([]*queuev1.EnqueueRequest, 1000)
+		for i := range reqs {
+			reqs[i] = &queuev1.EnqueueRequest{Kind: "k"}
+		}
+		for range b.N {
+			_, err := srv.EnqueueBatch(owner, &queuev1.EnqueueBatchRequest{Queue: "bench", Requests: reqs})
+			require.NoError(b, err)
+		}
+		b.ReportMetric(float64(b.N*len(reqs))/b.Elapsed().Seconds(), "todos/s")
+	})
+}

@@ -19,8 +19,9 @@ const maxBatch = 1000
 // (0 most urgent, 4 least).
 const DefaultPriority = 2
 
-// Enqueue adds one todo. A dedupe_key already held in the queue returns the
-// existing todo with duplicate = true and writes nothing.
+// Enqueue adds one todo. A dedupe_key already held in the queue (for how
+// long: dedupe_scope, see dedupe.go) returns the todo that holds it with
+// duplicate = true and writes nothing.
 func (s *Server) Enqueue(ctx context.Context, req *queuev1.EnqueueRequest) (*queuev1.EnqueueResponse, error) {
 	c, err := callerIn(ctx, req.GetQueue())
 	if err != nil {
@@ -131,6 +132,9 @@ func newTodo(prefix string, r *queuev1.EnqueueRequest) (store.NewTodo, error) {
 	}
 	if len(r.GetKind()) > 255 || len(r.GetDedupeKey()) > 255 {
 		return store.NewTodo{}, invalid(prefix+"kind", "kind and dedupe_key must be at most 255 characters")
+	}
+	if n.DedupeScope, n.DedupeWindow, err = dedupeScope(prefix, r); err != nil {
+		return store.NewTodo{}, err
 	}
 	if ts := r.GetRunAt(); ts != nil {
 		if err := ts.CheckValid(); err != nil {

@@ -146,6 +146,68 @@ func (Misfire) EnumDescriptor() ([]byte, []int) {
 	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{1}
 }
 
+// DedupeScope says how long a todo's dedupe_key refuses duplicates in its
+// queue. RETENTION and LIVE todos share one key space (a holder of either
+// scope refuses both); WINDOW reservations are kept apart from it.
+type DedupeScope int32
+
+const (
+	// Unset: RETENTION.
+	DedupeScope_DEDUPE_SCOPE_UNSPECIFIED DedupeScope = 0
+	// Until retention deletes the todo, whatever its state (the default).
+	DedupeScope_DEDUPE_SCOPE_RETENTION DedupeScope = 1
+	// While the todo is pending or running: once it is completed, dead or
+	// cancelled the key can be enqueued again.
+	DedupeScope_DEDUPE_SCOPE_LIVE DedupeScope = 2
+	// For dedupe_window after the todo was enqueued (exact, not fixed time
+	// buckets), whatever its state; the window also ends if retention deletes
+	// the todo first.
+	DedupeScope_DEDUPE_SCOPE_WINDOW DedupeScope = 3
+)
+
+// Enum value maps for DedupeScope.
+var (
+	DedupeScope_name = map[int32]string{
+		0: "DEDUPE_SCOPE_UNSPECIFIED",
+		1: "DEDUPE_SCOPE_RETENTION",
+		2: "DEDUPE_SCOPE_LIVE",
+		3: "DEDUPE_SCOPE_WINDOW",
+	}
+	DedupeScope_value = map[string]int32{
+		"DEDUPE_SCOPE_UNSPECIFIED": 0,
+		"DEDUPE_SCOPE_RETENTION":   1,
+		"DEDUPE_SCOPE_LIVE":        2,
+		"DEDUPE_SCOPE_WINDOW":      3,
+	}
+)
+
+func (x DedupeScope) Enum() *DedupeScope {
+	p := new(DedupeScope)
+	*p = x
+	return p
+}
+
+func (x DedupeScope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DedupeScope) Descriptor() protoreflect.EnumDescriptor {
+	return file_switchboard_queue_v1_queue_service_proto_enumTypes[2].Descriptor()
+}
+
+func (DedupeScope) Type() protoreflect.EnumType {
+	return &file_switchboard_queue_v1_queue_service_proto_enumTypes[2]
+}
+
+func (x DedupeScope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DedupeScope.Descriptor instead.
+func (DedupeScope) EnumDescriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{2}
+}
+
 // EnqueueRequest describes one todo to add.
 type EnqueueRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -178,9 +240,16 @@ type EnqueueRequest struct {
 	// 0 means the default from the setting queue.defaults.max_attempts (25).
 	MaxAttempts int32 `protobuf:"varint,8,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
 	// Deduplication key, at most 255 characters; empty means no deduplication.
-	// While a todo with the same key exists in this queue (until retention
-	// deletes it), enqueueing again returns that todo with duplicate = true.
-	DedupeKey     string `protobuf:"bytes,9,opt,name=dedupe_key,json=dedupeKey,proto3" json:"dedupe_key,omitempty"`
+	// While the key is held in this queue (how long: dedupe_scope), enqueueing
+	// again returns the todo that holds it with duplicate = true.
+	DedupeKey string `protobuf:"bytes,9,opt,name=dedupe_key,json=dedupeKey,proto3" json:"dedupe_key,omitempty"`
+	// How long dedupe_key refuses duplicates; unset means RETENTION. A scope
+	// other than RETENTION requires dedupe_key.
+	DedupeScope DedupeScope `protobuf:"varint,10,opt,name=dedupe_scope,json=dedupeScope,proto3,enum=switchboard.queue.v1.DedupeScope" json:"dedupe_scope,omitempty"`
+	// For dedupe_scope WINDOW only (required there, forbidden otherwise): how
+	// long after this todo was enqueued the key refuses duplicates, 1 s to
+	// 30 days (sub-second precision allowed).
+	DedupeWindow  *durationpb.Duration `protobuf:"bytes,11,opt,name=dedupe_window,json=dedupeWindow,proto3" json:"dedupe_window,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -276,6 +345,20 @@ func (x *EnqueueRequest) GetDedupeKey() string {
 		return x.DedupeKey
 	}
 	return ""
+}
+
+func (x *EnqueueRequest) GetDedupeScope() DedupeScope {
+	if x != nil {
+		return x.DedupeScope
+	}
+	return DedupeScope_DEDUPE_SCOPE_UNSPECIFIED
+}
+
+func (x *EnqueueRequest) GetDedupeWindow() *durationpb.Duration {
+	if x != nil {
+		return x.DedupeWindow
+	}
+	return nil
 }
 
 // EnqueueResponse is the stored todo.
@@ -3253,7 +3336,7 @@ var File_switchboard_queue_v1_queue_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\n" +
-	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\xb1\x03\n" +
+	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\xd4\x04\n" +
 	"\x0eEnqueueRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
 	"\bagent_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12\"\n" +
@@ -3265,7 +3348,10 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\fmax_attempts\x18\b \x01(\x05B\r\xbaH\n" +
 	"\xd8\x01\x01\x1a\x05\x18\xe8\a(\x01R\vmaxAttempts\x12'\n" +
 	"\n" +
-	"dedupe_key\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\tdedupeKeyB\v\n" +
+	"dedupe_key\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\tdedupeKey\x12N\n" +
+	"\fdedupe_scope\x18\n" +
+	" \x01(\x0e2!.switchboard.queue.v1.DedupeScopeB\b\xbaH\x05\x82\x01\x02\x10\x01R\vdedupeScope\x12Q\n" +
+	"\rdedupe_window\x18\v \x01(\v2\x19.google.protobuf.DurationB\x11\xbaH\x0e\xaa\x01\v\"\x05\b\x80\x9a\x9e\x012\x02\b\x01R\fdedupeWindowB\v\n" +
 	"\t_priority\"_\n" +
 	"\x0fEnqueueResponse\x12.\n" +
 	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\x12\x1c\n" +
@@ -3488,7 +3574,12 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\aMisfire\x12\x17\n" +
 	"\x13MISFIRE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10MISFIRE_RUN_ONCE\x10\x01\x12\x10\n" +
-	"\fMISFIRE_SKIP\x10\x022\xb3\x16\n" +
+	"\fMISFIRE_SKIP\x10\x02*w\n" +
+	"\vDedupeScope\x12\x1c\n" +
+	"\x18DEDUPE_SCOPE_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16DEDUPE_SCOPE_RETENTION\x10\x01\x12\x15\n" +
+	"\x11DEDUPE_SCOPE_LIVE\x10\x02\x12\x17\n" +
+	"\x13DEDUPE_SCOPE_WINDOW\x10\x032\xb3\x16\n" +
 	"\fQueueService\x12|\n" +
 	"\aEnqueue\x12$.switchboard.queue.v1.EnqueueRequest\x1a%.switchboard.queue.v1.EnqueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}/todos\x12\x91\x01\n" +
 	"\fEnqueueBatch\x12).switchboard.queue.v1.EnqueueBatchRequest\x1a*.switchboard.queue.v1.EnqueueBatchResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/queues/{queue}/todos:batch\x12v\n" +
@@ -3529,164 +3620,167 @@ func file_switchboard_queue_v1_queue_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_queue_v1_queue_service_proto_rawDescData
 }
 
-var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(BatchOutcome)(0),              // 0: switchboard.queue.v1.BatchOutcome
 	(Misfire)(0),                   // 1: switchboard.queue.v1.Misfire
-	(*EnqueueRequest)(nil),         // 2: switchboard.queue.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),        // 3: switchboard.queue.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),    // 4: switchboard.queue.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),   // 5: switchboard.queue.v1.EnqueueBatchResponse
-	(*ClaimRequest)(nil),           // 6: switchboard.queue.v1.ClaimRequest
-	(*ClaimResponse)(nil),          // 7: switchboard.queue.v1.ClaimResponse
-	(*HeartbeatRequest)(nil),       // 8: switchboard.queue.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),      // 9: switchboard.queue.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),        // 10: switchboard.queue.v1.CompleteRequest
-	(*CompleteResponse)(nil),       // 11: switchboard.queue.v1.CompleteResponse
-	(*FailRequest)(nil),            // 12: switchboard.queue.v1.FailRequest
-	(*FailResponse)(nil),           // 13: switchboard.queue.v1.FailResponse
-	(*ReleaseRequest)(nil),         // 14: switchboard.queue.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),        // 15: switchboard.queue.v1.ReleaseResponse
-	(*CancelRequest)(nil),          // 16: switchboard.queue.v1.CancelRequest
-	(*CancelResponse)(nil),         // 17: switchboard.queue.v1.CancelResponse
-	(*GetTodoRequest)(nil),         // 18: switchboard.queue.v1.GetTodoRequest
-	(*GetTodoResponse)(nil),        // 19: switchboard.queue.v1.GetTodoResponse
-	(*ListTodosRequest)(nil),       // 20: switchboard.queue.v1.ListTodosRequest
-	(*ListTodosResponse)(nil),      // 21: switchboard.queue.v1.ListTodosResponse
-	(*RedriveRequest)(nil),         // 22: switchboard.queue.v1.RedriveRequest
-	(*RedriveResponse)(nil),        // 23: switchboard.queue.v1.RedriveResponse
-	(*QueueStatsRequest)(nil),      // 24: switchboard.queue.v1.QueueStatsRequest
-	(*QueueStatsResponse)(nil),     // 25: switchboard.queue.v1.QueueStatsResponse
-	(*PauseQueueRequest)(nil),      // 26: switchboard.queue.v1.PauseQueueRequest
-	(*PauseQueueResponse)(nil),     // 27: switchboard.queue.v1.PauseQueueResponse
-	(*ResumeQueueRequest)(nil),     // 28: switchboard.queue.v1.ResumeQueueRequest
-	(*ResumeQueueResponse)(nil),    // 29: switchboard.queue.v1.ResumeQueueResponse
-	(*QueueControl)(nil),           // 30: switchboard.queue.v1.QueueControl
-	(*ListQueuesRequest)(nil),      // 31: switchboard.queue.v1.ListQueuesRequest
-	(*ListQueuesResponse)(nil),     // 32: switchboard.queue.v1.ListQueuesResponse
-	(*QueueSummary)(nil),           // 33: switchboard.queue.v1.QueueSummary
-	(*HeartbeatBatchRequest)(nil),  // 34: switchboard.queue.v1.HeartbeatBatchRequest
-	(*HeartbeatBatchResult)(nil),   // 35: switchboard.queue.v1.HeartbeatBatchResult
-	(*HeartbeatBatchResponse)(nil), // 36: switchboard.queue.v1.HeartbeatBatchResponse
-	(*CompleteBatchRequest)(nil),   // 37: switchboard.queue.v1.CompleteBatchRequest
-	(*CompleteBatchResult)(nil),    // 38: switchboard.queue.v1.CompleteBatchResult
-	(*CompleteBatchResponse)(nil),  // 39: switchboard.queue.v1.CompleteBatchResponse
-	(*Schedule)(nil),               // 40: switchboard.queue.v1.Schedule
-	(*CreateScheduleRequest)(nil),  // 41: switchboard.queue.v1.CreateScheduleRequest
-	(*CreateScheduleResponse)(nil), // 42: switchboard.queue.v1.CreateScheduleResponse
-	(*ListSchedulesRequest)(nil),   // 43: switchboard.queue.v1.ListSchedulesRequest
-	(*ListSchedulesResponse)(nil),  // 44: switchboard.queue.v1.ListSchedulesResponse
-	(*GetScheduleRequest)(nil),     // 45: switchboard.queue.v1.GetScheduleRequest
-	(*GetScheduleResponse)(nil),    // 46: switchboard.queue.v1.GetScheduleResponse
-	(*UpdateScheduleRequest)(nil),  // 47: switchboard.queue.v1.UpdateScheduleRequest
-	(*UpdateScheduleResponse)(nil), // 48: switchboard.queue.v1.UpdateScheduleResponse
-	(*DeleteScheduleRequest)(nil),  // 49: switchboard.queue.v1.DeleteScheduleRequest
-	(*DeleteScheduleResponse)(nil), // 50: switchboard.queue.v1.DeleteScheduleResponse
-	(*structpb.Struct)(nil),        // 51: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),  // 52: google.protobuf.Timestamp
-	(*Todo)(nil),                   // 53: switchboard.queue.v1.Todo
+	(DedupeScope)(0),               // 2: switchboard.queue.v1.DedupeScope
+	(*EnqueueRequest)(nil),         // 3: switchboard.queue.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),        // 4: switchboard.queue.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),    // 5: switchboard.queue.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),   // 6: switchboard.queue.v1.EnqueueBatchResponse
+	(*ClaimRequest)(nil),           // 7: switchboard.queue.v1.ClaimRequest
+	(*ClaimResponse)(nil),          // 8: switchboard.queue.v1.ClaimResponse
+	(*HeartbeatRequest)(nil),       // 9: switchboard.queue.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),      // 10: switchboard.queue.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),        // 11: switchboard.queue.v1.CompleteRequest
+	(*CompleteResponse)(nil),       // 12: switchboard.queue.v1.CompleteResponse
+	(*FailRequest)(nil),            // 13: switchboard.queue.v1.FailRequest
+	(*FailResponse)(nil),           // 14: switchboard.queue.v1.FailResponse
+	(*ReleaseRequest)(nil),         // 15: switchboard.queue.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),        // 16: switchboard.queue.v1.ReleaseResponse
+	(*CancelRequest)(nil),          // 17: switchboard.queue.v1.CancelRequest
+	(*CancelResponse)(nil),         // 18: switchboard.queue.v1.CancelResponse
+	(*GetTodoRequest)(nil),         // 19: switchboard.queue.v1.GetTodoRequest
+	(*GetTodoResponse)(nil),        // 20: switchboard.queue.v1.GetTodoResponse
+	(*ListTodosRequest)(nil),       // 21: switchboard.queue.v1.ListTodosRequest
+	(*ListTodosResponse)(nil),      // 22: switchboard.queue.v1.ListTodosResponse
+	(*RedriveRequest)(nil),         // 23: switchboard.queue.v1.RedriveRequest
+	(*RedriveResponse)(nil),        // 24: switchboard.queue.v1.RedriveResponse
+	(*QueueStatsRequest)(nil),      // 25: switchboard.queue.v1.QueueStatsRequest
+	(*QueueStatsResponse)(nil),     // 26: switchboard.queue.v1.QueueStatsResponse
+	(*PauseQueueRequest)(nil),      // 27: switchboard.queue.v1.PauseQueueRequest
+	(*PauseQueueResponse)(nil),     // 28: switchboard.queue.v1.PauseQueueResponse
+	(*ResumeQueueRequest)(nil),     // 29: switchboard.queue.v1.ResumeQueueRequest
+	(*ResumeQueueResponse)(nil),    // 30: switchboard.queue.v1.ResumeQueueResponse
+	(*QueueControl)(nil),           // 31: switchboard.queue.v1.QueueControl
+	(*ListQueuesRequest)(nil),      // 32: switchboard.queue.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),     // 33: switchboard.queue.v1.ListQueuesResponse
+	(*QueueSummary)(nil),           // 34: switchboard.queue.v1.QueueSummary
+	(*HeartbeatBatchRequest)(nil),  // 35: switchboard.queue.v1.HeartbeatBatchRequest
+	(*HeartbeatBatchResult)(nil),   // 36: switchboard.queue.v1.HeartbeatBatchResult
+	(*HeartbeatBatchResponse)(nil), // 37: switchboard.queue.v1.HeartbeatBatchResponse
+	(*CompleteBatchRequest)(nil),   // 38: switchboard.queue.v1.CompleteBatchRequest
+	(*CompleteBatchResult)(nil),    // 39: switchboard.queue.v1.CompleteBatchResult
+	(*CompleteBatchResponse)(nil),  // 40: switchboard.queue.v1.CompleteBatchResponse
+	(*Schedule)(nil),               // 41: switchboard.queue.v1.Schedule
+	(*CreateScheduleRequest)(nil),  // 42: switchboard.queue.v1.CreateScheduleRequest
+	(*CreateScheduleResponse)(nil), // 43: switchboard.queue.v1.CreateScheduleResponse
+	(*ListSchedulesRequest)(nil),   // 44: switchboard.queue.v1.ListSchedulesRequest
+	(*ListSchedulesResponse)(nil),  // 45: switchboard.queue.v1.ListSchedulesResponse
+	(*GetScheduleRequest)(nil),     // 46: switchboard.queue.v1.GetScheduleRequest
+	(*GetScheduleResponse)(nil),    // 47: switchboard.queue.v1.GetScheduleResponse
+	(*UpdateScheduleRequest)(nil),  // 48: switchboard.queue.v1.UpdateScheduleRequest
+	(*UpdateScheduleResponse)(nil), // 49: switchboard.queue.v1.UpdateScheduleResponse
+	(*DeleteScheduleRequest)(nil),  // 50: switchboard.queue.v1.DeleteScheduleRequest
+	(*DeleteScheduleResponse)(nil), // 51: switchboard.queue.v1.DeleteScheduleResponse
+	(*structpb.Struct)(nil),        // 52: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 53: google.protobuf.Timestamp
 	(*durationpb.Duration)(nil),    // 54: google.protobuf.Duration
-	(TodoState)(0),                 // 55: switchboard.queue.v1.TodoState
-	(*VacuumHealth)(nil),           // 56: switchboard.queue.v1.VacuumHealth
+	(*Todo)(nil),                   // 55: switchboard.queue.v1.Todo
+	(TodoState)(0),                 // 56: switchboard.queue.v1.TodoState
+	(*VacuumHealth)(nil),           // 57: switchboard.queue.v1.VacuumHealth
 }
 var file_switchboard_queue_v1_queue_service_proto_depIdxs = []int32{
-	51, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
-	52, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
-	53, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
-	2,  // 3: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
-	3,  // 4: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
-	54, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	53, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
-	51, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
-	52, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	51, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	53, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
-	54, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	53, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
-	54, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	53, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
-	53, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
-	53, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
-	55, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
-	53, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
-	56, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
-	52, // 20: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
-	30, // 21: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	30, // 22: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	52, // 23: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
-	52, // 24: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
-	33, // 25: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
-	8,  // 26: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
-	0,  // 27: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	52, // 28: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
-	35, // 29: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
-	10, // 30: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
-	0,  // 31: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	38, // 32: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
-	2,  // 33: switchboard.queue.v1.Schedule.template:type_name -> switchboard.queue.v1.EnqueueRequest
-	1,  // 34: switchboard.queue.v1.Schedule.misfire:type_name -> switchboard.queue.v1.Misfire
-	52, // 35: switchboard.queue.v1.Schedule.next_runs:type_name -> google.protobuf.Timestamp
-	52, // 36: switchboard.queue.v1.Schedule.last_run_at:type_name -> google.protobuf.Timestamp
-	52, // 37: switchboard.queue.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
-	52, // 38: switchboard.queue.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 39: switchboard.queue.v1.CreateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
-	1,  // 40: switchboard.queue.v1.CreateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
-	40, // 41: switchboard.queue.v1.CreateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
-	40, // 42: switchboard.queue.v1.ListSchedulesResponse.schedules:type_name -> switchboard.queue.v1.Schedule
-	40, // 43: switchboard.queue.v1.GetScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
-	2,  // 44: switchboard.queue.v1.UpdateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
-	1,  // 45: switchboard.queue.v1.UpdateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
-	40, // 46: switchboard.queue.v1.UpdateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
-	2,  // 47: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
-	4,  // 48: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
-	6,  // 49: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
-	8,  // 50: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
-	10, // 51: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
-	34, // 52: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
-	37, // 53: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
-	12, // 54: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
-	14, // 55: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
-	16, // 56: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
-	18, // 57: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
-	20, // 58: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
-	22, // 59: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
-	24, // 60: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
-	26, // 61: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
-	28, // 62: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
-	31, // 63: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
-	41, // 64: switchboard.queue.v1.QueueService.CreateSchedule:input_type -> switchboard.queue.v1.CreateScheduleRequest
-	43, // 65: switchboard.queue.v1.QueueService.ListSchedules:input_type -> switchboard.queue.v1.ListSchedulesRequest
-	45, // 66: switchboard.queue.v1.QueueService.GetSchedule:input_type -> switchboard.queue.v1.GetScheduleRequest
-	47, // 67: switchboard.queue.v1.QueueService.UpdateSchedule:input_type -> switchboard.queue.v1.UpdateScheduleRequest
-	49, // 68: switchboard.queue.v1.QueueService.DeleteSchedule:input_type -> switchboard.queue.v1.DeleteScheduleRequest
-	3,  // 69: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
-	5,  // 70: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
-	7,  // 71: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
-	9,  // 72: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
-	11, // 73: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
-	36, // 74: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
-	39, // 75: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
-	13, // 76: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
-	15, // 77: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
-	17, // 78: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
-	19, // 79: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
-	21, // 80: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
-	23, // 81: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
-	25, // 82: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
-	27, // 83: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
-	29, // 84: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
-	32, // 85: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
-	42, // 86: switchboard.queue.v1.QueueService.CreateSchedule:output_type -> switchboard.queue.v1.CreateScheduleResponse
-	44, // 87: switchboard.queue.v1.QueueService.ListSchedules:output_type -> switchboard.queue.v1.ListSchedulesResponse
-	46, // 88: switchboard.queue.v1.QueueService.GetSchedule:output_type -> switchboard.queue.v1.GetScheduleResponse
-	48, // 89: switchboard.queue.v1.QueueService.UpdateSchedule:output_type -> switchboard.queue.v1.UpdateScheduleResponse
-	50, // 90: switchboard.queue.v1.QueueService.DeleteSchedule:output_type -> switchboard.queue.v1.DeleteScheduleResponse
-	69, // [69:91] is the sub-list for method output_type
-	47, // [47:69] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	52, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
+	53, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
+	2,  // 2: switchboard.queue.v1.EnqueueRequest.dedupe_scope:type_name -> switchboard.queue.v1.DedupeScope
+	54, // 3: switchboard.queue.v1.EnqueueRequest.dedupe_window:type_name -> google.protobuf.Duration
+	55, // 4: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
+	3,  // 5: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
+	4,  // 6: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
+	54, // 7: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	55, // 8: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
+	52, // 9: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
+	53, // 10: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	52, // 11: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	55, // 12: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
+	54, // 13: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	55, // 14: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
+	54, // 15: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	55, // 16: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
+	55, // 17: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
+	55, // 18: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	56, // 19: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
+	55, // 20: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
+	57, // 21: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
+	53, // 22: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
+	31, // 23: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	31, // 24: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	53, // 25: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
+	53, // 26: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
+	34, // 27: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
+	9,  // 28: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
+	0,  // 29: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	53, // 30: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
+	36, // 31: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
+	11, // 32: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
+	0,  // 33: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	39, // 34: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
+	3,  // 35: switchboard.queue.v1.Schedule.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 36: switchboard.queue.v1.Schedule.misfire:type_name -> switchboard.queue.v1.Misfire
+	53, // 37: switchboard.queue.v1.Schedule.next_runs:type_name -> google.protobuf.Timestamp
+	53, // 38: switchboard.queue.v1.Schedule.last_run_at:type_name -> google.protobuf.Timestamp
+	53, // 39: switchboard.queue.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
+	53, // 40: switchboard.queue.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 41: switchboard.queue.v1.CreateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 42: switchboard.queue.v1.CreateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
+	41, // 43: switchboard.queue.v1.CreateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	41, // 44: switchboard.queue.v1.ListSchedulesResponse.schedules:type_name -> switchboard.queue.v1.Schedule
+	41, // 45: switchboard.queue.v1.GetScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	3,  // 46: switchboard.queue.v1.UpdateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 47: switchboard.queue.v1.UpdateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
+	41, // 48: switchboard.queue.v1.UpdateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	3,  // 49: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
+	5,  // 50: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
+	7,  // 51: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
+	9,  // 52: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
+	11, // 53: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
+	35, // 54: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
+	38, // 55: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
+	13, // 56: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
+	15, // 57: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
+	17, // 58: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
+	19, // 59: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
+	21, // 60: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
+	23, // 61: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
+	25, // 62: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
+	27, // 63: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
+	29, // 64: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
+	32, // 65: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
+	42, // 66: switchboard.queue.v1.QueueService.CreateSchedule:input_type -> switchboard.queue.v1.CreateScheduleRequest
+	44, // 67: switchboard.queue.v1.QueueService.ListSchedules:input_type -> switchboard.queue.v1.ListSchedulesRequest
+	46, // 68: switchboard.queue.v1.QueueService.GetSchedule:input_type -> switchboard.queue.v1.GetScheduleRequest
+	48, // 69: switchboard.queue.v1.QueueService.UpdateSchedule:input_type -> switchboard.queue.v1.UpdateScheduleRequest
+	50, // 70: switchboard.queue.v1.QueueService.DeleteSchedule:input_type -> switchboard.queue.v1.DeleteScheduleRequest
+	4,  // 71: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
+	6,  // 72: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
+	8,  // 73: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
+	10, // 74: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
+	12, // 75: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
+	37, // 76: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
+	40, // 77: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
+	14, // 78: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
+	16, // 79: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
+	18, // 80: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
+	20, // 81: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
+	22, // 82: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
+	24, // 83: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
+	26, // 84: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
+	28, // 85: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
+	30, // 86: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
+	33, // 87: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
+	43, // 88: switchboard.queue.v1.QueueService.CreateSchedule:output_type -> switchboard.queue.v1.CreateScheduleResponse
+	45, // 89: switchboard.queue.v1.QueueService.ListSchedules:output_type -> switchboard.queue.v1.ListSchedulesResponse
+	47, // 90: switchboard.queue.v1.QueueService.GetSchedule:output_type -> switchboard.queue.v1.GetScheduleResponse
+	49, // 91: switchboard.queue.v1.QueueService.UpdateSchedule:output_type -> switchboard.queue.v1.UpdateScheduleResponse
+	51, // 92: switchboard.queue.v1.QueueService.DeleteSchedule:output_type -> switchboard.queue.v1.DeleteScheduleResponse
+	71, // [71:93] is the sub-list for method output_type
+	49, // [49:71] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_service_proto_init() }
@@ -3702,7 +3796,7 @@ func file_switchboard_queue_v1_queue_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_queue_v1_queue_service_proto_rawDesc), len(file_switchboard_queue_v1_queue_service_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -84,9 +84,9 @@ const (
 // (NOT_FOUND).
 // All times are taken from the database clock.
 type QueueServiceClient interface {
-	// Enqueue adds one todo to a queue. When dedupe_key is set and a todo with
-	// that key already exists in the queue, nothing is written and the existing
-	// todo is returned with duplicate = true.
+	// Enqueue adds one todo to a queue. When dedupe_key is set and the key is
+	// already held in the queue (for how long: dedupe_scope), nothing is
+	// written and the todo that holds it is returned with duplicate = true.
 	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown
 	// agent_id or event_id.
 	Enqueue(ctx context.Context, in *EnqueueRequest, opts ...grpc.CallOption) (*EnqueueResponse, error)
@@ -483,9 +483,9 @@ func (c *queueServiceClient) DeleteSchedule(ctx context.Context, in *DeleteSched
 // (NOT_FOUND).
 // All times are taken from the database clock.
 type QueueServiceServer interface {
-	// Enqueue adds one todo to a queue. When dedupe_key is set and a todo with
-	// that key already exists in the queue, nothing is written and the existing
-	// todo is returned with duplicate = true.
+	// Enqueue adds one todo to a queue. When dedupe_key is set and the key is
+	// already held in the queue (for how long: dedupe_scope), nothing is
+	// written and the todo that holds it is returned with duplicate = true.
 	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown
 	// agent_id or event_id.
 	Enqueue(context.Context, *EnqueueRequest) (*EnqueueResponse, error)

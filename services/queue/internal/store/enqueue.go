@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -29,6 +30,10 @@ type NewTodo struct {
 	// RunAt zero (or in the past) means now() on the database clock.
 	RunAt     time.Time
 	DedupeKey string
+	// DedupeScope is how long DedupeKey refuses duplicates: ScopeRetention,
+	// ScopeLive or ScopeWindow (for DedupeWindow, 1 s to 30 days).
+	DedupeScope  string
+	DedupeWindow time.Duration
 	// TraceParent is the W3C traceparent of the request that creates the
 	// todo (tracing.TraceParent); "" for none.
 	TraceParent string
@@ -48,15 +53,34 @@ type Enqueued struct {
 // is not the caller's is NOT_FOUND, naming the entry's index. The insert
 // takes its dedupe keys in one order (see TodoInsertBatch), so concurrent
 // batches do not deadlock; a conflict that still aborts the transaction is
-// retried here.
+// retried here, and so is a duplicate whose holder finished (LIVE) or was
+// deleted between the insert and the lookup.
 func (s *Store) Enqueue(ctx context.Context, c Caller, queue string, items []NewTodo) ([]Enqueued, error) {
 	var out []Enqueued
-	err := postgres.RetryConflicts(ctx, func() error { return s.enqueueTx(ctx, c, queue, items, &out) })
+	var err error
+	for range holderAttempts {
+		err = postgres.RetryConflicts(ctx, func() error { return s.enqueueTx(ctx, c, queue, items, &out) })
+		if !errors.Is(err, errHolderGone) {
+			break
+		}
+	}
+	if errors.Is(err, errHolderGone) {
+		return nil, apierr.Unavailable("the todo holding a dedupe_key changed concurrently; retry")
+	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+// holderAttempts bounds Enqueue's runs when a duplicate's holder vanishes
+// between the insert and its lookup (each run sees the newer state).
+const holderAttempts = 3
+
+// errHolderGone: a duplicate's holder was gone by the time it was looked up
+// (a LIVE holder finished, or retention deleted it); running the enqueue
+// again inserts the todo or finds the new holder.
+var errHolderGone = errors.New("dedupe key holder changed concurrently")
 
 func (s *Store) enqueueTx(ctx context.Context, c Caller, queue string, items []NewTodo, out *[]Enqueued) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -76,7 +100,22 @@ func (s *Store) enqueueTx(ctx context.Context, c Caller, queue string, items []N
 	})
 }
 
+// insert stores items after the references are checked. A batch without
+// WINDOW entries is one statement; one with them reserves its windows first
+// (insertWindowed).
 func (s *Store) insert(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo, p dbsqlc.TodoInsertBatchParams) ([]Enqueued, error) {
+	w, err := s.reserveWindows(ctx, tx, c, queue, items)
+	if err != nil {
+		return nil, err
+	}
+	if w == nil {
+		return s.insertRows(ctx, tx, c, queue, items, p)
+	}
+	return s.insertWindowed(ctx, tx, c, queue, items, w)
+}
+
+// insertRows runs TodoInsertBatch and pairs its rows with items.
+func (s *Store) insertRows(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo, p dbsqlc.TodoInsertBatchParams) ([]Enqueued, error) {
 	rows, err := s.q.TodoInsertBatch(ctx, tx, p)
 	if err != nil {
 		return nil, mapErr(err, "insert todos", "agent or event")
@@ -92,7 +131,7 @@ func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatc
 		Kinds: make([]string, len(items)), Payloads: make([]string, len(items)),
 		Priorities: make([]int32, len(items)), MaxAttempts: make([]int32, len(items)),
 		RunAts: make([]time.Time, len(items)), DedupeKeys: make([]string, len(items)),
-		TraceParents: make([]string, len(items)),
+		TraceParents: make([]string, len(items)), DedupeScopes: make([]string, len(items)),
 	}
 	for i, it := range items {
 		if it.AgentID != nil {
@@ -100,7 +139,7 @@ func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatc
 		}
 		p.EventIds[i], p.Kinds[i], p.Payloads[i] = it.EventID, it.Kind, string(it.Payload)
 		p.Priorities[i], p.MaxAttempts[i], p.RunAts[i], p.DedupeKeys[i] = it.Priority, it.MaxAttempts, it.RunAt, it.DedupeKey
-		p.TraceParents[i] = it.TraceParent
+		p.TraceParents[i], p.DedupeScopes[i] = it.TraceParent, it.DedupeScope
 	}
 	return p
 }
@@ -116,16 +155,17 @@ func refs(items []NewTodo) bool {
 }
 
 // match pairs request entries with the inserted rows and looks up the
-// duplicates. Keyed entries match by dedupe key (unique per queue; the first
-// entry with a key is the one that could have been inserted). Unkeyed entries
-// are always inserted, in request order, so they take the unkeyed rows in
-// ascending id order.
+// duplicates. Keyed entries match by dedupe key (unique per queue and key
+// space, see keySpace; the first entry with a key is the one that could have
+// been inserted; WINDOW entries reach here only when they took their key).
+// Unkeyed entries are always inserted, in request order, so they take the
+// unkeyed rows in ascending id order.
 func (s *Store) match(ctx context.Context, tx pgx.Tx, c Caller, queue string, items []NewTodo, rows []Todo) ([]Enqueued, error) {
 	byKey := map[string]Todo{}
 	var unkeyed []Todo
 	for _, r := range rows {
 		if r.DedupeKey != nil {
-			byKey[*r.DedupeKey] = r
+			byKey[keySpace(*r.DedupeKey, r.DedupeScope)] = r
 		} else {
 			unkeyed = append(unkeyed, r)
 		}
@@ -142,9 +182,10 @@ func (s *Store) match(ctx context.Context, tx pgx.Tx, c Caller, queue string, it
 			out[i], unkeyed = Enqueued{Todo: unkeyed[0]}, unkeyed[1:]
 			continue
 		}
-		if r, ok := byKey[it.DedupeKey]; ok && !claimed[it.DedupeKey] {
+		k := keySpace(it.DedupeKey, &it.DedupeScope)
+		if r, ok := byKey[k]; ok && !claimed[k] {
 			out[i] = Enqueued{Todo: r}
-			claimed[it.DedupeKey] = true
+			claimed[k] = true
 			continue
 		}
 		out[i].Duplicate = true
@@ -166,9 +207,9 @@ func (s *Store) match(ctx context.Context, tx pgx.Tx, c Caller, queue string, it
 		}
 		r, ok := byKey[it.DedupeKey]
 		if !ok {
-			// The holder was deleted (retention) between the insert and the
-			// lookup: rare; the client retries and this time inserts.
-			return nil, apierr.Unavailable("todo with dedupe_key %q changed concurrently; retry", it.DedupeKey)
+			// The holder finished (LIVE) or was deleted (retention) between
+			// the insert and the lookup: Enqueue runs again.
+			return nil, errHolderGone
 		}
 		out[i].Todo = r
 	}

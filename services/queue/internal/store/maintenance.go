@@ -35,9 +35,18 @@ func (s *Store) Reap(ctx context.Context, batch, maxExpiries int32) ([]Reaped, e
 	return out, nil
 }
 
-// PruneOnce applies retention.todos now (settings.Prune) to finished todos:
-// live ones are never candidates.
+// PruneOnce applies retention.todos now (settings.Prune) to finished todos
+// (live ones are never candidates), then deletes expired WINDOW dedupe
+// reservations; the count is the todos'.
 func (s *Store) PruneOnce(ctx context.Context, batch int32, maxBatches int) (int64, error) {
+	n, err := s.pruneTodos(ctx, batch, maxBatches)
+	if err != nil {
+		return n, err
+	}
+	return n, s.pruneWindows(ctx, batch, maxBatches)
+}
+
+func (s *Store) pruneTodos(ctx context.Context, batch int32, maxBatches int) (int64, error) {
 	return settings.Prune{
 		Key: settings.RetentionTodos, Default: settings.DefaultRetentionTodos,
 		ByAge: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {

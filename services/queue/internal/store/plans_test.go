@@ -62,12 +62,31 @@ func TestHotStatementsGenericPlans(t *testing.T) {
 	_, _, err = s.Release(ctx, c, lease(4), 0)
 	require.NoError(t, err)
 
-	rows, err := hot.Query(ctx, `SELECT name, statement, cardinality(parameter_types) FROM pg_prepared_statements`)
-	require.NoError(t, err)
-	type prepared struct {
-		name, query string
-		params      int
+	byQuery := preparedStatements(t, hot)
+	for _, q := range hotStatements {
+		plan, raw := genericPlan(t, hot, byQuery, q)
+		require.NoError(t, plan.check(), "%s's generic plan:\n%s", q, raw)
+		if q == "TodoClaim" {
+			// The pause probe: one primary-key lookup of queue_controls per
+			// statement, not a scan.
+			probes := plan.find("queue_controls")
+			require.Len(t, probes, 1, "TodoClaim reads queue_controls once:\n%s", raw)
+			require.Contains(t, []string{"Index Scan", "Index Only Scan"}, probes[0].NodeType, "%s", raw)
+		}
 	}
+}
+
+type prepared struct {
+	name   string
+	params int
+}
+
+// preparedStatements are the queue statements pool's connection prepared,
+// by query name (the sessions of a one-connection pool).
+func preparedStatements(t *testing.T, pool *pgxpool.Pool) map[string]prepared {
+	t.Helper()
+	rows, err := pool.Query(t.Context(), `SELECT name, statement, cardinality(parameter_types) FROM pg_prepared_statements`)
+	require.NoError(t, err)
 	byQuery := map[string]prepared{}
 	queryName := regexp.MustCompile(`^-- name: (\w+)`)
 	for rows.Next() {
@@ -75,31 +94,26 @@ func TestHotStatementsGenericPlans(t *testing.T) {
 		var text string
 		require.NoError(t, rows.Scan(&p.name, &text, &p.params))
 		if m := queryName.FindStringSubmatch(text); m != nil {
-			p.query = m[1]
-			byQuery[p.query] = p
+			byQuery[m[1]] = p
 		}
 	}
 	require.NoError(t, rows.Err())
+	return byQuery
+}
 
-	for _, q := range hotStatements {
-		p, ok := byQuery[q]
-		require.True(t, ok, "%s was not prepared on the hot pool", q)
-		// A generic plan does not depend on the values: NULLs will do.
-		args := strings.TrimSuffix(strings.Repeat("NULL, ", p.params), ", ")
-		var plan []struct{ Plan planNode }
-		var raw []byte
-		require.NoError(t, hot.QueryRow(ctx, fmt.Sprintf(`EXPLAIN (FORMAT JSON) EXECUTE %q (%s)`, p.name, args)).Scan(&raw))
-		require.NoError(t, json.Unmarshal(raw, &plan))
-		require.Len(t, plan, 1)
-		require.NoError(t, plan[0].Plan.check(), "%s's generic plan:\n%s", q, raw)
-		if q == "TodoClaim" {
-			// The pause probe: one primary-key lookup of queue_controls per
-			// statement, not a scan.
-			probes := plan[0].Plan.find("queue_controls")
-			require.Len(t, probes, 1, "TodoClaim reads queue_controls once:\n%s", raw)
-			require.Contains(t, []string{"Index Scan", "Index Only Scan"}, probes[0].NodeType, "%s", raw)
-		}
-	}
+// genericPlan explains query q's generic plan (it does not depend on the
+// values: NULLs will do).
+func genericPlan(t *testing.T, pool *pgxpool.Pool, byQuery map[string]prepared, q string) (planNode, []byte) {
+	t.Helper()
+	p, ok := byQuery[q]
+	require.True(t, ok, "%s was not prepared", q)
+	args := strings.TrimSuffix(strings.Repeat("NULL, ", p.params), ", ")
+	var plan []struct{ Plan planNode }
+	var raw []byte
+	require.NoError(t, pool.QueryRow(t.Context(), fmt.Sprintf(`EXPLAIN (FORMAT JSON) EXECUTE %q (%s)`, p.name, args)).Scan(&raw))
+	require.NoError(t, json.Unmarshal(raw, &plan))
+	require.Len(t, plan, 1)
+	return plan[0].Plan, raw
 }
 
 // find returns the nodes of the plan that read relation rel.

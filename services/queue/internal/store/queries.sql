@@ -19,7 +19,11 @@
 -- * Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries, lease_token, lease_outcome, progress,
 --   progress_at) are in no index, so heartbeats are HOT updates.
 -- * Lock order: every multi-row write locks its rows in one canonical order (ascending id; dedupe_key for
---   inserts that can conflict), so concurrent batches wait on each other instead of deadlocking.
+--   inserts that can conflict), so concurrent batches wait on each other instead of deadlocking. An enqueue with
+--   WINDOW keys takes its todo_dedupe_windows rows (key order) before its todos keys, and nothing takes them after.
+-- * Dedupe keys: todos_dedup holds a RETENTION key (dedupe_scope NULL) always and a LIVE key while pending or
+--   running; the inserts name it with exactly its predicate (ON CONFLICT infers an arbiter only when the clause
+--   implies the index's predicate). WINDOW todos are in no unique index: todo_dedupe_windows holds their keys.
 -- * Defaults (max_attempts, lease seconds) come from the setting queue.defaults, read inside the statement, so
 --   there is no cache to go stale; default_max_attempts and default_lease_seconds (pkg/settings' defaults) apply
 --   only when an operator deleted the row.
@@ -41,7 +45,8 @@ WHERE (u.agent_id <> '' AND NOT EXISTS (
 -- name: TodoInsertBatch :many
 -- Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ''
 -- (agent_id, dedupe_key, trace_parent), 0 (event_id, max_attempts) or a time in the past (run_at: "past means
--- now").
+-- now"); dedupe_scope '' is RETENTION (stored as NULL), else 'live' or 'window' (whose entries the caller has
+-- already reserved with TodoDedupeWindowsReserve, dropping the ones that lost).
 -- ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
 -- wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
 -- Ids are drawn in request order (the MATERIALIZED CTE numbers the entries before anything is inserted), so
@@ -61,12 +66,13 @@ WITH u AS MATERIALIZED (
                unnest(sqlc.arg(run_ats)::timestamptz[])                           AS run_at,
                unnest(sqlc.arg(dedupe_keys)::text[])                              AS dedupe_key,
                unnest(sqlc.arg(trace_parents)::text[])                            AS trace_parent,
+               unnest(sqlc.arg(dedupe_scopes)::text[])                            AS dedupe_scope,
                generate_series(1, cardinality(sqlc.arg(kinds)::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
 )
 INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
-                   trace_parent)
+                   trace_parent, dedupe_scope)
 OVERRIDING SYSTEM VALUE
 SELECT u.id,
        sqlc.arg(human_id),
@@ -83,10 +89,12 @@ SELECT u.id,
        ), sqlc.arg(default_max_attempts)::integer),
        greatest(u.run_at, now()),
        nullif(u.dedupe_key, ''),
-       nullif(u.trace_parent, '')
+       nullif(u.trace_parent, ''),
+       nullif(u.dedupe_scope, '')
 FROM u
 ORDER BY u.dedupe_key COLLATE "C", u.ord
-ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL AND (dedupe_scope IS NULL OR (dedupe_scope = 'live' AND state IN ('pending', 'running')))
+DO NOTHING
 RETURNING *;
 
 -- name: TodoInsertForEvents :batchmany
@@ -125,12 +133,14 @@ ORDER BY m.id
 RETURNING id, event_id, agent_id, state;
 
 -- name: TodoGetByDedupeKeys :many
--- The todos that already hold some dedupe keys of a queue: what Enqueue returns for duplicates.
+-- The todos that hold some RETENTION/LIVE dedupe keys of a queue (todos_dedup's rows, at most one per key): what
+-- Enqueue returns for duplicates.
 SELECT *
 FROM todos
 WHERE human_id = sqlc.arg(human_id)
   AND queue = sqlc.arg(queue)
-  AND dedupe_key = ANY (sqlc.arg(dedupe_keys)::text[]);
+  AND dedupe_key = ANY (sqlc.arg(dedupe_keys)::text[])
+  AND dedupe_key IS NOT NULL AND (dedupe_scope IS NULL OR (dedupe_scope = 'live' AND state IN ('pending', 'running')));
 
 -- name: TodoClaim :many
 -- Leases up to batch_size due todos, most urgent first. MATERIALIZED makes the locking SELECT run exactly once
@@ -558,18 +568,21 @@ SELECT u.id,
 FROM u
 JOIN events AS e ON e.id = u.event_id AND e.human_id = sqlc.arg(human_id)::uuid
 ORDER BY u.queue COLLATE "C", u.dedupe_key COLLATE "C", u.ord
-ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL AND (dedupe_scope IS NULL OR (dedupe_scope = 'live' AND state IN ('pending', 'running')))
+DO NOTHING
 RETURNING id, event_id, queue, agent_id, state, coalesce(dedupe_key, '')::text AS dedupe_key;
 
 -- name: TodoGetReplayed :many
 -- The todos that already hold some (queue, dedupe_key) pairs of the tenant: what a retried replay answers. A
 -- statement of its own (not part of the insert) so that, under READ COMMITTED, it sees a concurrent replay's todo
--- that committed while the insert waited on its key.
+-- that committed while the insert waited on its key. Only the holders (todos_dedup's rows): a finished LIVE todo
+-- or a WINDOW todo with the same key holds nothing.
 SELECT t.id, t.event_id, t.queue, t.agent_id, t.state, coalesce(t.dedupe_key, '')::text AS dedupe_key
 FROM todos AS t
 JOIN (SELECT unnest(sqlc.arg(queues)::text[]) AS queue, unnest(sqlc.arg(dedupe_keys)::text[]) AS dedupe_key) AS k
   ON t.queue = k.queue AND t.dedupe_key = k.dedupe_key
-WHERE t.human_id = sqlc.arg(human_id)::uuid;
+WHERE t.human_id = sqlc.arg(human_id)::uuid
+  AND t.dedupe_key IS NOT NULL AND (t.dedupe_scope IS NULL OR (t.dedupe_scope = 'live' AND t.state IN ('pending', 'running')));
 
 -- name: QueuePause :many
 -- Pauses a queue (PauseQueue): creates its control row, or sets paused on a running one. The row comes back only
@@ -756,3 +769,66 @@ CROSS JOIN LATERAL jsonb_to_record(m.template) AS t(kind text, payload jsonb, pr
 WHERE sqlc.arg(fire)::boolean
 ON CONFLICT DO NOTHING
 RETURNING *;
+-- name: TodoDedupeWindowsReserve :many
+-- Takes the WINDOW dedupe keys of one enqueue (distinct, in "C" order: the lock order, see the header) for
+-- window_seconds from now, and returns the keys it took: new ones and expired ones. A concurrent enqueue of the
+-- same key waits here for this transaction, then sees its window. A key that is not taken stays locked (ON
+-- CONFLICT DO UPDATE locks the row even when its WHERE refuses), so the caller's next statements see its holder
+-- as committed and stable. The holder's existence is not tested here: a subquery would read this statement's
+-- snapshot, taken before a concurrent holder committed (TodoDedupeWindowsTakeOver tests it afterwards).
+-- todo_id is set by TodoDedupeWindowsLink once the todos exist.
+INSERT INTO todo_dedupe_windows AS w (human_id, queue, key, todo_id, expires_at)
+SELECT sqlc.arg(human_id), sqlc.arg(queue), k.key, NULL, now() + make_interval(secs => k.seconds)
+FROM (SELECT unnest(sqlc.arg(keys)::text[])                       AS key,
+             unnest(sqlc.arg(window_seconds)::double precision[]) AS seconds) AS k
+ORDER BY k.key COLLATE "C"
+ON CONFLICT (human_id, queue, key) DO UPDATE
+SET todo_id = NULL, expires_at = excluded.expires_at
+WHERE w.expires_at <= now()
+RETURNING w.key;
+
+-- name: TodoDedupeWindowsTakeOver :many
+-- Takes over windows whose todo retention deleted before they expired (the window ends with its todo), among
+-- keys TodoDedupeWindowsReserve left locked to this transaction; returns the keys taken.
+UPDATE todo_dedupe_windows AS w
+SET todo_id = NULL, expires_at = now() + make_interval(secs => k.seconds)
+FROM (SELECT unnest(sqlc.arg(keys)::text[])                       AS key,
+             unnest(sqlc.arg(window_seconds)::double precision[]) AS seconds) AS k
+WHERE w.human_id = sqlc.arg(human_id)
+  AND w.queue = sqlc.arg(queue)
+  AND w.key = k.key
+  AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.id = w.todo_id AND t.human_id = w.human_id)
+RETURNING w.key;
+
+-- name: TodoDedupeWindowsLink :exec
+-- Points the windows this transaction took (TodoDedupeWindowsReserve, rows it already locks) at their todos.
+UPDATE todo_dedupe_windows AS w
+SET todo_id = l.todo_id
+FROM (SELECT unnest(sqlc.arg(keys)::text[]) AS key, unnest(sqlc.arg(todo_ids)::bigint[]) AS todo_id) AS l
+WHERE w.human_id = sqlc.arg(human_id)
+  AND w.queue = sqlc.arg(queue)
+  AND w.key = l.key;
+
+-- name: TodoGetByDedupeWindows :many
+-- The todos that hold some WINDOW dedupe keys of a queue: what Enqueue returns for WINDOW duplicates.
+SELECT t.*
+FROM todos AS t
+WHERE t.human_id = sqlc.arg(human_id)
+  AND t.id IN (SELECT w.todo_id
+               FROM todo_dedupe_windows AS w
+               WHERE w.human_id = sqlc.arg(human_id)
+                 AND w.queue = sqlc.arg(queue)
+                 AND w.key = ANY (sqlc.arg(keys)::text[]));
+
+-- name: TodoDedupeWindowsPrune :execrows
+-- Deletes up to batch_size expired WINDOW reservations (queue retention; every node at once, SKIP LOCKED). An
+-- expired row that stays is harmless: the next enqueue of its key takes it over.
+DELETE FROM todo_dedupe_windows AS w
+WHERE (w.human_id, w.queue, w.key) IN (
+    SELECT e.human_id, e.queue, e.key
+    FROM todo_dedupe_windows AS e
+    WHERE e.expires_at <= now()
+    ORDER BY e.expires_at
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE SKIP LOCKED
+);

@@ -57,4 +57,5 @@ type Todo struct {
 	TraceParent    *string
 	Progress       json.RawMessage
 	ProgressAt     *time.Time
+	DedupeScope    *string
 }

@@ -327,7 +327,7 @@ FROM marked AS m
 CROSS JOIN LATERAL jsonb_to_record(m.template) AS t(kind text, payload jsonb, priority integer, max_attempts integer)
 WHERE $3::boolean
 ON CONFLICT DO NOTHING
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, dedupe_scope
 `
 
 type ScheduleFireParams struct {
@@ -390,6 +390,7 @@ func (q *Queries) ScheduleFire(ctx context.Context, db DBTX, arg ScheduleFirePar
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.DedupeScope,
 		); err != nil {
 			return nil, err
 		}
@@ -748,7 +749,7 @@ WHERE id = $2
   AND human_id = $3
   AND state IN ('pending', 'running')
   AND ($4::uuid IS NULL OR agent_id IS NULL OR agent_id = $4::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, dedupe_scope
 `
 
 type TodoCancelParams struct {
@@ -796,6 +797,7 @@ func (q *Queries) TodoCancel(ctx context.Context, db DBTX, arg TodoCancelParams)
 		&i.TraceParent,
 		&i.Progress,
 		&i.ProgressAt,
+		&i.DedupeScope,
 	)
 	return i, err
 }
@@ -841,7 +843,11 @@ type TodoCheckRefsParams struct {
 //   - Lease and heartbeat columns (lease_owner, lease_expires_at, lease_expiries, lease_token, lease_outcome, progress,
 //     progress_at) are in no index, so heartbeats are HOT updates.
 //   - Lock order: every multi-row write locks its rows in one canonical order (ascending id; dedupe_key for
-//     inserts that can conflict), so concurrent batches wait on each other instead of deadlocking.
+//     inserts that can conflict), so concurrent batches wait on each other instead of deadlocking. An enqueue with
+//     WINDOW keys takes its todo_dedupe_windows rows (key order) before its todos keys, and nothing takes them after.
+//   - Dedupe keys: todos_dedup holds a RETENTION key (dedupe_scope NULL) always and a LIVE key while pending or
+//     running; the inserts name it with exactly its predicate (ON CONFLICT infers an arbiter only when the clause
+//     implies the index's predicate). WINDOW todos are in no unique index: todo_dedupe_windows holds their keys.
 //   - Defaults (max_attempts, lease seconds) come from the setting queue.defaults, read inside the statement, so
 //     there is no cache to go stale; default_max_attempts and default_lease_seconds (pkg/settings' defaults) apply
 //     only when an operator deleted the row.
@@ -891,7 +897,7 @@ SET state            = 'running',
     progress         = NULL,
     progress_at      = NULL
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at, t.dedupe_scope
 `
 
 type TodoClaimParams struct {
@@ -956,6 +962,7 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.DedupeScope,
 		); err != nil {
 			return nil, err
 		}
@@ -1047,6 +1054,152 @@ func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoComple
 	return items, nil
 }
 
+const todoDedupeWindowsLink = `-- name: TodoDedupeWindowsLink :exec
+UPDATE todo_dedupe_windows AS w
+SET todo_id = l.todo_id
+FROM (SELECT unnest($3::text[]) AS key, unnest($4::bigint[]) AS todo_id) AS l
+WHERE w.human_id = $1
+  AND w.queue = $2
+  AND w.key = l.key
+`
+
+type TodoDedupeWindowsLinkParams struct {
+	HumanID uuid.UUID
+	Queue   string
+	Keys    []string
+	TodoIds []int64
+}
+
+// Points the windows this transaction took (TodoDedupeWindowsReserve, rows it already locks) at their todos.
+func (q *Queries) TodoDedupeWindowsLink(ctx context.Context, db DBTX, arg TodoDedupeWindowsLinkParams) error {
+	_, err := db.Exec(ctx, todoDedupeWindowsLink,
+		arg.HumanID,
+		arg.Queue,
+		arg.Keys,
+		arg.TodoIds,
+	)
+	return err
+}
+
+const todoDedupeWindowsPrune = `-- name: TodoDedupeWindowsPrune :execrows
+DELETE FROM todo_dedupe_windows AS w
+WHERE (w.human_id, w.queue, w.key) IN (
+    SELECT e.human_id, e.queue, e.key
+    FROM todo_dedupe_windows AS e
+    WHERE e.expires_at <= now()
+    ORDER BY e.expires_at
+    LIMIT $1::integer
+    FOR UPDATE SKIP LOCKED
+)
+`
+
+// Deletes up to batch_size expired WINDOW reservations (queue retention; every node at once, SKIP LOCKED). An
+// expired row that stays is harmless: the next enqueue of its key takes it over.
+func (q *Queries) TodoDedupeWindowsPrune(ctx context.Context, db DBTX, batchSize int32) (int64, error) {
+	result, err := db.Exec(ctx, todoDedupeWindowsPrune, batchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const todoDedupeWindowsReserve = `-- name: TodoDedupeWindowsReserve :many
+INSERT INTO todo_dedupe_windows AS w (human_id, queue, key, todo_id, expires_at)
+SELECT $1, $2, k.key, NULL, now() + make_interval(secs => k.seconds)
+FROM (SELECT unnest($3::text[])                       AS key,
+             unnest($4::double precision[]) AS seconds) AS k
+ORDER BY k.key COLLATE "C"
+ON CONFLICT (human_id, queue, key) DO UPDATE
+SET todo_id = NULL, expires_at = excluded.expires_at
+WHERE w.expires_at <= now()
+RETURNING w.key
+`
+
+type TodoDedupeWindowsReserveParams struct {
+	HumanID       uuid.UUID
+	Queue         string
+	Keys          []string
+	WindowSeconds []float64
+}
+
+// Takes the WINDOW dedupe keys of one enqueue (distinct, in "C" order: the lock order, see the header) for
+// window_seconds from now, and returns the keys it took: new ones and expired ones. A concurrent enqueue of the
+// same key waits here for this transaction, then sees its window. A key that is not taken stays locked (ON
+// CONFLICT DO UPDATE locks the row even when its WHERE refuses), so the caller's next statements see its holder
+// as committed and stable. The holder's existence is not tested here: a subquery would read this statement's
+// snapshot, taken before a concurrent holder committed (TodoDedupeWindowsTakeOver tests it afterwards).
+// todo_id is set by TodoDedupeWindowsLink once the todos exist.
+func (q *Queries) TodoDedupeWindowsReserve(ctx context.Context, db DBTX, arg TodoDedupeWindowsReserveParams) ([]string, error) {
+	rows, err := db.Query(ctx, todoDedupeWindowsReserve,
+		arg.HumanID,
+		arg.Queue,
+		arg.Keys,
+		arg.WindowSeconds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return nil, err
+		}
+		items = append(items, key)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const todoDedupeWindowsTakeOver = `-- name: TodoDedupeWindowsTakeOver :many
+UPDATE todo_dedupe_windows AS w
+SET todo_id = NULL, expires_at = now() + make_interval(secs => k.seconds)
+FROM (SELECT unnest($3::text[])                       AS key,
+             unnest($4::double precision[]) AS seconds) AS k
+WHERE w.human_id = $1
+  AND w.queue = $2
+  AND w.key = k.key
+  AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.id = w.todo_id AND t.human_id = w.human_id)
+RETURNING w.key
+`
+
+type TodoDedupeWindowsTakeOverParams struct {
+	HumanID       uuid.UUID
+	Queue         string
+	Keys          []string
+	WindowSeconds []float64
+}
+
+// Takes over windows whose todo retention deleted before they expired (the window ends with its todo), among
+// keys TodoDedupeWindowsReserve left locked to this transaction; returns the keys taken.
+func (q *Queries) TodoDedupeWindowsTakeOver(ctx context.Context, db DBTX, arg TodoDedupeWindowsTakeOverParams) ([]string, error) {
+	rows, err := db.Query(ctx, todoDedupeWindowsTakeOver,
+		arg.HumanID,
+		arg.Queue,
+		arg.Keys,
+		arg.WindowSeconds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return nil, err
+		}
+		items = append(items, key)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const todoDepths = `-- name: TodoDepths :many
 SELECT human_id, queue, state, count(*)::bigint AS todos,
        coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE state = 'pending' AND run_at <= now())), 0)::float8
@@ -1123,7 +1276,7 @@ WHERE id = $7
   AND lease_token = $9::bigint
   AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($10::uuid IS NULL OR agent_id IS NULL OR agent_id = $10::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, dedupe_scope
 `
 
 type TodoFailParams struct {
@@ -1190,12 +1343,13 @@ func (q *Queries) TodoFail(ctx context.Context, db DBTX, arg TodoFailParams) (To
 		&i.TraceParent,
 		&i.Progress,
 		&i.ProgressAt,
+		&i.DedupeScope,
 	)
 	return i, err
 }
 
 const todoGet = `-- name: TodoGet :one
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, dedupe_scope
 FROM todos
 WHERE id = $1
   AND human_id = $2
@@ -1240,16 +1394,18 @@ func (q *Queries) TodoGet(ctx context.Context, db DBTX, arg TodoGetParams) (Todo
 		&i.TraceParent,
 		&i.Progress,
 		&i.ProgressAt,
+		&i.DedupeScope,
 	)
 	return i, err
 }
 
 const todoGetByDedupeKeys = `-- name: TodoGetByDedupeKeys :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, dedupe_scope
 FROM todos
 WHERE human_id = $1
   AND queue = $2
   AND dedupe_key = ANY ($3::text[])
+  AND dedupe_key IS NOT NULL AND (dedupe_scope IS NULL OR (dedupe_scope = 'live' AND state IN ('pending', 'running')))
 `
 
 type TodoGetByDedupeKeysParams struct {
@@ -1258,7 +1414,8 @@ type TodoGetByDedupeKeysParams struct {
 	DedupeKeys []string
 }
 
-// The todos that already hold some dedupe keys of a queue: what Enqueue returns for duplicates.
+// The todos that hold some RETENTION/LIVE dedupe keys of a queue (todos_dedup's rows, at most one per key): what
+// Enqueue returns for duplicates.
 func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetByDedupeKeysParams) ([]Todo, error) {
 	rows, err := db.Query(ctx, todoGetByDedupeKeys, arg.HumanID, arg.Queue, arg.DedupeKeys)
 	if err != nil {
@@ -1296,6 +1453,74 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.DedupeScope,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const todoGetByDedupeWindows = `-- name: TodoGetByDedupeWindows :many
+SELECT t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at, t.dedupe_scope
+FROM todos AS t
+WHERE t.human_id = $1
+  AND t.id IN (SELECT w.todo_id
+               FROM todo_dedupe_windows AS w
+               WHERE w.human_id = $1
+                 AND w.queue = $2
+                 AND w.key = ANY ($3::text[]))
+`
+
+type TodoGetByDedupeWindowsParams struct {
+	HumanID uuid.UUID
+	Queue   string
+	Keys    []string
+}
+
+// The todos that hold some WINDOW dedupe keys of a queue: what Enqueue returns for WINDOW duplicates.
+func (q *Queries) TodoGetByDedupeWindows(ctx context.Context, db DBTX, arg TodoGetByDedupeWindowsParams) ([]Todo, error) {
+	rows, err := db.Query(ctx, todoGetByDedupeWindows, arg.HumanID, arg.Queue, arg.Keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Todo{}
+	for rows.Next() {
+		var i Todo
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Queue,
+			&i.AgentID,
+			&i.EventID,
+			&i.Kind,
+			&i.Payload,
+			&i.Priority,
+			&i.State,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.RunAt,
+			&i.LeaseOwner,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.Errors,
+			&i.DedupeKey,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.LeaseExpiries,
+			&i.Result,
+			&i.LeaseToken,
+			&i.LeaseOutcome,
+			&i.TraceParent,
+			&i.Progress,
+			&i.ProgressAt,
+			&i.DedupeScope,
 		); err != nil {
 			return nil, err
 		}
@@ -1308,7 +1533,7 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 }
 
 const todoGetMany = `-- name: TodoGetMany :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, dedupe_scope
 FROM todos
 WHERE id = ANY ($1::bigint[])
   AND human_id = $2
@@ -1359,6 +1584,7 @@ func (q *Queries) TodoGetMany(ctx context.Context, db DBTX, arg TodoGetManyParam
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.DedupeScope,
 		); err != nil {
 			return nil, err
 		}
@@ -1376,6 +1602,7 @@ FROM todos AS t
 JOIN (SELECT unnest($1::text[]) AS queue, unnest($2::text[]) AS dedupe_key) AS k
   ON t.queue = k.queue AND t.dedupe_key = k.dedupe_key
 WHERE t.human_id = $3::uuid
+  AND t.dedupe_key IS NOT NULL AND (t.dedupe_scope IS NULL OR (t.dedupe_scope = 'live' AND t.state IN ('pending', 'running')))
 `
 
 type TodoGetReplayedParams struct {
@@ -1395,7 +1622,8 @@ type TodoGetReplayedRow struct {
 
 // The todos that already hold some (queue, dedupe_key) pairs of the tenant: what a retried replay answers. A
 // statement of its own (not part of the insert) so that, under READ COMMITTED, it sees a concurrent replay's todo
-// that committed while the insert waited on its key.
+// that committed while the insert waited on its key. Only the holders (todos_dedup's rows): a finished LIVE todo
+// or a WINDOW todo with the same key holds nothing.
 func (q *Queries) TodoGetReplayed(ctx context.Context, db DBTX, arg TodoGetReplayedParams) ([]TodoGetReplayedRow, error) {
 	rows, err := db.Query(ctx, todoGetReplayed, arg.Queues, arg.DedupeKeys, arg.HumanID)
 	if err != nil {
@@ -1509,7 +1737,7 @@ func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeart
 
 const todoInsertBatch = `-- name: TodoInsertBatch :many
 WITH u AS MATERIALIZED (
-    SELECT v.agent_id, v.event_id, v.kind, v.payload, v.priority, v.max_attempts, v.run_at, v.dedupe_key, v.trace_parent, v.ord, nextval(pg_get_serial_sequence('todos', 'id')) AS id
+    SELECT v.agent_id, v.event_id, v.kind, v.payload, v.priority, v.max_attempts, v.run_at, v.dedupe_key, v.trace_parent, v.dedupe_scope, v.ord, nextval(pg_get_serial_sequence('todos', 'id')) AS id
     FROM (
         -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
         SELECT unnest($4::text[])                                AS agent_id,
@@ -1521,12 +1749,13 @@ WITH u AS MATERIALIZED (
                unnest($10::timestamptz[])                           AS run_at,
                unnest($11::text[])                              AS dedupe_key,
                unnest($12::text[])                            AS trace_parent,
+               unnest($13::text[])                            AS dedupe_scope,
                generate_series(1, cardinality($6::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
 )
 INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
-                   trace_parent)
+                   trace_parent, dedupe_scope)
 OVERRIDING SYSTEM VALUE
 SELECT u.id,
        $1,
@@ -1543,11 +1772,13 @@ SELECT u.id,
        ), $3::integer),
        greatest(u.run_at, now()),
        nullif(u.dedupe_key, ''),
-       nullif(u.trace_parent, '')
+       nullif(u.trace_parent, ''),
+       nullif(u.dedupe_scope, '')
 FROM u
 ORDER BY u.dedupe_key COLLATE "C", u.ord
-ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL AND (dedupe_scope IS NULL OR (dedupe_scope = 'live' AND state IN ('pending', 'running')))
+DO NOTHING
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, dedupe_scope
 `
 
 type TodoInsertBatchParams struct {
@@ -1563,11 +1794,13 @@ type TodoInsertBatchParams struct {
 	RunAts             []time.Time
 	DedupeKeys         []string
 	TraceParents       []string
+	DedupeScopes       []string
 }
 
 // Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ”
 // (agent_id, dedupe_key, trace_parent), 0 (event_id, max_attempts) or a time in the past (run_at: "past means
-// now").
+// now"); dedupe_scope ” is RETENTION (stored as NULL), else 'live' or 'window' (whose entries the caller has
+// already reserved with TodoDedupeWindowsReserve, dropping the ones that lost).
 // ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
 // wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
 // Ids are drawn in request order (the MATERIALIZED CTE numbers the entries before anything is inserted), so
@@ -1588,6 +1821,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 		arg.RunAts,
 		arg.DedupeKeys,
 		arg.TraceParents,
+		arg.DedupeScopes,
 	)
 	if err != nil {
 		return nil, err
@@ -1624,6 +1858,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.DedupeScope,
 		); err != nil {
 			return nil, err
 		}
@@ -1668,7 +1903,8 @@ SELECT u.id,
 FROM u
 JOIN events AS e ON e.id = u.event_id AND e.human_id = $2::uuid
 ORDER BY u.queue COLLATE "C", u.dedupe_key COLLATE "C", u.ord
-ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL AND (dedupe_scope IS NULL OR (dedupe_scope = 'live' AND state IN ('pending', 'running')))
+DO NOTHING
 RETURNING id, event_id, queue, agent_id, state, coalesce(dedupe_key, '')::text AS dedupe_key
 `
 
@@ -1736,7 +1972,7 @@ func (q *Queries) TodoInsertForReplay(ctx context.Context, db DBTX, arg TodoInse
 }
 
 const todoList = `-- name: TodoList :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, dedupe_scope
 FROM todos
 WHERE human_id = $1
   AND ($2::text IS NULL OR queue = $2::text)
@@ -1805,6 +2041,7 @@ func (q *Queries) TodoList(ctx context.Context, db DBTX, arg TodoListParams) ([]
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.DedupeScope,
 		); err != nil {
 			return nil, err
 		}
@@ -2079,7 +2316,7 @@ WHERE id = $2
   AND lease_token = $4::bigint
   AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($5::uuid IS NULL OR agent_id IS NULL OR agent_id = $5::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, dedupe_scope
 `
 
 type TodoReleaseParams struct {
@@ -2129,6 +2366,7 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 		&i.TraceParent,
 		&i.Progress,
 		&i.ProgressAt,
+		&i.DedupeScope,
 	)
 	return i, err
 }
