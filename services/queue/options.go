@@ -45,6 +45,11 @@ type Options struct {
 	// ReapInterval is how often the reaper looks for expired leases.
 	// Default 1 s.
 	ReapInterval time.Duration
+	// RepairInterval is how often each limited queue's running counters are
+	// recounted from its todos (RepairOnce, on the reaper's tick; a queue
+	// whose limits changed within the last minute on every tick). They only
+	// drift if a claim was in flight while the limits changed. Default 30 s.
+	RepairInterval time.Duration
 	// ReapBatch bounds one reaper UPDATE. Default 1000.
 	ReapBatch int32
 	// MaxLeaseExpiries dead-letters a todo whose lease expired this many
@@ -145,6 +150,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxWait, 60*time.Second)
 	def(&o.NotifyWindow, defaultNotifyWindow)
 	def(&o.ReapInterval, time.Second)
+	def(&o.RepairInterval, 30*time.Second)
 	def(&o.RetentionInterval, time.Minute)
 	def(&o.BackoffBase, time.Second)
 	def(&o.BackoffCap, time.Hour)

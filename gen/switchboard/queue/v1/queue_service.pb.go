@@ -124,9 +124,14 @@ type EnqueueRequest struct {
 	// Deduplication key, at most 255 characters; empty means no deduplication.
 	// While a todo with the same key exists in this queue (until retention
 	// deletes it), enqueueing again returns that todo with duplicate = true.
-	DedupeKey     string `protobuf:"bytes,9,opt,name=dedupe_key,json=dedupeKey,proto3" json:"dedupe_key,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DedupeKey string `protobuf:"bytes,9,opt,name=dedupe_key,json=dedupeKey,proto3" json:"dedupe_key,omitempty"`
+	// Concurrency key, at most 255 characters; empty means none. In a queue
+	// with limits (SetQueueLimits) at most key_max_running todos with the same
+	// key run at once, and keys are served round-robin. Elsewhere it is only
+	// stored.
+	ConcurrencyKey string `protobuf:"bytes,10,opt,name=concurrency_key,json=concurrencyKey,proto3" json:"concurrency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *EnqueueRequest) Reset() {
@@ -218,6 +223,13 @@ func (x *EnqueueRequest) GetMaxAttempts() int32 {
 func (x *EnqueueRequest) GetDedupeKey() string {
 	if x != nil {
 		return x.DedupeKey
+	}
+	return ""
+}
+
+func (x *EnqueueRequest) GetConcurrencyKey() string {
+	if x != nil {
+		return x.ConcurrencyKey
 	}
 	return ""
 }
@@ -1568,7 +1580,9 @@ type QueueStatsResponse struct {
 	// True while the queue is paused (PauseQueue): Claim hands out nothing.
 	Paused bool `protobuf:"varint,10,opt,name=paused,proto3" json:"paused,omitempty"`
 	// When the current pause began (database clock); unset while not paused.
-	PausedAt      *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=paused_at,json=pausedAt,proto3" json:"paused_at,omitempty"`
+	PausedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=paused_at,json=pausedAt,proto3" json:"paused_at,omitempty"`
+	// The queue's concurrency limits (SetQueueLimits); unset when it has none.
+	Limits        *QueueLimits `protobuf:"bytes,12,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1676,6 +1690,13 @@ func (x *QueueStatsResponse) GetPaused() bool {
 func (x *QueueStatsResponse) GetPausedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.PausedAt
+	}
+	return nil
+}
+
+func (x *QueueStatsResponse) GetLimits() *QueueLimits {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -1877,7 +1898,9 @@ type QueueControl struct {
 	PausedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=paused_at,json=pausedAt,proto3" json:"paused_at,omitempty"`
 	// When the queue was last paused or resumed (database clock); unset for a
 	// queue that never was.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The queue's concurrency limits (SetQueueLimits); unset when it has none.
+	Limits        *QueueLimits `protobuf:"bytes,5,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1936,6 +1959,13 @@ func (x *QueueControl) GetPausedAt() *timestamppb.Timestamp {
 func (x *QueueControl) GetUpdatedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *QueueControl) GetLimits() *QueueLimits {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -2072,8 +2102,10 @@ type QueueSummary struct {
 	Cancelled int64 `protobuf:"varint,8,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
 	// Seconds the oldest claimable todo has been waiting; 0 when none.
 	OldestPendingAgeSeconds float64 `protobuf:"fixed64,9,opt,name=oldest_pending_age_seconds,json=oldestPendingAgeSeconds,proto3" json:"oldest_pending_age_seconds,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// The queue's concurrency limits (SetQueueLimits); unset when it has none.
+	Limits        *QueueLimits `protobuf:"bytes,10,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *QueueSummary) Reset() {
@@ -2167,6 +2199,13 @@ func (x *QueueSummary) GetOldestPendingAgeSeconds() float64 {
 		return x.OldestPendingAgeSeconds
 	}
 	return 0
+}
+
+func (x *QueueSummary) GetLimits() *QueueLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
 }
 
 // HeartbeatBatchRequest renews several leases.
@@ -2472,11 +2511,197 @@ func (x *CompleteBatchResponse) GetResults() []*CompleteBatchResult {
 	return nil
 }
 
+// SetQueueLimitsRequest sets a queue's concurrency limits.
+type SetQueueLimitsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Queue name, 1–63 characters matching ^[a-z0-9][a-z0-9._-]{0,62}$.
+	// Required.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Most todos of the queue RUNNING at once, 1–1,000,000; 0 for no limit.
+	MaxRunning int32 `protobuf:"varint,2,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// Most todos with one concurrency_key RUNNING at once, 1–1,000,000; 0 for
+	// no limit.
+	KeyMaxRunning int32 `protobuf:"varint,3,opt,name=key_max_running,json=keyMaxRunning,proto3" json:"key_max_running,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetQueueLimitsRequest) Reset() {
+	*x = SetQueueLimitsRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQueueLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQueueLimitsRequest) ProtoMessage() {}
+
+func (x *SetQueueLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQueueLimitsRequest.ProtoReflect.Descriptor instead.
+func (*SetQueueLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *SetQueueLimitsRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *SetQueueLimitsRequest) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetKeyMaxRunning() int32 {
+	if x != nil {
+		return x.KeyMaxRunning
+	}
+	return 0
+}
+
+// SetQueueLimitsResponse is the queue's control state after the call.
+type SetQueueLimitsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queue's control state, with the limits just set.
+	Control       *QueueControl `protobuf:"bytes,1,opt,name=control,proto3" json:"control,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetQueueLimitsResponse) Reset() {
+	*x = SetQueueLimitsResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQueueLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQueueLimitsResponse) ProtoMessage() {}
+
+func (x *SetQueueLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQueueLimitsResponse.ProtoReflect.Descriptor instead.
+func (*SetQueueLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *SetQueueLimitsResponse) GetControl() *QueueControl {
+	if x != nil {
+		return x.Control
+	}
+	return nil
+}
+
+// QueueLimits are a queue's concurrency limits and the counters Claim
+// checks them against.
+type QueueLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Most todos RUNNING at once; 0 = no limit.
+	MaxRunning int32 `protobuf:"varint,1,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// Most todos with one concurrency_key RUNNING at once; 0 = no limit.
+	KeyMaxRunning int32 `protobuf:"varint,2,opt,name=key_max_running,json=keyMaxRunning,proto3" json:"key_max_running,omitempty"`
+	// RUNNING todos as counted for max_running (0 when it is not set).
+	Running int32 `protobuf:"varint,3,opt,name=running,proto3" json:"running,omitempty"`
+	// When the limits were last set (database clock).
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueLimits) Reset() {
+	*x = QueueLimits{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueLimits) ProtoMessage() {}
+
+func (x *QueueLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueLimits.ProtoReflect.Descriptor instead.
+func (*QueueLimits) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *QueueLimits) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetKeyMaxRunning() int32 {
+	if x != nil {
+		return x.KeyMaxRunning
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetRunning() int32 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
 var File_switchboard_queue_v1_queue_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\n" +
-	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\xb1\x03\n" +
+	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\xe4\x03\n" +
 	"\x0eEnqueueRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
 	"\bagent_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12\"\n" +
@@ -2488,7 +2713,9 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\fmax_attempts\x18\b \x01(\x05B\r\xbaH\n" +
 	"\xd8\x01\x01\x1a\x05\x18\xe8\a(\x01R\vmaxAttempts\x12'\n" +
 	"\n" +
-	"dedupe_key\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\tdedupeKeyB\v\n" +
+	"dedupe_key\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\tdedupeKey\x121\n" +
+	"\x0fconcurrency_key\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x0econcurrencyKeyB\v\n" +
 	"\t_priority\"_\n" +
 	"\x0fEnqueueResponse\x12.\n" +
 	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\x12\x1c\n" +
@@ -2585,7 +2812,7 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x0fRedriveResponse\x12%\n" +
 	"\x0eredriven_count\x18\x01 \x01(\x03R\rredrivenCount\"P\n" +
 	"\x11QueueStatsRequest\x12;\n" +
-	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"\xb0\x03\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"\xeb\x03\n" +
 	"\x12QueueStatsResponse\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12#\n" +
 	"\rpending_ready\x18\x02 \x01(\x03R\fpendingReady\x12+\n" +
@@ -2598,7 +2825,8 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x06vacuum\x18\t \x01(\v2\".switchboard.queue.v1.VacuumHealthR\x06vacuum\x12\x16\n" +
 	"\x06paused\x18\n" +
 	" \x01(\bR\x06paused\x127\n" +
-	"\tpaused_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\bpausedAt\"P\n" +
+	"\tpaused_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\bpausedAt\x129\n" +
+	"\x06limits\x18\f \x01(\v2!.switchboard.queue.v1.QueueLimitsR\x06limits\"P\n" +
 	"\x11PauseQueueRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"R\n" +
 	"\x12PauseQueueResponse\x12<\n" +
@@ -2606,20 +2834,21 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x12ResumeQueueRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"S\n" +
 	"\x13ResumeQueueResponse\x12<\n" +
-	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\xb0\x01\n" +
+	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\xeb\x01\n" +
 	"\fQueueControl\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\x127\n" +
 	"\tpaused_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\bpausedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"d\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x129\n" +
+	"\x06limits\x18\x05 \x01(\v2!.switchboard.queue.v1.QueueLimitsR\x06limits\"d\n" +
 	"\x11ListQueuesRequest\x12&\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\x12'\n" +
 	"\n" +
 	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"x\n" +
 	"\x12ListQueuesResponse\x12:\n" +
 	"\x06queues\x18\x01 \x03(\v2\".switchboard.queue.v1.QueueSummaryR\x06queues\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb5\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xf0\x02\n" +
 	"\fQueueSummary\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\x12#\n" +
@@ -2629,7 +2858,9 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\tcompleted\x18\x06 \x01(\x03R\tcompleted\x12\x12\n" +
 	"\x04dead\x18\a \x01(\x03R\x04dead\x12\x1c\n" +
 	"\tcancelled\x18\b \x01(\x03R\tcancelled\x12;\n" +
-	"\x1aoldest_pending_age_seconds\x18\t \x01(\x01R\x17oldestPendingAgeSeconds\"b\n" +
+	"\x1aoldest_pending_age_seconds\x18\t \x01(\x01R\x17oldestPendingAgeSeconds\x129\n" +
+	"\x06limits\x18\n" +
+	" \x01(\v2!.switchboard.queue.v1.QueueLimitsR\x06limits\"b\n" +
 	"\x15HeartbeatBatchRequest\x12I\n" +
 	"\x05items\x18\x01 \x03(\v2&.switchboard.queue.v1.HeartbeatRequestB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\x05items\"\xaa\x01\n" +
 	"\x14HeartbeatBatchResult\x12\x0e\n" +
@@ -2644,13 +2875,27 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12<\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\".switchboard.queue.v1.BatchOutcomeR\aoutcome\"\\\n" +
 	"\x15CompleteBatchResponse\x12C\n" +
-	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults*\x9a\x01\n" +
+	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults\"\xb7\x01\n" +
+	"\x15SetQueueLimitsRequest\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12,\n" +
+	"\vmax_running\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\n" +
+	"maxRunning\x123\n" +
+	"\x0fkey_max_running\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\rkeyMaxRunning\"V\n" +
+	"\x16SetQueueLimitsResponse\x12<\n" +
+	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\xab\x01\n" +
+	"\vQueueLimits\x12\x1f\n" +
+	"\vmax_running\x18\x01 \x01(\x05R\n" +
+	"maxRunning\x12&\n" +
+	"\x0fkey_max_running\x18\x02 \x01(\x05R\rkeyMaxRunning\x12\x18\n" +
+	"\arunning\x18\x03 \x01(\x05R\arunning\x129\n" +
+	"\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\x9a\x01\n" +
 	"\fBatchOutcome\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10BATCH_OUTCOME_OK\x10\x01\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_STALE_LEASE\x10\x02\x12\x1b\n" +
 	"\x17BATCH_OUTCOME_NOT_FOUND\x10\x03\x12\x19\n" +
-	"\x15BATCH_OUTCOME_ALREADY\x10\x042\x8d\x11\n" +
+	"\x15BATCH_OUTCOME_ALREADY\x10\x042\xa2\x12\n" +
 	"\fQueueService\x12|\n" +
 	"\aEnqueue\x12$.switchboard.queue.v1.EnqueueRequest\x1a%.switchboard.queue.v1.EnqueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}/todos\x12\x91\x01\n" +
 	"\fEnqueueBatch\x12).switchboard.queue.v1.EnqueueBatchRequest\x1a*.switchboard.queue.v1.EnqueueBatchResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/queues/{queue}/todos:batch\x12v\n" +
@@ -2672,7 +2917,8 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"PauseQueue\x12'.switchboard.queue.v1.PauseQueueRequest\x1a(.switchboard.queue.v1.PauseQueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}:pause\x12\x89\x01\n" +
 	"\vResumeQueue\x12(.switchboard.queue.v1.ResumeQueueRequest\x1a).switchboard.queue.v1.ResumeQueueResponse\"%\x82\xd3\xe4\x93\x02\x1f:\x01*\"\x1a/api/queues/{queue}:resume\x12t\n" +
 	"\n" +
-	"ListQueues\x12'.switchboard.queue.v1.ListQueuesRequest\x1a(.switchboard.queue.v1.ListQueuesResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/api/queuesBEZCgithub.com/switchboard/switchboard/gen/switchboard/queue/v1;queuev1b\x06proto3"
+	"ListQueues\x12'.switchboard.queue.v1.ListQueuesRequest\x1a(.switchboard.queue.v1.ListQueuesResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/api/queues\x12\x92\x01\n" +
+	"\x0eSetQueueLimits\x12+.switchboard.queue.v1.SetQueueLimitsRequest\x1a,.switchboard.queue.v1.SetQueueLimitsResponse\"%\x82\xd3\xe4\x93\x02\x1f:\x01*\x1a\x1a/api/queues/{queue}/limitsBEZCgithub.com/switchboard/switchboard/gen/switchboard/queue/v1;queuev1b\x06proto3"
 
 var (
 	file_switchboard_queue_v1_queue_service_proto_rawDescOnce sync.Once
@@ -2687,7 +2933,7 @@ func file_switchboard_queue_v1_queue_service_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(BatchOutcome)(0),              // 0: switchboard.queue.v1.BatchOutcome
 	(*EnqueueRequest)(nil),         // 1: switchboard.queue.v1.EnqueueRequest
@@ -2728,86 +2974,96 @@ var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(*CompleteBatchRequest)(nil),   // 36: switchboard.queue.v1.CompleteBatchRequest
 	(*CompleteBatchResult)(nil),    // 37: switchboard.queue.v1.CompleteBatchResult
 	(*CompleteBatchResponse)(nil),  // 38: switchboard.queue.v1.CompleteBatchResponse
-	(*structpb.Struct)(nil),        // 39: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),  // 40: google.protobuf.Timestamp
-	(*Todo)(nil),                   // 41: switchboard.queue.v1.Todo
-	(*durationpb.Duration)(nil),    // 42: google.protobuf.Duration
-	(TodoState)(0),                 // 43: switchboard.queue.v1.TodoState
-	(*VacuumHealth)(nil),           // 44: switchboard.queue.v1.VacuumHealth
+	(*SetQueueLimitsRequest)(nil),  // 39: switchboard.queue.v1.SetQueueLimitsRequest
+	(*SetQueueLimitsResponse)(nil), // 40: switchboard.queue.v1.SetQueueLimitsResponse
+	(*QueueLimits)(nil),            // 41: switchboard.queue.v1.QueueLimits
+	(*structpb.Struct)(nil),        // 42: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 43: google.protobuf.Timestamp
+	(*Todo)(nil),                   // 44: switchboard.queue.v1.Todo
+	(*durationpb.Duration)(nil),    // 45: google.protobuf.Duration
+	(TodoState)(0),                 // 46: switchboard.queue.v1.TodoState
+	(*VacuumHealth)(nil),           // 47: switchboard.queue.v1.VacuumHealth
 }
 var file_switchboard_queue_v1_queue_service_proto_depIdxs = []int32{
-	39, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
-	40, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
-	41, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
+	42, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
+	43, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
+	44, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
 	1,  // 3: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
 	2,  // 4: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
-	42, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	41, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
-	39, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
-	40, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	39, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	41, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
-	42, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	41, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
-	42, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	41, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
-	41, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
-	41, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
-	43, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
-	41, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
-	44, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
-	40, // 20: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
-	29, // 21: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	29, // 22: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	40, // 23: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
-	40, // 24: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
-	32, // 25: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
-	7,  // 26: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
-	0,  // 27: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	40, // 28: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
-	34, // 29: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
-	9,  // 30: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
-	0,  // 31: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	37, // 32: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
-	1,  // 33: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
-	3,  // 34: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
-	5,  // 35: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
-	7,  // 36: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
-	9,  // 37: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
-	33, // 38: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
-	36, // 39: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
-	11, // 40: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
-	13, // 41: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
-	15, // 42: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
-	17, // 43: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
-	19, // 44: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
-	21, // 45: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
-	23, // 46: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
-	25, // 47: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
-	27, // 48: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
-	30, // 49: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
-	2,  // 50: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
-	4,  // 51: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
-	6,  // 52: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
-	8,  // 53: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
-	10, // 54: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
-	35, // 55: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
-	38, // 56: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
-	12, // 57: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
-	14, // 58: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
-	16, // 59: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
-	18, // 60: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
-	20, // 61: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
-	22, // 62: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
-	24, // 63: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
-	26, // 64: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
-	28, // 65: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
-	31, // 66: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
-	50, // [50:67] is the sub-list for method output_type
-	33, // [33:50] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	45, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	44, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
+	42, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
+	43, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	42, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	44, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
+	45, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	44, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
+	45, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	44, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
+	44, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
+	44, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	46, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
+	44, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
+	47, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
+	43, // 20: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
+	41, // 21: switchboard.queue.v1.QueueStatsResponse.limits:type_name -> switchboard.queue.v1.QueueLimits
+	29, // 22: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	29, // 23: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	43, // 24: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
+	43, // 25: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
+	41, // 26: switchboard.queue.v1.QueueControl.limits:type_name -> switchboard.queue.v1.QueueLimits
+	32, // 27: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
+	41, // 28: switchboard.queue.v1.QueueSummary.limits:type_name -> switchboard.queue.v1.QueueLimits
+	7,  // 29: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
+	0,  // 30: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	43, // 31: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
+	34, // 32: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
+	9,  // 33: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
+	0,  // 34: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	37, // 35: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
+	29, // 36: switchboard.queue.v1.SetQueueLimitsResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	43, // 37: switchboard.queue.v1.QueueLimits.updated_at:type_name -> google.protobuf.Timestamp
+	1,  // 38: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
+	3,  // 39: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
+	5,  // 40: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
+	7,  // 41: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
+	9,  // 42: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
+	33, // 43: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
+	36, // 44: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
+	11, // 45: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
+	13, // 46: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
+	15, // 47: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
+	17, // 48: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
+	19, // 49: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
+	21, // 50: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
+	23, // 51: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
+	25, // 52: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
+	27, // 53: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
+	30, // 54: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
+	39, // 55: switchboard.queue.v1.QueueService.SetQueueLimits:input_type -> switchboard.queue.v1.SetQueueLimitsRequest
+	2,  // 56: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
+	4,  // 57: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
+	6,  // 58: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
+	8,  // 59: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
+	10, // 60: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
+	35, // 61: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
+	38, // 62: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
+	12, // 63: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
+	14, // 64: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
+	16, // 65: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
+	18, // 66: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
+	20, // 67: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
+	22, // 68: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
+	24, // 69: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
+	26, // 70: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
+	28, // 71: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
+	31, // 72: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
+	40, // 73: switchboard.queue.v1.QueueService.SetQueueLimits:output_type -> switchboard.queue.v1.SetQueueLimitsResponse
+	56, // [56:74] is the sub-list for method output_type
+	38, // [38:56] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_service_proto_init() }
@@ -2823,7 +3079,7 @@ func file_switchboard_queue_v1_queue_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_queue_v1_queue_service_proto_rawDesc), len(file_switchboard_queue_v1_queue_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   38,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

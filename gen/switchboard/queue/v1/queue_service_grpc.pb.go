@@ -36,6 +36,7 @@ const (
 	QueueService_PauseQueue_FullMethodName     = "/switchboard.queue.v1.QueueService/PauseQueue"
 	QueueService_ResumeQueue_FullMethodName    = "/switchboard.queue.v1.QueueService/ResumeQueue"
 	QueueService_ListQueues_FullMethodName     = "/switchboard.queue.v1.QueueService/ListQueues"
+	QueueService_SetQueueLimits_FullMethodName = "/switchboard.queue.v1.QueueService/SetQueueLimits"
 )
 
 // QueueServiceClient is the client API for QueueService service.
@@ -181,6 +182,17 @@ type QueueServiceClient interface {
 	// time.
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListQueues(ctx context.Context, in *ListQueuesRequest, opts ...grpc.CallOption) (*ListQueuesResponse, error)
+	// SetQueueLimits sets (replaces) a queue's concurrency limits: at most
+	// max_running of its todos RUNNING at once, and at most key_max_running of
+	// those with one concurrency_key. Claim enforces them in its own statement
+	// on every node (a claim never leases a todo that would exceed a limit,
+	// however many claimers race), and serves the keys round-robin (least
+	// recently served first) so one key's backlog does not starve another's.
+	// 0 (unset) removes a limit; with both 0 the queue is unlimited again.
+	// The limits hold for every claim that starts after the call returns;
+	// todos already RUNNING count toward them. A queue need not exist yet.
+	// Errors: INVALID_ARGUMENT for a bad queue name or a limit out of range.
+	SetQueueLimits(ctx context.Context, in *SetQueueLimitsRequest, opts ...grpc.CallOption) (*SetQueueLimitsResponse, error)
 }
 
 type queueServiceClient struct {
@@ -361,6 +373,16 @@ func (c *queueServiceClient) ListQueues(ctx context.Context, in *ListQueuesReque
 	return out, nil
 }
 
+func (c *queueServiceClient) SetQueueLimits(ctx context.Context, in *SetQueueLimitsRequest, opts ...grpc.CallOption) (*SetQueueLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetQueueLimitsResponse)
+	err := c.cc.Invoke(ctx, QueueService_SetQueueLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueueServiceServer is the server API for QueueService service.
 // All implementations must embed UnimplementedQueueServiceServer
 // for forward compatibility.
@@ -504,6 +526,17 @@ type QueueServiceServer interface {
 	// time.
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListQueues(context.Context, *ListQueuesRequest) (*ListQueuesResponse, error)
+	// SetQueueLimits sets (replaces) a queue's concurrency limits: at most
+	// max_running of its todos RUNNING at once, and at most key_max_running of
+	// those with one concurrency_key. Claim enforces them in its own statement
+	// on every node (a claim never leases a todo that would exceed a limit,
+	// however many claimers race), and serves the keys round-robin (least
+	// recently served first) so one key's backlog does not starve another's.
+	// 0 (unset) removes a limit; with both 0 the queue is unlimited again.
+	// The limits hold for every claim that starts after the call returns;
+	// todos already RUNNING count toward them. A queue need not exist yet.
+	// Errors: INVALID_ARGUMENT for a bad queue name or a limit out of range.
+	SetQueueLimits(context.Context, *SetQueueLimitsRequest) (*SetQueueLimitsResponse, error)
 	mustEmbedUnimplementedQueueServiceServer()
 }
 
@@ -564,6 +597,9 @@ func (UnimplementedQueueServiceServer) ResumeQueue(context.Context, *ResumeQueue
 }
 func (UnimplementedQueueServiceServer) ListQueues(context.Context, *ListQueuesRequest) (*ListQueuesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListQueues not implemented")
+}
+func (UnimplementedQueueServiceServer) SetQueueLimits(context.Context, *SetQueueLimitsRequest) (*SetQueueLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetQueueLimits not implemented")
 }
 func (UnimplementedQueueServiceServer) mustEmbedUnimplementedQueueServiceServer() {}
 func (UnimplementedQueueServiceServer) testEmbeddedByValue()                      {}
@@ -892,6 +928,24 @@ func _QueueService_ListQueues_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueueService_SetQueueLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetQueueLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).SetQueueLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_SetQueueLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).SetQueueLimits(ctx, req.(*SetQueueLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // QueueService_ServiceDesc is the grpc.ServiceDesc for QueueService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -966,6 +1020,10 @@ var QueueService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListQueues",
 			Handler:    _QueueService_ListQueues_Handler,
+		},
+		{
+			MethodName: "SetQueueLimits",
+			Handler:    _QueueService_SetQueueLimits_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -32,6 +32,8 @@ type NewTodo struct {
 	// TraceParent is the W3C traceparent of the request that creates the
 	// todo (tracing.TraceParent); "" for none.
 	TraceParent string
+	// ConcurrencyKey is the todo's concurrency key; "" for none.
+	ConcurrencyKey string
 }
 
 // Enqueued is one stored todo: created now, or an existing one that already
@@ -92,7 +94,7 @@ func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatc
 		Kinds: make([]string, len(items)), Payloads: make([]string, len(items)),
 		Priorities: make([]int32, len(items)), MaxAttempts: make([]int32, len(items)),
 		RunAts: make([]time.Time, len(items)), DedupeKeys: make([]string, len(items)),
-		TraceParents: make([]string, len(items)),
+		TraceParents: make([]string, len(items)), ConcurrencyKeys: make([]string, len(items)),
 	}
 	for i, it := range items {
 		if it.AgentID != nil {
@@ -100,7 +102,7 @@ func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatc
 		}
 		p.EventIds[i], p.Kinds[i], p.Payloads[i] = it.EventID, it.Kind, string(it.Payload)
 		p.Priorities[i], p.MaxAttempts[i], p.RunAts[i], p.DedupeKeys[i] = it.Priority, it.MaxAttempts, it.RunAt, it.DedupeKey
-		p.TraceParents[i] = it.TraceParent
+		p.TraceParents[i], p.ConcurrencyKeys[i] = it.TraceParent, it.ConcurrencyKey
 	}
 	return p
 }

@@ -20,6 +20,7 @@ import (
 // hotStatements are the statements Store runs on the hot pool.
 var hotStatements = []string{
 	"TodoClaim", "TodoHeartbeatBatch", "TodoCompleteBatch", "TodoGetMany", "TodoAckStates", "TodoFail", "TodoRelease",
+	"TodoClaimLimited", "QueueLimitedGet",
 }
 
 // TestHotStatementsGenericPlans pins the generic plans of the worker
@@ -61,6 +62,24 @@ func TestHotStatementsGenericPlans(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = s.Release(ctx, c, lease(4), 0)
 	require.NoError(t, err)
+	// A limited queue with keyed todos: its claim, and the probe an empty
+	// claim makes (the hint flips on the first empty fast claim).
+	_, err = hot.Exec(ctx, `INSERT INTO todos (human_id, queue, concurrency_key)
+		SELECT $1, 'lim', 'k' || (i % 100) FROM generate_series(1, 20000) AS i`, human)
+	require.NoError(t, err)
+	_, err = hot.Exec(ctx, `ANALYZE todos`)
+	require.NoError(t, err)
+	_, err = s.SetLimits(ctx, c, "lim", Limits{MaxRunning: 50, KeyMaxRunning: 2})
+	require.NoError(t, err)
+	limited, err := s.Claim(ctx, c, ClaimArgs{Queue: "lim", Worker: "w", Max: 10})
+	require.NoError(t, err)
+	require.Len(t, limited, 10)
+	_, err = s.Complete(ctx, c, []CompleteItem{{Lease: Lease{ID: limited[0].ID, Token: *limited[0].LeaseToken}}})
+	require.NoError(t, err)
+	s.limited.Clear() // a node that has not learnt it yet: the fast claim finds nothing, the probe runs
+	limited, err = s.Claim(ctx, c, ClaimArgs{Queue: "lim", Worker: "w", Max: 10})
+	require.NoError(t, err)
+	require.Len(t, limited, 10)
 
 	rows, err := hot.Query(ctx, `SELECT name, statement, cardinality(parameter_types) FROM pg_prepared_statements`)
 	require.NoError(t, err)

@@ -40,7 +40,7 @@ WHERE (u.agent_id <> '' AND NOT EXISTS (
 
 -- name: TodoInsertBatch :many
 -- Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ''
--- (agent_id, dedupe_key, trace_parent), 0 (event_id, max_attempts) or a time in the past (run_at: "past means
+-- (agent_id, dedupe_key, trace_parent, concurrency_key), 0 (event_id, max_attempts) or a time in the past (run_at: "past means
 -- now").
 -- ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
 -- wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
@@ -61,12 +61,28 @@ WITH u AS MATERIALIZED (
                unnest(sqlc.arg(run_ats)::timestamptz[])                           AS run_at,
                unnest(sqlc.arg(dedupe_keys)::text[])                              AS dedupe_key,
                unnest(sqlc.arg(trace_parents)::text[])                            AS trace_parent,
+               unnest(sqlc.arg(concurrency_keys)::text[])                         AS concurrency_key,
                generate_series(1, cardinality(sqlc.arg(kinds)::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
+),
+-- A limited queue (SetQueueLimits) counts running todos per key in queue_keys: the batch's new keys get their
+-- counter row here, in key order (concurrent enqueues then wait on each other's new keys in one order). Only a
+-- queue with a limit has rows; for any other queue (or a batch without keys) this inserts nothing. An existing
+-- row is left alone (DO NOTHING takes no lock on it, so enqueues never wait for a claim holding it).
+key_rows AS (
+    INSERT INTO queue_keys (human_id, queue, key)
+    SELECT DISTINCT sqlc.arg(human_id)::uuid, sqlc.arg(queue)::text, u.concurrency_key
+    FROM u
+    WHERE u.concurrency_key <> ''
+      AND EXISTS (SELECT 1 FROM queue_controls AS c
+                  WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+                    AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
+    ORDER BY 3
+    ON CONFLICT DO NOTHING
 )
 INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
-                   trace_parent)
+                   trace_parent, concurrency_key)
 OVERRIDING SYSTEM VALUE
 SELECT u.id,
        sqlc.arg(human_id),
@@ -83,7 +99,8 @@ SELECT u.id,
        ), sqlc.arg(default_max_attempts)::integer),
        greatest(u.run_at, now()),
        nullif(u.dedupe_key, ''),
-       nullif(u.trace_parent, '')
+       nullif(u.trace_parent, ''),
+       nullif(u.concurrency_key, '')
 FROM u
 ORDER BY u.dedupe_key COLLATE "C", u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
@@ -149,11 +166,13 @@ WITH next AS MATERIALIZED (
       AND p.run_at <= now()
       AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR p.agent_id IS NULL
            OR p.agent_id = sqlc.narg(caller_agent_id)::uuid)
-      -- A paused queue hands out nothing (PauseQueue). The subquery does not refer to p, so it runs once per
-      -- statement (an InitPlan: one primary-key probe of queue_controls, which holds only controlled queues) as
-      -- a one-time filter over the scan: a paused queue's claim reads no todo at all.
+      -- A paused queue hands out nothing (PauseQueue), and a limited one (SetQueueLimits) only through
+      -- TodoClaimLimited. The subquery does not refer to p, so it runs once per statement (an InitPlan: one
+      -- primary-key probe of queue_controls, which holds only controlled queues) as a one-time filter over the
+      -- scan: such a queue's fast claim reads no todo at all.
       AND NOT EXISTS (SELECT 1 FROM queue_controls AS c
-                      WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND c.paused)
+                      WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)
+                        AND (c.paused OR c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
     ORDER BY p.priority, p.run_at, p.id
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
@@ -176,6 +195,140 @@ SET state            = 'running',
     progress_at      = NULL
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
 RETURNING t.*;
+
+-- name: TodoClaimLimited :many
+-- TodoClaim for a queue with limits (SetQueueLimits): never leases a todo that would take a key past
+-- key_max_running or the queue past max_running, however many claimers race on however many nodes, and serves
+-- the keys round-robin. Every limit is a counter in a row this statement locks and bumps, so the count it decides
+-- on cannot change under it (a count of running todos in the statement's snapshot could: another claim commits
+-- after the snapshot was taken). Lock order, shared with every statement that ends a run: todos, then queue_keys
+-- (key order), then the queue_controls row; a claim waits only for the queue row (taken first, in budget's
+-- InitPlan, and only when max_running is set: the one overall counter serializes the queue's claims) and skips
+-- every other row it finds locked, so it never waits while holding anything.
+-- * q: the queue's limits (no row = paused: budget is then empty and nothing is claimed).
+-- * budget: how many this claim may take: batch_size, cut to max_running - running when that is set.
+-- * walk: the keys with room and due work, least recently served first (served_at), locked SKIP LOCKED: a key
+--   another claimer holds is served by that one. Each key gives at most its room and its share of the budget,
+--   so a claim spreads over the keys instead of filling itself from the first.
+-- * keyless: the queue's todos without a key (limited only by the overall budget), as one more "key".
+-- * cut: the batch, round-robin over the keys (every key's first todo, then every key's second, …), cut to the
+--   budget; rows locked beyond the cut are let go at commit.
+-- The keyed and keyless lookups go through idx_todos_pending_key (concurrency_key = key, resp. IS NULL).
+WITH q AS MATERIALIZED (
+    SELECT c.max_running, c.key_max_running
+    FROM queue_controls AS c
+    WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND NOT c.paused
+),
+ql AS MATERIALIZED (
+    SELECT c.max_running - c.running AS room
+    FROM queue_controls AS c
+    WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND NOT c.paused
+      AND c.max_running IS NOT NULL
+    FOR NO KEY UPDATE
+),
+budget AS MATERIALIZED (
+    -- ql is the newest row version (a locking read waits and re-reads); q is the snapshot's. When q has
+    -- max_running but ql no row, the queue was paused meanwhile: 0.
+    SELECT greatest(0, least(sqlc.arg(batch_size)::integer,
+                             coalesce((SELECT ql.room FROM ql),
+                                      CASE WHEN q.max_running IS NULL THEN sqlc.arg(batch_size)::integer ELSE 0 END)))
+               AS n
+    FROM q
+),
+walk AS MATERIALIZED (
+    SELECT k.key, k.served_at,
+           coalesce((SELECT q.key_max_running FROM q), 1000000) - k.running AS room
+    FROM queue_keys AS k
+    WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)
+      AND (SELECT b.n FROM budget AS b) > 0
+      AND k.running < coalesce((SELECT q.key_max_running FROM q), 1000000)
+      AND EXISTS (SELECT 1 FROM todos AS x
+                  WHERE x.state = 'pending' AND x.human_id = sqlc.arg(human_id) AND x.queue = sqlc.arg(queue)
+                    AND x.concurrency_key = k.key AND x.run_at <= now()
+                    AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR x.agent_id IS NULL
+                         OR x.agent_id = sqlc.narg(caller_agent_id)::uuid))
+    ORDER BY k.served_at, k.key
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE OF k SKIP LOCKED
+),
+ranked AS MATERIALIZED (
+    SELECT w.key, w.room, row_number() OVER (ORDER BY w.served_at, w.key) AS pos, count(*) OVER () AS nkeys
+    FROM walk AS w
+),
+keyed AS MATERIALIZED (
+    SELECT r.key, r.pos, p.id, p.priority, p.run_at
+    FROM ranked AS r
+    CROSS JOIN LATERAL (
+        SELECT x.id, x.priority, x.run_at
+        FROM todos AS x
+        WHERE x.state = 'pending' AND x.human_id = sqlc.arg(human_id) AND x.queue = sqlc.arg(queue)
+          AND x.concurrency_key = r.key AND x.run_at <= now()
+          AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR x.agent_id IS NULL
+               OR x.agent_id = sqlc.narg(caller_agent_id)::uuid)
+        ORDER BY x.priority, x.run_at, x.id
+        LIMIT least(r.room, ((SELECT b.n FROM budget AS b) + r.nkeys - 1) / r.nkeys)
+        FOR UPDATE OF x SKIP LOCKED
+    ) AS p
+),
+keyless AS MATERIALIZED (
+    SELECT x.id, x.priority, x.run_at
+    FROM todos AS x
+    WHERE x.state = 'pending' AND x.human_id = sqlc.arg(human_id) AND x.queue = sqlc.arg(queue)
+      AND x.concurrency_key IS NULL AND x.run_at <= now()
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR x.agent_id IS NULL
+           OR x.agent_id = sqlc.narg(caller_agent_id)::uuid)
+      AND (SELECT b.n FROM budget AS b) > 0
+    ORDER BY x.priority, x.run_at, x.id
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE OF x SKIP LOCKED
+),
+cut AS MATERIALIZED (
+    SELECT a.id, a.key
+    FROM (
+        SELECT k.id, k.key, k.pos, row_number() OVER (PARTITION BY k.pos ORDER BY k.priority, k.run_at, k.id) AS rn
+        FROM keyed AS k
+        UNION ALL
+        SELECT l.id, NULL, 0, row_number() OVER (ORDER BY l.priority, l.run_at, l.id)
+        FROM keyless AS l
+    ) AS a
+    ORDER BY a.rn, a.pos
+    LIMIT (SELECT b.n FROM budget AS b)
+),
+key_bump AS (
+    -- By primary key (= ANY), not joined to cut: the generic plan must not hash the queue's keys.
+    UPDATE queue_keys AS k
+    SET running = k.running + (SELECT count(*) FROM cut WHERE cut.key = k.key)::integer, served_at = now()
+    WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)
+      AND k.key = ANY (ARRAY(SELECT cut.key FROM cut WHERE cut.key IS NOT NULL))
+),
+queue_bump AS (
+    UPDATE queue_controls AS c
+    SET running = c.running + (SELECT count(*) FROM cut)::integer
+    WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND EXISTS (SELECT 1 FROM ql)
+)
+UPDATE todos AS t
+SET state            = 'running',
+    attempt          = t.attempt + 1,
+    lease_owner      = sqlc.arg(worker)::text,
+    lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
+                           nullif(sqlc.arg(lease_seconds)::integer, 0),
+                           (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
+                           sqlc.arg(default_lease_seconds)::integer)))),
+    lease_token      = greatest(1, ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint
+                                   & 9223372036854775807),
+    lease_outcome    = NULL,
+    attempted_at     = now(),
+    progress         = NULL,
+    progress_at      = NULL
+WHERE t.id = ANY (ARRAY(SELECT cut.id FROM cut))
+RETURNING t.*;
+
+-- name: QueueLimitedGet :one
+-- Whether a queue's claims must go through TodoClaimLimited (it has max_running or key_max_running): the hint
+-- Store.Claim keeps per queue is refreshed with this after an empty claim.
+SELECT EXISTS (SELECT 1 FROM queue_controls AS c
+               WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+                 AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL)) AS limited;
 
 -- name: TodoHeartbeatBatch :many
 -- Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
@@ -211,27 +364,72 @@ RETURNING t.id, t.lease_token::bigint AS lease_token, t.lease_expires_at::timest
 -- '' means none. A completion ends the run of lease expiries. Items come in ascending id order (the caller sorts). RETURNING carries what an outcome and a lifecycle
 -- event and the claim-to-completion metric need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
 -- fetches them for the single Complete, whose answer is the todo).
-UPDATE todos AS t
-SET state            = 'completed',
-    lease_owner      = NULL,
-    lease_expires_at = NULL,
-    lease_expiries   = 0,
-    lease_outcome    = 'completed',
-    result           = nullif(u.result, '')::jsonb,
-    finished_at      = now()
-FROM (
-    SELECT unnest(sqlc.arg(ids)::bigint[])     AS id,
-           unnest(sqlc.arg(tokens)::bigint[])  AS token,
-           unnest(sqlc.arg(results)::text[])   AS result
-) AS u
-WHERE t.id = u.id
-  AND t.human_id = sqlc.arg(human_id)
-  AND t.lease_token = u.token
-  AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
-  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
-       OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
-RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
-          coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds;
+WITH done AS (
+    UPDATE todos AS t
+    SET state            = 'completed',
+        lease_owner      = NULL,
+        lease_expires_at = NULL,
+        lease_expiries   = 0,
+        lease_outcome    = 'completed',
+        result           = nullif(u.result, '')::jsonb,
+        finished_at      = now()
+    FROM (
+        SELECT unnest(sqlc.arg(ids)::bigint[])     AS id,
+               unnest(sqlc.arg(tokens)::bigint[])  AS token,
+               unnest(sqlc.arg(results)::text[])   AS result
+    ) AS u
+    WHERE t.id = u.id
+      AND t.human_id = sqlc.arg(human_id)
+      AND t.lease_token = u.token
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
+           OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+    RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
+              coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds,
+              t.concurrency_key
+),
+ended AS MATERIALIZED (
+    -- Runs ended by this statement, per key: the counters of limited queues go down in the same statement
+    -- (TodoClaimLimited's lock order: todos, then queue_keys in key order, then queue_controls). For a queue
+    -- without limits both lookups below find nothing: no lock, no write.
+    SELECT d.human_id, d.queue, d.concurrency_key AS key, count(*)::integer AS n
+    FROM done AS d
+    GROUP BY d.human_id, d.queue, d.concurrency_key
+),
+key_locks AS MATERIALIZED (
+    SELECT k.human_id, k.queue, k.key
+    FROM queue_keys AS k
+    JOIN ended AS e ON k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+    ORDER BY k.human_id, k.queue, k.key
+    FOR UPDATE OF k
+),
+key_dec AS (
+    -- The one-time filter reads key_locks to its end, so every key is locked (in order) before any is written.
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - e.n)
+    FROM ended AS e
+    WHERE k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+      AND (SELECT count(*) FROM key_locks) >= 0
+    RETURNING k.key
+),
+queue_dec AS (
+    -- After the keys (the one-time filter waits for key_dec), so the queue row is the last lock taken.
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - e.n)
+    FROM (SELECT ended.human_id, ended.queue, sum(ended.n)::integer AS n FROM ended GROUP BY 1, 2) AS e
+    WHERE c.human_id = e.human_id AND c.queue = e.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
+),
+limited AS MATERIALIZED (
+    SELECT c.human_id, c.queue::text AS queue
+    FROM (SELECT DISTINCT ended.human_id, ended.queue FROM ended) AS e
+    JOIN queue_controls AS c ON c.human_id = e.human_id AND c.queue = e.queue
+    WHERE c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL
+)
+SELECT d.id, d.lease_token, d.human_id, d.queue, d.agent_id, d.state, d.run_seconds,
+       -- freed: the run held a slot of a limited queue, so a claim waiting on it may now get work.
+       EXISTS (SELECT 1 FROM limited AS l WHERE l.human_id = d.human_id AND l.queue = d.queue) AS freed
+FROM done AS d;
 
 -- name: TodoFail :one
 -- Records a failed attempt (appended to errors, copied to last_error) and either schedules a retry or
@@ -241,6 +439,32 @@ RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.age
 --     min(cap, base · 2^(attempt-1)) · (0.5 + jitter/2),  jitter ∈ [0, 1) drawn by the caller
 -- (base 1 s and cap 1 h by default: attempt 1 waits 0.5–1 s, attempt 5 8–16 s, from attempt 13 on 30–60 min).
 -- The jitter spreads retries of todos that failed together, so a shared outage does not come back as a herd.
+WITH target AS MATERIALIZED (
+    -- The todo, locked first: then its key's and its queue's running counters go down (limited queues only),
+    -- in TodoClaimLimited's lock order (todo, key, queue row); for a queue without limits nothing is found.
+    SELECT t.id AS todo_id, t.human_id, t.queue, t.concurrency_key, t.state
+    FROM todos AS t
+    WHERE t.id = sqlc.arg(id)
+      AND t.human_id = sqlc.arg(human_id)
+      AND t.lease_token = sqlc.arg(token)::bigint
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+    FOR NO KEY UPDATE
+),
+key_dec AS (
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - 1)
+    FROM target AS g
+    WHERE k.human_id = g.human_id AND k.queue = g.queue AND k.key = g.concurrency_key
+    RETURNING k.key
+),
+queue_dec AS (
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - 1)
+    FROM target AS g
+    WHERE c.human_id = g.human_id AND c.queue = g.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
+)
 UPDATE todos
 SET state            = CASE WHEN sqlc.arg(dead_letter)::boolean OR attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
     run_at           = CASE
@@ -263,16 +487,43 @@ SET state            = CASE WHEN sqlc.arg(dead_letter)::boolean OR attempt >= ma
                            'at', now(),
                            'error', sqlc.arg(error)::text
                        ))
-WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id)
-  AND lease_token = sqlc.arg(token)::bigint
-  AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
-  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
+WHERE todos.id = sqlc.arg(id)
+  AND todos.human_id = sqlc.arg(human_id)
+  AND todos.lease_token = sqlc.arg(token)::bigint
+  AND todos.lease_expires_at IS NOT NULL AND todos.lease_owner IS NOT NULL -- a live lease (see the header)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = sqlc.narg(caller_agent_id)::uuid)
+  AND todos.id IN (SELECT target.todo_id FROM target)
 RETURNING *;
 
 -- name: TodoRelease :one
 -- Gives a leased todo back without penalty; token-fenced. It keeps its place (run_at) unless delay_seconds > 0.
 -- attempt counts claims and never goes down, so "no penalty" raises max_attempts by one instead.
+WITH target AS MATERIALIZED (
+    -- The todo, locked first: then its key's and its queue's running counters go down (limited queues only),
+    -- in TodoClaimLimited's lock order (todo, key, queue row); for a queue without limits nothing is found.
+    SELECT t.id AS todo_id, t.human_id, t.queue, t.concurrency_key, t.state
+    FROM todos AS t
+    WHERE t.id = sqlc.arg(id)
+      AND t.human_id = sqlc.arg(human_id)
+      AND t.lease_token = sqlc.arg(token)::bigint
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+    FOR NO KEY UPDATE
+),
+key_dec AS (
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - 1)
+    FROM target AS g
+    WHERE k.human_id = g.human_id AND k.queue = g.queue AND k.key = g.concurrency_key
+    RETURNING k.key
+),
+queue_dec AS (
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - 1)
+    FROM target AS g
+    WHERE c.human_id = g.human_id AND c.queue = g.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
+)
 UPDATE todos
 SET state            = 'pending',
     max_attempts     = max_attempts + 1,
@@ -285,16 +536,44 @@ SET state            = 'pending',
     lease_expires_at = NULL,
     lease_expiries   = 0,
     lease_outcome    = 'released'
-WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id)
-  AND lease_token = sqlc.arg(token)::bigint
-  AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
-  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
+WHERE todos.id = sqlc.arg(id)
+  AND todos.human_id = sqlc.arg(human_id)
+  AND todos.lease_token = sqlc.arg(token)::bigint
+  AND todos.lease_expires_at IS NOT NULL AND todos.lease_owner IS NOT NULL -- a live lease (see the header)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = sqlc.narg(caller_agent_id)::uuid)
+  AND todos.id IN (SELECT target.todo_id FROM target)
 RETURNING *;
 
 -- name: TodoCancel :one
 -- Cancels a pending or running todo; a worker holding it then finds its lease gone on its next call.
 -- pgx.ErrNoRows when the todo does not exist or has already finished (TodoGet tells which).
+WITH target AS MATERIALIZED (
+    -- The todo, locked first: then its key's and its queue's running counters go down (limited queues only),
+    -- in TodoClaimLimited's lock order (todo, key, queue row); for a queue without limits nothing is found.
+    SELECT t.id AS todo_id, t.human_id, t.queue, t.concurrency_key, t.state
+    FROM todos AS t
+    WHERE t.id = sqlc.arg(id)
+      AND t.human_id = sqlc.arg(human_id)
+      AND t.state IN ('pending', 'running')
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+    FOR NO KEY UPDATE
+),
+key_dec AS (
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - 1)
+    FROM target AS g
+    WHERE k.human_id = g.human_id AND k.queue = g.queue AND k.key = g.concurrency_key
+      AND g.state = 'running'
+    RETURNING k.key
+),
+queue_dec AS (
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - 1)
+    FROM target AS g
+    WHERE c.human_id = g.human_id AND c.queue = g.queue AND c.max_running IS NOT NULL
+      AND g.state = 'running'
+      AND (SELECT count(*) FROM key_dec) >= 0
+)
 UPDATE todos
 SET state            = 'cancelled',
     lease_owner      = NULL,
@@ -302,10 +581,11 @@ SET state            = 'cancelled',
     lease_outcome    = CASE WHEN state = 'running' THEN 'cancelled' ELSE lease_outcome END,
     last_error       = nullif(sqlc.arg(reason)::text, ''),
     finished_at      = now()
-WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id)
-  AND state IN ('pending', 'running')
-  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
+WHERE todos.id = sqlc.arg(id)
+  AND todos.human_id = sqlc.arg(human_id)
+  AND todos.state IN ('pending', 'running')
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = sqlc.narg(caller_agent_id)::uuid)
+  AND todos.id IN (SELECT target.todo_id FROM target)
 RETURNING *;
 
 -- name: TodoGet :one
@@ -403,36 +683,72 @@ WITH expired AS MATERIALIZED (
       AND r.lease_expires_at < now()
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
+),
+done AS (
+    UPDATE todos AS t
+    SET state            = CASE
+                               WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
+                                   THEN 'dead'
+                               ELSE 'pending'
+                           END,
+        finished_at      = CASE
+                               WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
+                                   THEN now()
+                           END,
+        lease_owner      = NULL,
+        lease_expires_at = NULL,
+        lease_expiries   = t.lease_expiries + 1,
+        lease_outcome    = 'expired',
+        last_error       = CASE
+                               WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
+                               WHEN t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
+                                   THEN format('dead-lettered: the lease expired %s times in a row (the todo may be crashing its workers)',
+                                               t.lease_expiries + 1)
+                               ELSE 'lease expired'
+                           END,
+        errors           = t.errors || jsonb_build_array(jsonb_build_object(
+                               'attempt', t.attempt,
+                               'at', now(),
+                               'error', format('lease expired (held by %s)', t.lease_owner)
+                           ))
+    FROM expired
+    WHERE t.id = expired.id
+    RETURNING t.id, t.human_id, t.queue, t.agent_id, t.state, t.concurrency_key
+),
+ended AS MATERIALIZED (
+    -- Runs ended by this statement, per key: the counters of limited queues go down in the same statement
+    -- (TodoClaimLimited's lock order: todos, then queue_keys in key order, then queue_controls). For a queue
+    -- without limits both lookups below find nothing: no lock, no write.
+    SELECT d.human_id, d.queue, d.concurrency_key AS key, count(*)::integer AS n
+    FROM done AS d
+    GROUP BY d.human_id, d.queue, d.concurrency_key
+),
+key_locks AS MATERIALIZED (
+    SELECT k.human_id, k.queue, k.key
+    FROM queue_keys AS k
+    JOIN ended AS e ON k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+    ORDER BY k.human_id, k.queue, k.key
+    FOR UPDATE OF k
+),
+key_dec AS (
+    -- The one-time filter reads key_locks to its end, so every key is locked (in order) before any is written.
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - e.n)
+    FROM ended AS e
+    WHERE k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+      AND (SELECT count(*) FROM key_locks) >= 0
+    RETURNING k.key
+),
+queue_dec AS (
+    -- After the keys (the one-time filter waits for key_dec), so the queue row is the last lock taken.
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - e.n)
+    FROM (SELECT ended.human_id, ended.queue, sum(ended.n)::integer AS n FROM ended GROUP BY 1, 2) AS e
+    WHERE c.human_id = e.human_id AND c.queue = e.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
 )
-UPDATE todos AS t
-SET state            = CASE
-                           WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
-                               THEN 'dead'
-                           ELSE 'pending'
-                       END,
-    finished_at      = CASE
-                           WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
-                               THEN now()
-                       END,
-    lease_owner      = NULL,
-    lease_expires_at = NULL,
-    lease_expiries   = t.lease_expiries + 1,
-    lease_outcome    = 'expired',
-    last_error       = CASE
-                           WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
-                           WHEN t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
-                               THEN format('dead-lettered: the lease expired %s times in a row (the todo may be crashing its workers)',
-                                           t.lease_expiries + 1)
-                           ELSE 'lease expired'
-                       END,
-    errors           = t.errors || jsonb_build_array(jsonb_build_object(
-                           'attempt', t.attempt,
-                           'at', now(),
-                           'error', format('lease expired (held by %s)', t.lease_owner)
-                       ))
-FROM expired
-WHERE t.id = expired.id
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.state;
+SELECT d.id, d.human_id, d.queue, d.agent_id, d.state
+FROM done AS d;
 
 -- name: TodoPruneByAge :execrows
 -- Deletes up to batch_size finished (completed, dead, cancelled) todos older than max_age_seconds, oldest
@@ -595,7 +911,7 @@ RETURNING q.paused, q.paused_at, q.updated_at;
 
 -- name: QueueControlGet :many
 -- A queue's control state (at most one row); no row = running, never controlled.
-SELECT c.paused, c.paused_at, c.updated_at
+SELECT c.paused, c.paused_at, c.updated_at, c.max_running, c.key_max_running, c.running, c.limits_at
 FROM queue_controls AS c
 WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text;
 
@@ -629,6 +945,7 @@ page AS (
 )
 SELECT p.queue::text AS queue,
        coalesce(c.paused, false) AS paused,
+       c.max_running, c.key_max_running, coalesce(c.running, 0)::integer AS limit_running, c.limits_at,
        s.pending_ready, s.pending_scheduled, s.running, s.completed, s.dead, s.cancelled,
        s.oldest_pending_age_seconds
 FROM page AS p
@@ -646,3 +963,105 @@ CROSS JOIN LATERAL (
     WHERE t.human_id = sqlc.arg(human_id) AND t.queue = p.queue
 ) AS s
 ORDER BY p.queue;
+
+-- name: QueueSetLimits :one
+-- SetQueueLimits: sets (replaces) a queue's limits, creating its control row. NULL = no limit. The counters are
+-- made right by the repair that follows (QueueKeysLock … QueueRecount) in its own transaction: this one commits
+-- first, so that from then on every enqueue creates key rows and every claim goes through TodoClaimLimited.
+INSERT INTO queue_controls AS q (human_id, queue, max_running, key_max_running, limits_at)
+VALUES (sqlc.arg(human_id), sqlc.arg(queue)::text, sqlc.narg(max_running), sqlc.narg(key_max_running), now())
+ON CONFLICT (human_id, queue) DO UPDATE
+    SET max_running = excluded.max_running, key_max_running = excluded.key_max_running, limits_at = now()
+RETURNING q.paused, q.paused_at, q.updated_at, q.max_running, q.key_max_running, q.running, q.limits_at;
+
+-- name: QueueRepairTryLock :one
+-- The repair of one queue's counters runs on one node at a time (a transaction-level advisory lock, tried, never
+-- waited for: another node is already doing it). It is taken before any row lock, so it adds no lock-order edge.
+SELECT pg_try_advisory_xact_lock(hashtextextended('queue_keys:' || sqlc.arg(human_id)::uuid::text || ':'
+                                                  || sqlc.arg(queue)::text, 0)) AS locked;
+
+-- name: QueueKeysLock :exec
+-- Repair, step 1: locks every key row of the queue in key order (the shared lock order: keys before the queue
+-- row), so no claim and no completion of these keys can move a counter until the recount has committed.
+SELECT k.key
+FROM queue_keys AS k
+WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
+ORDER BY k.key
+FOR UPDATE;
+
+-- name: QueueKeysInsertMissing :exec
+-- Repair, step 2: a counter row for every key of a live todo of a limited queue that has none (todos enqueued
+-- before the limits were set, or by an enqueue whose snapshot predated them). For an unlimited queue: none.
+INSERT INTO queue_keys (human_id, queue, key)
+SELECT DISTINCT t.human_id, t.queue, t.concurrency_key
+FROM todos AS t
+WHERE t.human_id = sqlc.arg(human_id) AND t.queue = sqlc.arg(queue)::text
+  AND t.state IN ('pending', 'running') AND t.concurrency_key IS NOT NULL
+  AND EXISTS (SELECT 1 FROM queue_controls AS c
+              WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+                AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
+ORDER BY 3
+ON CONFLICT DO NOTHING;
+
+-- name: QueueRecount :one
+-- Repair, step 3 (its own statement, so its snapshot is taken after step 1's locks were granted): locks the
+-- queue row, then sets every counter to the count of RUNNING todos. A run that a completion ended but has not
+-- committed yet is still counted here: that completion is waiting for a key row (or the queue row) this
+-- transaction holds, and subtracts it after. A queue without limits loses its key rows (the queue is back on
+-- the fast path, where nothing counts). Returns how many counters were wrong (0 unless something drifted,
+-- e.g. a claim in flight while the limits changed) and whether the queue is limited.
+WITH q AS MATERIALIZED (
+    SELECT c.max_running, (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL) AS limited
+    FROM queue_controls AS c
+    WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+    FOR NO KEY UPDATE
+),
+counts AS MATERIALIZED (
+    SELECT t.concurrency_key AS key, count(*)::integer AS n
+    FROM todos AS t
+    WHERE t.human_id = sqlc.arg(human_id) AND t.queue = sqlc.arg(queue)::text AND t.state = 'running'
+    GROUP BY t.concurrency_key
+),
+keys_fixed AS (
+    UPDATE queue_keys AS k
+    SET running = coalesce((SELECT counts.n FROM counts WHERE counts.key = k.key), 0)
+    WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
+      AND k.running <> coalesce((SELECT counts.n FROM counts WHERE counts.key = k.key), 0)
+      AND (SELECT q.limited FROM q)
+    RETURNING k.key
+),
+keys_dropped AS (
+    DELETE FROM queue_keys AS k
+    WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
+      AND NOT coalesce((SELECT q.limited FROM q), false)
+    RETURNING k.key
+),
+queue_fixed AS (
+    UPDATE queue_controls AS c
+    SET running = CASE WHEN c.max_running IS NULL THEN 0 ELSE (SELECT coalesce(sum(counts.n), 0) FROM counts)::integer END
+    WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+      AND c.running <> CASE WHEN c.max_running IS NULL THEN 0 ELSE (SELECT coalesce(sum(counts.n), 0) FROM counts)::integer END
+      AND EXISTS (SELECT 1 FROM q)
+    RETURNING c.queue
+)
+SELECT ((SELECT count(*) FROM keys_fixed) + (SELECT count(*) FROM queue_fixed))::bigint AS repaired,
+       coalesce((SELECT q.limited FROM q), false)::boolean AS limited;
+
+-- name: QueueRepairDue :many
+-- The limited queues whose counters the repair pass (every node, on the reaper's tick) checks next: those whose
+-- limits changed in the last minute (an enqueue or claim in flight during the change may have missed them) and
+-- the others every repair_every_seconds. Oldest repair first, at most row_limit.
+SELECT c.human_id, c.queue::text AS queue
+FROM queue_controls AS c
+WHERE (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL)
+  AND (c.limits_at > now() - interval '1 minute'
+       OR c.repaired_at IS NULL
+       OR c.repaired_at < now() - make_interval(secs => sqlc.arg(repair_every_seconds)::double precision))
+ORDER BY c.repaired_at NULLS FIRST
+LIMIT sqlc.arg(row_limit)::integer;
+
+-- name: QueueRepaired :exec
+-- Stamps a queue's repair (after its transaction committed, so it takes no lock the repair's order forbids).
+UPDATE queue_controls AS c
+SET repaired_at = now()
+WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text;

@@ -39,4 +39,5 @@ type Todo struct {
 	TraceParent    *string
 	Progress       json.RawMessage
 	ProgressAt     *time.Time
+	ConcurrencyKey *string
 }

@@ -13,7 +13,7 @@ import (
 )
 
 const queueControlGet = `-- name: QueueControlGet :many
-SELECT c.paused, c.paused_at, c.updated_at
+SELECT c.paused, c.paused_at, c.updated_at, c.max_running, c.key_max_running, c.running, c.limits_at
 FROM queue_controls AS c
 WHERE c.human_id = $1 AND c.queue = $2::text
 `
@@ -24,9 +24,13 @@ type QueueControlGetParams struct {
 }
 
 type QueueControlGetRow struct {
-	Paused    bool
-	PausedAt  *time.Time
-	UpdatedAt time.Time
+	Paused        bool
+	PausedAt      *time.Time
+	UpdatedAt     time.Time
+	MaxRunning    *int32
+	KeyMaxRunning *int32
+	Running       int32
+	LimitsAt      *time.Time
 }
 
 // A queue's control state (at most one row); no row = running, never controlled.
@@ -39,7 +43,15 @@ func (q *Queries) QueueControlGet(ctx context.Context, db DBTX, arg QueueControl
 	items := []QueueControlGetRow{}
 	for rows.Next() {
 		var i QueueControlGetRow
-		if err := rows.Scan(&i.Paused, &i.PausedAt, &i.UpdatedAt); err != nil {
+		if err := rows.Scan(
+			&i.Paused,
+			&i.PausedAt,
+			&i.UpdatedAt,
+			&i.MaxRunning,
+			&i.KeyMaxRunning,
+			&i.Running,
+			&i.LimitsAt,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -48,6 +60,71 @@ func (q *Queries) QueueControlGet(ctx context.Context, db DBTX, arg QueueControl
 		return nil, err
 	}
 	return items, nil
+}
+
+const queueKeysInsertMissing = `-- name: QueueKeysInsertMissing :exec
+INSERT INTO queue_keys (human_id, queue, key)
+SELECT DISTINCT t.human_id, t.queue, t.concurrency_key
+FROM todos AS t
+WHERE t.human_id = $1 AND t.queue = $2::text
+  AND t.state IN ('pending', 'running') AND t.concurrency_key IS NOT NULL
+  AND EXISTS (SELECT 1 FROM queue_controls AS c
+              WHERE c.human_id = $1 AND c.queue = $2::text
+                AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
+ORDER BY 3
+ON CONFLICT DO NOTHING
+`
+
+type QueueKeysInsertMissingParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+// Repair, step 2: a counter row for every key of a live todo of a limited queue that has none (todos enqueued
+// before the limits were set, or by an enqueue whose snapshot predated them). For an unlimited queue: none.
+func (q *Queries) QueueKeysInsertMissing(ctx context.Context, db DBTX, arg QueueKeysInsertMissingParams) error {
+	_, err := db.Exec(ctx, queueKeysInsertMissing, arg.HumanID, arg.Queue)
+	return err
+}
+
+const queueKeysLock = `-- name: QueueKeysLock :exec
+SELECT k.key
+FROM queue_keys AS k
+WHERE k.human_id = $1 AND k.queue = $2::text
+ORDER BY k.key
+FOR UPDATE
+`
+
+type QueueKeysLockParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+// Repair, step 1: locks every key row of the queue in key order (the shared lock order: keys before the queue
+// row), so no claim and no completion of these keys can move a counter until the recount has committed.
+func (q *Queries) QueueKeysLock(ctx context.Context, db DBTX, arg QueueKeysLockParams) error {
+	_, err := db.Exec(ctx, queueKeysLock, arg.HumanID, arg.Queue)
+	return err
+}
+
+const queueLimitedGet = `-- name: QueueLimitedGet :one
+SELECT EXISTS (SELECT 1 FROM queue_controls AS c
+               WHERE c.human_id = $1 AND c.queue = $2::text
+                 AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL)) AS limited
+`
+
+type QueueLimitedGetParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+// Whether a queue's claims must go through TodoClaimLimited (it has max_running or key_max_running): the hint
+// Store.Claim keeps per queue is refreshed with this after an empty claim.
+func (q *Queries) QueueLimitedGet(ctx context.Context, db DBTX, arg QueueLimitedGetParams) (bool, error) {
+	row := db.QueryRow(ctx, queueLimitedGet, arg.HumanID, arg.Queue)
+	var limited bool
+	err := row.Scan(&limited)
+	return limited, err
 }
 
 const queueList = `-- name: QueueList :many
@@ -75,6 +152,7 @@ page AS (
 )
 SELECT p.queue::text AS queue,
        coalesce(c.paused, false) AS paused,
+       c.max_running, c.key_max_running, coalesce(c.running, 0)::integer AS limit_running, c.limits_at,
        s.pending_ready, s.pending_scheduled, s.running, s.completed, s.dead, s.cancelled,
        s.oldest_pending_age_seconds
 FROM page AS p
@@ -103,6 +181,10 @@ type QueueListParams struct {
 type QueueListRow struct {
 	Queue                   string
 	Paused                  bool
+	MaxRunning              *int32
+	KeyMaxRunning           *int32
+	LimitRunning            int32
+	LimitsAt                *time.Time
 	PendingReady            int64
 	PendingScheduled        int64
 	Running                 int64
@@ -129,6 +211,10 @@ func (q *Queries) QueueList(ctx context.Context, db DBTX, arg QueueListParams) (
 		if err := rows.Scan(
 			&i.Queue,
 			&i.Paused,
+			&i.MaxRunning,
+			&i.KeyMaxRunning,
+			&i.LimitRunning,
+			&i.LimitsAt,
 			&i.PendingReady,
 			&i.PendingScheduled,
 			&i.Running,
@@ -192,6 +278,148 @@ func (q *Queries) QueuePause(ctx context.Context, db DBTX, arg QueuePauseParams)
 	return items, nil
 }
 
+const queueRecount = `-- name: QueueRecount :one
+WITH q AS MATERIALIZED (
+    SELECT c.max_running, (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL) AS limited
+    FROM queue_controls AS c
+    WHERE c.human_id = $1 AND c.queue = $2::text
+    FOR NO KEY UPDATE
+),
+counts AS MATERIALIZED (
+    SELECT t.concurrency_key AS key, count(*)::integer AS n
+    FROM todos AS t
+    WHERE t.human_id = $1 AND t.queue = $2::text AND t.state = 'running'
+    GROUP BY t.concurrency_key
+),
+keys_fixed AS (
+    UPDATE queue_keys AS k
+    SET running = coalesce((SELECT counts.n FROM counts WHERE counts.key = k.key), 0)
+    WHERE k.human_id = $1 AND k.queue = $2::text
+      AND k.running <> coalesce((SELECT counts.n FROM counts WHERE counts.key = k.key), 0)
+      AND (SELECT q.limited FROM q)
+    RETURNING k.key
+),
+keys_dropped AS (
+    DELETE FROM queue_keys AS k
+    WHERE k.human_id = $1 AND k.queue = $2::text
+      AND NOT coalesce((SELECT q.limited FROM q), false)
+    RETURNING k.key
+),
+queue_fixed AS (
+    UPDATE queue_controls AS c
+    SET running = CASE WHEN c.max_running IS NULL THEN 0 ELSE (SELECT coalesce(sum(counts.n), 0) FROM counts)::integer END
+    WHERE c.human_id = $1 AND c.queue = $2::text
+      AND c.running <> CASE WHEN c.max_running IS NULL THEN 0 ELSE (SELECT coalesce(sum(counts.n), 0) FROM counts)::integer END
+      AND EXISTS (SELECT 1 FROM q)
+    RETURNING c.queue
+)
+SELECT ((SELECT count(*) FROM keys_fixed) + (SELECT count(*) FROM queue_fixed))::bigint AS repaired,
+       coalesce((SELECT q.limited FROM q), false)::boolean AS limited
+`
+
+type QueueRecountParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+type QueueRecountRow struct {
+	Repaired int64
+	Limited  bool
+}
+
+// Repair, step 3 (its own statement, so its snapshot is taken after step 1's locks were granted): locks the
+// queue row, then sets every counter to the count of RUNNING todos. A run that a completion ended but has not
+// committed yet is still counted here: that completion is waiting for a key row (or the queue row) this
+// transaction holds, and subtracts it after. A queue without limits loses its key rows (the queue is back on
+// the fast path, where nothing counts). Returns how many counters were wrong (0 unless something drifted,
+// e.g. a claim in flight while the limits changed) and whether the queue is limited.
+func (q *Queries) QueueRecount(ctx context.Context, db DBTX, arg QueueRecountParams) (QueueRecountRow, error) {
+	row := db.QueryRow(ctx, queueRecount, arg.HumanID, arg.Queue)
+	var i QueueRecountRow
+	err := row.Scan(&i.Repaired, &i.Limited)
+	return i, err
+}
+
+const queueRepairDue = `-- name: QueueRepairDue :many
+SELECT c.human_id, c.queue::text AS queue
+FROM queue_controls AS c
+WHERE (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL)
+  AND (c.limits_at > now() - interval '1 minute'
+       OR c.repaired_at IS NULL
+       OR c.repaired_at < now() - make_interval(secs => $1::double precision))
+ORDER BY c.repaired_at NULLS FIRST
+LIMIT $2::integer
+`
+
+type QueueRepairDueParams struct {
+	RepairEverySeconds float64
+	RowLimit           int32
+}
+
+type QueueRepairDueRow struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+// The limited queues whose counters the repair pass (every node, on the reaper's tick) checks next: those whose
+// limits changed in the last minute (an enqueue or claim in flight during the change may have missed them) and
+// the others every repair_every_seconds. Oldest repair first, at most row_limit.
+func (q *Queries) QueueRepairDue(ctx context.Context, db DBTX, arg QueueRepairDueParams) ([]QueueRepairDueRow, error) {
+	rows, err := db.Query(ctx, queueRepairDue, arg.RepairEverySeconds, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []QueueRepairDueRow{}
+	for rows.Next() {
+		var i QueueRepairDueRow
+		if err := rows.Scan(&i.HumanID, &i.Queue); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const queueRepairTryLock = `-- name: QueueRepairTryLock :one
+SELECT pg_try_advisory_xact_lock(hashtextextended('queue_keys:' || $1::uuid::text || ':'
+                                                  || $2::text, 0)) AS locked
+`
+
+type QueueRepairTryLockParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+// The repair of one queue's counters runs on one node at a time (a transaction-level advisory lock, tried, never
+// waited for: another node is already doing it). It is taken before any row lock, so it adds no lock-order edge.
+func (q *Queries) QueueRepairTryLock(ctx context.Context, db DBTX, arg QueueRepairTryLockParams) (bool, error) {
+	row := db.QueryRow(ctx, queueRepairTryLock, arg.HumanID, arg.Queue)
+	var locked bool
+	err := row.Scan(&locked)
+	return locked, err
+}
+
+const queueRepaired = `-- name: QueueRepaired :exec
+UPDATE queue_controls AS c
+SET repaired_at = now()
+WHERE c.human_id = $1 AND c.queue = $2::text
+`
+
+type QueueRepairedParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+// Stamps a queue's repair (after its transaction committed, so it takes no lock the repair's order forbids).
+func (q *Queries) QueueRepaired(ctx context.Context, db DBTX, arg QueueRepairedParams) error {
+	_, err := db.Exec(ctx, queueRepaired, arg.HumanID, arg.Queue)
+	return err
+}
+
 const queueResume = `-- name: QueueResume :many
 UPDATE queue_controls AS q
 SET paused = false, paused_at = NULL, updated_at = now()
@@ -231,6 +459,54 @@ func (q *Queries) QueueResume(ctx context.Context, db DBTX, arg QueueResumeParam
 		return nil, err
 	}
 	return items, nil
+}
+
+const queueSetLimits = `-- name: QueueSetLimits :one
+INSERT INTO queue_controls AS q (human_id, queue, max_running, key_max_running, limits_at)
+VALUES ($1, $2::text, $3, $4, now())
+ON CONFLICT (human_id, queue) DO UPDATE
+    SET max_running = excluded.max_running, key_max_running = excluded.key_max_running, limits_at = now()
+RETURNING q.paused, q.paused_at, q.updated_at, q.max_running, q.key_max_running, q.running, q.limits_at
+`
+
+type QueueSetLimitsParams struct {
+	HumanID       uuid.UUID
+	Queue         string
+	MaxRunning    *int32
+	KeyMaxRunning *int32
+}
+
+type QueueSetLimitsRow struct {
+	Paused        bool
+	PausedAt      *time.Time
+	UpdatedAt     time.Time
+	MaxRunning    *int32
+	KeyMaxRunning *int32
+	Running       int32
+	LimitsAt      *time.Time
+}
+
+// SetQueueLimits: sets (replaces) a queue's limits, creating its control row. NULL = no limit. The counters are
+// made right by the repair that follows (QueueKeysLock … QueueRecount) in its own transaction: this one commits
+// first, so that from then on every enqueue creates key rows and every claim goes through TodoClaimLimited.
+func (q *Queries) QueueSetLimits(ctx context.Context, db DBTX, arg QueueSetLimitsParams) (QueueSetLimitsRow, error) {
+	row := db.QueryRow(ctx, queueSetLimits,
+		arg.HumanID,
+		arg.Queue,
+		arg.MaxRunning,
+		arg.KeyMaxRunning,
+	)
+	var i QueueSetLimitsRow
+	err := row.Scan(
+		&i.Paused,
+		&i.PausedAt,
+		&i.UpdatedAt,
+		&i.MaxRunning,
+		&i.KeyMaxRunning,
+		&i.Running,
+		&i.LimitsAt,
+	)
+	return i, err
 }
 
 const todoAckStates = `-- name: TodoAckStates :many
@@ -277,6 +553,33 @@ func (q *Queries) TodoAckStates(ctx context.Context, db DBTX, arg TodoAckStatesP
 }
 
 const todoCancel = `-- name: TodoCancel :one
+WITH target AS MATERIALIZED (
+    -- The todo, locked first: then its key's and its queue's running counters go down (limited queues only),
+    -- in TodoClaimLimited's lock order (todo, key, queue row); for a queue without limits nothing is found.
+    SELECT t.id AS todo_id, t.human_id, t.queue, t.concurrency_key, t.state
+    FROM todos AS t
+    WHERE t.id = $2
+      AND t.human_id = $3
+      AND t.state IN ('pending', 'running')
+      AND ($4::uuid IS NULL OR t.agent_id IS NULL OR t.agent_id = $4::uuid)
+    FOR NO KEY UPDATE
+),
+key_dec AS (
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - 1)
+    FROM target AS g
+    WHERE k.human_id = g.human_id AND k.queue = g.queue AND k.key = g.concurrency_key
+      AND g.state = 'running'
+    RETURNING k.key
+),
+queue_dec AS (
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - 1)
+    FROM target AS g
+    WHERE c.human_id = g.human_id AND c.queue = g.queue AND c.max_running IS NOT NULL
+      AND g.state = 'running'
+      AND (SELECT count(*) FROM key_dec) >= 0
+)
 UPDATE todos
 SET state            = 'cancelled',
     lease_owner      = NULL,
@@ -284,11 +587,12 @@ SET state            = 'cancelled',
     lease_outcome    = CASE WHEN state = 'running' THEN 'cancelled' ELSE lease_outcome END,
     last_error       = nullif($1::text, ''),
     finished_at      = now()
-WHERE id = $2
-  AND human_id = $3
-  AND state IN ('pending', 'running')
-  AND ($4::uuid IS NULL OR agent_id IS NULL OR agent_id = $4::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+WHERE todos.id = $2
+  AND todos.human_id = $3
+  AND todos.state IN ('pending', 'running')
+  AND ($4::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = $4::uuid)
+  AND todos.id IN (SELECT target.todo_id FROM target)
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key
 `
 
 type TodoCancelParams struct {
@@ -336,6 +640,7 @@ func (q *Queries) TodoCancel(ctx context.Context, db DBTX, arg TodoCancelParams)
 		&i.TraceParent,
 		&i.Progress,
 		&i.ProgressAt,
+		&i.ConcurrencyKey,
 	)
 	return i, err
 }
@@ -405,11 +710,13 @@ WITH next AS MATERIALIZED (
       AND p.run_at <= now()
       AND ($6::uuid IS NULL OR p.agent_id IS NULL
            OR p.agent_id = $6::uuid)
-      -- A paused queue hands out nothing (PauseQueue). The subquery does not refer to p, so it runs once per
-      -- statement (an InitPlan: one primary-key probe of queue_controls, which holds only controlled queues) as
-      -- a one-time filter over the scan: a paused queue's claim reads no todo at all.
+      -- A paused queue hands out nothing (PauseQueue), and a limited one (SetQueueLimits) only through
+      -- TodoClaimLimited. The subquery does not refer to p, so it runs once per statement (an InitPlan: one
+      -- primary-key probe of queue_controls, which holds only controlled queues) as a one-time filter over the
+      -- scan: such a queue's fast claim reads no todo at all.
       AND NOT EXISTS (SELECT 1 FROM queue_controls AS c
-                      WHERE c.human_id = $4 AND c.queue = $5 AND c.paused)
+                      WHERE c.human_id = $4 AND c.queue = $5
+                        AND (c.paused OR c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
     ORDER BY p.priority, p.run_at, p.id
     LIMIT $7::integer
     FOR UPDATE SKIP LOCKED
@@ -431,7 +738,7 @@ SET state            = 'running',
     progress         = NULL,
     progress_at      = NULL
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at, t.concurrency_key
 `
 
 type TodoClaimParams struct {
@@ -496,6 +803,203 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.ConcurrencyKey,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const todoClaimLimited = `-- name: TodoClaimLimited :many
+WITH q AS MATERIALIZED (
+    SELECT c.max_running, c.key_max_running
+    FROM queue_controls AS c
+    WHERE c.human_id = $4 AND c.queue = $5 AND NOT c.paused
+),
+ql AS MATERIALIZED (
+    SELECT c.max_running - c.running AS room
+    FROM queue_controls AS c
+    WHERE c.human_id = $4 AND c.queue = $5 AND NOT c.paused
+      AND c.max_running IS NOT NULL
+    FOR NO KEY UPDATE
+),
+budget AS MATERIALIZED (
+    -- ql is the newest row version (a locking read waits and re-reads); q is the snapshot's. When q has
+    -- max_running but ql no row, the queue was paused meanwhile: 0.
+    SELECT greatest(0, least($6::integer,
+                             coalesce((SELECT ql.room FROM ql),
+                                      CASE WHEN q.max_running IS NULL THEN $6::integer ELSE 0 END)))
+               AS n
+    FROM q
+),
+walk AS MATERIALIZED (
+    SELECT k.key, k.served_at,
+           coalesce((SELECT q.key_max_running FROM q), 1000000) - k.running AS room
+    FROM queue_keys AS k
+    WHERE k.human_id = $4 AND k.queue = $5
+      AND (SELECT b.n FROM budget AS b) > 0
+      AND k.running < coalesce((SELECT q.key_max_running FROM q), 1000000)
+      AND EXISTS (SELECT 1 FROM todos AS x
+                  WHERE x.state = 'pending' AND x.human_id = $4 AND x.queue = $5
+                    AND x.concurrency_key = k.key AND x.run_at <= now()
+                    AND ($7::uuid IS NULL OR x.agent_id IS NULL
+                         OR x.agent_id = $7::uuid))
+    ORDER BY k.served_at, k.key
+    LIMIT $6::integer
+    FOR UPDATE OF k SKIP LOCKED
+),
+ranked AS MATERIALIZED (
+    SELECT w.key, w.room, row_number() OVER (ORDER BY w.served_at, w.key) AS pos, count(*) OVER () AS nkeys
+    FROM walk AS w
+),
+keyed AS MATERIALIZED (
+    SELECT r.key, r.pos, p.id, p.priority, p.run_at
+    FROM ranked AS r
+    CROSS JOIN LATERAL (
+        SELECT x.id, x.priority, x.run_at
+        FROM todos AS x
+        WHERE x.state = 'pending' AND x.human_id = $4 AND x.queue = $5
+          AND x.concurrency_key = r.key AND x.run_at <= now()
+          AND ($7::uuid IS NULL OR x.agent_id IS NULL
+               OR x.agent_id = $7::uuid)
+        ORDER BY x.priority, x.run_at, x.id
+        LIMIT least(r.room, ((SELECT b.n FROM budget AS b) + r.nkeys - 1) / r.nkeys)
+        FOR UPDATE OF x SKIP LOCKED
+    ) AS p
+),
+keyless AS MATERIALIZED (
+    SELECT x.id, x.priority, x.run_at
+    FROM todos AS x
+    WHERE x.state = 'pending' AND x.human_id = $4 AND x.queue = $5
+      AND x.concurrency_key IS NULL AND x.run_at <= now()
+      AND ($7::uuid IS NULL OR x.agent_id IS NULL
+           OR x.agent_id = $7::uuid)
+      AND (SELECT b.n FROM budget AS b) > 0
+    ORDER BY x.priority, x.run_at, x.id
+    LIMIT $6::integer
+    FOR UPDATE OF x SKIP LOCKED
+),
+cut AS MATERIALIZED (
+    SELECT a.id, a.key
+    FROM (
+        SELECT k.id, k.key, k.pos, row_number() OVER (PARTITION BY k.pos ORDER BY k.priority, k.run_at, k.id) AS rn
+        FROM keyed AS k
+        UNION ALL
+        SELECT l.id, NULL, 0, row_number() OVER (ORDER BY l.priority, l.run_at, l.id)
+        FROM keyless AS l
+    ) AS a
+    ORDER BY a.rn, a.pos
+    LIMIT (SELECT b.n FROM budget AS b)
+),
+key_bump AS (
+    -- By primary key (= ANY), not joined to cut: the generic plan must not hash the queue's keys.
+    UPDATE queue_keys AS k
+    SET running = k.running + (SELECT count(*) FROM cut WHERE cut.key = k.key)::integer, served_at = now()
+    WHERE k.human_id = $4 AND k.queue = $5
+      AND k.key = ANY (ARRAY(SELECT cut.key FROM cut WHERE cut.key IS NOT NULL))
+),
+queue_bump AS (
+    UPDATE queue_controls AS c
+    SET running = c.running + (SELECT count(*) FROM cut)::integer
+    WHERE c.human_id = $4 AND c.queue = $5 AND EXISTS (SELECT 1 FROM ql)
+)
+UPDATE todos AS t
+SET state            = 'running',
+    attempt          = t.attempt + 1,
+    lease_owner      = $1::text,
+    lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
+                           nullif($2::integer, 0),
+                           (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
+                           $3::integer)))),
+    lease_token      = greatest(1, ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint
+                                   & 9223372036854775807),
+    lease_outcome    = NULL,
+    attempted_at     = now(),
+    progress         = NULL,
+    progress_at      = NULL
+WHERE t.id = ANY (ARRAY(SELECT cut.id FROM cut))
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at, t.concurrency_key
+`
+
+type TodoClaimLimitedParams struct {
+	Worker              string
+	LeaseSeconds        int32
+	DefaultLeaseSeconds int32
+	HumanID             uuid.UUID
+	Queue               string
+	BatchSize           int32
+	CallerAgentID       *uuid.UUID
+}
+
+// TodoClaim for a queue with limits (SetQueueLimits): never leases a todo that would take a key past
+// key_max_running or the queue past max_running, however many claimers race on however many nodes, and serves
+// the keys round-robin. Every limit is a counter in a row this statement locks and bumps, so the count it decides
+// on cannot change under it (a count of running todos in the statement's snapshot could: another claim commits
+// after the snapshot was taken). Lock order, shared with every statement that ends a run: todos, then queue_keys
+// (key order), then the queue_controls row; a claim waits only for the queue row (taken first, in budget's
+// InitPlan, and only when max_running is set: the one overall counter serializes the queue's claims) and skips
+// every other row it finds locked, so it never waits while holding anything.
+//   - q: the queue's limits (no row = paused: budget is then empty and nothing is claimed).
+//   - budget: how many this claim may take: batch_size, cut to max_running - running when that is set.
+//   - walk: the keys with room and due work, least recently served first (served_at), locked SKIP LOCKED: a key
+//     another claimer holds is served by that one. Each key gives at most its room and its share of the budget,
+//     so a claim spreads over the keys instead of filling itself from the first.
+//   - keyless: the queue's todos without a key (limited only by the overall budget), as one more "key".
+//   - cut: the batch, round-robin over the keys (every key's first todo, then every key's second, …), cut to the
+//     budget; rows locked beyond the cut are let go at commit.
+//
+// The keyed and keyless lookups go through idx_todos_pending_key (concurrency_key = key, resp. IS NULL).
+func (q *Queries) TodoClaimLimited(ctx context.Context, db DBTX, arg TodoClaimLimitedParams) ([]Todo, error) {
+	rows, err := db.Query(ctx, todoClaimLimited,
+		arg.Worker,
+		arg.LeaseSeconds,
+		arg.DefaultLeaseSeconds,
+		arg.HumanID,
+		arg.Queue,
+		arg.BatchSize,
+		arg.CallerAgentID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Todo{}
+	for rows.Next() {
+		var i Todo
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Queue,
+			&i.AgentID,
+			&i.EventID,
+			&i.Kind,
+			&i.Payload,
+			&i.Priority,
+			&i.State,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.RunAt,
+			&i.LeaseOwner,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.Errors,
+			&i.DedupeKey,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.LeaseExpiries,
+			&i.Result,
+			&i.LeaseToken,
+			&i.LeaseOutcome,
+			&i.TraceParent,
+			&i.Progress,
+			&i.ProgressAt,
+			&i.ConcurrencyKey,
 		); err != nil {
 			return nil, err
 		}
@@ -508,27 +1012,72 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 }
 
 const todoCompleteBatch = `-- name: TodoCompleteBatch :many
-UPDATE todos AS t
-SET state            = 'completed',
-    lease_owner      = NULL,
-    lease_expires_at = NULL,
-    lease_expiries   = 0,
-    lease_outcome    = 'completed',
-    result           = nullif(u.result, '')::jsonb,
-    finished_at      = now()
-FROM (
-    SELECT unnest($3::bigint[])     AS id,
-           unnest($4::bigint[])  AS token,
-           unnest($5::text[])   AS result
-) AS u
-WHERE t.id = u.id
-  AND t.human_id = $1
-  AND t.lease_token = u.token
-  AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
-  AND ($2::uuid IS NULL OR t.agent_id IS NULL
-       OR t.agent_id = $2::uuid)
-RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
-          coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds
+WITH done AS (
+    UPDATE todos AS t
+    SET state            = 'completed',
+        lease_owner      = NULL,
+        lease_expires_at = NULL,
+        lease_expiries   = 0,
+        lease_outcome    = 'completed',
+        result           = nullif(u.result, '')::jsonb,
+        finished_at      = now()
+    FROM (
+        SELECT unnest($3::bigint[])     AS id,
+               unnest($4::bigint[])  AS token,
+               unnest($5::text[])   AS result
+    ) AS u
+    WHERE t.id = u.id
+      AND t.human_id = $1
+      AND t.lease_token = u.token
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND ($2::uuid IS NULL OR t.agent_id IS NULL
+           OR t.agent_id = $2::uuid)
+    RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
+              coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds,
+              t.concurrency_key
+),
+ended AS MATERIALIZED (
+    -- Runs ended by this statement, per key: the counters of limited queues go down in the same statement
+    -- (TodoClaimLimited's lock order: todos, then queue_keys in key order, then queue_controls). For a queue
+    -- without limits both lookups below find nothing: no lock, no write.
+    SELECT d.human_id, d.queue, d.concurrency_key AS key, count(*)::integer AS n
+    FROM done AS d
+    GROUP BY d.human_id, d.queue, d.concurrency_key
+),
+key_locks AS MATERIALIZED (
+    SELECT k.human_id, k.queue, k.key
+    FROM queue_keys AS k
+    JOIN ended AS e ON k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+    ORDER BY k.human_id, k.queue, k.key
+    FOR UPDATE OF k
+),
+key_dec AS (
+    -- The one-time filter reads key_locks to its end, so every key is locked (in order) before any is written.
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - e.n)
+    FROM ended AS e
+    WHERE k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+      AND (SELECT count(*) FROM key_locks) >= 0
+    RETURNING k.key
+),
+queue_dec AS (
+    -- After the keys (the one-time filter waits for key_dec), so the queue row is the last lock taken.
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - e.n)
+    FROM (SELECT ended.human_id, ended.queue, sum(ended.n)::integer AS n FROM ended GROUP BY 1, 2) AS e
+    WHERE c.human_id = e.human_id AND c.queue = e.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
+),
+limited AS MATERIALIZED (
+    SELECT c.human_id, c.queue::text AS queue
+    FROM (SELECT DISTINCT ended.human_id, ended.queue FROM ended) AS e
+    JOIN queue_controls AS c ON c.human_id = e.human_id AND c.queue = e.queue
+    WHERE c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL
+)
+SELECT d.id, d.lease_token, d.human_id, d.queue, d.agent_id, d.state, d.run_seconds,
+       -- freed: the run held a slot of a limited queue, so a claim waiting on it may now get work.
+       EXISTS (SELECT 1 FROM limited AS l WHERE l.human_id = d.human_id AND l.queue = d.queue) AS freed
+FROM done AS d
 `
 
 type TodoCompleteBatchParams struct {
@@ -547,6 +1096,7 @@ type TodoCompleteBatchRow struct {
 	AgentID    *uuid.UUID
 	State      string
 	RunSeconds float64
+	Freed      bool
 }
 
 // Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
@@ -576,6 +1126,7 @@ func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoComple
 			&i.AgentID,
 			&i.State,
 			&i.RunSeconds,
+			&i.Freed,
 		); err != nil {
 			return nil, err
 		}
@@ -636,6 +1187,32 @@ func (q *Queries) TodoDepths(ctx context.Context, db DBTX, rowLimit int32) ([]To
 }
 
 const todoFail = `-- name: TodoFail :one
+WITH target AS MATERIALIZED (
+    -- The todo, locked first: then its key's and its queue's running counters go down (limited queues only),
+    -- in TodoClaimLimited's lock order (todo, key, queue row); for a queue without limits nothing is found.
+    SELECT t.id AS todo_id, t.human_id, t.queue, t.concurrency_key, t.state
+    FROM todos AS t
+    WHERE t.id = $7
+      AND t.human_id = $8
+      AND t.lease_token = $9::bigint
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND ($10::uuid IS NULL OR t.agent_id IS NULL OR t.agent_id = $10::uuid)
+    FOR NO KEY UPDATE
+),
+key_dec AS (
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - 1)
+    FROM target AS g
+    WHERE k.human_id = g.human_id AND k.queue = g.queue AND k.key = g.concurrency_key
+    RETURNING k.key
+),
+queue_dec AS (
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - 1)
+    FROM target AS g
+    WHERE c.human_id = g.human_id AND c.queue = g.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
+)
 UPDATE todos
 SET state            = CASE WHEN $1::boolean OR attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
     run_at           = CASE
@@ -658,12 +1235,13 @@ SET state            = CASE WHEN $1::boolean OR attempt >= max_attempts THEN 'de
                            'at', now(),
                            'error', $6::text
                        ))
-WHERE id = $7
-  AND human_id = $8
-  AND lease_token = $9::bigint
-  AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
-  AND ($10::uuid IS NULL OR agent_id IS NULL OR agent_id = $10::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+WHERE todos.id = $7
+  AND todos.human_id = $8
+  AND todos.lease_token = $9::bigint
+  AND todos.lease_expires_at IS NOT NULL AND todos.lease_owner IS NOT NULL -- a live lease (see the header)
+  AND ($10::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = $10::uuid)
+  AND todos.id IN (SELECT target.todo_id FROM target)
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key
 `
 
 type TodoFailParams struct {
@@ -730,12 +1308,13 @@ func (q *Queries) TodoFail(ctx context.Context, db DBTX, arg TodoFailParams) (To
 		&i.TraceParent,
 		&i.Progress,
 		&i.ProgressAt,
+		&i.ConcurrencyKey,
 	)
 	return i, err
 }
 
 const todoGet = `-- name: TodoGet :one
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key
 FROM todos
 WHERE id = $1
   AND human_id = $2
@@ -780,12 +1359,13 @@ func (q *Queries) TodoGet(ctx context.Context, db DBTX, arg TodoGetParams) (Todo
 		&i.TraceParent,
 		&i.Progress,
 		&i.ProgressAt,
+		&i.ConcurrencyKey,
 	)
 	return i, err
 }
 
 const todoGetByDedupeKeys = `-- name: TodoGetByDedupeKeys :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key
 FROM todos
 WHERE human_id = $1
   AND queue = $2
@@ -836,6 +1416,7 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.ConcurrencyKey,
 		); err != nil {
 			return nil, err
 		}
@@ -848,7 +1429,7 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 }
 
 const todoGetMany = `-- name: TodoGetMany :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key
 FROM todos
 WHERE id = ANY ($1::bigint[])
   AND human_id = $2
@@ -899,6 +1480,7 @@ func (q *Queries) TodoGetMany(ctx context.Context, db DBTX, arg TodoGetManyParam
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.ConcurrencyKey,
 		); err != nil {
 			return nil, err
 		}
@@ -1049,7 +1631,7 @@ func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeart
 
 const todoInsertBatch = `-- name: TodoInsertBatch :many
 WITH u AS MATERIALIZED (
-    SELECT v.agent_id, v.event_id, v.kind, v.payload, v.priority, v.max_attempts, v.run_at, v.dedupe_key, v.trace_parent, v.ord, nextval(pg_get_serial_sequence('todos', 'id')) AS id
+    SELECT v.agent_id, v.event_id, v.kind, v.payload, v.priority, v.max_attempts, v.run_at, v.dedupe_key, v.trace_parent, v.concurrency_key, v.ord, nextval(pg_get_serial_sequence('todos', 'id')) AS id
     FROM (
         -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
         SELECT unnest($4::text[])                                AS agent_id,
@@ -1061,12 +1643,24 @@ WITH u AS MATERIALIZED (
                unnest($10::timestamptz[])                           AS run_at,
                unnest($11::text[])                              AS dedupe_key,
                unnest($12::text[])                            AS trace_parent,
+               unnest($13::text[])                         AS concurrency_key,
                generate_series(1, cardinality($6::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
+),
+key_rows AS (
+    INSERT INTO queue_keys (human_id, queue, key)
+    SELECT DISTINCT $1::uuid, $2::text, u.concurrency_key
+    FROM u
+    WHERE u.concurrency_key <> ''
+      AND EXISTS (SELECT 1 FROM queue_controls AS c
+                  WHERE c.human_id = $1 AND c.queue = $2::text
+                    AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
+    ORDER BY 3
+    ON CONFLICT DO NOTHING
 )
 INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
-                   trace_parent)
+                   trace_parent, concurrency_key)
 OVERRIDING SYSTEM VALUE
 SELECT u.id,
        $1,
@@ -1083,11 +1677,12 @@ SELECT u.id,
        ), $3::integer),
        greatest(u.run_at, now()),
        nullif(u.dedupe_key, ''),
-       nullif(u.trace_parent, '')
+       nullif(u.trace_parent, ''),
+       nullif(u.concurrency_key, '')
 FROM u
 ORDER BY u.dedupe_key COLLATE "C", u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key
 `
 
 type TodoInsertBatchParams struct {
@@ -1103,10 +1698,11 @@ type TodoInsertBatchParams struct {
 	RunAts             []time.Time
 	DedupeKeys         []string
 	TraceParents       []string
+	ConcurrencyKeys    []string
 }
 
 // Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ”
-// (agent_id, dedupe_key, trace_parent), 0 (event_id, max_attempts) or a time in the past (run_at: "past means
+// (agent_id, dedupe_key, trace_parent, concurrency_key), 0 (event_id, max_attempts) or a time in the past (run_at: "past means
 // now").
 // ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
 // wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
@@ -1114,6 +1710,10 @@ type TodoInsertBatchParams struct {
 // they ascend in request order; the rows are then inserted in dedupe_key order, because inserting a key waits
 // on a concurrent transaction inserting the same one: two batches naming overlapping keys in different orders
 // would each hold a key the other waits for (a deadlock), while in one order the later one simply waits.
+// A limited queue (SetQueueLimits) counts running todos per key in queue_keys: the batch's new keys get their
+// counter row here, in key order (concurrent enqueues then wait on each other's new keys in one order). Only a
+// queue with a limit has rows; for any other queue (or a batch without keys) this inserts nothing. An existing
+// row is left alone (DO NOTHING takes no lock on it, so enqueues never wait for a claim holding it).
 func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBatchParams) ([]Todo, error) {
 	rows, err := db.Query(ctx, todoInsertBatch,
 		arg.HumanID,
@@ -1128,6 +1728,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 		arg.RunAts,
 		arg.DedupeKeys,
 		arg.TraceParents,
+		arg.ConcurrencyKeys,
 	)
 	if err != nil {
 		return nil, err
@@ -1164,6 +1765,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.ConcurrencyKey,
 		); err != nil {
 			return nil, err
 		}
@@ -1276,7 +1878,7 @@ func (q *Queries) TodoInsertForReplay(ctx context.Context, db DBTX, arg TodoInse
 }
 
 const todoList = `-- name: TodoList :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key
 FROM todos
 WHERE human_id = $1
   AND ($2::text IS NULL OR queue = $2::text)
@@ -1345,6 +1947,7 @@ func (q *Queries) TodoList(ctx context.Context, db DBTX, arg TodoListParams) ([]
 			&i.TraceParent,
 			&i.Progress,
 			&i.ProgressAt,
+			&i.ConcurrencyKey,
 		); err != nil {
 			return nil, err
 		}
@@ -1427,43 +2030,79 @@ WITH expired AS MATERIALIZED (
     FROM todos AS r
     WHERE r.state = 'running'
       AND r.lease_expires_at < now()
-    LIMIT $2::integer
+    LIMIT $1::integer
     FOR UPDATE SKIP LOCKED
+),
+done AS (
+    UPDATE todos AS t
+    SET state            = CASE
+                               WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= $2::integer
+                                   THEN 'dead'
+                               ELSE 'pending'
+                           END,
+        finished_at      = CASE
+                               WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= $2::integer
+                                   THEN now()
+                           END,
+        lease_owner      = NULL,
+        lease_expires_at = NULL,
+        lease_expiries   = t.lease_expiries + 1,
+        lease_outcome    = 'expired',
+        last_error       = CASE
+                               WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
+                               WHEN t.lease_expiries + 1 >= $2::integer
+                                   THEN format('dead-lettered: the lease expired %s times in a row (the todo may be crashing its workers)',
+                                               t.lease_expiries + 1)
+                               ELSE 'lease expired'
+                           END,
+        errors           = t.errors || jsonb_build_array(jsonb_build_object(
+                               'attempt', t.attempt,
+                               'at', now(),
+                               'error', format('lease expired (held by %s)', t.lease_owner)
+                           ))
+    FROM expired
+    WHERE t.id = expired.id
+    RETURNING t.id, t.human_id, t.queue, t.agent_id, t.state, t.concurrency_key
+),
+ended AS MATERIALIZED (
+    -- Runs ended by this statement, per key: the counters of limited queues go down in the same statement
+    -- (TodoClaimLimited's lock order: todos, then queue_keys in key order, then queue_controls). For a queue
+    -- without limits both lookups below find nothing: no lock, no write.
+    SELECT d.human_id, d.queue, d.concurrency_key AS key, count(*)::integer AS n
+    FROM done AS d
+    GROUP BY d.human_id, d.queue, d.concurrency_key
+),
+key_locks AS MATERIALIZED (
+    SELECT k.human_id, k.queue, k.key
+    FROM queue_keys AS k
+    JOIN ended AS e ON k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+    ORDER BY k.human_id, k.queue, k.key
+    FOR UPDATE OF k
+),
+key_dec AS (
+    -- The one-time filter reads key_locks to its end, so every key is locked (in order) before any is written.
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - e.n)
+    FROM ended AS e
+    WHERE k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+      AND (SELECT count(*) FROM key_locks) >= 0
+    RETURNING k.key
+),
+queue_dec AS (
+    -- After the keys (the one-time filter waits for key_dec), so the queue row is the last lock taken.
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - e.n)
+    FROM (SELECT ended.human_id, ended.queue, sum(ended.n)::integer AS n FROM ended GROUP BY 1, 2) AS e
+    WHERE c.human_id = e.human_id AND c.queue = e.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
 )
-UPDATE todos AS t
-SET state            = CASE
-                           WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= $1::integer
-                               THEN 'dead'
-                           ELSE 'pending'
-                       END,
-    finished_at      = CASE
-                           WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= $1::integer
-                               THEN now()
-                       END,
-    lease_owner      = NULL,
-    lease_expires_at = NULL,
-    lease_expiries   = t.lease_expiries + 1,
-    lease_outcome    = 'expired',
-    last_error       = CASE
-                           WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
-                           WHEN t.lease_expiries + 1 >= $1::integer
-                               THEN format('dead-lettered: the lease expired %s times in a row (the todo may be crashing its workers)',
-                                           t.lease_expiries + 1)
-                           ELSE 'lease expired'
-                       END,
-    errors           = t.errors || jsonb_build_array(jsonb_build_object(
-                           'attempt', t.attempt,
-                           'at', now(),
-                           'error', format('lease expired (held by %s)', t.lease_owner)
-                       ))
-FROM expired
-WHERE t.id = expired.id
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.state
+SELECT d.id, d.human_id, d.queue, d.agent_id, d.state
+FROM done AS d
 `
 
 type TodoReapExpiredParams struct {
-	MaxExpiries int32
 	BatchSize   int32
+	MaxExpiries int32
 }
 
 type TodoReapExpiredRow struct {
@@ -1479,7 +2118,7 @@ type TodoReapExpiredRow struct {
 // max_expiries (a todo that keeps crashing its workers). SKIP LOCKED lets every node reap at once; the row
 // lock re-checks lease_expires_at, so a lease a heartbeat just extended is left alone.
 func (q *Queries) TodoReapExpired(ctx context.Context, db DBTX, arg TodoReapExpiredParams) ([]TodoReapExpiredRow, error) {
-	rows, err := db.Query(ctx, todoReapExpired, arg.MaxExpiries, arg.BatchSize)
+	rows, err := db.Query(ctx, todoReapExpired, arg.BatchSize, arg.MaxExpiries)
 	if err != nil {
 		return nil, err
 	}
@@ -1602,6 +2241,32 @@ func (q *Queries) TodoRedriveQueue(ctx context.Context, db DBTX, arg TodoRedrive
 }
 
 const todoRelease = `-- name: TodoRelease :one
+WITH target AS MATERIALIZED (
+    -- The todo, locked first: then its key's and its queue's running counters go down (limited queues only),
+    -- in TodoClaimLimited's lock order (todo, key, queue row); for a queue without limits nothing is found.
+    SELECT t.id AS todo_id, t.human_id, t.queue, t.concurrency_key, t.state
+    FROM todos AS t
+    WHERE t.id = $2
+      AND t.human_id = $3
+      AND t.lease_token = $4::bigint
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND ($5::uuid IS NULL OR t.agent_id IS NULL OR t.agent_id = $5::uuid)
+    FOR NO KEY UPDATE
+),
+key_dec AS (
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - 1)
+    FROM target AS g
+    WHERE k.human_id = g.human_id AND k.queue = g.queue AND k.key = g.concurrency_key
+    RETURNING k.key
+),
+queue_dec AS (
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - 1)
+    FROM target AS g
+    WHERE c.human_id = g.human_id AND c.queue = g.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
+)
 UPDATE todos
 SET state            = 'pending',
     max_attempts     = max_attempts + 1,
@@ -1614,12 +2279,13 @@ SET state            = 'pending',
     lease_expires_at = NULL,
     lease_expiries   = 0,
     lease_outcome    = 'released'
-WHERE id = $2
-  AND human_id = $3
-  AND lease_token = $4::bigint
-  AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
-  AND ($5::uuid IS NULL OR agent_id IS NULL OR agent_id = $5::uuid)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at
+WHERE todos.id = $2
+  AND todos.human_id = $3
+  AND todos.lease_token = $4::bigint
+  AND todos.lease_expires_at IS NOT NULL AND todos.lease_owner IS NOT NULL -- a live lease (see the header)
+  AND ($5::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = $5::uuid)
+  AND todos.id IN (SELECT target.todo_id FROM target)
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key
 `
 
 type TodoReleaseParams struct {
@@ -1669,6 +2335,7 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 		&i.TraceParent,
 		&i.Progress,
 		&i.ProgressAt,
+		&i.ConcurrencyKey,
 	)
 	return i, err
 }

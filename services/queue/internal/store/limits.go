@@ -1,0 +1,167 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/pkg/postgres"
+	"github.com/switchboard/switchboard/pkg/settings"
+	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
+)
+
+// Limits are a queue's concurrency limits; 0 means none.
+type Limits struct {
+	MaxRunning    int32
+	KeyMaxRunning int32
+}
+
+// limited reports whether the limits make the queue's claims go through
+// TodoClaimLimited.
+func (l Limits) limited() bool { return l.MaxRunning > 0 || l.KeyMaxRunning > 0 }
+
+// limitedKey names a queue in Store.limited.
+type limitedKey struct {
+	human uuid.UUID
+	queue string
+}
+
+// Claim leases up to a.Max due todos of a queue to a worker in one
+// statement; an empty result means nothing is runnable now. A queue without
+// limits takes the fast statement (TodoClaim); a limited one
+// TodoClaimLimited. Which one is a per-node hint, checked after an empty
+// answer: the fast statement hands out nothing from a limited queue, so a
+// stale hint can only cost an extra statement, never a limit.
+func (s *Store) Claim(ctx context.Context, c Caller, a ClaimArgs) ([]Todo, error) {
+	k := limitedKey{human: c.HumanID, queue: a.Queue}
+	_, limited := s.limited.Load(k)
+	rows, err := s.claim(ctx, c, a, limited)
+	if err == nil && len(rows) == 0 {
+		var now bool
+		if now, err = s.q.QueueLimitedGet(ctx, s.hot, dbsqlc.QueueLimitedGetParams{HumanID: c.HumanID, Queue: a.Queue}); err == nil && now != limited {
+			if now {
+				s.limited.Store(k, true)
+			} else {
+				s.limited.Delete(k)
+			}
+			limited = now
+			rows, err = s.claim(ctx, c, a, limited)
+		}
+	}
+	if err != nil {
+		return nil, mapErr(err, "claim", "queue "+a.Queue)
+	}
+	// UPDATE … RETURNING does not promise the CTE's order; the contract
+	// returns todos in claim order (for a limited queue: round-robin over
+	// the keys, which the statement chose; any order is a claim order).
+	if !limited {
+		slices.SortFunc(rows, func(x, y Todo) int {
+			return cmp.Or(cmp.Compare(x.Priority, y.Priority), x.RunAt.Compare(y.RunAt), cmp.Compare(x.ID, y.ID))
+		})
+	}
+	return rows, nil
+}
+
+func (s *Store) claim(ctx context.Context, c Caller, a ClaimArgs, limited bool) ([]Todo, error) {
+	if limited {
+		return s.q.TodoClaimLimited(ctx, s.hot, dbsqlc.TodoClaimLimitedParams{
+			DefaultLeaseSeconds: settings.DefaultQueue.LeaseSeconds,
+			Worker:              a.Worker, LeaseSeconds: a.LeaseSeconds, HumanID: c.HumanID, Queue: a.Queue,
+			CallerAgentID: c.AgentID, BatchSize: a.Max,
+		})
+	}
+	return s.q.TodoClaim(ctx, s.hot, dbsqlc.TodoClaimParams{
+		DefaultLeaseSeconds: settings.DefaultQueue.LeaseSeconds,
+		Worker:              a.Worker, LeaseSeconds: a.LeaseSeconds, HumanID: c.HumanID, Queue: a.Queue,
+		CallerAgentID: c.AgentID, BatchSize: a.Max,
+	})
+}
+
+// SetLimits sets (replaces) a queue's limits and then repairs its counters
+// (Repair), so they are right when it returns. Between the two
+// transactions a claim may see the new limits with counters not yet
+// recounted: limits hold from the moment SetLimits returns.
+func (s *Store) SetLimits(ctx context.Context, c Caller, queue string, l Limits) (Control, error) {
+	_, err := s.q.QueueSetLimits(ctx, s.pool, dbsqlc.QueueSetLimitsParams{
+		HumanID: c.HumanID, Queue: queue, MaxRunning: positive(l.MaxRunning), KeyMaxRunning: positive(l.KeyMaxRunning),
+	})
+	if err != nil {
+		return Control{}, mapErr(err, "set queue limits", "queue "+queue)
+	}
+	k := limitedKey{human: c.HumanID, queue: queue}
+	if l.limited() {
+		s.limited.Store(k, true)
+	} else {
+		s.limited.Delete(k)
+	}
+	if _, err := s.Repair(ctx, c.HumanID, queue, true); err != nil {
+		return Control{}, err
+	}
+	return s.Control(ctx, c, queue)
+}
+
+// positive is n as a nullable column: NULL for 0.
+func positive(n int32) *int32 {
+	if n <= 0 {
+		return nil
+	}
+	return &n
+}
+
+// Repair recounts a queue's running counters from its todos and creates
+// the key rows its live todos miss, in one transaction that first locks
+// every key row in key order and then the queue row (the lock order of
+// every claim and completion), so the recount cannot race them. wait false
+// skips a queue another node is repairing. repaired is how many counters
+// were wrong.
+func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait bool) (repaired int64, err error) {
+	err = postgres.RetryConflicts(ctx, func() error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if !wait {
+				locked, err := s.q.QueueRepairTryLock(ctx, tx, dbsqlc.QueueRepairTryLockParams{HumanID: human, Queue: queue})
+				if err != nil || !locked {
+					return err
+				}
+			}
+			if err := s.q.QueueKeysLock(ctx, tx, dbsqlc.QueueKeysLockParams{HumanID: human, Queue: queue}); err != nil {
+				return err
+			}
+			if err := s.q.QueueKeysInsertMissing(ctx, tx, dbsqlc.QueueKeysInsertMissingParams{HumanID: human, Queue: queue}); err != nil {
+				return err
+			}
+			r, err := s.q.QueueRecount(ctx, tx, dbsqlc.QueueRecountParams{HumanID: human, Queue: queue})
+			repaired = r.Repaired
+			return err
+		})
+	})
+	if err != nil {
+		return 0, mapErr(err, "repair queue counters", "queue "+queue)
+	}
+	if err := s.q.QueueRepaired(ctx, s.pool, dbsqlc.QueueRepairedParams{HumanID: human, Queue: queue}); err != nil {
+		return repaired, mapErr(err, "repair queue counters", "queue "+queue)
+	}
+	return repaired, nil
+}
+
+// RepairDue repairs up to limit limited queues that are due (QueueRepairDue:
+// limits changed within the last minute, or not repaired for every) and
+// returns how many counters were wrong in total.
+func (s *Store) RepairDue(ctx context.Context, every time.Duration, limit int32) (int64, error) {
+	due, err := s.q.QueueRepairDue(ctx, s.pool, dbsqlc.QueueRepairDueParams{RepairEverySeconds: every.Seconds(), RowLimit: limit})
+	if err != nil {
+		return 0, mapErr(err, "list queues to repair", "queues")
+	}
+	var total int64
+	for _, q := range due {
+		n, err := s.Repair(ctx, q.HumanID, q.Queue, false)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}

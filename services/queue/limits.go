@@ -1,0 +1,67 @@
+package queue
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/services/queue/internal/store"
+)
+
+// maxLimit is the largest max_running / key_max_running SetQueueLimits
+// accepts (the CHECK on queue_controls says the same).
+const maxLimit = 1_000_000
+
+// SetQueueLimits sets a queue's concurrency limits (0 = none). From the
+// moment it returns, every claim on every node honours them
+// (TodoClaimLimited); the counters they are checked against have been
+// recounted from the todos (store.SetLimits). Claims waiting on the queue
+// are woken: a raised limit may let them take work at once.
+func (s *Server) SetQueueLimits(ctx context.Context, req *queuev1.SetQueueLimitsRequest) (*queuev1.SetQueueLimitsResponse, error) {
+	c, err := callerOfQueue(ctx, req.GetQueue())
+	if err != nil {
+		return nil, err
+	}
+	l := store.Limits{MaxRunning: req.GetMaxRunning(), KeyMaxRunning: req.GetKeyMaxRunning()}
+	if l.MaxRunning < 0 || l.MaxRunning > maxLimit {
+		return nil, invalid("max_running", "must be between 1 and 1000000, or 0 for no limit")
+	}
+	if l.KeyMaxRunning < 0 || l.KeyMaxRunning > maxLimit {
+		return nil, invalid("key_max_running", "must be between 1 and 1000000, or 0 for no limit")
+	}
+	ctl, err := s.store.SetLimits(ctx, c, req.GetQueue(), l)
+	if err != nil {
+		return nil, err
+	}
+	s.todos.resumed(c.HumanID, req.GetQueue())
+	return &queuev1.SetQueueLimitsResponse{Control: controlProto(req.GetQueue(), ctl)}, nil
+}
+
+// limitsProto renders a queue's limits; nil when it has none.
+func limitsProto(l store.Limits, running int32, at *time.Time) *queuev1.QueueLimits {
+	if l.MaxRunning == 0 && l.KeyMaxRunning == 0 {
+		return nil
+	}
+	out := &queuev1.QueueLimits{MaxRunning: l.MaxRunning, KeyMaxRunning: l.KeyMaxRunning, Running: running}
+	if at != nil {
+		out.UpdatedAt = timestamppb.New(*at)
+	}
+	return out
+}
+
+// RepairOnce recounts the running counters of the limited queues that are
+// due (store.RepairDue: limits changed within the last minute, or not
+// checked for Options.RepairInterval) and returns how many were wrong;
+// every node runs it on the reaper's tick, one node per queue at a time.
+func (s *Server) RepairOnce(ctx context.Context) (int64, error) {
+	n, err := s.store.RepairDue(ctx, s.opts.RepairInterval, repairBatch)
+	if n > 0 {
+		s.log.Warn("queue limit counters repaired")
+	}
+	return n, err
+}
+
+// repairBatch is how many queues one repair pass checks at most.
+const repairBatch = 100
