@@ -20,7 +20,8 @@
 -- queue_keys: one counter row per key of a limited queue. running is the
 -- number of its todos RUNNING (claims add, every statement that ends a run
 -- subtracts, in the same statement; the repair pass recounts); served_at is
--- the round-robin cursor (least recently served first). Rows exist only for
+-- the round-robin cursor (least recently served first); tat the key's GCRA
+-- state. None of them is indexed: the walk sorts a queue's key rows. Rows exist only for
 -- queues with a limit (queue_controls.max_running or key_max_running set):
 -- enqueue creates them, SetQueueLimits creates them for the todos already
 -- there. fillfactor 70: running changes on every claim and completion, and
@@ -30,6 +31,13 @@
 -- is set (then the claim waits for that row's lock: one counter per queue);
 -- limits_at is when the limits were last set, repaired_at when the repair
 -- pass last recounted the counters.
+--
+-- Rate limits (§3c), claims per second with a burst, per queue and (the
+-- same for every key) per key: GCRA, one theoretical arrival time (tat) per
+-- queue row and per key row, advanced by the claim that takes tokens, in the
+-- row it locks. No refill job: the tokens available are computed from tat
+-- and now(). limited (generated) says the queue has any limit: its claims
+-- go through TodoClaimLimited and its keys have counter rows.
 --
 -- NO TRANSACTION: the index is built CONCURRENTLY (like 00008), so an
 -- upgrade does not block enqueues and claims; every statement is idempotent.
@@ -49,11 +57,23 @@ ALTER TABLE queue_controls
     ADD COLUMN IF NOT EXISTS key_max_running integer,
     ADD COLUMN IF NOT EXISTS running         integer NOT NULL DEFAULT 0,
     ADD COLUMN IF NOT EXISTS limits_at       timestamptz,
-    ADD COLUMN IF NOT EXISTS repaired_at     timestamptz;
+    ADD COLUMN IF NOT EXISTS repaired_at     timestamptz,
+    ADD COLUMN IF NOT EXISTS rate_per_second     double precision,
+    ADD COLUMN IF NOT EXISTS rate_burst          integer NOT NULL DEFAULT 1,
+    ADD COLUMN IF NOT EXISTS tat                 timestamptz NOT NULL DEFAULT '-infinity',
+    ADD COLUMN IF NOT EXISTS key_rate_per_second double precision,
+    ADD COLUMN IF NOT EXISTS key_rate_burst      integer NOT NULL DEFAULT 1;
+
+ALTER TABLE queue_controls ADD COLUMN IF NOT EXISTS limited boolean GENERATED ALWAYS AS (
+    max_running IS NOT NULL OR key_max_running IS NOT NULL
+    OR rate_per_second IS NOT NULL OR key_rate_per_second IS NOT NULL) STORED;
 
 ALTER TABLE queue_controls DROP CONSTRAINT IF EXISTS queue_controls_limits_check;
 ALTER TABLE queue_controls ADD CONSTRAINT queue_controls_limits_check
-    CHECK (max_running BETWEEN 1 AND 1000000 AND key_max_running BETWEEN 1 AND 1000000);
+    CHECK (max_running BETWEEN 1 AND 1000000 AND key_max_running BETWEEN 1 AND 1000000
+           AND rate_per_second > 0 AND rate_per_second <= 1000000
+           AND key_rate_per_second > 0 AND key_rate_per_second <= 1000000
+           AND rate_burst BETWEEN 1 AND 1000000 AND key_rate_burst BETWEEN 1 AND 1000000);
 
 CREATE TABLE IF NOT EXISTS queue_keys (
     human_id  uuid        NOT NULL,
@@ -61,17 +81,22 @@ CREATE TABLE IF NOT EXISTS queue_keys (
     key       text        NOT NULL,
     running   integer     NOT NULL DEFAULT 0,
     served_at timestamptz NOT NULL DEFAULT '-infinity',
+    tat       timestamptz NOT NULL DEFAULT '-infinity',
     PRIMARY KEY (human_id, queue, key),
     FOREIGN KEY (human_id, queue) REFERENCES queue_controls (human_id, queue) ON DELETE CASCADE
 ) WITH (fillfactor = 70);
-
-CREATE INDEX IF NOT EXISTS idx_queue_keys_walk ON queue_keys (human_id, queue, served_at, key);
 
 -- +goose Down
 
 DROP TABLE IF EXISTS queue_keys;
 ALTER TABLE queue_controls
     DROP CONSTRAINT IF EXISTS queue_controls_limits_check,
+    DROP COLUMN IF EXISTS limited,
+    DROP COLUMN IF EXISTS key_rate_burst,
+    DROP COLUMN IF EXISTS key_rate_per_second,
+    DROP COLUMN IF EXISTS tat,
+    DROP COLUMN IF EXISTS rate_burst,
+    DROP COLUMN IF EXISTS rate_per_second,
     DROP COLUMN IF EXISTS repaired_at,
     DROP COLUMN IF EXISTS limits_at,
     DROP COLUMN IF EXISTS running,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"go.uber.org/zap"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
@@ -24,12 +25,24 @@ func (s *Server) SetQueueLimits(ctx context.Context, req *queuev1.SetQueueLimits
 	if err != nil {
 		return nil, err
 	}
-	l := store.Limits{MaxRunning: req.GetMaxRunning(), KeyMaxRunning: req.GetKeyMaxRunning()}
-	if l.MaxRunning < 0 || l.MaxRunning > maxLimit {
-		return nil, invalid("max_running", "must be between 1 and 1000000, or 0 for no limit")
+	l := store.Limits{
+		MaxRunning: req.GetMaxRunning(), KeyMaxRunning: req.GetKeyMaxRunning(),
+		Rate: req.GetRatePerSecond(), RateBurst: req.GetRateBurst(), KeyRate: req.GetKeyRatePerSecond(), KeyRateBurst: req.GetKeyRateBurst(),
 	}
-	if l.KeyMaxRunning < 0 || l.KeyMaxRunning > maxLimit {
-		return nil, invalid("key_max_running", "must be between 1 and 1000000, or 0 for no limit")
+	for _, f := range []struct {
+		name string
+		bad  bool
+	}{
+		{"max_running", l.MaxRunning < 0 || l.MaxRunning > maxLimit},
+		{"key_max_running", l.KeyMaxRunning < 0 || l.KeyMaxRunning > maxLimit},
+		{"rate_per_second", !(l.Rate >= 0 && l.Rate <= maxLimit)}, // also NaN
+		{"rate_burst", l.RateBurst < 0 || l.RateBurst > maxLimit},
+		{"key_rate_per_second", !(l.KeyRate >= 0 && l.KeyRate <= maxLimit)},
+		{"key_rate_burst", l.KeyRateBurst < 0 || l.KeyRateBurst > maxLimit},
+	} {
+		if f.bad {
+			return nil, invalid(f.name, "must be between 0 (none) and 1000000")
+		}
 	}
 	ctl, err := s.store.SetLimits(ctx, c, req.GetQueue(), l)
 	if err != nil {
@@ -41,10 +54,13 @@ func (s *Server) SetQueueLimits(ctx context.Context, req *queuev1.SetQueueLimits
 
 // limitsProto renders a queue's limits; nil when it has none.
 func limitsProto(l store.Limits, running int32, at *time.Time) *queuev1.QueueLimits {
-	if l.MaxRunning == 0 && l.KeyMaxRunning == 0 {
+	if l == (store.Limits{RateBurst: l.RateBurst, KeyRateBurst: l.KeyRateBurst}) {
 		return nil
 	}
-	out := &queuev1.QueueLimits{MaxRunning: l.MaxRunning, KeyMaxRunning: l.KeyMaxRunning, Running: running}
+	out := &queuev1.QueueLimits{
+		MaxRunning: l.MaxRunning, KeyMaxRunning: l.KeyMaxRunning, Running: running,
+		RatePerSecond: l.Rate, RateBurst: l.RateBurst, KeyRatePerSecond: l.KeyRate, KeyRateBurst: l.KeyRateBurst,
+	}
 	if at != nil {
 		out.UpdatedAt = timestamppb.New(*at)
 	}
@@ -58,7 +74,7 @@ func limitsProto(l store.Limits, running int32, at *time.Time) *queuev1.QueueLim
 func (s *Server) RepairOnce(ctx context.Context) (int64, error) {
 	n, err := s.store.RepairDue(ctx, s.opts.RepairInterval, repairBatch)
 	if n > 0 {
-		s.log.Warn("queue limit counters repaired")
+		s.log.Warn("queue limit counters repaired", zap.Int64("counters", n))
 	}
 	return n, err
 }

@@ -21,8 +21,8 @@ import (
 )
 
 // TestLimitsHoldUnderRacingClaimers: 50 claimers over two queue servers
-// ("nodes", each on its own pools) drain 3,000 keyed todos over 10 keys
-// plus 300 keyless ones from a queue limited to 3 running per key and 20
+// ("nodes", each on its own pools) drain 2,000 keyed todos over 10 keys
+// plus 200 keyless ones from a queue limited to 3 running per key and 20
 // overall, completing most, and releasing, failing (retry), cancelling and
 // abandoning (expired, then reaped) some. A monitor counting RUNNING todos
 // from the database never sees a limit exceeded; at the end every todo is
@@ -31,7 +31,7 @@ import (
 func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
 	t.Parallel()
 	const (
-		keys, perKey, keyless = 10, 300, 300
+		keys, perKey, keyless = 10, 200, 200
 		keyMax, queueMax      = 3, 20
 		claimers              = 50
 		q                     = "lim"

@@ -4,6 +4,7 @@ package queue_test
 
 import (
 	"fmt"
+	"math"
 	"maps"
 	"slices"
 	"strings"
@@ -28,6 +29,11 @@ func TestSetQueueLimitsRejectsBadInput(t *testing.T) {
 		{&queuev1.SetQueueLimitsRequest{Queue: "q", MaxRunning: 1_000_001}, "max_running"},
 		{&queuev1.SetQueueLimitsRequest{Queue: "q", KeyMaxRunning: -5}, "key_max_running"},
 		{&queuev1.SetQueueLimitsRequest{Queue: "Bad Name", KeyMaxRunning: 1}, "queue"},
+		{&queuev1.SetQueueLimitsRequest{Queue: "q", RatePerSecond: -0.5}, "rate_per_second"},
+		{&queuev1.SetQueueLimitsRequest{Queue: "q", RatePerSecond: math.NaN()}, "rate_per_second"},
+		{&queuev1.SetQueueLimitsRequest{Queue: "q", RatePerSecond: 1, RateBurst: -1}, "rate_burst"},
+		{&queuev1.SetQueueLimitsRequest{Queue: "q", KeyRatePerSecond: 2e6}, "key_rate_per_second"},
+		{&queuev1.SetQueueLimitsRequest{Queue: "q", KeyRatePerSecond: 1, KeyRateBurst: 1_000_001}, "key_rate_burst"},
 	} {
 		_, err := e.srv.SetQueueLimits(e.owner(t), tc.req)
 		require.Equal(t, codes.InvalidArgument, code(err), "%v", tc.req)

@@ -2522,6 +2522,19 @@ type SetQueueLimitsRequest struct {
 	// Most todos with one concurrency_key RUNNING at once, 1–1,000,000; 0 for
 	// no limit.
 	KeyMaxRunning int32 `protobuf:"varint,3,opt,name=key_max_running,json=keyMaxRunning,proto3" json:"key_max_running,omitempty"`
+	// Claims per second for the whole queue (todos leased, shared by every
+	// node: GCRA held in the queue's row), > 0 and ≤ 1,000,000; 0 for no
+	// rate limit. A Claim that finds only rate-limited work waits for the
+	// next token (within its wait).
+	RatePerSecond float64 `protobuf:"fixed64,4,opt,name=rate_per_second,json=ratePerSecond,proto3" json:"rate_per_second,omitempty"`
+	// How many claims may go at once after an idle spell, 1–1,000,000; 0
+	// means 1.
+	RateBurst int32 `protobuf:"varint,5,opt,name=rate_burst,json=rateBurst,proto3" json:"rate_burst,omitempty"`
+	// Claims per second for each concurrency_key, as rate_per_second; 0 for
+	// no per-key rate limit.
+	KeyRatePerSecond float64 `protobuf:"fixed64,6,opt,name=key_rate_per_second,json=keyRatePerSecond,proto3" json:"key_rate_per_second,omitempty"`
+	// The per-key burst, as rate_burst.
+	KeyRateBurst  int32 `protobuf:"varint,7,opt,name=key_rate_burst,json=keyRateBurst,proto3" json:"key_rate_burst,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2573,6 +2586,34 @@ func (x *SetQueueLimitsRequest) GetMaxRunning() int32 {
 func (x *SetQueueLimitsRequest) GetKeyMaxRunning() int32 {
 	if x != nil {
 		return x.KeyMaxRunning
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetRatePerSecond() float64 {
+	if x != nil {
+		return x.RatePerSecond
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetRateBurst() int32 {
+	if x != nil {
+		return x.RateBurst
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetKeyRatePerSecond() float64 {
+	if x != nil {
+		return x.KeyRatePerSecond
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetKeyRateBurst() int32 {
+	if x != nil {
+		return x.KeyRateBurst
 	}
 	return 0
 }
@@ -2634,7 +2675,15 @@ type QueueLimits struct {
 	// RUNNING todos as counted for max_running (0 when it is not set).
 	Running int32 `protobuf:"varint,3,opt,name=running,proto3" json:"running,omitempty"`
 	// When the limits were last set (database clock).
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Claims per second for the queue; 0 = no rate limit.
+	RatePerSecond float64 `protobuf:"fixed64,5,opt,name=rate_per_second,json=ratePerSecond,proto3" json:"rate_per_second,omitempty"`
+	// The queue rate's burst (≥ 1).
+	RateBurst int32 `protobuf:"varint,6,opt,name=rate_burst,json=rateBurst,proto3" json:"rate_burst,omitempty"`
+	// Claims per second for each key; 0 = no rate limit.
+	KeyRatePerSecond float64 `protobuf:"fixed64,7,opt,name=key_rate_per_second,json=keyRatePerSecond,proto3" json:"key_rate_per_second,omitempty"`
+	// The key rate's burst (≥ 1).
+	KeyRateBurst  int32 `protobuf:"varint,8,opt,name=key_rate_burst,json=keyRateBurst,proto3" json:"key_rate_burst,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2695,6 +2744,34 @@ func (x *QueueLimits) GetUpdatedAt() *timestamppb.Timestamp {
 		return x.UpdatedAt
 	}
 	return nil
+}
+
+func (x *QueueLimits) GetRatePerSecond() float64 {
+	if x != nil {
+		return x.RatePerSecond
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetRateBurst() int32 {
+	if x != nil {
+		return x.RateBurst
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetKeyRatePerSecond() float64 {
+	if x != nil {
+		return x.KeyRatePerSecond
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetKeyRateBurst() int32 {
+	if x != nil {
+		return x.KeyRateBurst
+	}
+	return 0
 }
 
 var File_switchboard_queue_v1_queue_service_proto protoreflect.FileDescriptor
@@ -2875,21 +2952,31 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12<\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\".switchboard.queue.v1.BatchOutcomeR\aoutcome\"\\\n" +
 	"\x15CompleteBatchResponse\x12C\n" +
-	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults\"\xb7\x01\n" +
+	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults\"\x9f\x03\n" +
 	"\x15SetQueueLimitsRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12,\n" +
 	"\vmax_running\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\n" +
 	"maxRunning\x123\n" +
-	"\x0fkey_max_running\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\rkeyMaxRunning\"V\n" +
+	"\x0fkey_max_running\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\rkeyMaxRunning\x12?\n" +
+	"\x0frate_per_second\x18\x04 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x80\x84.A)\x00\x00\x00\x00\x00\x00\x00\x00R\rratePerSecond\x12*\n" +
+	"\n" +
+	"rate_burst\x18\x05 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\trateBurst\x12F\n" +
+	"\x13key_rate_per_second\x18\x06 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x80\x84.A)\x00\x00\x00\x00\x00\x00\x00\x00R\x10keyRatePerSecond\x121\n" +
+	"\x0ekey_rate_burst\x18\a \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\fkeyRateBurst\"V\n" +
 	"\x16SetQueueLimitsResponse\x12<\n" +
-	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\xab\x01\n" +
+	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\xc7\x02\n" +
 	"\vQueueLimits\x12\x1f\n" +
 	"\vmax_running\x18\x01 \x01(\x05R\n" +
 	"maxRunning\x12&\n" +
 	"\x0fkey_max_running\x18\x02 \x01(\x05R\rkeyMaxRunning\x12\x18\n" +
 	"\arunning\x18\x03 \x01(\x05R\arunning\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*\x9a\x01\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12&\n" +
+	"\x0frate_per_second\x18\x05 \x01(\x01R\rratePerSecond\x12\x1d\n" +
+	"\n" +
+	"rate_burst\x18\x06 \x01(\x05R\trateBurst\x12-\n" +
+	"\x13key_rate_per_second\x18\a \x01(\x01R\x10keyRatePerSecond\x12$\n" +
+	"\x0ekey_rate_burst\x18\b \x01(\x05R\fkeyRateBurst*\x9a\x01\n" +
 	"\fBatchOutcome\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10BATCH_OUTCOME_OK\x10\x01\x12\x1d\n" +

@@ -182,13 +182,14 @@ type QueueServiceClient interface {
 	// time.
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListQueues(ctx context.Context, in *ListQueuesRequest, opts ...grpc.CallOption) (*ListQueuesResponse, error)
-	// SetQueueLimits sets (replaces) a queue's concurrency limits: at most
-	// max_running of its todos RUNNING at once, and at most key_max_running of
-	// those with one concurrency_key. Claim enforces them in its own statement
+	// SetQueueLimits sets (replaces) a queue's concurrency limits and rates: at
+	// most max_running of its todos RUNNING at once, at most key_max_running of
+	// those with one concurrency_key, at most rate_per_second claims per second
+	// (and key_rate_per_second per key). Claim enforces them in its own statement
 	// on every node (a claim never leases a todo that would exceed a limit,
 	// however many claimers race), and serves the keys round-robin (least
 	// recently served first) so one key's backlog does not starve another's.
-	// 0 (unset) removes a limit; with both 0 the queue is unlimited again.
+	// 0 (unset) removes a limit; with all 0 the queue is unlimited again.
 	// The limits hold for every claim that starts after the call returns;
 	// todos already RUNNING count toward them. A queue need not exist yet.
 	// Errors: INVALID_ARGUMENT for a bad queue name or a limit out of range.
@@ -526,13 +527,14 @@ type QueueServiceServer interface {
 	// time.
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListQueues(context.Context, *ListQueuesRequest) (*ListQueuesResponse, error)
-	// SetQueueLimits sets (replaces) a queue's concurrency limits: at most
-	// max_running of its todos RUNNING at once, and at most key_max_running of
-	// those with one concurrency_key. Claim enforces them in its own statement
+	// SetQueueLimits sets (replaces) a queue's concurrency limits and rates: at
+	// most max_running of its todos RUNNING at once, at most key_max_running of
+	// those with one concurrency_key, at most rate_per_second claims per second
+	// (and key_rate_per_second per key). Claim enforces them in its own statement
 	// on every node (a claim never leases a todo that would exceed a limit,
 	// however many claimers race), and serves the keys round-robin (least
 	// recently served first) so one key's backlog does not starve another's.
-	// 0 (unset) removes a limit; with both 0 the queue is unlimited again.
+	// 0 (unset) removes a limit; with all 0 the queue is unlimited again.
 	// The limits hold for every claim that starts after the call returns;
 	// todos already RUNNING count toward them. A queue need not exist yet.
 	// Errors: INVALID_ARGUMENT for a bad queue name or a limit out of range.

@@ -58,7 +58,8 @@ func (s *Store) Control(ctx context.Context, c Caller, queue string) (Control, e
 	r := rows[0]
 	return Control{
 		Paused: r.Paused, PausedAt: r.PausedAt, UpdatedAt: &r.UpdatedAt,
-		Limits: Limits{MaxRunning: deref(r.MaxRunning), KeyMaxRunning: deref(r.KeyMaxRunning)}, Running: r.Running, LimitsAt: r.LimitsAt,
+		Limits: limits(r.MaxRunning, r.KeyMaxRunning, r.RatePerSecond, r.RateBurst, r.KeyRatePerSecond, r.KeyRateBurst),
+		Running: r.Running, LimitsAt: r.LimitsAt,
 	}, nil
 }
 
@@ -85,7 +86,7 @@ func (s *Store) ListQueues(ctx context.Context, c Caller, after string, limit in
 	for i, r := range rows {
 		out[i] = QueueSummary{
 			Queue: r.Queue, Paused: r.Paused, LimitRunning: r.LimitRunning, LimitsAt: r.LimitsAt,
-			Limits: Limits{MaxRunning: deref(r.MaxRunning), KeyMaxRunning: deref(r.KeyMaxRunning)},
+			Limits:       limits(r.MaxRunning, r.KeyMaxRunning, r.RatePerSecond, r.RateBurst, r.KeyRatePerSecond, r.KeyRateBurst),
 			Stats: Stats{
 				PendingReady: r.PendingReady, PendingScheduled: r.PendingScheduled, Running: r.Running,
 				Completed: r.Completed, Dead: r.Dead, Cancelled: r.Cancelled, OldestPendingAgeSeconds: r.OldestPendingAgeSeconds,
@@ -94,8 +95,16 @@ func (s *Store) ListQueues(ctx context.Context, c Caller, after string, limit in
 	return out, nil
 }
 
+// limits assembles Limits from queue_controls' nullable columns.
+func limits(maxRunning, keyMaxRunning *int32, rate *float64, burst int32, keyRate *float64, keyBurst int32) Limits {
+	return Limits{
+		MaxRunning: deref(maxRunning), KeyMaxRunning: deref(keyMaxRunning),
+		Rate: deref(rate), RateBurst: burst, KeyRate: deref(keyRate), KeyRateBurst: keyBurst,
+	}
+}
+
 // deref is *n, or 0 for nil (a NULL limit: none).
-func deref(n *int32) int32 {
+func deref[N int32 | float64](n *N) N {
 	if n == nil {
 		return 0
 	}

@@ -14,15 +14,26 @@ import (
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
 
-// Limits are a queue's concurrency limits; 0 means none.
+// Limits are a queue's concurrency limits and rates (claims per second,
+// with their bursts, ≥ 1); 0 means none.
 type Limits struct {
 	MaxRunning    int32
 	KeyMaxRunning int32
+	Rate          float64
+	RateBurst     int32
+	KeyRate       float64
+	KeyRateBurst  int32
 }
 
 // limited reports whether the limits make the queue's claims go through
 // TodoClaimLimited.
-func (l Limits) limited() bool { return l.MaxRunning > 0 || l.KeyMaxRunning > 0 }
+func (l Limits) limited() bool {
+	return l.MaxRunning > 0 || l.KeyMaxRunning > 0 || l.Rate > 0 || l.KeyRate > 0
+}
+
+// limitedRecheck is how often a node re-asks whether a queue it takes for
+// limited still is, while its claims come back empty.
+const limitedRecheck = time.Second
 
 // limitedKey names a queue in Store.limited.
 type limitedKey struct {
@@ -38,18 +49,22 @@ type limitedKey struct {
 // stale hint can only cost an extra statement, never a limit.
 func (s *Store) Claim(ctx context.Context, c Caller, a ClaimArgs) ([]Todo, error) {
 	k := limitedKey{human: c.HumanID, queue: a.Queue}
-	_, limited := s.limited.Load(k)
+	checked, limited := s.limited.Load(k)
 	rows, err := s.claim(ctx, c, a, limited)
-	if err == nil && len(rows) == 0 {
+	// A limited queue's empty answer is usual (limits reached): its hint is
+	// re-checked at most once per limitedRecheck, not after each one.
+	if err == nil && len(rows) == 0 && (!limited || time.Since(checked.(time.Time)) > limitedRecheck) {
 		var now bool
-		if now, err = s.q.QueueLimitedGet(ctx, s.hot, dbsqlc.QueueLimitedGetParams{HumanID: c.HumanID, Queue: a.Queue}); err == nil && now != limited {
+		if now, err = s.q.QueueLimitedGet(ctx, s.hot, dbsqlc.QueueLimitedGetParams{HumanID: c.HumanID, Queue: a.Queue}); err == nil {
 			if now {
-				s.limited.Store(k, true)
+				s.limited.Store(k, time.Now())
 			} else {
 				s.limited.Delete(k)
 			}
-			limited = now
-			rows, err = s.claim(ctx, c, a, limited)
+			if now != limited {
+				limited = now
+				rows, err = s.claim(ctx, c, a, limited)
+			}
 		}
 	}
 	if err != nil {
@@ -88,13 +103,15 @@ func (s *Store) claim(ctx context.Context, c Caller, a ClaimArgs, limited bool) 
 func (s *Store) SetLimits(ctx context.Context, c Caller, queue string, l Limits) (Control, error) {
 	_, err := s.q.QueueSetLimits(ctx, s.pool, dbsqlc.QueueSetLimitsParams{
 		HumanID: c.HumanID, Queue: queue, MaxRunning: positive(l.MaxRunning), KeyMaxRunning: positive(l.KeyMaxRunning),
+		RatePerSecond: positive(l.Rate), RateBurst: max(1, l.RateBurst),
+		KeyRatePerSecond: positive(l.KeyRate), KeyRateBurst: max(1, l.KeyRateBurst),
 	})
 	if err != nil {
 		return Control{}, mapErr(err, "set queue limits", "queue "+queue)
 	}
 	k := limitedKey{human: c.HumanID, queue: queue}
 	if l.limited() {
-		s.limited.Store(k, true)
+		s.limited.Store(k, time.Now())
 	} else {
 		s.limited.Delete(k)
 	}
@@ -105,11 +122,29 @@ func (s *Store) SetLimits(ctx context.Context, c Caller, queue string, l Limits)
 }
 
 // positive is n as a nullable column: NULL for 0.
-func positive(n int32) *int32 {
+func positive[N int32 | float64](n N) *N {
 	if n <= 0 {
 		return nil
 	}
 	return &n
+}
+
+// Limited reports whether this node takes the queue for limited (its
+// claims go through TodoClaimLimited): a hint, as in Claim.
+func (s *Store) Limited(c Caller, queue string) bool {
+	_, ok := s.limited.Load(limitedKey{human: c.HumanID, queue: queue})
+	return ok
+}
+
+// NextToken is how long until a rate of the queue (its own, or its keys')
+// next lets a claim through; 0 when no rate holds its claims back (nothing
+// due, limits reached, or a token is there).
+func (s *Store) NextToken(ctx context.Context, c Caller, queue string) (time.Duration, error) {
+	r, err := s.q.QueueClaimHint(ctx, s.hot, dbsqlc.QueueClaimHintParams{HumanID: c.HumanID, Queue: queue})
+	if err != nil {
+		return 0, mapErr(err, "claim hint", "queue "+queue)
+	}
+	return max(0, time.Duration(max(r.QueueWait, r.KeyWait)*float64(time.Second))), nil
 }
 
 // Repair recounts a queue's running counters from its todos and creates

@@ -20,7 +20,7 @@ import (
 // hotStatements are the statements Store runs on the hot pool.
 var hotStatements = []string{
 	"TodoClaim", "TodoHeartbeatBatch", "TodoCompleteBatch", "TodoGetMany", "TodoAckStates", "TodoFail", "TodoRelease",
-	"TodoClaimLimited", "QueueLimitedGet",
+	"TodoClaimLimited", "QueueLimitedGet", "QueueClaimHint",
 }
 
 // TestHotStatementsGenericPlans pins the generic plans of the worker
@@ -77,6 +77,8 @@ func TestHotStatementsGenericPlans(t *testing.T) {
 	_, err = s.Complete(ctx, c, []CompleteItem{{Lease: Lease{ID: limited[0].ID, Token: *limited[0].LeaseToken}}})
 	require.NoError(t, err)
 	s.limited.Clear() // a node that has not learnt it yet: the fast claim finds nothing, the probe runs
+	_, err = s.NextToken(ctx, c, "lim")
+	require.NoError(t, err)
 	limited, err = s.Claim(ctx, c, ClaimArgs{Queue: "lim", Worker: "w", Max: 10})
 	require.NoError(t, err)
 	require.Len(t, limited, 10)

@@ -77,7 +77,7 @@ key_rows AS (
     WHERE u.concurrency_key <> ''
       AND EXISTS (SELECT 1 FROM queue_controls AS c
                   WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
-                    AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
+                    AND c.limited)
     ORDER BY 3
     ON CONFLICT DO NOTHING
 )
@@ -172,7 +172,7 @@ WITH next AS MATERIALIZED (
       -- scan: such a queue's fast claim reads no todo at all.
       AND NOT EXISTS (SELECT 1 FROM queue_controls AS c
                       WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)
-                        AND (c.paused OR c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
+                        AND (c.paused OR c.limited))
     ORDER BY p.priority, p.run_at, p.id
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
@@ -215,33 +215,44 @@ RETURNING t.*;
 --   budget; rows locked beyond the cut are let go at commit.
 -- The keyed and keyless lookups go through idx_todos_pending_key (concurrency_key = key, resp. IS NULL).
 WITH q AS MATERIALIZED (
-    SELECT c.max_running, c.key_max_running
+    SELECT c.max_running, c.rate_per_second, c.key_max_running, c.key_rate_per_second, c.key_rate_burst
     FROM queue_controls AS c
     WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND NOT c.paused
 ),
 ql AS MATERIALIZED (
-    SELECT c.max_running - c.running AS room
+    -- GCRA tokens available now: floor((now - max(tat, now)) · rate) + burst, never negative (§3c).
+    SELECT least(coalesce(c.max_running - c.running, 1000000),
+                 CASE WHEN c.rate_per_second IS NULL THEN 1000000
+                      ELSE floor(extract(epoch FROM now() - greatest(c.tat, now())) * c.rate_per_second + 1e-9)::integer
+                           + c.rate_burst END) AS room
     FROM queue_controls AS c
     WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND NOT c.paused
-      AND c.max_running IS NOT NULL
+      AND (c.max_running IS NOT NULL OR c.rate_per_second IS NOT NULL)
     FOR NO KEY UPDATE
 ),
 budget AS MATERIALIZED (
-    -- ql is the newest row version (a locking read waits and re-reads); q is the snapshot's. When q has
-    -- max_running but ql no row, the queue was paused meanwhile: 0.
+    -- ql is the newest row version (a locking read waits and re-reads); q is the snapshot's. When q has a
+    -- queue-wide limit but ql no row, the queue was paused meanwhile: 0.
     SELECT greatest(0, least(sqlc.arg(batch_size)::integer,
                              coalesce((SELECT ql.room FROM ql),
-                                      CASE WHEN q.max_running IS NULL THEN sqlc.arg(batch_size)::integer ELSE 0 END)))
+                                      CASE WHEN q.max_running IS NULL AND q.rate_per_second IS NULL
+                                           THEN sqlc.arg(batch_size)::integer ELSE 0 END)))
                AS n
     FROM q
 ),
 walk AS MATERIALIZED (
     SELECT k.key, k.served_at,
-           coalesce((SELECT q.key_max_running FROM q), 1000000) - k.running AS room
+           least(coalesce((SELECT q.key_max_running FROM q), 1000000) - k.running,
+                 coalesce(floor(extract(epoch FROM now() - greatest(k.tat, now())) * (SELECT q.key_rate_per_second FROM q)
+                                + 1e-9)::integer + (SELECT q.key_rate_burst FROM q), 1000000)) AS room
     FROM queue_keys AS k
     WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)
       AND (SELECT b.n FROM budget AS b) > 0
       AND k.running < coalesce((SELECT q.key_max_running FROM q), 1000000)
+      -- a token: tat ≤ now + (burst - 1) / rate
+      AND ((SELECT q.key_rate_per_second FROM q) IS NULL
+           OR greatest(k.tat, now()) <= now() + make_interval(secs => ((SELECT q.key_rate_burst FROM q) - 1)
+                                                                   / (SELECT q.key_rate_per_second FROM q)))
       AND EXISTS (SELECT 1 FROM todos AS x
                   WHERE x.state = 'pending' AND x.human_id = sqlc.arg(human_id) AND x.queue = sqlc.arg(queue)
                     AND x.concurrency_key = k.key AND x.run_at <= now()
@@ -297,14 +308,21 @@ cut AS MATERIALIZED (
 key_bump AS (
     -- By primary key (= ANY), not joined to cut: the generic plan must not hash the queue's keys.
     UPDATE queue_keys AS k
-    SET running = k.running + (SELECT count(*) FROM cut WHERE cut.key = k.key)::integer, served_at = now()
+    SET running   = k.running + (SELECT count(*) FROM cut WHERE cut.key = k.key)::integer,
+        served_at = now(),
+        tat       = CASE WHEN (SELECT q.key_rate_per_second FROM q) IS NULL THEN k.tat
+                         ELSE greatest(k.tat, now()) + make_interval(secs => (SELECT count(*) FROM cut WHERE cut.key = k.key)
+                                                                          / (SELECT q.key_rate_per_second FROM q)) END
     WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)
       AND k.key = ANY (ARRAY(SELECT cut.key FROM cut WHERE cut.key IS NOT NULL))
 ),
 queue_bump AS (
     UPDATE queue_controls AS c
-    SET running = c.running + (SELECT count(*) FROM cut)::integer
+    SET running = CASE WHEN c.max_running IS NULL THEN c.running ELSE c.running + (SELECT count(*) FROM cut)::integer END,
+        tat     = CASE WHEN c.rate_per_second IS NULL THEN c.tat
+                       ELSE greatest(c.tat, now()) + make_interval(secs => (SELECT count(*) FROM cut) / c.rate_per_second) END
     WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND EXISTS (SELECT 1 FROM ql)
+      AND EXISTS (SELECT 1 FROM cut)
 )
 UPDATE todos AS t
 SET state            = 'running',
@@ -324,11 +342,11 @@ WHERE t.id = ANY (ARRAY(SELECT cut.id FROM cut))
 RETURNING t.*;
 
 -- name: QueueLimitedGet :one
--- Whether a queue's claims must go through TodoClaimLimited (it has max_running or key_max_running): the hint
+-- Whether a queue's claims must go through TodoClaimLimited (it has a limit or a rate): the hint
 -- Store.Claim keeps per queue is refreshed with this after an empty claim.
 SELECT EXISTS (SELECT 1 FROM queue_controls AS c
                WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
-                 AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL)) AS limited;
+                 AND c.limited) AS limited;
 
 -- name: TodoHeartbeatBatch :many
 -- Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
@@ -911,7 +929,8 @@ RETURNING q.paused, q.paused_at, q.updated_at;
 
 -- name: QueueControlGet :many
 -- A queue's control state (at most one row); no row = running, never controlled.
-SELECT c.paused, c.paused_at, c.updated_at, c.max_running, c.key_max_running, c.running, c.limits_at
+SELECT c.paused, c.paused_at, c.updated_at, c.max_running, c.key_max_running, c.running, c.limits_at,
+       c.rate_per_second, c.rate_burst, c.key_rate_per_second, c.key_rate_burst
 FROM queue_controls AS c
 WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text;
 
@@ -946,6 +965,8 @@ page AS (
 SELECT p.queue::text AS queue,
        coalesce(c.paused, false) AS paused,
        c.max_running, c.key_max_running, coalesce(c.running, 0)::integer AS limit_running, c.limits_at,
+       c.rate_per_second, coalesce(c.rate_burst, 1)::integer AS rate_burst, c.key_rate_per_second,
+       coalesce(c.key_rate_burst, 1)::integer AS key_rate_burst,
        s.pending_ready, s.pending_scheduled, s.running, s.completed, s.dead, s.cancelled,
        s.oldest_pending_age_seconds
 FROM page AS p
@@ -968,11 +989,15 @@ ORDER BY p.queue;
 -- SetQueueLimits: sets (replaces) a queue's limits, creating its control row. NULL = no limit. The counters are
 -- made right by the repair that follows (QueueKeysLock … QueueRecount) in its own transaction: this one commits
 -- first, so that from then on every enqueue creates key rows and every claim goes through TodoClaimLimited.
-INSERT INTO queue_controls AS q (human_id, queue, max_running, key_max_running, limits_at)
-VALUES (sqlc.arg(human_id), sqlc.arg(queue)::text, sqlc.narg(max_running), sqlc.narg(key_max_running), now())
+INSERT INTO queue_controls AS q (human_id, queue, max_running, key_max_running, rate_per_second, rate_burst,
+                                 key_rate_per_second, key_rate_burst, limits_at)
+VALUES (sqlc.arg(human_id), sqlc.arg(queue)::text, sqlc.narg(max_running), sqlc.narg(key_max_running),
+        sqlc.narg(rate_per_second), sqlc.arg(rate_burst), sqlc.narg(key_rate_per_second), sqlc.arg(key_rate_burst), now())
 ON CONFLICT (human_id, queue) DO UPDATE
-    SET max_running = excluded.max_running, key_max_running = excluded.key_max_running, limits_at = now()
-RETURNING q.paused, q.paused_at, q.updated_at, q.max_running, q.key_max_running, q.running, q.limits_at;
+    SET max_running = excluded.max_running, key_max_running = excluded.key_max_running,
+        rate_per_second = excluded.rate_per_second, rate_burst = excluded.rate_burst,
+        key_rate_per_second = excluded.key_rate_per_second, key_rate_burst = excluded.key_rate_burst, limits_at = now()
+RETURNING q.paused;
 
 -- name: QueueRepairTryLock :one
 -- The repair of one queue's counters runs on one node at a time (a transaction-level advisory lock, tried, never
@@ -999,7 +1024,7 @@ WHERE t.human_id = sqlc.arg(human_id) AND t.queue = sqlc.arg(queue)::text
   AND t.state IN ('pending', 'running') AND t.concurrency_key IS NOT NULL
   AND EXISTS (SELECT 1 FROM queue_controls AS c
               WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
-                AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
+                AND c.limited)
 ORDER BY 3
 ON CONFLICT DO NOTHING;
 
@@ -1011,7 +1036,7 @@ ON CONFLICT DO NOTHING;
 -- the fast path, where nothing counts). Returns how many counters were wrong (0 unless something drifted,
 -- e.g. a claim in flight while the limits changed) and whether the queue is limited.
 WITH q AS MATERIALIZED (
-    SELECT c.max_running, (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL) AS limited
+    SELECT c.max_running, c.limited
     FROM queue_controls AS c
     WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
     FOR NO KEY UPDATE
@@ -1053,7 +1078,7 @@ SELECT ((SELECT count(*) FROM keys_fixed) + (SELECT count(*) FROM queue_fixed)):
 -- the others every repair_every_seconds. Oldest repair first, at most row_limit.
 SELECT c.human_id, c.queue::text AS queue
 FROM queue_controls AS c
-WHERE (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL)
+WHERE c.limited
   AND (c.limits_at > now() - interval '1 minute'
        OR c.repaired_at IS NULL
        OR c.repaired_at < now() - make_interval(secs => sqlc.arg(repair_every_seconds)::double precision))
@@ -1065,3 +1090,23 @@ LIMIT sqlc.arg(row_limit)::integer;
 UPDATE queue_controls AS c
 SET repaired_at = now()
 WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text;
+
+-- name: QueueClaimHint :one
+-- After a limited queue's claim came back empty: in how many seconds the queue's rate (queue_wait) and the keys'
+-- rates (key_wait: the soonest over keys with due work and room) next give a token, so a waiting claim sleeps
+-- until the later of the two instead of polling; 0 where no rate applies or a token is there. Read only.
+SELECT coalesce((
+           SELECT extract(epoch FROM greatest(c.tat, now()) - now()) - (c.rate_burst - 1) / c.rate_per_second
+           FROM queue_controls AS c
+           WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+             AND c.rate_per_second IS NOT NULL), 0)::float8 AS queue_wait,
+       coalesce((
+           SELECT min(extract(epoch FROM greatest(k.tat, now()) - now()) - (c.key_rate_burst - 1) / c.key_rate_per_second)
+           FROM queue_keys AS k
+           JOIN queue_controls AS c ON c.human_id = k.human_id AND c.queue = k.queue
+           WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
+             AND c.key_rate_per_second IS NOT NULL
+             AND k.running < coalesce(c.key_max_running, 1000000)
+             AND EXISTS (SELECT 1 FROM todos AS x
+                         WHERE x.state = 'pending' AND x.human_id = k.human_id AND x.queue = k.queue
+                           AND x.concurrency_key = k.key AND x.run_at <= now())), 0)::float8 AS key_wait;

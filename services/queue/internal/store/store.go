@@ -68,9 +68,10 @@ type Store struct {
 	hot *pgxpool.Pool
 	q   *dbsqlc.Queries
 	// limited remembers, per queue (limitedKey), that its claims go
-	// through TodoClaimLimited. A hint only: the fast claim refuses a
-	// limited queue itself, and either claim re-asks (QueueLimitedGet)
-	// after an empty answer, so a stale entry costs one probe.
+	// through TodoClaimLimited (the value: when that was last checked). A
+	// hint only: the fast claim refuses a limited queue itself, and either
+	// claim re-asks (QueueLimitedGet) after an empty answer, so a stale
+	// entry costs one probe.
 	limited sync.Map
 }
 

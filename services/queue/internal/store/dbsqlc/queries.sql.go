@@ -12,8 +12,47 @@ import (
 	"github.com/google/uuid"
 )
 
+const queueClaimHint = `-- name: QueueClaimHint :one
+SELECT coalesce((
+           SELECT extract(epoch FROM greatest(c.tat, now()) - now()) - (c.rate_burst - 1) / c.rate_per_second
+           FROM queue_controls AS c
+           WHERE c.human_id = $1 AND c.queue = $2::text
+             AND c.rate_per_second IS NOT NULL), 0)::float8 AS queue_wait,
+       coalesce((
+           SELECT min(extract(epoch FROM greatest(k.tat, now()) - now()) - (c.key_rate_burst - 1) / c.key_rate_per_second)
+           FROM queue_keys AS k
+           JOIN queue_controls AS c ON c.human_id = k.human_id AND c.queue = k.queue
+           WHERE k.human_id = $1 AND k.queue = $2::text
+             AND c.key_rate_per_second IS NOT NULL
+             AND k.running < coalesce(c.key_max_running, 1000000)
+             AND EXISTS (SELECT 1 FROM todos AS x
+                         WHERE x.state = 'pending' AND x.human_id = k.human_id AND x.queue = k.queue
+                           AND x.concurrency_key = k.key AND x.run_at <= now())), 0)::float8 AS key_wait
+`
+
+type QueueClaimHintParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+type QueueClaimHintRow struct {
+	QueueWait float64
+	KeyWait   float64
+}
+
+// After a limited queue's claim came back empty: in how many seconds the queue's rate (queue_wait) and the keys'
+// rates (key_wait: the soonest over keys with due work and room) next give a token, so a waiting claim sleeps
+// until the later of the two instead of polling; 0 where no rate applies or a token is there. Read only.
+func (q *Queries) QueueClaimHint(ctx context.Context, db DBTX, arg QueueClaimHintParams) (QueueClaimHintRow, error) {
+	row := db.QueryRow(ctx, queueClaimHint, arg.HumanID, arg.Queue)
+	var i QueueClaimHintRow
+	err := row.Scan(&i.QueueWait, &i.KeyWait)
+	return i, err
+}
+
 const queueControlGet = `-- name: QueueControlGet :many
-SELECT c.paused, c.paused_at, c.updated_at, c.max_running, c.key_max_running, c.running, c.limits_at
+SELECT c.paused, c.paused_at, c.updated_at, c.max_running, c.key_max_running, c.running, c.limits_at,
+       c.rate_per_second, c.rate_burst, c.key_rate_per_second, c.key_rate_burst
 FROM queue_controls AS c
 WHERE c.human_id = $1 AND c.queue = $2::text
 `
@@ -24,13 +63,17 @@ type QueueControlGetParams struct {
 }
 
 type QueueControlGetRow struct {
-	Paused        bool
-	PausedAt      *time.Time
-	UpdatedAt     time.Time
-	MaxRunning    *int32
-	KeyMaxRunning *int32
-	Running       int32
-	LimitsAt      *time.Time
+	Paused           bool
+	PausedAt         *time.Time
+	UpdatedAt        time.Time
+	MaxRunning       *int32
+	KeyMaxRunning    *int32
+	Running          int32
+	LimitsAt         *time.Time
+	RatePerSecond    *float64
+	RateBurst        int32
+	KeyRatePerSecond *float64
+	KeyRateBurst     int32
 }
 
 // A queue's control state (at most one row); no row = running, never controlled.
@@ -51,6 +94,10 @@ func (q *Queries) QueueControlGet(ctx context.Context, db DBTX, arg QueueControl
 			&i.KeyMaxRunning,
 			&i.Running,
 			&i.LimitsAt,
+			&i.RatePerSecond,
+			&i.RateBurst,
+			&i.KeyRatePerSecond,
+			&i.KeyRateBurst,
 		); err != nil {
 			return nil, err
 		}
@@ -70,7 +117,7 @@ WHERE t.human_id = $1 AND t.queue = $2::text
   AND t.state IN ('pending', 'running') AND t.concurrency_key IS NOT NULL
   AND EXISTS (SELECT 1 FROM queue_controls AS c
               WHERE c.human_id = $1 AND c.queue = $2::text
-                AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
+                AND c.limited)
 ORDER BY 3
 ON CONFLICT DO NOTHING
 `
@@ -110,7 +157,7 @@ func (q *Queries) QueueKeysLock(ctx context.Context, db DBTX, arg QueueKeysLockP
 const queueLimitedGet = `-- name: QueueLimitedGet :one
 SELECT EXISTS (SELECT 1 FROM queue_controls AS c
                WHERE c.human_id = $1 AND c.queue = $2::text
-                 AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL)) AS limited
+                 AND c.limited) AS limited
 `
 
 type QueueLimitedGetParams struct {
@@ -118,7 +165,7 @@ type QueueLimitedGetParams struct {
 	Queue   string
 }
 
-// Whether a queue's claims must go through TodoClaimLimited (it has max_running or key_max_running): the hint
+// Whether a queue's claims must go through TodoClaimLimited (it has a limit or a rate): the hint
 // Store.Claim keeps per queue is refreshed with this after an empty claim.
 func (q *Queries) QueueLimitedGet(ctx context.Context, db DBTX, arg QueueLimitedGetParams) (bool, error) {
 	row := db.QueryRow(ctx, queueLimitedGet, arg.HumanID, arg.Queue)
@@ -153,6 +200,8 @@ page AS (
 SELECT p.queue::text AS queue,
        coalesce(c.paused, false) AS paused,
        c.max_running, c.key_max_running, coalesce(c.running, 0)::integer AS limit_running, c.limits_at,
+       c.rate_per_second, coalesce(c.rate_burst, 1)::integer AS rate_burst, c.key_rate_per_second,
+       coalesce(c.key_rate_burst, 1)::integer AS key_rate_burst,
        s.pending_ready, s.pending_scheduled, s.running, s.completed, s.dead, s.cancelled,
        s.oldest_pending_age_seconds
 FROM page AS p
@@ -185,6 +234,10 @@ type QueueListRow struct {
 	KeyMaxRunning           *int32
 	LimitRunning            int32
 	LimitsAt                *time.Time
+	RatePerSecond           *float64
+	RateBurst               int32
+	KeyRatePerSecond        *float64
+	KeyRateBurst            int32
 	PendingReady            int64
 	PendingScheduled        int64
 	Running                 int64
@@ -215,6 +268,10 @@ func (q *Queries) QueueList(ctx context.Context, db DBTX, arg QueueListParams) (
 			&i.KeyMaxRunning,
 			&i.LimitRunning,
 			&i.LimitsAt,
+			&i.RatePerSecond,
+			&i.RateBurst,
+			&i.KeyRatePerSecond,
+			&i.KeyRateBurst,
 			&i.PendingReady,
 			&i.PendingScheduled,
 			&i.Running,
@@ -280,7 +337,7 @@ func (q *Queries) QueuePause(ctx context.Context, db DBTX, arg QueuePauseParams)
 
 const queueRecount = `-- name: QueueRecount :one
 WITH q AS MATERIALIZED (
-    SELECT c.max_running, (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL) AS limited
+    SELECT c.max_running, c.limited
     FROM queue_controls AS c
     WHERE c.human_id = $1 AND c.queue = $2::text
     FOR NO KEY UPDATE
@@ -343,7 +400,7 @@ func (q *Queries) QueueRecount(ctx context.Context, db DBTX, arg QueueRecountPar
 const queueRepairDue = `-- name: QueueRepairDue :many
 SELECT c.human_id, c.queue::text AS queue
 FROM queue_controls AS c
-WHERE (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL)
+WHERE c.limited
   AND (c.limits_at > now() - interval '1 minute'
        OR c.repaired_at IS NULL
        OR c.repaired_at < now() - make_interval(secs => $1::double precision))
@@ -462,51 +519,45 @@ func (q *Queries) QueueResume(ctx context.Context, db DBTX, arg QueueResumeParam
 }
 
 const queueSetLimits = `-- name: QueueSetLimits :one
-INSERT INTO queue_controls AS q (human_id, queue, max_running, key_max_running, limits_at)
-VALUES ($1, $2::text, $3, $4, now())
+INSERT INTO queue_controls AS q (human_id, queue, max_running, key_max_running, rate_per_second, rate_burst,
+                                 key_rate_per_second, key_rate_burst, limits_at)
+VALUES ($1, $2::text, $3, $4,
+        $5, $6, $7, $8, now())
 ON CONFLICT (human_id, queue) DO UPDATE
-    SET max_running = excluded.max_running, key_max_running = excluded.key_max_running, limits_at = now()
-RETURNING q.paused, q.paused_at, q.updated_at, q.max_running, q.key_max_running, q.running, q.limits_at
+    SET max_running = excluded.max_running, key_max_running = excluded.key_max_running,
+        rate_per_second = excluded.rate_per_second, rate_burst = excluded.rate_burst,
+        key_rate_per_second = excluded.key_rate_per_second, key_rate_burst = excluded.key_rate_burst, limits_at = now()
+RETURNING q.paused
 `
 
 type QueueSetLimitsParams struct {
-	HumanID       uuid.UUID
-	Queue         string
-	MaxRunning    *int32
-	KeyMaxRunning *int32
-}
-
-type QueueSetLimitsRow struct {
-	Paused        bool
-	PausedAt      *time.Time
-	UpdatedAt     time.Time
-	MaxRunning    *int32
-	KeyMaxRunning *int32
-	Running       int32
-	LimitsAt      *time.Time
+	HumanID          uuid.UUID
+	Queue            string
+	MaxRunning       *int32
+	KeyMaxRunning    *int32
+	RatePerSecond    *float64
+	RateBurst        int32
+	KeyRatePerSecond *float64
+	KeyRateBurst     int32
 }
 
 // SetQueueLimits: sets (replaces) a queue's limits, creating its control row. NULL = no limit. The counters are
 // made right by the repair that follows (QueueKeysLock … QueueRecount) in its own transaction: this one commits
 // first, so that from then on every enqueue creates key rows and every claim goes through TodoClaimLimited.
-func (q *Queries) QueueSetLimits(ctx context.Context, db DBTX, arg QueueSetLimitsParams) (QueueSetLimitsRow, error) {
+func (q *Queries) QueueSetLimits(ctx context.Context, db DBTX, arg QueueSetLimitsParams) (bool, error) {
 	row := db.QueryRow(ctx, queueSetLimits,
 		arg.HumanID,
 		arg.Queue,
 		arg.MaxRunning,
 		arg.KeyMaxRunning,
+		arg.RatePerSecond,
+		arg.RateBurst,
+		arg.KeyRatePerSecond,
+		arg.KeyRateBurst,
 	)
-	var i QueueSetLimitsRow
-	err := row.Scan(
-		&i.Paused,
-		&i.PausedAt,
-		&i.UpdatedAt,
-		&i.MaxRunning,
-		&i.KeyMaxRunning,
-		&i.Running,
-		&i.LimitsAt,
-	)
-	return i, err
+	var paused bool
+	err := row.Scan(&paused)
+	return paused, err
 }
 
 const todoAckStates = `-- name: TodoAckStates :many
@@ -716,7 +767,7 @@ WITH next AS MATERIALIZED (
       -- scan: such a queue's fast claim reads no todo at all.
       AND NOT EXISTS (SELECT 1 FROM queue_controls AS c
                       WHERE c.human_id = $4 AND c.queue = $5
-                        AND (c.paused OR c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
+                        AND (c.paused OR c.limited))
     ORDER BY p.priority, p.run_at, p.id
     LIMIT $7::integer
     FOR UPDATE SKIP LOCKED
@@ -817,33 +868,44 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 
 const todoClaimLimited = `-- name: TodoClaimLimited :many
 WITH q AS MATERIALIZED (
-    SELECT c.max_running, c.key_max_running
+    SELECT c.max_running, c.rate_per_second, c.key_max_running, c.key_rate_per_second, c.key_rate_burst
     FROM queue_controls AS c
     WHERE c.human_id = $4 AND c.queue = $5 AND NOT c.paused
 ),
 ql AS MATERIALIZED (
-    SELECT c.max_running - c.running AS room
+    -- GCRA tokens available now: floor((now - max(tat, now)) · rate) + burst, never negative (§3c).
+    SELECT least(coalesce(c.max_running - c.running, 1000000),
+                 CASE WHEN c.rate_per_second IS NULL THEN 1000000
+                      ELSE floor(extract(epoch FROM now() - greatest(c.tat, now())) * c.rate_per_second + 1e-9)::integer
+                           + c.rate_burst END) AS room
     FROM queue_controls AS c
     WHERE c.human_id = $4 AND c.queue = $5 AND NOT c.paused
-      AND c.max_running IS NOT NULL
+      AND (c.max_running IS NOT NULL OR c.rate_per_second IS NOT NULL)
     FOR NO KEY UPDATE
 ),
 budget AS MATERIALIZED (
-    -- ql is the newest row version (a locking read waits and re-reads); q is the snapshot's. When q has
-    -- max_running but ql no row, the queue was paused meanwhile: 0.
+    -- ql is the newest row version (a locking read waits and re-reads); q is the snapshot's. When q has a
+    -- queue-wide limit but ql no row, the queue was paused meanwhile: 0.
     SELECT greatest(0, least($6::integer,
                              coalesce((SELECT ql.room FROM ql),
-                                      CASE WHEN q.max_running IS NULL THEN $6::integer ELSE 0 END)))
+                                      CASE WHEN q.max_running IS NULL AND q.rate_per_second IS NULL
+                                           THEN $6::integer ELSE 0 END)))
                AS n
     FROM q
 ),
 walk AS MATERIALIZED (
     SELECT k.key, k.served_at,
-           coalesce((SELECT q.key_max_running FROM q), 1000000) - k.running AS room
+           least(coalesce((SELECT q.key_max_running FROM q), 1000000) - k.running,
+                 coalesce(floor(extract(epoch FROM now() - greatest(k.tat, now())) * (SELECT q.key_rate_per_second FROM q)
+                                + 1e-9)::integer + (SELECT q.key_rate_burst FROM q), 1000000)) AS room
     FROM queue_keys AS k
     WHERE k.human_id = $4 AND k.queue = $5
       AND (SELECT b.n FROM budget AS b) > 0
       AND k.running < coalesce((SELECT q.key_max_running FROM q), 1000000)
+      -- a token: tat ≤ now + (burst - 1) / rate
+      AND ((SELECT q.key_rate_per_second FROM q) IS NULL
+           OR greatest(k.tat, now()) <= now() + make_interval(secs => ((SELECT q.key_rate_burst FROM q) - 1)
+                                                                   / (SELECT q.key_rate_per_second FROM q)))
       AND EXISTS (SELECT 1 FROM todos AS x
                   WHERE x.state = 'pending' AND x.human_id = $4 AND x.queue = $5
                     AND x.concurrency_key = k.key AND x.run_at <= now()
@@ -899,14 +961,21 @@ cut AS MATERIALIZED (
 key_bump AS (
     -- By primary key (= ANY), not joined to cut: the generic plan must not hash the queue's keys.
     UPDATE queue_keys AS k
-    SET running = k.running + (SELECT count(*) FROM cut WHERE cut.key = k.key)::integer, served_at = now()
+    SET running   = k.running + (SELECT count(*) FROM cut WHERE cut.key = k.key)::integer,
+        served_at = now(),
+        tat       = CASE WHEN (SELECT q.key_rate_per_second FROM q) IS NULL THEN k.tat
+                         ELSE greatest(k.tat, now()) + make_interval(secs => (SELECT count(*) FROM cut WHERE cut.key = k.key)
+                                                                          / (SELECT q.key_rate_per_second FROM q)) END
     WHERE k.human_id = $4 AND k.queue = $5
       AND k.key = ANY (ARRAY(SELECT cut.key FROM cut WHERE cut.key IS NOT NULL))
 ),
 queue_bump AS (
     UPDATE queue_controls AS c
-    SET running = c.running + (SELECT count(*) FROM cut)::integer
+    SET running = CASE WHEN c.max_running IS NULL THEN c.running ELSE c.running + (SELECT count(*) FROM cut)::integer END,
+        tat     = CASE WHEN c.rate_per_second IS NULL THEN c.tat
+                       ELSE greatest(c.tat, now()) + make_interval(secs => (SELECT count(*) FROM cut) / c.rate_per_second) END
     WHERE c.human_id = $4 AND c.queue = $5 AND EXISTS (SELECT 1 FROM ql)
+      AND EXISTS (SELECT 1 FROM cut)
 )
 UPDATE todos AS t
 SET state            = 'running',
@@ -1655,7 +1724,7 @@ key_rows AS (
     WHERE u.concurrency_key <> ''
       AND EXISTS (SELECT 1 FROM queue_controls AS c
                   WHERE c.human_id = $1 AND c.queue = $2::text
-                    AND (c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL))
+                    AND c.limited)
     ORDER BY 3
     ON CONFLICT DO NOTHING
 )
