@@ -4,8 +4,8 @@ package queue_test
 
 import (
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"

@@ -113,6 +113,16 @@ func TestHotStatementsGenericPlans(t *testing.T) {
 		require.NoError(t, json.Unmarshal(raw, &plan))
 		require.Len(t, plan, 1)
 		require.NoError(t, plan[0].Plan.check(), "%s's generic plan:\n%s", q, raw)
+		if q == "TodoClaimLimited" {
+			// Every read of pending todos is a per-key (or keyless) probe of
+			// idx_todos_pending_key: none walks the queue's whole pending set.
+			for _, n := range plan[0].Plan.find("todos") {
+				if n.NodeType != "ModifyTable" && n.Index != "todos_pkey" {
+					require.Equal(t, "idx_todos_pending_key", n.Index, "%s", raw)
+					require.Contains(t, n.IndexCond, "concurrency_key", "%s", raw)
+				}
+			}
+		}
 		if q == "TodoClaim" {
 			// The pause probe: one primary-key lookup of queue_controls per
 			// statement, not a scan.
@@ -136,9 +146,11 @@ func (n planNode) find(rel string) []planNode {
 }
 
 type planNode struct {
-	NodeType string     `json:"Node Type"`
-	Relation string     `json:"Relation Name"`
-	Plans    []planNode `json:"Plans"`
+	NodeType  string     `json:"Node Type"`
+	Relation  string     `json:"Relation Name"`
+	Index     string     `json:"Index Name"`
+	IndexCond string     `json:"Index Cond"`
+	Plans     []planNode `json:"Plans"`
 }
 
 // check walks the plan: todos is only ever read through an index, and no

@@ -253,11 +253,14 @@ walk AS MATERIALIZED (
       AND ((SELECT q.key_rate_per_second FROM q) IS NULL
            OR greatest(k.tat, now()) <= now() + make_interval(secs => ((SELECT q.key_rate_burst FROM q) - 1)
                                                                    / (SELECT q.key_rate_per_second FROM q)))
-      AND EXISTS (SELECT 1 FROM todos AS x
-                  WHERE x.state = 'pending' AND x.human_id = sqlc.arg(human_id) AND x.queue = sqlc.arg(queue)
-                    AND x.concurrency_key = k.key AND x.run_at <= now()
-                    AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR x.agent_id IS NULL
-                         OR x.agent_id = sqlc.narg(caller_agent_id)::uuid))
+      -- Due work of the key: a scalar subquery, not EXISTS, so it stays a per-key probe of idx_todos_pending_key
+      -- (an EXISTS is pulled up into a semi-join, which a plan may run as a scan of the whole queue per key).
+      AND (SELECT true FROM todos AS x
+           WHERE x.state = 'pending' AND x.human_id = sqlc.arg(human_id) AND x.queue = sqlc.arg(queue)
+             AND x.concurrency_key = k.key AND x.run_at <= now()
+             AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR x.agent_id IS NULL
+                  OR x.agent_id = sqlc.narg(caller_agent_id)::uuid)
+           LIMIT 1)
     ORDER BY k.served_at, k.key
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE OF k SKIP LOCKED
@@ -276,7 +279,7 @@ keyed AS MATERIALIZED (
           AND x.concurrency_key = r.key AND x.run_at <= now()
           AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR x.agent_id IS NULL
                OR x.agent_id = sqlc.narg(caller_agent_id)::uuid)
-        ORDER BY x.priority, x.run_at, x.id
+        ORDER BY x.concurrency_key, x.priority, x.run_at, x.id
         LIMIT least(r.room, ((SELECT b.n FROM budget AS b) + r.nkeys - 1) / r.nkeys)
         FOR UPDATE OF x SKIP LOCKED
     ) AS p
@@ -289,7 +292,9 @@ keyless AS MATERIALIZED (
       AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR x.agent_id IS NULL
            OR x.agent_id = sqlc.narg(caller_agent_id)::uuid)
       AND (SELECT b.n FROM budget AS b) > 0
-    ORDER BY x.priority, x.run_at, x.id
+    -- concurrency_key leads the ORDER BY (it is NULL in every row) so that the order is idx_todos_pending_key's and
+    -- the scan starts at the keyless entries; ordered as idx_todos_pending it would walk every keyed one first.
+    ORDER BY x.concurrency_key, x.priority, x.run_at, x.id
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE OF x SKIP LOCKED
 ),
@@ -1107,6 +1112,7 @@ SELECT coalesce((
            WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
              AND c.key_rate_per_second IS NOT NULL
              AND k.running < coalesce(c.key_max_running, 1000000)
-             AND EXISTS (SELECT 1 FROM todos AS x
-                         WHERE x.state = 'pending' AND x.human_id = k.human_id AND x.queue = k.queue
-                           AND x.concurrency_key = k.key AND x.run_at <= now())), 0)::float8 AS key_wait;
+             AND (SELECT true FROM todos AS x
+                  WHERE x.state = 'pending' AND x.human_id = k.human_id AND x.queue = k.queue
+                    AND x.concurrency_key = k.key AND x.run_at <= now()
+                  LIMIT 1)), 0)::float8 AS key_wait;
