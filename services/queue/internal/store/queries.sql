@@ -207,9 +207,9 @@ RETURNING t.*;
 -- every other row it finds locked, so it never waits while holding anything.
 -- * q: the queue's limits (no row = paused: budget is then empty and nothing is claimed).
 -- * budget: how many this claim may take: batch_size, cut to max_running - running when that is set.
--- * walk: the keys with room and due work, least recently served first (served_at), locked SKIP LOCKED: a key
---   another claimer holds is served by that one. Each key gives at most its room and its share of the budget,
---   so a claim spreads over the keys instead of filling itself from the first.
+-- * walk: up to 32 keys with room and due work, least recently served first (served_at), locked SKIP LOCKED: a
+--   key another claimer holds is served by that one. Each key gives at most its room and its share of the
+--   budget, so a claim spreads over the keys instead of filling itself from the first.
 -- * keyless: the queue's todos without a key (limited only by the overall budget), as one more "key".
 -- * cut: the batch, round-robin over the keys (every key's first todo, then every key's second, …), cut to the
 --   budget; rows locked beyond the cut are let go at commit.
@@ -262,7 +262,9 @@ walk AS MATERIALIZED (
                   OR x.agent_id = sqlc.narg(caller_agent_id)::uuid)
            LIMIT 1)
     ORDER BY k.served_at, k.key
-    LIMIT sqlc.arg(batch_size)::integer
+    -- At most 32 keys per claim: concurrent claims then hold different keys (a claim that locked every key would
+    -- leave the others nothing and make every completion wait for it); the rest are served by the next claims.
+    LIMIT least(sqlc.arg(batch_size)::integer, 32)
     FOR UPDATE OF k SKIP LOCKED
 ),
 ranked AS MATERIALIZED (
