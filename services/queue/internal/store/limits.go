@@ -49,11 +49,12 @@ type limitedKey struct {
 // stale hint can only cost an extra statement, never a limit.
 func (s *Store) Claim(ctx context.Context, c Caller, a ClaimArgs) ([]Todo, error) {
 	k := limitedKey{human: c.HumanID, queue: a.Queue}
-	checked, limited := s.limited.Load(k)
+	v, limited := s.limited.Load(k)
+	checked, _ := v.(time.Time)
 	rows, err := s.claim(ctx, c, a, limited)
 	// A limited queue's empty answer is usual (limits reached): its hint is
 	// re-checked at most once per limitedRecheck, not after each one.
-	if err == nil && len(rows) == 0 && (!limited || time.Since(checked.(time.Time)) > limitedRecheck) {
+	if err == nil && len(rows) == 0 && (!limited || time.Since(checked) > limitedRecheck) {
 		var now bool
 		if now, err = s.q.QueueLimitedGet(ctx, s.hot, dbsqlc.QueueLimitedGetParams{HumanID: c.HumanID, Queue: a.Queue}); err == nil {
 			if now {
