@@ -19,7 +19,8 @@ const maxLimit = 1_000_000
 // moment it returns, every claim on every node honours them
 // (TodoClaimLimited); the counters they are checked against have been
 // recounted from the todos (store.SetLimits). Claims waiting on the queue
-// are woken: a raised limit may let them take work at once.
+// are woken (a raised limit may let them take work at once), and
+// queue.limits is emitted on sys:queue:<queue>.
 func (s *Server) SetQueueLimits(ctx context.Context, req *queuev1.SetQueueLimitsRequest) (*queuev1.SetQueueLimitsResponse, error) {
 	c, err := callerOfQueue(ctx, req.GetQueue())
 	if err != nil {
@@ -48,6 +49,11 @@ func (s *Server) SetQueueLimits(ctx context.Context, req *queuev1.SetQueueLimits
 	if err != nil {
 		return nil, err
 	}
+	state := "unlimited"
+	if ctl.Limits.MaxRunning > 0 || ctl.Limits.KeyMaxRunning > 0 || ctl.Limits.Rate > 0 || ctl.Limits.KeyRate > 0 {
+		state = "limited"
+	}
+	s.todos.emitEvent(TodoEvent{Kind: EventLimits, HumanID: c.HumanID, Queue: req.GetQueue(), State: state})
 	s.todos.resumed(c.HumanID, req.GetQueue())
 	return &queuev1.SetQueueLimitsResponse{Control: controlProto(req.GetQueue(), ctl)}, nil
 }

@@ -127,15 +127,19 @@ const (
 )
 
 // The queue-level changes OnChange reports: TodoID is 0, AgentID nil, and
-// State is the queue's ("paused" or "running").
+// State is the queue's ("paused" or "running"; for EventLimits "limited" or
+// "unlimited").
 const (
 	EventPaused  EventKind = "queue.paused"
 	EventResumed EventKind = "queue.resumed"
+	EventLimits  EventKind = "queue.limits" // SetQueueLimits
 )
 
 // QueueLevel reports whether k is a change of a whole queue (EventPaused,
-// EventResumed) rather than of one todo.
-func (k EventKind) QueueLevel() bool { return k == EventPaused || k == EventResumed }
+// EventResumed, EventLimits) rather than of one todo.
+func (k EventKind) QueueLevel() bool {
+	return k == EventPaused || k == EventResumed || k == EventLimits
+}
 
 // defaultNotifyWindow is Options.NotifyWindow's default.
 const defaultNotifyWindow = 5 * time.Millisecond
