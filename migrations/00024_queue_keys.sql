@@ -21,7 +21,12 @@
 -- number of its todos RUNNING (claims add, every statement that ends a run
 -- subtracts, in the same statement; the repair pass recounts); served_at is
 -- the round-robin cursor (least recently served first); tat the key's GCRA
--- state. None of them is indexed: the walk sorts a queue's key rows. Rows exist only for
+-- state. None of them is indexed: the walk sorts a queue's key rows.
+-- max_running, rate_per_second, rate_burst are the key's own limits, from
+-- the first of queue_controls.key_patterns it matches (resolved when the row
+-- is created and on every limit change); NULL = the queue's key defaults.
+-- key_patterns is a JSON array of {"like": <LIKE pattern>, "glob",
+-- "max_running", "rate_per_second", "rate_burst"} written by SetQueueLimits. Rows exist only for
 -- queues with a limit (queue_controls.max_running or key_max_running set):
 -- enqueue creates them, SetQueueLimits creates them for the todos already
 -- there. fillfactor 70: running changes on every claim and completion, and
@@ -62,11 +67,12 @@ ALTER TABLE queue_controls
     ADD COLUMN IF NOT EXISTS rate_burst          integer NOT NULL DEFAULT 1,
     ADD COLUMN IF NOT EXISTS tat                 timestamptz NOT NULL DEFAULT '-infinity',
     ADD COLUMN IF NOT EXISTS key_rate_per_second double precision,
-    ADD COLUMN IF NOT EXISTS key_rate_burst      integer NOT NULL DEFAULT 1;
+    ADD COLUMN IF NOT EXISTS key_rate_burst      integer NOT NULL DEFAULT 1,
+    ADD COLUMN IF NOT EXISTS key_patterns        jsonb NOT NULL DEFAULT '[]';
 
 ALTER TABLE queue_controls ADD COLUMN IF NOT EXISTS limited boolean GENERATED ALWAYS AS (
     max_running IS NOT NULL OR key_max_running IS NOT NULL
-    OR rate_per_second IS NOT NULL OR key_rate_per_second IS NOT NULL) STORED;
+    OR rate_per_second IS NOT NULL OR key_rate_per_second IS NOT NULL OR key_patterns <> '[]') STORED;
 
 ALTER TABLE queue_controls DROP CONSTRAINT IF EXISTS queue_controls_limits_check;
 ALTER TABLE queue_controls ADD CONSTRAINT queue_controls_limits_check
@@ -82,6 +88,9 @@ CREATE TABLE IF NOT EXISTS queue_keys (
     running   integer     NOT NULL DEFAULT 0,
     served_at timestamptz NOT NULL DEFAULT '-infinity',
     tat       timestamptz NOT NULL DEFAULT '-infinity',
+    max_running     integer,
+    rate_per_second double precision,
+    rate_burst      integer,
     PRIMARY KEY (human_id, queue, key),
     FOREIGN KEY (human_id, queue) REFERENCES queue_controls (human_id, queue) ON DELETE CASCADE
 ) WITH (fillfactor = 70);
@@ -92,6 +101,7 @@ DROP TABLE IF EXISTS queue_keys;
 ALTER TABLE queue_controls
     DROP CONSTRAINT IF EXISTS queue_controls_limits_check,
     DROP COLUMN IF EXISTS limited,
+    DROP COLUMN IF EXISTS key_patterns,
     DROP COLUMN IF EXISTS key_rate_burst,
     DROP COLUMN IF EXISTS key_rate_per_second,
     DROP COLUMN IF EXISTS tat,

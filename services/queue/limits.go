@@ -2,12 +2,15 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
@@ -45,12 +48,15 @@ func (s *Server) SetQueueLimits(ctx context.Context, req *queuev1.SetQueueLimits
 			return nil, invalid(f.name, "must be between 0 (none) and 1000000")
 		}
 	}
+	if l.KeyPatterns, err = keyPatterns(req.GetKeyPatterns()); err != nil {
+		return nil, err
+	}
 	ctl, err := s.store.SetLimits(ctx, c, req.GetQueue(), l)
 	if err != nil {
 		return nil, err
 	}
 	state := "unlimited"
-	if ctl.Limits.MaxRunning > 0 || ctl.Limits.KeyMaxRunning > 0 || ctl.Limits.Rate > 0 || ctl.Limits.KeyRate > 0 {
+	if ctl.Limits.Limited() {
 		state = "limited"
 	}
 	s.todos.emitEvent(TodoEvent{Kind: EventLimits, HumanID: c.HumanID, Queue: req.GetQueue(), State: state})
@@ -60,12 +66,17 @@ func (s *Server) SetQueueLimits(ctx context.Context, req *queuev1.SetQueueLimits
 
 // limitsProto renders a queue's limits; nil when it has none.
 func limitsProto(l store.Limits, running int32, at *time.Time) *queuev1.QueueLimits {
-	if l == (store.Limits{RateBurst: l.RateBurst, KeyRateBurst: l.KeyRateBurst}) {
+	if !l.Limited() {
 		return nil
 	}
 	out := &queuev1.QueueLimits{
 		MaxRunning: l.MaxRunning, KeyMaxRunning: l.KeyMaxRunning, Running: running,
 		RatePerSecond: l.Rate, RateBurst: l.RateBurst, KeyRatePerSecond: l.KeyRate, KeyRateBurst: l.KeyRateBurst,
+	}
+	for _, p := range l.KeyPatterns {
+		out.KeyPatterns = append(out.KeyPatterns, &queuev1.KeyPattern{
+			Pattern: p.Glob, MaxRunning: p.MaxRunning, RatePerSecond: p.Rate, RateBurst: p.RateBurst,
+		})
 	}
 	if at != nil {
 		out.UpdatedAt = timestamppb.New(*at)
@@ -87,3 +98,30 @@ func (s *Server) RepairOnce(ctx context.Context) (int64, error) {
 
 // repairBatch is how many queues one repair pass checks at most.
 const repairBatch = 100
+
+// maxKeyPatterns is how many key patterns a queue may have.
+const maxKeyPatterns = 100
+
+// keyPatterns checks SetQueueLimitsRequest.key_patterns (protovalidate
+// checks them too; the handler must be safe without it).
+func keyPatterns(in []*queuev1.KeyPattern) ([]store.KeyPattern, error) {
+	if len(in) > maxKeyPatterns {
+		return nil, invalid("key_patterns", "at most 100")
+	}
+	out := make([]store.KeyPattern, len(in))
+	for i, p := range in {
+		field := func(f string) string { return fmt.Sprintf("key_patterns[%d].%s", i, f) }
+		switch {
+		case p.GetPattern() == "" || utf8.RuneCountInString(p.GetPattern()) > 255 || textcheck.Check(p.GetPattern()) != nil:
+			return nil, invalid(field("pattern"), "must be 1 to 255 characters of text")
+		case p.GetMaxRunning() < 0 || p.GetMaxRunning() > maxLimit:
+			return nil, invalid(field("max_running"), "must be between 0 (the default) and 1000000")
+		case !(p.GetRatePerSecond() >= 0 && p.GetRatePerSecond() <= maxLimit):
+			return nil, invalid(field("rate_per_second"), "must be between 0 (the default) and 1000000")
+		case p.GetRateBurst() < 0 || p.GetRateBurst() > maxLimit:
+			return nil, invalid(field("rate_burst"), "must be between 0 (the default) and 1000000")
+		}
+		out[i] = store.KeyPattern{Glob: p.GetPattern(), MaxRunning: p.GetMaxRunning(), Rate: p.GetRatePerSecond(), RateBurst: p.GetRateBurst()}
+	}
+	return out, nil
+}

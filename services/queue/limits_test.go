@@ -138,3 +138,32 @@ func enqueueKeyed(t *testing.T, e *env, q string, n map[string]int) {
 		require.NoError(t, err)
 	}
 }
+
+// TestKeyPatternsOverrideKeyLimits: a key takes the limits of the first
+// pattern it matches (* any run, every other character literal, _ and %
+// too), resolved both for keys already there when the limits are set and
+// for keys enqueued after; other keys keep the default.
+func TestKeyPatternsOverrideKeyLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	enqueueKeyed(t, e, "pq", map[string]int{"vip-1": 5, "other": 5, "axb": 3, "a_b": 3})
+	res, err := e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: "pq", KeyMaxRunning: 1, KeyPatterns: []*queuev1.KeyPattern{
+		{Pattern: "vip-*", MaxRunning: 3}, {Pattern: "vip-1", MaxRunning: 1}, {Pattern: "a_b", MaxRunning: 2},
+	}})
+	require.NoError(t, err)
+	require.Len(t, res.GetControl().GetLimits().GetKeyPatterns(), 3)
+	require.Equal(t, "vip-*", res.GetControl().GetLimits().GetKeyPatterns()[0].GetPattern())
+	enqueueKeyed(t, e, "pq", map[string]int{"vip-2": 5})
+
+	running := map[string]int{}
+	for _, td := range e.claim(t, "pq", 100) {
+		running[td.GetConcurrencyKey()]++
+	}
+	require.Equal(t, map[string]int{"vip-1": 3, "vip-2": 3, "other": 1, "axb": 1, "a_b": 2}, running)
+
+	_, err = e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: "pq", KeyPatterns: []*queuev1.KeyPattern{{Pattern: ""}}})
+	require.Equal(t, codes.InvalidArgument, code(err))
+	require.Equal(t, "key_patterns[0].pattern", onlyViolatedField(t, err))
+	_, err = e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: "pq", KeyPatterns: []*queuev1.KeyPattern{{Pattern: "x", MaxRunning: -1}}})
+	require.Equal(t, "key_patterns[0].max_running", onlyViolatedField(t, err))
+}

@@ -2534,7 +2534,11 @@ type SetQueueLimitsRequest struct {
 	// no per-key rate limit.
 	KeyRatePerSecond float64 `protobuf:"fixed64,6,opt,name=key_rate_per_second,json=keyRatePerSecond,proto3" json:"key_rate_per_second,omitempty"`
 	// The per-key burst, as rate_burst.
-	KeyRateBurst  int32 `protobuf:"varint,7,opt,name=key_rate_burst,json=keyRateBurst,proto3" json:"key_rate_burst,omitempty"`
+	KeyRateBurst int32 `protobuf:"varint,7,opt,name=key_rate_burst,json=keyRateBurst,proto3" json:"key_rate_burst,omitempty"`
+	// Limits for the keys that match a pattern, overriding key_max_running and
+	// the key rate: the first pattern (in this order) a key matches gives its
+	// limits; a key no pattern matches has the defaults. At most 100.
+	KeyPatterns   []*KeyPattern `protobuf:"bytes,8,rep,name=key_patterns,json=keyPatterns,proto3" json:"key_patterns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2618,6 +2622,88 @@ func (x *SetQueueLimitsRequest) GetKeyRateBurst() int32 {
 	return 0
 }
 
+func (x *SetQueueLimitsRequest) GetKeyPatterns() []*KeyPattern {
+	if x != nil {
+		return x.KeyPatterns
+	}
+	return nil
+}
+
+// KeyPattern gives the concurrency keys that match it their own limits. A
+// field left 0 keeps the queue's default for it.
+type KeyPattern struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A glob over the whole key: * matches any run of characters, every other
+	// character itself. 1–255 characters.
+	Pattern string `protobuf:"bytes,1,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	// Most todos with one matching key RUNNING at once, 1–1,000,000.
+	MaxRunning int32 `protobuf:"varint,2,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// Claims per second for each matching key, ≤ 1,000,000.
+	RatePerSecond float64 `protobuf:"fixed64,3,opt,name=rate_per_second,json=ratePerSecond,proto3" json:"rate_per_second,omitempty"`
+	// The burst of that rate, 1–1,000,000.
+	RateBurst     int32 `protobuf:"varint,4,opt,name=rate_burst,json=rateBurst,proto3" json:"rate_burst,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyPattern) Reset() {
+	*x = KeyPattern{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyPattern) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyPattern) ProtoMessage() {}
+
+func (x *KeyPattern) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyPattern.ProtoReflect.Descriptor instead.
+func (*KeyPattern) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *KeyPattern) GetPattern() string {
+	if x != nil {
+		return x.Pattern
+	}
+	return ""
+}
+
+func (x *KeyPattern) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *KeyPattern) GetRatePerSecond() float64 {
+	if x != nil {
+		return x.RatePerSecond
+	}
+	return 0
+}
+
+func (x *KeyPattern) GetRateBurst() int32 {
+	if x != nil {
+		return x.RateBurst
+	}
+	return 0
+}
+
 // SetQueueLimitsResponse is the queue's control state after the call.
 type SetQueueLimitsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2629,7 +2715,7 @@ type SetQueueLimitsResponse struct {
 
 func (x *SetQueueLimitsResponse) Reset() {
 	*x = SetQueueLimitsResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2641,7 +2727,7 @@ func (x *SetQueueLimitsResponse) String() string {
 func (*SetQueueLimitsResponse) ProtoMessage() {}
 
 func (x *SetQueueLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2654,7 +2740,7 @@ func (x *SetQueueLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQueueLimitsResponse.ProtoReflect.Descriptor instead.
 func (*SetQueueLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{39}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetQueueLimitsResponse) GetControl() *QueueControl {
@@ -2683,14 +2769,16 @@ type QueueLimits struct {
 	// Claims per second for each key; 0 = no rate limit.
 	KeyRatePerSecond float64 `protobuf:"fixed64,7,opt,name=key_rate_per_second,json=keyRatePerSecond,proto3" json:"key_rate_per_second,omitempty"`
 	// The key rate's burst (≥ 1).
-	KeyRateBurst  int32 `protobuf:"varint,8,opt,name=key_rate_burst,json=keyRateBurst,proto3" json:"key_rate_burst,omitempty"`
+	KeyRateBurst int32 `protobuf:"varint,8,opt,name=key_rate_burst,json=keyRateBurst,proto3" json:"key_rate_burst,omitempty"`
+	// Limits of the keys that match a pattern (SetQueueLimitsRequest).
+	KeyPatterns   []*KeyPattern `protobuf:"bytes,9,rep,name=key_patterns,json=keyPatterns,proto3" json:"key_patterns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *QueueLimits) Reset() {
 	*x = QueueLimits{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2702,7 +2790,7 @@ func (x *QueueLimits) String() string {
 func (*QueueLimits) ProtoMessage() {}
 
 func (x *QueueLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2715,7 +2803,7 @@ func (x *QueueLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueLimits.ProtoReflect.Descriptor instead.
 func (*QueueLimits) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{40}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *QueueLimits) GetMaxRunning() int32 {
@@ -2772,6 +2860,13 @@ func (x *QueueLimits) GetKeyRateBurst() int32 {
 		return x.KeyRateBurst
 	}
 	return 0
+}
+
+func (x *QueueLimits) GetKeyPatterns() []*KeyPattern {
+	if x != nil {
+		return x.KeyPatterns
+	}
+	return nil
 }
 
 var File_switchboard_queue_v1_queue_service_proto protoreflect.FileDescriptor
@@ -2952,7 +3047,7 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12<\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\".switchboard.queue.v1.BatchOutcomeR\aoutcome\"\\\n" +
 	"\x15CompleteBatchResponse\x12C\n" +
-	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults\"\x9f\x03\n" +
+	"\aresults\x18\x01 \x03(\v2).switchboard.queue.v1.CompleteBatchResultR\aresults\"\xee\x03\n" +
 	"\x15SetQueueLimitsRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12,\n" +
 	"\vmax_running\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\n" +
@@ -2962,9 +3057,19 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\n" +
 	"rate_burst\x18\x05 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\trateBurst\x12F\n" +
 	"\x13key_rate_per_second\x18\x06 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x80\x84.A)\x00\x00\x00\x00\x00\x00\x00\x00R\x10keyRatePerSecond\x121\n" +
-	"\x0ekey_rate_burst\x18\a \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\fkeyRateBurst\"V\n" +
+	"\x0ekey_rate_burst\x18\a \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\fkeyRateBurst\x12M\n" +
+	"\fkey_patterns\x18\b \x03(\v2 .switchboard.queue.v1.KeyPatternB\b\xbaH\x05\x92\x01\x02\x10dR\vkeyPatterns\"\xcd\x01\n" +
+	"\n" +
+	"KeyPattern\x12$\n" +
+	"\apattern\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xff\x01R\apattern\x12,\n" +
+	"\vmax_running\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\n" +
+	"maxRunning\x12?\n" +
+	"\x0frate_per_second\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x80\x84.A)\x00\x00\x00\x00\x00\x00\x00\x00R\rratePerSecond\x12*\n" +
+	"\n" +
+	"rate_burst\x18\x04 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\trateBurst\"V\n" +
 	"\x16SetQueueLimitsResponse\x12<\n" +
-	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\xc7\x02\n" +
+	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\x8c\x03\n" +
 	"\vQueueLimits\x12\x1f\n" +
 	"\vmax_running\x18\x01 \x01(\x05R\n" +
 	"maxRunning\x12&\n" +
@@ -2976,7 +3081,8 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\n" +
 	"rate_burst\x18\x06 \x01(\x05R\trateBurst\x12-\n" +
 	"\x13key_rate_per_second\x18\a \x01(\x01R\x10keyRatePerSecond\x12$\n" +
-	"\x0ekey_rate_burst\x18\b \x01(\x05R\fkeyRateBurst*\x9a\x01\n" +
+	"\x0ekey_rate_burst\x18\b \x01(\x05R\fkeyRateBurst\x12C\n" +
+	"\fkey_patterns\x18\t \x03(\v2 .switchboard.queue.v1.KeyPatternR\vkeyPatterns*\x9a\x01\n" +
 	"\fBatchOutcome\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10BATCH_OUTCOME_OK\x10\x01\x12\x1d\n" +
@@ -3020,7 +3126,7 @@ func file_switchboard_queue_v1_queue_service_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(BatchOutcome)(0),              // 0: switchboard.queue.v1.BatchOutcome
 	(*EnqueueRequest)(nil),         // 1: switchboard.queue.v1.EnqueueRequest
@@ -3062,95 +3168,98 @@ var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(*CompleteBatchResult)(nil),    // 37: switchboard.queue.v1.CompleteBatchResult
 	(*CompleteBatchResponse)(nil),  // 38: switchboard.queue.v1.CompleteBatchResponse
 	(*SetQueueLimitsRequest)(nil),  // 39: switchboard.queue.v1.SetQueueLimitsRequest
-	(*SetQueueLimitsResponse)(nil), // 40: switchboard.queue.v1.SetQueueLimitsResponse
-	(*QueueLimits)(nil),            // 41: switchboard.queue.v1.QueueLimits
-	(*structpb.Struct)(nil),        // 42: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),  // 43: google.protobuf.Timestamp
-	(*Todo)(nil),                   // 44: switchboard.queue.v1.Todo
-	(*durationpb.Duration)(nil),    // 45: google.protobuf.Duration
-	(TodoState)(0),                 // 46: switchboard.queue.v1.TodoState
-	(*VacuumHealth)(nil),           // 47: switchboard.queue.v1.VacuumHealth
+	(*KeyPattern)(nil),             // 40: switchboard.queue.v1.KeyPattern
+	(*SetQueueLimitsResponse)(nil), // 41: switchboard.queue.v1.SetQueueLimitsResponse
+	(*QueueLimits)(nil),            // 42: switchboard.queue.v1.QueueLimits
+	(*structpb.Struct)(nil),        // 43: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 44: google.protobuf.Timestamp
+	(*Todo)(nil),                   // 45: switchboard.queue.v1.Todo
+	(*durationpb.Duration)(nil),    // 46: google.protobuf.Duration
+	(TodoState)(0),                 // 47: switchboard.queue.v1.TodoState
+	(*VacuumHealth)(nil),           // 48: switchboard.queue.v1.VacuumHealth
 }
 var file_switchboard_queue_v1_queue_service_proto_depIdxs = []int32{
-	42, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
-	43, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
-	44, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
+	43, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
+	44, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
+	45, // 2: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
 	1,  // 3: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
 	2,  // 4: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
-	45, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	44, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
-	42, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
-	43, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	42, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	44, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
-	45, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	44, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
-	45, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	44, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
-	44, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
-	44, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
-	46, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
-	44, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
-	47, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
-	43, // 20: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
-	41, // 21: switchboard.queue.v1.QueueStatsResponse.limits:type_name -> switchboard.queue.v1.QueueLimits
+	46, // 5: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	45, // 6: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
+	43, // 7: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
+	44, // 8: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	43, // 9: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	45, // 10: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
+	46, // 11: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	45, // 12: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
+	46, // 13: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	45, // 14: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
+	45, // 15: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
+	45, // 16: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	47, // 17: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
+	45, // 18: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
+	48, // 19: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
+	44, // 20: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
+	42, // 21: switchboard.queue.v1.QueueStatsResponse.limits:type_name -> switchboard.queue.v1.QueueLimits
 	29, // 22: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
 	29, // 23: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	43, // 24: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
-	43, // 25: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
-	41, // 26: switchboard.queue.v1.QueueControl.limits:type_name -> switchboard.queue.v1.QueueLimits
+	44, // 24: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
+	44, // 25: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
+	42, // 26: switchboard.queue.v1.QueueControl.limits:type_name -> switchboard.queue.v1.QueueLimits
 	32, // 27: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
-	41, // 28: switchboard.queue.v1.QueueSummary.limits:type_name -> switchboard.queue.v1.QueueLimits
+	42, // 28: switchboard.queue.v1.QueueSummary.limits:type_name -> switchboard.queue.v1.QueueLimits
 	7,  // 29: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
 	0,  // 30: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	43, // 31: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
+	44, // 31: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
 	34, // 32: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
 	9,  // 33: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
 	0,  // 34: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
 	37, // 35: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
-	29, // 36: switchboard.queue.v1.SetQueueLimitsResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	43, // 37: switchboard.queue.v1.QueueLimits.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 38: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
-	3,  // 39: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
-	5,  // 40: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
-	7,  // 41: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
-	9,  // 42: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
-	33, // 43: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
-	36, // 44: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
-	11, // 45: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
-	13, // 46: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
-	15, // 47: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
-	17, // 48: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
-	19, // 49: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
-	21, // 50: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
-	23, // 51: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
-	25, // 52: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
-	27, // 53: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
-	30, // 54: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
-	39, // 55: switchboard.queue.v1.QueueService.SetQueueLimits:input_type -> switchboard.queue.v1.SetQueueLimitsRequest
-	2,  // 56: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
-	4,  // 57: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
-	6,  // 58: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
-	8,  // 59: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
-	10, // 60: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
-	35, // 61: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
-	38, // 62: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
-	12, // 63: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
-	14, // 64: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
-	16, // 65: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
-	18, // 66: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
-	20, // 67: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
-	22, // 68: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
-	24, // 69: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
-	26, // 70: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
-	28, // 71: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
-	31, // 72: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
-	40, // 73: switchboard.queue.v1.QueueService.SetQueueLimits:output_type -> switchboard.queue.v1.SetQueueLimitsResponse
-	56, // [56:74] is the sub-list for method output_type
-	38, // [38:56] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	40, // 36: switchboard.queue.v1.SetQueueLimitsRequest.key_patterns:type_name -> switchboard.queue.v1.KeyPattern
+	29, // 37: switchboard.queue.v1.SetQueueLimitsResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	44, // 38: switchboard.queue.v1.QueueLimits.updated_at:type_name -> google.protobuf.Timestamp
+	40, // 39: switchboard.queue.v1.QueueLimits.key_patterns:type_name -> switchboard.queue.v1.KeyPattern
+	1,  // 40: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
+	3,  // 41: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
+	5,  // 42: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
+	7,  // 43: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
+	9,  // 44: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
+	33, // 45: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
+	36, // 46: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
+	11, // 47: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
+	13, // 48: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
+	15, // 49: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
+	17, // 50: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
+	19, // 51: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
+	21, // 52: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
+	23, // 53: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
+	25, // 54: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
+	27, // 55: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
+	30, // 56: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
+	39, // 57: switchboard.queue.v1.QueueService.SetQueueLimits:input_type -> switchboard.queue.v1.SetQueueLimitsRequest
+	2,  // 58: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
+	4,  // 59: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
+	6,  // 60: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
+	8,  // 61: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
+	10, // 62: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
+	35, // 63: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
+	38, // 64: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
+	12, // 65: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
+	14, // 66: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
+	16, // 67: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
+	18, // 68: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
+	20, // 69: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
+	22, // 70: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
+	24, // 71: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
+	26, // 72: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
+	28, // 73: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
+	31, // 74: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
+	41, // 75: switchboard.queue.v1.QueueService.SetQueueLimits:output_type -> switchboard.queue.v1.SetQueueLimitsResponse
+	58, // [58:76] is the sub-list for method output_type
+	40, // [40:58] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_service_proto_init() }
@@ -3166,7 +3275,7 @@ func file_switchboard_queue_v1_queue_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_queue_v1_queue_service_proto_rawDesc), len(file_switchboard_queue_v1_queue_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   41,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -58,7 +58,7 @@ func (s *Store) Control(ctx context.Context, c Caller, queue string) (Control, e
 	r := rows[0]
 	return Control{
 		Paused: r.Paused, PausedAt: r.PausedAt, UpdatedAt: &r.UpdatedAt,
-		Limits:  limits(r.MaxRunning, r.KeyMaxRunning, r.RatePerSecond, r.RateBurst, r.KeyRatePerSecond, r.KeyRateBurst),
+		Limits:  limits(r.MaxRunning, r.KeyMaxRunning, r.RatePerSecond, r.RateBurst, r.KeyRatePerSecond, r.KeyRateBurst, r.KeyPatterns),
 		Running: r.Running, LimitsAt: r.LimitsAt,
 	}, nil
 }
@@ -86,7 +86,7 @@ func (s *Store) ListQueues(ctx context.Context, c Caller, after string, limit in
 	for i, r := range rows {
 		out[i] = QueueSummary{
 			Queue: r.Queue, Paused: r.Paused, LimitRunning: r.LimitRunning, LimitsAt: r.LimitsAt,
-			Limits: limits(r.MaxRunning, r.KeyMaxRunning, r.RatePerSecond, r.RateBurst, r.KeyRatePerSecond, r.KeyRateBurst),
+			Limits: limits(r.MaxRunning, r.KeyMaxRunning, r.RatePerSecond, r.RateBurst, r.KeyRatePerSecond, r.KeyRateBurst, r.KeyPatterns),
 			Stats: Stats{
 				PendingReady: r.PendingReady, PendingScheduled: r.PendingScheduled, Running: r.Running,
 				Completed: r.Completed, Dead: r.Dead, Cancelled: r.Cancelled, OldestPendingAgeSeconds: r.OldestPendingAgeSeconds,
@@ -96,10 +96,11 @@ func (s *Store) ListQueues(ctx context.Context, c Caller, after string, limit in
 }
 
 // limits assembles Limits from queue_controls' nullable columns.
-func limits(maxRunning, keyMaxRunning *int32, rate *float64, burst int32, keyRate *float64, keyBurst int32) Limits {
+func limits(maxRunning, keyMaxRunning *int32, rate *float64, burst int32, keyRate *float64, keyBurst int32, patterns []byte) Limits {
 	return Limits{
 		MaxRunning: deref(maxRunning), KeyMaxRunning: deref(keyMaxRunning),
 		Rate: deref(rate), RateBurst: burst, KeyRate: deref(keyRate), KeyRateBurst: keyBurst,
+		KeyPatterns: decodePatterns(patterns),
 	}
 }
 

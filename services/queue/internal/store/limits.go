@@ -23,13 +23,19 @@ type Limits struct {
 	RateBurst     int32
 	KeyRate       float64
 	KeyRateBurst  int32
+	// KeyPatterns override the key limits for the keys they match (the
+	// first match, in order).
+	KeyPatterns []KeyPattern
 }
 
 // limited reports whether the limits make the queue's claims go through
 // TodoClaimLimited.
 func (l Limits) limited() bool {
-	return l.MaxRunning > 0 || l.KeyMaxRunning > 0 || l.Rate > 0 || l.KeyRate > 0
+	return l.MaxRunning > 0 || l.KeyMaxRunning > 0 || l.Rate > 0 || l.KeyRate > 0 || len(l.KeyPatterns) > 0
 }
+
+// Limited reports whether the limits hold the queue's claims in any way.
+func (l Limits) Limited() bool { return l.limited() }
 
 // limitedRecheck is how often a node re-asks whether a queue it takes for
 // limited still is, while its claims come back empty.
@@ -106,6 +112,7 @@ func (s *Store) SetLimits(ctx context.Context, c Caller, queue string, l Limits)
 		HumanID: c.HumanID, Queue: queue, MaxRunning: positive(l.MaxRunning), KeyMaxRunning: positive(l.KeyMaxRunning),
 		RatePerSecond: positive(l.Rate), RateBurst: max(1, l.RateBurst),
 		KeyRatePerSecond: positive(l.KeyRate), KeyRateBurst: max(1, l.KeyRateBurst),
+		KeyPatterns: encodePatterns(l.KeyPatterns),
 	})
 	if err != nil {
 		return Control{}, mapErr(err, "set queue limits", "queue "+queue)
@@ -167,6 +174,9 @@ func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait 
 				return err
 			}
 			if err := s.q.QueueKeysInsertMissing(ctx, tx, dbsqlc.QueueKeysInsertMissingParams{HumanID: human, Queue: queue}); err != nil {
+				return err
+			}
+			if err := s.q.QueueKeysResolve(ctx, tx, dbsqlc.QueueKeysResolveParams{HumanID: human, Queue: queue}); err != nil {
 				return err
 			}
 			r, err := s.q.QueueRecount(ctx, tx, dbsqlc.QueueRecountParams{HumanID: human, Queue: queue})

@@ -71,14 +71,20 @@ WITH u AS MATERIALIZED (
 -- queue with a limit has rows; for any other queue (or a batch without keys) this inserts nothing. An existing
 -- row is left alone (DO NOTHING takes no lock on it, so enqueues never wait for a claim holding it).
 key_rows AS (
-    INSERT INTO queue_keys (human_id, queue, key)
-    SELECT DISTINCT sqlc.arg(human_id)::uuid, sqlc.arg(queue)::text, u.concurrency_key
-    FROM u
-    WHERE u.concurrency_key <> ''
-      AND EXISTS (SELECT 1 FROM queue_controls AS c
-                  WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
-                    AND c.limited)
-    ORDER BY 3
+    INSERT INTO queue_keys (human_id, queue, key, max_running, rate_per_second, rate_burst)
+    SELECT c.human_id, c.queue, k.key, m.max_running, m.rate_per_second, m.rate_burst
+    FROM (SELECT DISTINCT u.concurrency_key AS key FROM u WHERE u.concurrency_key <> '') AS k
+    JOIN queue_controls AS c ON c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text AND c.limited
+    -- The key's own limits: the first of the queue's key_patterns it matches (none: NULLs, the defaults).
+    LEFT JOIN LATERAL (
+        SELECT (p.e ->> 'max_running')::integer AS max_running, (p.e ->> 'rate_per_second')::float8 AS rate_per_second,
+               (p.e ->> 'rate_burst')::integer AS rate_burst
+        FROM jsonb_array_elements(c.key_patterns) WITH ORDINALITY AS p (e, ord)
+        WHERE k.key LIKE p.e ->> 'like'
+        ORDER BY p.ord
+        LIMIT 1
+    ) AS m ON true
+    ORDER BY k.key
     ON CONFLICT DO NOTHING
 )
 INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
@@ -241,18 +247,21 @@ budget AS MATERIALIZED (
     FROM q
 ),
 walk AS MATERIALIZED (
+    -- Each key's limits: its own (resolved from the queue's key_patterns), else the queue's key defaults.
     SELECT k.key, k.served_at,
-           least(coalesce((SELECT q.key_max_running FROM q), 1000000) - k.running,
-                 coalesce(floor(extract(epoch FROM now() - greatest(k.tat, now())) * (SELECT q.key_rate_per_second FROM q)
-                                + 1e-9)::integer + (SELECT q.key_rate_burst FROM q), 1000000)) AS room
+           least(coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000) - k.running,
+                 coalesce(floor(extract(epoch FROM now() - greatest(k.tat, now()))
+                                * coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) + 1e-9)::integer
+                          + coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)), 1000000)) AS room
     FROM queue_keys AS k
     WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)
       AND (SELECT b.n FROM budget AS b) > 0
-      AND k.running < coalesce((SELECT q.key_max_running FROM q), 1000000)
+      AND k.running < coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000)
       -- a token: tat ≤ now + (burst - 1) / rate
-      AND ((SELECT q.key_rate_per_second FROM q) IS NULL
-           OR greatest(k.tat, now()) <= now() + make_interval(secs => ((SELECT q.key_rate_burst FROM q) - 1)
-                                                                   / (SELECT q.key_rate_per_second FROM q)))
+      AND (coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NULL
+           OR greatest(k.tat, now()) <= now() + make_interval(secs =>
+                  (coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)) - 1)
+                  / coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q))))
       -- Due work of the key: a scalar subquery, not EXISTS, so it stays a per-key probe of idx_todos_pending_key
       -- (an EXISTS is pulled up into a semi-join, which a plan may run as a scan of the whole queue per key).
       AND (SELECT true FROM todos AS x
@@ -317,9 +326,9 @@ key_bump AS (
     UPDATE queue_keys AS k
     SET running   = k.running + (SELECT count(*) FROM cut WHERE cut.key = k.key)::integer,
         served_at = now(),
-        tat       = CASE WHEN (SELECT q.key_rate_per_second FROM q) IS NULL THEN k.tat
+        tat       = CASE WHEN coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NULL THEN k.tat
                          ELSE greatest(k.tat, now()) + make_interval(secs => (SELECT count(*) FROM cut WHERE cut.key = k.key)
-                                                                          / (SELECT q.key_rate_per_second FROM q)) END
+                                  / coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q))) END
     WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)
       AND k.key = ANY (ARRAY(SELECT cut.key FROM cut WHERE cut.key IS NOT NULL))
 ),
@@ -937,7 +946,7 @@ RETURNING q.paused, q.paused_at, q.updated_at;
 -- name: QueueControlGet :many
 -- A queue's control state (at most one row); no row = running, never controlled.
 SELECT c.paused, c.paused_at, c.updated_at, c.max_running, c.key_max_running, c.running, c.limits_at,
-       c.rate_per_second, c.rate_burst, c.key_rate_per_second, c.key_rate_burst
+       c.rate_per_second, c.rate_burst, c.key_rate_per_second, c.key_rate_burst, c.key_patterns
 FROM queue_controls AS c
 WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text;
 
@@ -973,7 +982,7 @@ SELECT p.queue::text AS queue,
        coalesce(c.paused, false) AS paused,
        c.max_running, c.key_max_running, coalesce(c.running, 0)::integer AS limit_running, c.limits_at,
        c.rate_per_second, coalesce(c.rate_burst, 1)::integer AS rate_burst, c.key_rate_per_second,
-       coalesce(c.key_rate_burst, 1)::integer AS key_rate_burst,
+       coalesce(c.key_rate_burst, 1)::integer AS key_rate_burst, coalesce(c.key_patterns, '[]')::jsonb AS key_patterns,
        s.pending_ready, s.pending_scheduled, s.running, s.completed, s.dead, s.cancelled,
        s.oldest_pending_age_seconds
 FROM page AS p
@@ -997,13 +1006,15 @@ ORDER BY p.queue;
 -- made right by the repair that follows (QueueKeysLock … QueueRecount) in its own transaction: this one commits
 -- first, so that from then on every enqueue creates key rows and every claim goes through TodoClaimLimited.
 INSERT INTO queue_controls AS q (human_id, queue, max_running, key_max_running, rate_per_second, rate_burst,
-                                 key_rate_per_second, key_rate_burst, limits_at)
+                                 key_rate_per_second, key_rate_burst, key_patterns, limits_at)
 VALUES (sqlc.arg(human_id), sqlc.arg(queue)::text, sqlc.narg(max_running), sqlc.narg(key_max_running),
-        sqlc.narg(rate_per_second), sqlc.arg(rate_burst), sqlc.narg(key_rate_per_second), sqlc.arg(key_rate_burst), now())
+        sqlc.narg(rate_per_second), sqlc.arg(rate_burst), sqlc.narg(key_rate_per_second), sqlc.arg(key_rate_burst),
+        sqlc.arg(key_patterns)::jsonb, now())
 ON CONFLICT (human_id, queue) DO UPDATE
     SET max_running = excluded.max_running, key_max_running = excluded.key_max_running,
         rate_per_second = excluded.rate_per_second, rate_burst = excluded.rate_burst,
-        key_rate_per_second = excluded.key_rate_per_second, key_rate_burst = excluded.key_rate_burst, limits_at = now()
+        key_rate_per_second = excluded.key_rate_per_second, key_rate_burst = excluded.key_rate_burst,
+        key_patterns = excluded.key_patterns, limits_at = now()
 RETURNING q.paused;
 
 -- name: QueueRepairTryLock :one
@@ -1034,6 +1045,28 @@ WHERE t.human_id = sqlc.arg(human_id) AND t.queue = sqlc.arg(queue)::text
                 AND c.limited)
 ORDER BY 3
 ON CONFLICT DO NOTHING;
+
+-- name: QueueKeysResolve :exec
+-- Repair, step 2b: every key row's own limits from the first of the queue's key_patterns it matches (none: NULL,
+-- the queue's defaults), written only where they changed (the rows are locked by step 1).
+UPDATE queue_keys AS k
+SET max_running = r.max_running, rate_per_second = r.rate_per_second, rate_burst = r.rate_burst
+FROM (
+    SELECT k2.key, m.max_running, m.rate_per_second, m.rate_burst
+    FROM queue_keys AS k2
+    JOIN queue_controls AS c ON c.human_id = k2.human_id AND c.queue = k2.queue
+    LEFT JOIN LATERAL (
+        SELECT (p.e ->> 'max_running')::integer AS max_running, (p.e ->> 'rate_per_second')::float8 AS rate_per_second,
+               (p.e ->> 'rate_burst')::integer AS rate_burst
+        FROM jsonb_array_elements(c.key_patterns) WITH ORDINALITY AS p (e, ord)
+        WHERE k2.key LIKE p.e ->> 'like'
+        ORDER BY p.ord
+        LIMIT 1
+    ) AS m ON true
+    WHERE k2.human_id = sqlc.arg(human_id) AND k2.queue = sqlc.arg(queue)::text
+) AS r
+WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text AND k.key = r.key
+  AND (k.max_running, k.rate_per_second, k.rate_burst) IS DISTINCT FROM (r.max_running, r.rate_per_second, r.rate_burst);
 
 -- name: QueueRecount :one
 -- Repair, step 3 (its own statement, so its snapshot is taken after step 1's locks were granted): locks the
@@ -1108,12 +1141,13 @@ SELECT coalesce((
            WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
              AND c.rate_per_second IS NOT NULL), 0)::float8 AS queue_wait,
        coalesce((
-           SELECT min(extract(epoch FROM greatest(k.tat, now()) - now()) - (c.key_rate_burst - 1) / c.key_rate_per_second)
+           SELECT min(extract(epoch FROM greatest(k.tat, now()) - now())
+                      - (coalesce(k.rate_burst, c.key_rate_burst) - 1) / coalesce(k.rate_per_second, c.key_rate_per_second))
            FROM queue_keys AS k
            JOIN queue_controls AS c ON c.human_id = k.human_id AND c.queue = k.queue
            WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
-             AND c.key_rate_per_second IS NOT NULL
-             AND k.running < coalesce(c.key_max_running, 1000000)
+             AND coalesce(k.rate_per_second, c.key_rate_per_second) IS NOT NULL
+             AND k.running < coalesce(k.max_running, c.key_max_running, 1000000)
              AND (SELECT true FROM todos AS x
                   WHERE x.state = 'pending' AND x.human_id = k.human_id AND x.queue = k.queue
                     AND x.concurrency_key = k.key AND x.run_at <= now()

@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,12 +20,13 @@ SELECT coalesce((
            WHERE c.human_id = $1 AND c.queue = $2::text
              AND c.rate_per_second IS NOT NULL), 0)::float8 AS queue_wait,
        coalesce((
-           SELECT min(extract(epoch FROM greatest(k.tat, now()) - now()) - (c.key_rate_burst - 1) / c.key_rate_per_second)
+           SELECT min(extract(epoch FROM greatest(k.tat, now()) - now())
+                      - (coalesce(k.rate_burst, c.key_rate_burst) - 1) / coalesce(k.rate_per_second, c.key_rate_per_second))
            FROM queue_keys AS k
            JOIN queue_controls AS c ON c.human_id = k.human_id AND c.queue = k.queue
            WHERE k.human_id = $1 AND k.queue = $2::text
-             AND c.key_rate_per_second IS NOT NULL
-             AND k.running < coalesce(c.key_max_running, 1000000)
+             AND coalesce(k.rate_per_second, c.key_rate_per_second) IS NOT NULL
+             AND k.running < coalesce(k.max_running, c.key_max_running, 1000000)
              AND (SELECT true FROM todos AS x
                   WHERE x.state = 'pending' AND x.human_id = k.human_id AND x.queue = k.queue
                     AND x.concurrency_key = k.key AND x.run_at <= now()
@@ -53,7 +55,7 @@ func (q *Queries) QueueClaimHint(ctx context.Context, db DBTX, arg QueueClaimHin
 
 const queueControlGet = `-- name: QueueControlGet :many
 SELECT c.paused, c.paused_at, c.updated_at, c.max_running, c.key_max_running, c.running, c.limits_at,
-       c.rate_per_second, c.rate_burst, c.key_rate_per_second, c.key_rate_burst
+       c.rate_per_second, c.rate_burst, c.key_rate_per_second, c.key_rate_burst, c.key_patterns
 FROM queue_controls AS c
 WHERE c.human_id = $1 AND c.queue = $2::text
 `
@@ -75,6 +77,7 @@ type QueueControlGetRow struct {
 	RateBurst        int32
 	KeyRatePerSecond *float64
 	KeyRateBurst     int32
+	KeyPatterns      json.RawMessage
 }
 
 // A queue's control state (at most one row); no row = running, never controlled.
@@ -99,6 +102,7 @@ func (q *Queries) QueueControlGet(ctx context.Context, db DBTX, arg QueueControl
 			&i.RateBurst,
 			&i.KeyRatePerSecond,
 			&i.KeyRateBurst,
+			&i.KeyPatterns,
 		); err != nil {
 			return nil, err
 		}
@@ -155,6 +159,39 @@ func (q *Queries) QueueKeysLock(ctx context.Context, db DBTX, arg QueueKeysLockP
 	return err
 }
 
+const queueKeysResolve = `-- name: QueueKeysResolve :exec
+UPDATE queue_keys AS k
+SET max_running = r.max_running, rate_per_second = r.rate_per_second, rate_burst = r.rate_burst
+FROM (
+    SELECT k2.key, m.max_running, m.rate_per_second, m.rate_burst
+    FROM queue_keys AS k2
+    JOIN queue_controls AS c ON c.human_id = k2.human_id AND c.queue = k2.queue
+    LEFT JOIN LATERAL (
+        SELECT (p.e ->> 'max_running')::integer AS max_running, (p.e ->> 'rate_per_second')::float8 AS rate_per_second,
+               (p.e ->> 'rate_burst')::integer AS rate_burst
+        FROM jsonb_array_elements(c.key_patterns) WITH ORDINALITY AS p (e, ord)
+        WHERE k2.key LIKE p.e ->> 'like'
+        ORDER BY p.ord
+        LIMIT 1
+    ) AS m ON true
+    WHERE k2.human_id = $1 AND k2.queue = $2::text
+) AS r
+WHERE k.human_id = $1 AND k.queue = $2::text AND k.key = r.key
+  AND (k.max_running, k.rate_per_second, k.rate_burst) IS DISTINCT FROM (r.max_running, r.rate_per_second, r.rate_burst)
+`
+
+type QueueKeysResolveParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+// Repair, step 2b: every key row's own limits from the first of the queue's key_patterns it matches (none: NULL,
+// the queue's defaults), written only where they changed (the rows are locked by step 1).
+func (q *Queries) QueueKeysResolve(ctx context.Context, db DBTX, arg QueueKeysResolveParams) error {
+	_, err := db.Exec(ctx, queueKeysResolve, arg.HumanID, arg.Queue)
+	return err
+}
+
 const queueLimitedGet = `-- name: QueueLimitedGet :one
 SELECT EXISTS (SELECT 1 FROM queue_controls AS c
                WHERE c.human_id = $1 AND c.queue = $2::text
@@ -202,7 +239,7 @@ SELECT p.queue::text AS queue,
        coalesce(c.paused, false) AS paused,
        c.max_running, c.key_max_running, coalesce(c.running, 0)::integer AS limit_running, c.limits_at,
        c.rate_per_second, coalesce(c.rate_burst, 1)::integer AS rate_burst, c.key_rate_per_second,
-       coalesce(c.key_rate_burst, 1)::integer AS key_rate_burst,
+       coalesce(c.key_rate_burst, 1)::integer AS key_rate_burst, coalesce(c.key_patterns, '[]')::jsonb AS key_patterns,
        s.pending_ready, s.pending_scheduled, s.running, s.completed, s.dead, s.cancelled,
        s.oldest_pending_age_seconds
 FROM page AS p
@@ -239,6 +276,7 @@ type QueueListRow struct {
 	RateBurst               int32
 	KeyRatePerSecond        *float64
 	KeyRateBurst            int32
+	KeyPatterns             json.RawMessage
 	PendingReady            int64
 	PendingScheduled        int64
 	Running                 int64
@@ -273,6 +311,7 @@ func (q *Queries) QueueList(ctx context.Context, db DBTX, arg QueueListParams) (
 			&i.RateBurst,
 			&i.KeyRatePerSecond,
 			&i.KeyRateBurst,
+			&i.KeyPatterns,
 			&i.PendingReady,
 			&i.PendingScheduled,
 			&i.Running,
@@ -521,13 +560,15 @@ func (q *Queries) QueueResume(ctx context.Context, db DBTX, arg QueueResumeParam
 
 const queueSetLimits = `-- name: QueueSetLimits :one
 INSERT INTO queue_controls AS q (human_id, queue, max_running, key_max_running, rate_per_second, rate_burst,
-                                 key_rate_per_second, key_rate_burst, limits_at)
+                                 key_rate_per_second, key_rate_burst, key_patterns, limits_at)
 VALUES ($1, $2::text, $3, $4,
-        $5, $6, $7, $8, now())
+        $5, $6, $7, $8,
+        $9::jsonb, now())
 ON CONFLICT (human_id, queue) DO UPDATE
     SET max_running = excluded.max_running, key_max_running = excluded.key_max_running,
         rate_per_second = excluded.rate_per_second, rate_burst = excluded.rate_burst,
-        key_rate_per_second = excluded.key_rate_per_second, key_rate_burst = excluded.key_rate_burst, limits_at = now()
+        key_rate_per_second = excluded.key_rate_per_second, key_rate_burst = excluded.key_rate_burst,
+        key_patterns = excluded.key_patterns, limits_at = now()
 RETURNING q.paused
 `
 
@@ -540,6 +581,7 @@ type QueueSetLimitsParams struct {
 	RateBurst        int32
 	KeyRatePerSecond *float64
 	KeyRateBurst     int32
+	KeyPatterns      json.RawMessage
 }
 
 // SetQueueLimits: sets (replaces) a queue's limits, creating its control row. NULL = no limit. The counters are
@@ -555,6 +597,7 @@ func (q *Queries) QueueSetLimits(ctx context.Context, db DBTX, arg QueueSetLimit
 		arg.RateBurst,
 		arg.KeyRatePerSecond,
 		arg.KeyRateBurst,
+		arg.KeyPatterns,
 	)
 	var paused bool
 	err := row.Scan(&paused)
@@ -895,18 +938,21 @@ budget AS MATERIALIZED (
     FROM q
 ),
 walk AS MATERIALIZED (
+    -- Each key's limits: its own (resolved from the queue's key_patterns), else the queue's key defaults.
     SELECT k.key, k.served_at,
-           least(coalesce((SELECT q.key_max_running FROM q), 1000000) - k.running,
-                 coalesce(floor(extract(epoch FROM now() - greatest(k.tat, now())) * (SELECT q.key_rate_per_second FROM q)
-                                + 1e-9)::integer + (SELECT q.key_rate_burst FROM q), 1000000)) AS room
+           least(coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000) - k.running,
+                 coalesce(floor(extract(epoch FROM now() - greatest(k.tat, now()))
+                                * coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) + 1e-9)::integer
+                          + coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)), 1000000)) AS room
     FROM queue_keys AS k
     WHERE k.human_id = $4 AND k.queue = $5
       AND (SELECT b.n FROM budget AS b) > 0
-      AND k.running < coalesce((SELECT q.key_max_running FROM q), 1000000)
+      AND k.running < coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000)
       -- a token: tat ≤ now + (burst - 1) / rate
-      AND ((SELECT q.key_rate_per_second FROM q) IS NULL
-           OR greatest(k.tat, now()) <= now() + make_interval(secs => ((SELECT q.key_rate_burst FROM q) - 1)
-                                                                   / (SELECT q.key_rate_per_second FROM q)))
+      AND (coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NULL
+           OR greatest(k.tat, now()) <= now() + make_interval(secs =>
+                  (coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)) - 1)
+                  / coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q))))
       -- Due work of the key: a scalar subquery, not EXISTS, so it stays a per-key probe of idx_todos_pending_key
       -- (an EXISTS is pulled up into a semi-join, which a plan may run as a scan of the whole queue per key).
       AND (SELECT true FROM todos AS x
@@ -971,9 +1017,9 @@ key_bump AS (
     UPDATE queue_keys AS k
     SET running   = k.running + (SELECT count(*) FROM cut WHERE cut.key = k.key)::integer,
         served_at = now(),
-        tat       = CASE WHEN (SELECT q.key_rate_per_second FROM q) IS NULL THEN k.tat
+        tat       = CASE WHEN coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NULL THEN k.tat
                          ELSE greatest(k.tat, now()) + make_interval(secs => (SELECT count(*) FROM cut WHERE cut.key = k.key)
-                                                                          / (SELECT q.key_rate_per_second FROM q)) END
+                                  / coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q))) END
     WHERE k.human_id = $4 AND k.queue = $5
       AND k.key = ANY (ARRAY(SELECT cut.key FROM cut WHERE cut.key IS NOT NULL))
 ),
@@ -1726,14 +1772,20 @@ WITH u AS MATERIALIZED (
     ORDER BY v.ord
 ),
 key_rows AS (
-    INSERT INTO queue_keys (human_id, queue, key)
-    SELECT DISTINCT $1::uuid, $2::text, u.concurrency_key
-    FROM u
-    WHERE u.concurrency_key <> ''
-      AND EXISTS (SELECT 1 FROM queue_controls AS c
-                  WHERE c.human_id = $1 AND c.queue = $2::text
-                    AND c.limited)
-    ORDER BY 3
+    INSERT INTO queue_keys (human_id, queue, key, max_running, rate_per_second, rate_burst)
+    SELECT c.human_id, c.queue, k.key, m.max_running, m.rate_per_second, m.rate_burst
+    FROM (SELECT DISTINCT u.concurrency_key AS key FROM u WHERE u.concurrency_key <> '') AS k
+    JOIN queue_controls AS c ON c.human_id = $1 AND c.queue = $2::text AND c.limited
+    -- The key's own limits: the first of the queue's key_patterns it matches (none: NULLs, the defaults).
+    LEFT JOIN LATERAL (
+        SELECT (p.e ->> 'max_running')::integer AS max_running, (p.e ->> 'rate_per_second')::float8 AS rate_per_second,
+               (p.e ->> 'rate_burst')::integer AS rate_burst
+        FROM jsonb_array_elements(c.key_patterns) WITH ORDINALITY AS p (e, ord)
+        WHERE k.key LIKE p.e ->> 'like'
+        ORDER BY p.ord
+        LIMIT 1
+    ) AS m ON true
+    ORDER BY k.key
     ON CONFLICT DO NOTHING
 )
 INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
