@@ -85,8 +85,8 @@ func limitsProto(l store.Limits, running int32, at *time.Time) *queuev1.QueueLim
 }
 
 // RepairOnce recounts the running counters of the limited queues that are
-// due (store.RepairDue: limits changed within the last minute, or not
-// checked for Options.RepairInterval) and returns how many were wrong;
+// due (store.RepairDue: not since 2 s after their limits changed, or not
+// for Options.RepairInterval) and returns how many were wrong;
 // every node runs it on the reaper's tick, one node per queue at a time.
 func (s *Server) RepairOnce(ctx context.Context) (int64, error) {
 	n, err := s.store.RepairDue(ctx, s.opts.RepairInterval, repairBatch)

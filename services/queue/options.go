@@ -47,8 +47,9 @@ type Options struct {
 	ReapInterval time.Duration
 	// RepairInterval is how often each limited queue's running counters are
 	// recounted from its todos (RepairOnce, on the reaper's tick; a queue
-	// whose limits changed within the last minute on every tick). They only
-	// drift if a claim was in flight while the limits changed. Default 30 s.
+	// whose limits just changed on every tick until a repair ran 2 s after
+	// the change). They only drift if a claim was in flight while the
+	// limits changed. Default 30 s.
 	RepairInterval time.Duration
 	// ReapBatch bounds one reaper UPDATE. Default 1000.
 	ReapBatch int32

@@ -28,14 +28,11 @@ type Limits struct {
 	KeyPatterns []KeyPattern
 }
 
-// limited reports whether the limits make the queue's claims go through
-// TodoClaimLimited.
-func (l Limits) limited() bool {
+// Limited reports whether the limits hold the queue's claims in any way
+// (then they go through TodoClaimLimited; queue_controls.limited in SQL).
+func (l Limits) Limited() bool {
 	return l.MaxRunning > 0 || l.KeyMaxRunning > 0 || l.Rate > 0 || l.KeyRate > 0 || len(l.KeyPatterns) > 0
 }
-
-// Limited reports whether the limits hold the queue's claims in any way.
-func (l Limits) Limited() bool { return l.limited() }
 
 // limitedRecheck is how often a node re-asks whether a queue it takes for
 // limited still is, while its claims come back empty.
@@ -118,7 +115,7 @@ func (s *Store) SetLimits(ctx context.Context, c Caller, queue string, l Limits)
 		return Control{}, mapErr(err, "set queue limits", "queue "+queue)
 	}
 	k := limitedKey{human: c.HumanID, queue: queue}
-	if l.limited() {
+	if l.Limited() {
 		s.limited.Store(k, time.Now())
 	} else {
 		s.limited.Delete(k)
@@ -194,7 +191,7 @@ func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait 
 }
 
 // RepairDue repairs up to limit limited queues that are due (QueueRepairDue:
-// limits changed within the last minute, or not repaired for every) and
+// not repaired since 2 s after their limits changed, or not for every) and
 // returns how many counters were wrong in total.
 func (s *Store) RepairDue(ctx context.Context, every time.Duration, limit int32) (int64, error) {
 	due, err := s.q.QueueRepairDue(ctx, s.pool, dbsqlc.QueueRepairDueParams{RepairEverySeconds: every.Seconds(), RowLimit: limit})

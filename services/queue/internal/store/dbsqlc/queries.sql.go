@@ -115,15 +115,33 @@ func (q *Queries) QueueControlGet(ctx context.Context, db DBTX, arg QueueControl
 }
 
 const queueKeysInsertMissing = `-- name: QueueKeysInsertMissing :exec
+WITH RECURSIVE pending_keys (key) AS (
+    (SELECT t.concurrency_key
+     FROM todos AS t
+     WHERE t.state = 'pending' AND t.human_id = $1 AND t.queue = $2::text
+       AND t.concurrency_key IS NOT NULL
+     ORDER BY t.concurrency_key
+     LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.concurrency_key
+            FROM todos AS t
+            WHERE t.state = 'pending' AND t.human_id = $1 AND t.queue = $2::text
+              AND t.concurrency_key > p.key
+            ORDER BY t.concurrency_key
+            LIMIT 1)
+    FROM pending_keys AS p
+    WHERE p.key IS NOT NULL
+)
 INSERT INTO queue_keys (human_id, queue, key)
-SELECT DISTINCT t.human_id, t.queue, t.concurrency_key
-FROM todos AS t
-WHERE t.human_id = $1 AND t.queue = $2::text
-  AND t.state IN ('pending', 'running') AND t.concurrency_key IS NOT NULL
-  AND EXISTS (SELECT 1 FROM queue_controls AS c
-              WHERE c.human_id = $1 AND c.queue = $2::text
-                AND c.limited)
-ORDER BY 3
+SELECT $1, $2::text, k.key
+FROM (SELECT p.key FROM pending_keys AS p WHERE p.key IS NOT NULL
+      UNION
+      SELECT r.concurrency_key FROM todos AS r
+      WHERE r.state = 'running' AND r.human_id = $1 AND r.queue = $2::text
+        AND r.concurrency_key IS NOT NULL) AS k
+WHERE EXISTS (SELECT 1 FROM queue_controls AS c
+              WHERE c.human_id = $1 AND c.queue = $2::text AND c.limited)
+ORDER BY k.key
 ON CONFLICT DO NOTHING
 `
 
@@ -134,6 +152,9 @@ type QueueKeysInsertMissingParams struct {
 
 // Repair, step 2: a counter row for every key of a live todo of a limited queue that has none (todos enqueued
 // before the limits were set, or by an enqueue whose snapshot predated them). For an unlimited queue: none.
+// The pending todos' keys come from a loose index scan of idx_todos_pending_key (one probe per key, not one row
+// per todo: the repair runs while claims wait for the key rows it holds); the running todos are few (bounded by
+// the limits).
 func (q *Queries) QueueKeysInsertMissing(ctx context.Context, db DBTX, arg QueueKeysInsertMissingParams) error {
 	_, err := db.Exec(ctx, queueKeysInsertMissing, arg.HumanID, arg.Queue)
 	return err
@@ -441,8 +462,8 @@ const queueRepairDue = `-- name: QueueRepairDue :many
 SELECT c.human_id, c.queue::text AS queue
 FROM queue_controls AS c
 WHERE c.limited
-  AND (c.limits_at > now() - interval '1 minute'
-       OR c.repaired_at IS NULL
+  AND (c.repaired_at IS NULL
+       OR c.repaired_at < c.limits_at + interval '2 seconds'
        OR c.repaired_at < now() - make_interval(secs => $1::double precision))
 ORDER BY c.repaired_at NULLS FIRST
 LIMIT $2::integer
@@ -458,9 +479,10 @@ type QueueRepairDueRow struct {
 	Queue   string
 }
 
-// The limited queues whose counters the repair pass (every node, on the reaper's tick) checks next: those whose
-// limits changed in the last minute (an enqueue or claim in flight during the change may have missed them) and
-// the others every repair_every_seconds. Oldest repair first, at most row_limit.
+// The limited queues whose counters the repair pass (every node, on the reaper's tick) checks next: those not
+// repaired since 2 s after their limits last changed (an enqueue or claim in flight during the change may have
+// missed them; SetQueueLimits' own repair runs at once, this catches what committed just after it) and the others
+// every repair_every_seconds. Oldest repair first, at most row_limit.
 func (q *Queries) QueueRepairDue(ctx context.Context, db DBTX, arg QueueRepairDueParams) ([]QueueRepairDueRow, error) {
 	rows, err := db.Query(ctx, queueRepairDue, arg.RepairEverySeconds, arg.RowLimit)
 	if err != nil {
@@ -1065,10 +1087,13 @@ type TodoClaimLimitedParams struct {
 // on cannot change under it (a count of running todos in the statement's snapshot could: another claim commits
 // after the snapshot was taken). Lock order, shared with every statement that ends a run: todos, then queue_keys
 // (key order), then the queue_controls row; a claim waits only for the queue row (taken first, in budget's
-// InitPlan, and only when max_running is set: the one overall counter serializes the queue's claims) and skips
-// every other row it finds locked, so it never waits while holding anything.
+// InitPlan, and only when max_running or a queue rate is set: that one counter serializes the queue's claims) and
+// skips every other row it finds locked, so it never waits while holding anything.
 //   - q: the queue's limits (no row = paused: budget is then empty and nothing is claimed).
-//   - budget: how many this claim may take: batch_size, cut to max_running - running when that is set.
+//   - ql, budget: how many this claim may take: batch_size, cut to max_running - running and to the queue rate's
+//     tokens (GCRA: floor((now - max(tat, now)) · rate) + burst) when those are set.
+//
+// Each key's limits are its own (queue_keys.max_running/rate_*, from the key patterns) or the queue's defaults.
 //   - walk: up to 32 keys with room and due work, least recently served first (served_at), locked SKIP LOCKED: a
 //     key another claimer holds is served by that one. Each key gives at most its room and its share of the
 //     budget, so a claim spreads over the keys instead of filling itself from the first.
