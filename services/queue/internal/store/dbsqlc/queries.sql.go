@@ -1034,16 +1034,19 @@ cut AS MATERIALIZED (
     ORDER BY a.rn, a.pos
     LIMIT (SELECT b.n FROM budget AS b)
 ),
+cut_keys AS MATERIALIZED (
+    SELECT cut.key, count(*)::integer AS n FROM cut WHERE cut.key IS NOT NULL GROUP BY cut.key
+),
 key_bump AS (
-    -- By primary key (= ANY), not joined to cut: the generic plan must not hash the queue's keys.
+    -- By primary key (= ANY), not joined to cut_keys: the generic plan must not hash the queue's keys.
     UPDATE queue_keys AS k
-    SET running   = k.running + (SELECT count(*) FROM cut WHERE cut.key = k.key)::integer,
+    SET running   = k.running + (SELECT c.n FROM cut_keys AS c WHERE c.key = k.key),
         served_at = now(),
         tat       = CASE WHEN coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NULL THEN k.tat
-                         ELSE greatest(k.tat, now()) + make_interval(secs => (SELECT count(*) FROM cut WHERE cut.key = k.key)
+                         ELSE greatest(k.tat, now()) + make_interval(secs => (SELECT c.n FROM cut_keys AS c WHERE c.key = k.key)
                                   / coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q))) END
     WHERE k.human_id = $4 AND k.queue = $5
-      AND k.key = ANY (ARRAY(SELECT cut.key FROM cut WHERE cut.key IS NOT NULL))
+      AND k.key = ANY (ARRAY(SELECT c.key FROM cut_keys AS c))
 ),
 queue_bump AS (
     UPDATE queue_controls AS c
