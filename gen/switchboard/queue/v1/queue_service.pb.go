@@ -129,7 +129,7 @@ type EnqueueRequest struct {
 	// with limits (SetQueueLimits) at most key_max_running todos with the same
 	// key run at once, and keys are served round-robin. Elsewhere it is only
 	// stored.
-	ConcurrencyKey string `protobuf:"bytes,10,opt,name=concurrency_key,json=concurrencyKey,proto3" json:"concurrency_key,omitempty"`
+	ConcurrencyKey string `protobuf:"bytes,12,opt,name=concurrency_key,json=concurrencyKey,proto3" json:"concurrency_key,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -2886,8 +2886,7 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\xd8\x01\x01\x1a\x05\x18\xe8\a(\x01R\vmaxAttempts\x12'\n" +
 	"\n" +
 	"dedupe_key\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\tdedupeKey\x121\n" +
-	"\x0fconcurrency_key\x18\n" +
-	" \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x0econcurrencyKeyB\v\n" +
+	"\x0fconcurrency_key\x18\f \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x0econcurrencyKeyB\v\n" +
 	"\t_priority\"_\n" +
 	"\x0fEnqueueResponse\x12.\n" +
 	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\x12\x1c\n" +
