@@ -2,7 +2,8 @@
 # bench-queue.sh runs `switchboard bench queue` end to end on this machine:
 # a scratch database, one `serve all` node, an administrator token, a tenant,
 # an agent and an agent credential (scopes agent,publisher), then the bench.
-# Arguments go to the bench (default: --todos 100000 --workers 200 --buffer 200 --trickle 1000).
+# Arguments go to the bench (default: --todos 100000 --workers 200 --buffer 200 --trickle 1000);
+# a keyed run adds e.g. --keys 100 --key-max-running 10.
 #
 #   make build && deploy/local/bench-queue.sh [--todos N --workers W ...]
 #
@@ -40,4 +41,6 @@ field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p"; }
 human=$(api /api/admin/humans '{"email":"bench@example.com"}' | field id)
 agent=$(api /api/admin/agents "{\"human_id\":\"$human\",\"name\":\"bench\"}" | field id)
 cred=$(api /api/admin/credentials "{\"human_id\":\"$human\",\"agent_id\":\"$agent\",\"scopes\":[\"agent\",\"publisher\"]}" | field token)
-SWITCHBOARD_TOKEN=$cred "$bin" bench queue --addr "$grpc" "$@"
+# The tenant's admin credential, for a keyed run's SetQueueLimits (--key-max-running).
+admin_cred=$(api /api/admin/credentials "{\"human_id\":\"$human\",\"scopes\":[\"admin\"]}" | field token)
+SWITCHBOARD_TOKEN=$cred SWITCHBOARD_ADMIN_TOKEN=$admin_cred "$bin" bench queue --addr "$grpc" "$@"

@@ -73,7 +73,9 @@ var Policy = map[string]Rule{
 	// is watching them, like QueueStats.
 	"/switchboard.queue.v1.QueueService/PauseQueue":  tenantAdmin,
 	"/switchboard.queue.v1.QueueService/ResumeQueue": tenantAdmin,
-	"/switchboard.queue.v1.QueueService/ListQueues":  anyOf(ScopeRead, ScopeAgent),
+	// Limits throttle every worker of the queue: the operator's act, like a pause.
+	"/switchboard.queue.v1.QueueService/SetQueueLimits": tenantAdmin,
+	"/switchboard.queue.v1.QueueService/ListQueues":     anyOf(ScopeRead, ScopeAgent),
 	// Schedules enqueue work in the tenant's name on a clock, unattended:
 	// defining them is the operator's, like pausing; reading them is
 	// watching the queues, like QueueStats.

@@ -56,6 +56,7 @@ var accessMatrix = map[string][]string{
 	"/switchboard.queue.v1.QueueService/QueueStats":     readersAndAgents,
 	"/switchboard.queue.v1.QueueService/PauseQueue":     tenantAdmins,
 	"/switchboard.queue.v1.QueueService/ResumeQueue":    tenantAdmins,
+	"/switchboard.queue.v1.QueueService/SetQueueLimits": tenantAdmins,
 	"/switchboard.queue.v1.QueueService/ListQueues":     readersAndAgents,
 	"/switchboard.queue.v1.QueueService/CreateSchedule": tenantAdmins,
 	"/switchboard.queue.v1.QueueService/UpdateSchedule": tenantAdmins,

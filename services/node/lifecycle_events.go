@@ -35,13 +35,13 @@ func (l lifecycleEvents) System(human uuid.UUID, agent *uuid.UUID, channel, kind
 // tenant's realtime channel sys:queue:<queue> (ephemeral; only where someone
 // listens, and only to the todo's agent among agents: see
 // realtime.Server.System), a todo's progress also on sys:todo:<id>, and the
-// queue's own changes (queue.paused, queue.resumed) on sys:queue:<queue> to
-// every listener of the tenant, and schedule.fired (a schedule's tick made
-// the todo) beside the todo's todo.enqueued.
+// queue's own changes (queue.paused, queue.resumed, queue.limits) on
+// sys:queue:<queue> to every listener of the tenant, and schedule.fired (a
+// schedule's tick made the todo) beside the todo's todo.enqueued.
 func todoLifecycle(rt lifecycleEvents) func(queue.TodoEvent) {
 	channels, kinds := newNameMemo(realtime.QueueChannelPrefix), newNameMemo("todo.")
 	return func(e queue.TodoEvent) {
-		if e.Kind.QueueLevel() { // queue.paused, queue.resumed: about the queue, to everyone listening
+		if e.Kind.QueueLevel() { // queue.paused, queue.resumed, queue.limits: about the queue, to everyone listening
 			rt.System(e.HumanID, nil, channels.of(e.Queue), string(e.Kind), func() map[string]any {
 				return map[string]any{"queue": e.Queue, "state": e.State}
 			})

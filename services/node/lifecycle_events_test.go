@@ -130,7 +130,9 @@ func lifecycleAcrossNodes(t *testing.T, transport func(*config.Config)) {
 	require.NoError(t, err)
 	_, err = q.ResumeQueue(t.Context(), &queuev1.ResumeQueueRequest{Queue: workQueue})
 	require.NoError(t, err)
-	for _, want := range [][2]string{{"queue.paused", "paused"}, {"queue.resumed", "running"}} {
+	_, err = q.SetQueueLimits(t.Context(), &queuev1.SetQueueLimitsRequest{Queue: workQueue, KeyMaxRunning: 2})
+	require.NoError(t, err)
+	for _, want := range [][2]string{{"queue.paused", "paused"}, {"queue.resumed", "running"}, {"queue.limits", "limited"}} {
 		kind, state := want[0], want[1]
 		ev := next()
 		require.Equal(t, kind, ev.GetKind())

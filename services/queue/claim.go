@@ -111,13 +111,16 @@ const deadlineMargin = 250 * time.Millisecond
 func (s *Server) claimWaiting(ctx context.Context, c store.Caller, a store.ClaimArgs, wait time.Duration) (todos []store.Todo, err error) {
 	k := queueKey{human: c.HumanID, queue: a.Queue}
 	w, cancel := s.waiters.subscribe(k)
+	var token tokenWait
 	defer func() {
 		cancel()
+		token.stop()
 		// Wake-ups are targeted (announce wakes as many waiters as there
 		// are new todos), so one this claim will not act on — still pending,
 		// or consumed by an attempt that failed — passes to another waiter
-		// instead of waiting for its poll tick.
-		if len(w.ch) > 0 || err != nil {
+		// instead of waiting for its poll tick. So does the watch on a rate
+		// limit's next token (tokenWait) when this claim leaves with work.
+		if len(w.ch) > 0 || err != nil || (len(todos) > 0 && s.store.Limited(c, a.Queue)) {
 			s.waiters.wakeN(k, 1, w)
 		}
 	}()
@@ -126,6 +129,7 @@ func (s *Server) claimWaiting(ctx context.Context, c store.Caller, a store.Claim
 	poll := time.NewTicker(s.opts.PollInterval)
 	defer poll.Stop()
 	for {
+		token.stop()
 		todos, err = s.store.Claim(ctx, c, a)
 		if s.claimAttempted != nil {
 			s.claimAttempted()
@@ -133,8 +137,12 @@ func (s *Server) claimWaiting(ctx context.Context, c store.Caller, a store.Claim
 		if err != nil || len(todos) > 0 {
 			return todos, err
 		}
+		if s.store.Limited(c, a.Queue) {
+			token.start(ctx, s, c, k)
+		}
 		select {
 		case <-w.ch:
+		case <-token.c:
 		case <-poll.C:
 		case <-deadline.C:
 			return nil, nil

@@ -64,7 +64,10 @@ func callerOfQueue(ctx context.Context, queue string) (store.Caller, error) {
 }
 
 func controlProto(queue string, c store.Control) *queuev1.QueueControl {
-	return &queuev1.QueueControl{Queue: queue, Paused: c.Paused, PausedAt: timestamp(c.PausedAt), UpdatedAt: timestamp(c.UpdatedAt)}
+	return &queuev1.QueueControl{
+		Queue: queue, Paused: c.Paused, PausedAt: timestamp(c.PausedAt), UpdatedAt: timestamp(c.UpdatedAt),
+		Limits: limitsProto(c.Limits, c.Running, c.LimitsAt),
+	}
 }
 
 // ListQueues lists the tenant's queues by name with their depth by state
@@ -96,7 +99,7 @@ func (s *Server) ListQueues(ctx context.Context, req *queuev1.ListQueuesRequest)
 		out.Queues[i] = &queuev1.QueueSummary{
 			Queue: r.Queue, Paused: r.Paused, PendingReady: r.PendingReady, PendingScheduled: r.PendingScheduled,
 			Running: r.Running, Completed: r.Completed, Dead: r.Dead, Cancelled: r.Cancelled,
-			OldestPendingAgeSeconds: r.OldestPendingAgeSeconds,
+			OldestPendingAgeSeconds: r.OldestPendingAgeSeconds, Limits: limitsProto(r.Limits, r.LimitRunning, r.LimitsAt),
 		}
 	}
 	return out, nil

@@ -113,6 +113,9 @@ func renderTodo(t store.Todo) (*queuev1.Todo, error) {
 	if t.TraceParent != nil {
 		out.TraceParent = *t.TraceParent
 	}
+	if t.ConcurrencyKey != nil {
+		out.ConcurrencyKey = *t.ConcurrencyKey
+	}
 	var bad []string
 	var err error
 	if out.Payload, err = structjson.FromJSON(t.Payload); err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/pkg/tracing"
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
@@ -109,7 +111,7 @@ func newTodo(prefix string, r *queuev1.EnqueueRequest) (store.NewTodo, error) {
 	}
 	n := store.NewTodo{
 		EventID: r.GetEventId(), Kind: r.GetKind(), Payload: payload, Priority: DefaultPriority,
-		MaxAttempts: r.GetMaxAttempts(), DedupeKey: r.GetDedupeKey(),
+		MaxAttempts: r.GetMaxAttempts(), DedupeKey: r.GetDedupeKey(), ConcurrencyKey: r.GetConcurrencyKey(),
 	}
 	if r != nil && r.Priority != nil { // nil (possible in-process) is an empty request
 		n.Priority = r.GetPriority()
@@ -135,6 +137,12 @@ func newTodo(prefix string, r *queuev1.EnqueueRequest) (store.NewTodo, error) {
 	}
 	if n.DedupeScope, n.DedupeWindow, err = dedupeScope(prefix, r); err != nil {
 		return store.NewTodo{}, err
+	}
+	if utf8.RuneCountInString(r.GetConcurrencyKey()) > 255 {
+		return store.NewTodo{}, invalid(prefix+"concurrency_key", "must be at most 255 characters")
+	}
+	if err := textcheck.Check(r.GetConcurrencyKey()); err != nil {
+		return store.NewTodo{}, invalid(prefix+"concurrency_key", err.Error())
 	}
 	if ts := r.GetRunAt(); ts != nil {
 		if err := ts.CheckValid(); err != nil {

@@ -63,6 +63,9 @@ func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*q
 	already := r.Outcome == store.Already
 	if !already {
 		s.todos.emit(EventCompleted, t)
+		if r.Done.Freed {
+			s.todos.announce(t.HumanID, t.Queue, 1) // a slot of a limited queue: a waiting claim may use it
+		}
 	}
 	return &queuev1.CompleteResponse{Todo: s.todoProto(t), Already: already}, nil
 }
@@ -86,6 +89,9 @@ func (s *Server) CompleteBatch(ctx context.Context, req *queuev1.CompleteBatchRe
 			m := s.todos.emitEvent(TodoEvent{Kind: EventCompleted, TodoID: d.ID, HumanID: d.HumanID, Queue: d.Queue, AgentID: d.AgentID, State: d.State})
 			if m != nil {
 				m.Run.Observe(d.RunSeconds)
+			}
+			if d.Freed {
+				s.todos.announce(d.HumanID, d.Queue, 1) // a slot of a limited queue: a waiting claim may use it
 			}
 		}
 	}

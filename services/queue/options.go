@@ -45,6 +45,12 @@ type Options struct {
 	// ReapInterval is how often the reaper looks for expired leases.
 	// Default 1 s.
 	ReapInterval time.Duration
+	// RepairInterval is how often each limited queue's running counters are
+	// recounted from its todos (RepairOnce, on the reaper's tick; a queue
+	// whose limits just changed on every tick until a repair ran 2 s after
+	// the change). They only drift if a claim was in flight while the
+	// limits changed. Default 30 s.
+	RepairInterval time.Duration
 	// ReapBatch bounds one reaper UPDATE. Default 1000.
 	ReapBatch int32
 	// MaxLeaseExpiries dead-letters a todo whose lease expired this many
@@ -134,15 +140,19 @@ const (
 const EventScheduleFired EventKind = "schedule.fired"
 
 // The queue-level changes OnChange reports: TodoID is 0, AgentID nil, and
-// State is the queue's ("paused" or "running").
+// State is the queue's ("paused" or "running"; for EventLimits "limited" or
+// "unlimited").
 const (
 	EventPaused  EventKind = "queue.paused"
 	EventResumed EventKind = "queue.resumed"
+	EventLimits  EventKind = "queue.limits" // SetQueueLimits
 )
 
 // QueueLevel reports whether k is a change of a whole queue (EventPaused,
-// EventResumed) rather than of one todo.
-func (k EventKind) QueueLevel() bool { return k == EventPaused || k == EventResumed }
+// EventResumed, EventLimits) rather than of one todo.
+func (k EventKind) QueueLevel() bool {
+	return k == EventPaused || k == EventResumed || k == EventLimits
+}
 
 // defaultNotifyWindow is Options.NotifyWindow's default.
 const defaultNotifyWindow = 5 * time.Millisecond
@@ -157,6 +167,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxWait, 60*time.Second)
 	def(&o.NotifyWindow, defaultNotifyWindow)
 	def(&o.ReapInterval, time.Second)
+	def(&o.RepairInterval, 30*time.Second)
 	def(&o.RetentionInterval, time.Minute)
 	def(&o.ScheduleInterval, time.Second)
 	def(&o.BackoffBase, time.Second)

@@ -8,13 +8,17 @@ import (
 	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
-// ReapOnce runs one reaper pass now and returns how many leases it ended:
+// ReapOnce runs one reaper pass now and returns how many leases it ended
+// (after the limited queues' counter repair that is due, RepairOnce):
 // batch by batch, until a batch comes back short or MaxBatchesPerTick is
 // reached (the rest waits for the next pass).
 // Every node runs the reaper; each UPDATE is bounded (Options.ReapBatch)
 // and skips rows another node holds, so concurrent passes never collide or
 // double-count an expiry.
 func (s *Server) ReapOnce(ctx context.Context) (int, error) {
+	if _, err := s.RepairOnce(ctx); err != nil {
+		return 0, err
+	}
 	total := 0
 	for range s.opts.MaxBatchesPerTick {
 		rows, err := s.store.Reap(ctx, s.opts.ReapBatch, s.opts.MaxLeaseExpiries)

@@ -24,6 +24,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -71,6 +72,9 @@ type Server struct {
 	// Heartbeat calls into batch statements.
 	completes  *merger[store.CompleteItem, store.CompleteResult]
 	heartbeats *merger[store.HeartbeatItem, store.HeartbeatResult]
+	// rateWatch holds, per queue, the watch one waiting claim keeps on a
+	// rate limit's next token (tokenWait).
+	rateWatch sync.Map
 }
 
 // New returns the queue service over pool. opts may be omitted or zero:

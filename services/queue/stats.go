@@ -24,7 +24,7 @@ func (s *Server) QueueStats(ctx context.Context, req *queuev1.QueueStatsRequest)
 		return nil, err
 	}
 	out := &queuev1.QueueStatsResponse{
-		Paused: ctl.Paused, PausedAt: timestamp(ctl.PausedAt),
+		Paused: ctl.Paused, PausedAt: timestamp(ctl.PausedAt), Limits: limitsProto(ctl.Limits, ctl.Running, ctl.LimitsAt),
 		Queue: req.GetQueue(), PendingReady: st.PendingReady, PendingScheduled: st.PendingScheduled,
 		Running: st.Running, Completed: st.Completed, Dead: st.Dead, Cancelled: st.Cancelled,
 		OldestPendingAgeSeconds: st.OldestPendingAgeSeconds,

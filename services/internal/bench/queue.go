@@ -18,7 +18,12 @@ import (
 )
 
 // QueueUsage is the command line of `bench queue`.
-const QueueUsage = `switchboard bench queue --todos N --workers W [--buffer B] [--addr 127.0.0.1:9090] [--queue bench] [--batch 100] [--trickle 1000] [--cacert ca.pem | --tls]`
+const QueueUsage = `switchboard bench queue --todos N --workers W [--buffer B] [--addr 127.0.0.1:9090] [--queue bench] [--batch 100] [--trickle 1000] [--keys K --key-max-running M] [--cacert ca.pem | --tls]`
+
+// EnvAdminToken is the credential `bench queue --key-max-running` sets the
+// queue's limits with (SetQueueLimits needs the tenant's admin scope, which
+// the worker credential in EnvToken should not have).
+const EnvAdminToken = "SWITCHBOARD_ADMIN_TOKEN"
 
 // benchConfig is the parsed command line of `bench queue`.
 type benchConfig struct {
@@ -31,6 +36,11 @@ type benchConfig struct {
 	batch   int // EnqueueBatch size
 	trickle int // phase 2: todos enqueued one at a time
 	tls     *tls.Config
+	// keys > 0 spreads the phase-1 todos over that many concurrency keys
+	// (round-robin); keyMax > 0 limits each key to that many running
+	// (SetQueueLimits, with adminToken) before they are enqueued.
+	keys, keyMax int
+	adminToken   string
 }
 
 var queueName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
@@ -47,6 +57,8 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 	fs.IntVar(&cfg.buffer, "buffer", 0, "claimed todos each SDK worker may hold for a free handler (worker.Options.Buffer), 0–1000")
 	fs.IntVar(&cfg.batch, "batch", 100, "EnqueueBatch size, 1–1000")
 	fs.IntVar(&cfg.trickle, "trickle", 1000, "todos enqueued one at a time (latency phase)")
+	fs.IntVar(&cfg.keys, "keys", 0, "concurrency keys the todos are spread over (0: none)")
+	fs.IntVar(&cfg.keyMax, "key-max-running", 0, "the queue's key_max_running (0: no limit; needs "+EnvAdminToken+")")
 	var tf tlsFlags
 	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -67,6 +79,10 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 		return benchConfig{}, usageErr("bench queue: --trickle must be at least 1")
 	case cfg.addr == "":
 		return benchConfig{}, usageErr("bench queue: --addr is empty")
+	case cfg.keys < 0 || cfg.keyMax < 0 || cfg.keyMax > 1_000_000:
+		return benchConfig{}, usageErr("bench queue: --keys must be ≥ 0 and --key-max-running 0–1000000")
+	case cfg.keyMax > 0 && cfg.keys == 0:
+		return benchConfig{}, usageErr("bench queue: --key-max-running needs --keys")
 	case !queueName.MatchString(cfg.queue):
 		return benchConfig{}, usageErr("bench queue: --queue %q is not a queue name (^[a-z0-9][a-z0-9._-]{0,62}$)", cfg.queue)
 	}
@@ -75,6 +91,11 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 		return benchConfig{}, usageErr("bench queue: set %s to a token with scopes agent,publisher", EnvToken)
 	}
 	cfg.token = tok
+	if cfg.keyMax > 0 {
+		if cfg.adminToken, ok = lookup(EnvAdminToken); !ok || cfg.adminToken == "" {
+			return benchConfig{}, usageErr("bench queue: --key-max-running: set %s to a token with scope admin in the same tenant", EnvAdminToken)
+		}
+	}
 	var err error
 	cfg.tls, err = tf.config("bench queue")
 	return cfg, err

@@ -42,6 +42,9 @@ func runBench(ctx context.Context, cfg benchConfig, stderr io.Writer) (benchResu
 	b.client = queuev1.NewQueueServiceClient(b.conns[0])
 	b.checkEmpty(ctx)
 
+	if err := b.setLimits(ctx); err != nil {
+		return benchResult{}, err
+	}
 	// Phase 1a: enqueue.
 	if err := b.enqueueAll(ctx); err != nil {
 		return benchResult{}, err
@@ -87,8 +90,8 @@ func runBench(ctx context.Context, cfg benchConfig, stderr io.Writer) (benchResu
 		return benchResult{}, err
 	}
 	res := benchResult{jobsPerSec: float64(cfg.todos) / drain.Seconds()}
-	fmt.Fprintf(stderr, "bench: drained %d todos with %d handlers and a buffer of %d (%d SDK workers, %d connections) in %s: %.0f jobs/s\n",
-		cfg.todos, cfg.workers, cfg.buffer, nWorkers, len(b.conns), drain.Round(time.Millisecond), res.jobsPerSec)
+	fmt.Fprintf(stderr, "bench: drained %d todos with %d handlers and a buffer of %d (%d SDK workers, %d connections; %d keys, key_max_running %d) in %s: %.0f jobs/s\n",
+		cfg.todos, cfg.workers, cfg.buffer, nWorkers, len(b.conns), cfg.keys, cfg.keyMax, drain.Round(time.Millisecond), res.jobsPerSec)
 
 	// Phase 2: trickle, one enqueue at a time while the workers wait.
 	lat, fromSend, err := b.trickle(ctx, werr)
@@ -166,6 +169,7 @@ func (b *bench) enqueueAll(ctx context.Context) error {
 	batches := make(chan int)
 	var (
 		wg       sync.WaitGroup
+		keySeq   atomic.Int64
 		done     atomic.Int64
 		errOnce  sync.Once
 		firstErr error
@@ -178,6 +182,9 @@ func (b *bench) enqueueAll(ctx context.Context) error {
 				reqs := make([]*queuev1.EnqueueRequest, n)
 				for i := range reqs {
 					reqs[i] = &queuev1.EnqueueRequest{Payload: p}
+					if b.cfg.keys > 0 {
+						reqs[i].ConcurrencyKey = "k" + strconv.Itoa(int(keySeq.Add(1))%b.cfg.keys)
+					}
 				}
 				rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
 				_, err := b.client.EnqueueBatch(rctx, &queuev1.EnqueueBatchRequest{Queue: b.cfg.queue, Requests: reqs})
@@ -230,4 +237,23 @@ func (b *bench) stats() worker.Stats {
 		s.CompleteBatches += ws.CompleteBatches
 	}
 	return s
+}
+
+// setLimits sets the queue's key_max_running for a keyed run (with the
+// admin credential: the worker's may not).
+func (b *bench) setLimits(ctx context.Context) error {
+	if b.cfg.keyMax == 0 {
+		return nil
+	}
+	conn, err := grpc.NewClient(b.cfg.addr, grpcDialOptions(b.cfg.tls, b.cfg.adminToken)...)
+	if err != nil {
+		return fmt.Errorf("connect %s: %w", b.cfg.addr, err)
+	}
+	defer func() { _ = conn.Close() }()
+	_, err = queuev1.NewQueueServiceClient(conn).SetQueueLimits(ctx, &queuev1.SetQueueLimitsRequest{Queue: b.cfg.queue, KeyMaxRunning: int32(b.cfg.keyMax)}) //nolint:gosec // ≤ 1,000,000 (parseBench)
+	if err != nil {
+		return fmt.Errorf("SetQueueLimits: %w", err)
+	}
+	fmt.Fprintf(b.stderr, "bench: queue %q limited to %d running per key\n", b.cfg.queue, b.cfg.keyMax)
+	return nil
 }

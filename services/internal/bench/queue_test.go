@@ -50,11 +50,20 @@ func TestParseBench(t *testing.T) {
 		"unknown flag":   {"--todos", "1", "--workers", "1", "--fast"},
 		"not a number":   {"--todos", "many", "--workers", "1"},
 		"stray argument": {"--todos", "1", "--workers", "1", "extra"},
+		"keys negative":  {"--todos", "1", "--workers", "1", "--keys", "-1"},
+		"limit no keys":  {"--todos", "1", "--workers", "1", "--key-max-running", "10"},
 	} {
 		_, err := parseBench(args, lookup)
 		var u *UsageError
 		require.ErrorAs(t, err, &u, name)
 	}
+
+	keyed := []string{"--todos", "1", "--workers", "1", "--keys", "100", "--key-max-running", "10"}
+	cfg, err = parseBench(keyed, env(EnvToken, "sb_tok", EnvAdminToken, "sb_admin"))
+	require.NoError(t, err)
+	require.Equal(t, [3]any{100, 10, "sb_admin"}, [3]any{cfg.keys, cfg.keyMax, cfg.adminToken})
+	_, err = parseBench(keyed, lookup)
+	require.ErrorContains(t, err, EnvAdminToken)
 
 	_, err = parseBench([]string{"--todos", "1", "--workers", "1"}, env())
 	require.ErrorContains(t, err, EnvToken)

@@ -197,9 +197,11 @@ type Todo struct {
 	// sys:todo:<id>.
 	Progress *structpb.Struct `protobuf:"bytes,25,opt,name=progress,proto3" json:"progress,omitempty"`
 	// When progress was stored (database clock); unset with it.
-	ProgressAt    *timestamppb.Timestamp `protobuf:"bytes,26,opt,name=progress_at,json=progressAt,proto3" json:"progress_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ProgressAt *timestamppb.Timestamp `protobuf:"bytes,26,opt,name=progress_at,json=progressAt,proto3" json:"progress_at,omitempty"`
+	// Concurrency key (EnqueueRequest.concurrency_key); empty for none.
+	ConcurrencyKey string `protobuf:"bytes,27,opt,name=concurrency_key,json=concurrencyKey,proto3" json:"concurrency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Todo) Reset() {
@@ -414,6 +416,13 @@ func (x *Todo) GetProgressAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Todo) GetConcurrencyKey() string {
+	if x != nil {
+		return x.ConcurrencyKey
+	}
+	return ""
+}
+
 // TodoError records one failed attempt (one element of the todos.errors JSON
 // array).
 type TodoError struct {
@@ -577,7 +586,7 @@ var File_switchboard_queue_v1_queue_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaa\b\n" +
+	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd3\b\n" +
 	"\x04Todo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x14\n" +
@@ -612,7 +621,8 @@ const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\ftrace_parent\x18\x18 \x01(\tR\vtraceParent\x123\n" +
 	"\bprogress\x18\x19 \x01(\v2\x17.google.protobuf.StructR\bprogress\x12;\n" +
 	"\vprogress_at\x18\x1a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"progressAt\"g\n" +
+	"progressAt\x12'\n" +
+	"\x0fconcurrency_key\x18\x1b \x01(\tR\x0econcurrencyKey\"g\n" +
 	"\tTodoError\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x14\n" +

@@ -249,9 +249,14 @@ type EnqueueRequest struct {
 	// For dedupe_scope WINDOW only (required there, forbidden otherwise): how
 	// long after this todo was enqueued the key refuses duplicates, 1 s to
 	// 30 days (sub-second precision allowed).
-	DedupeWindow  *durationpb.Duration `protobuf:"bytes,11,opt,name=dedupe_window,json=dedupeWindow,proto3" json:"dedupe_window,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DedupeWindow *durationpb.Duration `protobuf:"bytes,11,opt,name=dedupe_window,json=dedupeWindow,proto3" json:"dedupe_window,omitempty"`
+	// Concurrency key, at most 255 characters; empty means none. In a queue
+	// with limits (SetQueueLimits) at most key_max_running todos with the same
+	// key run at once, and keys are served round-robin. Elsewhere it is only
+	// stored.
+	ConcurrencyKey string `protobuf:"bytes,12,opt,name=concurrency_key,json=concurrencyKey,proto3" json:"concurrency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *EnqueueRequest) Reset() {
@@ -359,6 +364,13 @@ func (x *EnqueueRequest) GetDedupeWindow() *durationpb.Duration {
 		return x.DedupeWindow
 	}
 	return nil
+}
+
+func (x *EnqueueRequest) GetConcurrencyKey() string {
+	if x != nil {
+		return x.ConcurrencyKey
+	}
+	return ""
 }
 
 // EnqueueResponse is the stored todo.
@@ -1707,7 +1719,9 @@ type QueueStatsResponse struct {
 	// True while the queue is paused (PauseQueue): Claim hands out nothing.
 	Paused bool `protobuf:"varint,10,opt,name=paused,proto3" json:"paused,omitempty"`
 	// When the current pause began (database clock); unset while not paused.
-	PausedAt      *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=paused_at,json=pausedAt,proto3" json:"paused_at,omitempty"`
+	PausedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=paused_at,json=pausedAt,proto3" json:"paused_at,omitempty"`
+	// The queue's concurrency limits (SetQueueLimits); unset when it has none.
+	Limits        *QueueLimits `protobuf:"bytes,12,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1815,6 +1829,13 @@ func (x *QueueStatsResponse) GetPaused() bool {
 func (x *QueueStatsResponse) GetPausedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.PausedAt
+	}
+	return nil
+}
+
+func (x *QueueStatsResponse) GetLimits() *QueueLimits {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -2016,7 +2037,9 @@ type QueueControl struct {
 	PausedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=paused_at,json=pausedAt,proto3" json:"paused_at,omitempty"`
 	// When the queue was last paused or resumed (database clock); unset for a
 	// queue that never was.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The queue's concurrency limits (SetQueueLimits); unset when it has none.
+	Limits        *QueueLimits `protobuf:"bytes,5,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2075,6 +2098,13 @@ func (x *QueueControl) GetPausedAt() *timestamppb.Timestamp {
 func (x *QueueControl) GetUpdatedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *QueueControl) GetLimits() *QueueLimits {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -2211,8 +2241,10 @@ type QueueSummary struct {
 	Cancelled int64 `protobuf:"varint,8,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
 	// Seconds the oldest claimable todo has been waiting; 0 when none.
 	OldestPendingAgeSeconds float64 `protobuf:"fixed64,9,opt,name=oldest_pending_age_seconds,json=oldestPendingAgeSeconds,proto3" json:"oldest_pending_age_seconds,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// The queue's concurrency limits (SetQueueLimits); unset when it has none.
+	Limits        *QueueLimits `protobuf:"bytes,10,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *QueueSummary) Reset() {
@@ -2306,6 +2338,13 @@ func (x *QueueSummary) GetOldestPendingAgeSeconds() float64 {
 		return x.OldestPendingAgeSeconds
 	}
 	return 0
+}
+
+func (x *QueueSummary) GetLimits() *QueueLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
 }
 
 // HeartbeatBatchRequest renews several leases.
@@ -3332,11 +3371,369 @@ func (*DeleteScheduleResponse) Descriptor() ([]byte, []int) {
 	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{48}
 }
 
+// SetQueueLimitsRequest sets a queue's concurrency limits.
+type SetQueueLimitsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Queue name, 1–63 characters matching ^[a-z0-9][a-z0-9._-]{0,62}$.
+	// Required.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Most todos of the queue RUNNING at once, 1–1,000,000; 0 for no limit.
+	MaxRunning int32 `protobuf:"varint,2,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// Most todos with one concurrency_key RUNNING at once, 1–1,000,000; 0 for
+	// no limit.
+	KeyMaxRunning int32 `protobuf:"varint,3,opt,name=key_max_running,json=keyMaxRunning,proto3" json:"key_max_running,omitempty"`
+	// Claims per second for the whole queue (todos leased, shared by every
+	// node: GCRA held in the queue's row), > 0 and ≤ 1,000,000; 0 for no
+	// rate limit. A Claim that finds only rate-limited work waits for the
+	// next token (within its wait).
+	RatePerSecond float64 `protobuf:"fixed64,4,opt,name=rate_per_second,json=ratePerSecond,proto3" json:"rate_per_second,omitempty"`
+	// How many claims may go at once after an idle spell, 1–1,000,000; 0
+	// means 1.
+	RateBurst int32 `protobuf:"varint,5,opt,name=rate_burst,json=rateBurst,proto3" json:"rate_burst,omitempty"`
+	// Claims per second for each concurrency_key, as rate_per_second; 0 for
+	// no per-key rate limit.
+	KeyRatePerSecond float64 `protobuf:"fixed64,6,opt,name=key_rate_per_second,json=keyRatePerSecond,proto3" json:"key_rate_per_second,omitempty"`
+	// The per-key burst, as rate_burst.
+	KeyRateBurst int32 `protobuf:"varint,7,opt,name=key_rate_burst,json=keyRateBurst,proto3" json:"key_rate_burst,omitempty"`
+	// Limits for the keys that match a pattern, overriding key_max_running and
+	// the key rate: the first pattern (in this order) a key matches gives its
+	// limits; a key no pattern matches has the defaults. At most 100.
+	KeyPatterns   []*KeyPattern `protobuf:"bytes,8,rep,name=key_patterns,json=keyPatterns,proto3" json:"key_patterns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetQueueLimitsRequest) Reset() {
+	*x = SetQueueLimitsRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQueueLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQueueLimitsRequest) ProtoMessage() {}
+
+func (x *SetQueueLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQueueLimitsRequest.ProtoReflect.Descriptor instead.
+func (*SetQueueLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *SetQueueLimitsRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *SetQueueLimitsRequest) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetKeyMaxRunning() int32 {
+	if x != nil {
+		return x.KeyMaxRunning
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetRatePerSecond() float64 {
+	if x != nil {
+		return x.RatePerSecond
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetRateBurst() int32 {
+	if x != nil {
+		return x.RateBurst
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetKeyRatePerSecond() float64 {
+	if x != nil {
+		return x.KeyRatePerSecond
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetKeyRateBurst() int32 {
+	if x != nil {
+		return x.KeyRateBurst
+	}
+	return 0
+}
+
+func (x *SetQueueLimitsRequest) GetKeyPatterns() []*KeyPattern {
+	if x != nil {
+		return x.KeyPatterns
+	}
+	return nil
+}
+
+// KeyPattern gives the concurrency keys that match it their own limits. A
+// field left 0 keeps the queue's default for it.
+type KeyPattern struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A glob over the whole key: * matches any run of characters, every other
+	// character itself. 1–255 characters.
+	Pattern string `protobuf:"bytes,1,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	// Most todos with one matching key RUNNING at once, 1–1,000,000.
+	MaxRunning int32 `protobuf:"varint,2,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// Claims per second for each matching key, ≤ 1,000,000.
+	RatePerSecond float64 `protobuf:"fixed64,3,opt,name=rate_per_second,json=ratePerSecond,proto3" json:"rate_per_second,omitempty"`
+	// The burst of that rate, 1–1,000,000.
+	RateBurst     int32 `protobuf:"varint,4,opt,name=rate_burst,json=rateBurst,proto3" json:"rate_burst,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyPattern) Reset() {
+	*x = KeyPattern{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyPattern) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyPattern) ProtoMessage() {}
+
+func (x *KeyPattern) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyPattern.ProtoReflect.Descriptor instead.
+func (*KeyPattern) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *KeyPattern) GetPattern() string {
+	if x != nil {
+		return x.Pattern
+	}
+	return ""
+}
+
+func (x *KeyPattern) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *KeyPattern) GetRatePerSecond() float64 {
+	if x != nil {
+		return x.RatePerSecond
+	}
+	return 0
+}
+
+func (x *KeyPattern) GetRateBurst() int32 {
+	if x != nil {
+		return x.RateBurst
+	}
+	return 0
+}
+
+// SetQueueLimitsResponse is the queue's control state after the call.
+type SetQueueLimitsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The queue's control state, with the limits just set.
+	Control       *QueueControl `protobuf:"bytes,1,opt,name=control,proto3" json:"control,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetQueueLimitsResponse) Reset() {
+	*x = SetQueueLimitsResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQueueLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQueueLimitsResponse) ProtoMessage() {}
+
+func (x *SetQueueLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQueueLimitsResponse.ProtoReflect.Descriptor instead.
+func (*SetQueueLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *SetQueueLimitsResponse) GetControl() *QueueControl {
+	if x != nil {
+		return x.Control
+	}
+	return nil
+}
+
+// QueueLimits are a queue's concurrency limits and the counters Claim
+// checks them against.
+type QueueLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Most todos RUNNING at once; 0 = no limit.
+	MaxRunning int32 `protobuf:"varint,1,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// Most todos with one concurrency_key RUNNING at once; 0 = no limit.
+	KeyMaxRunning int32 `protobuf:"varint,2,opt,name=key_max_running,json=keyMaxRunning,proto3" json:"key_max_running,omitempty"`
+	// RUNNING todos as counted for max_running (0 when it is not set).
+	Running int32 `protobuf:"varint,3,opt,name=running,proto3" json:"running,omitempty"`
+	// When the limits were last set (database clock).
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Claims per second for the queue; 0 = no rate limit.
+	RatePerSecond float64 `protobuf:"fixed64,5,opt,name=rate_per_second,json=ratePerSecond,proto3" json:"rate_per_second,omitempty"`
+	// The queue rate's burst (≥ 1).
+	RateBurst int32 `protobuf:"varint,6,opt,name=rate_burst,json=rateBurst,proto3" json:"rate_burst,omitempty"`
+	// Claims per second for each key; 0 = no rate limit.
+	KeyRatePerSecond float64 `protobuf:"fixed64,7,opt,name=key_rate_per_second,json=keyRatePerSecond,proto3" json:"key_rate_per_second,omitempty"`
+	// The key rate's burst (≥ 1).
+	KeyRateBurst int32 `protobuf:"varint,8,opt,name=key_rate_burst,json=keyRateBurst,proto3" json:"key_rate_burst,omitempty"`
+	// Limits of the keys that match a pattern (SetQueueLimitsRequest).
+	KeyPatterns   []*KeyPattern `protobuf:"bytes,9,rep,name=key_patterns,json=keyPatterns,proto3" json:"key_patterns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueLimits) Reset() {
+	*x = QueueLimits{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueLimits) ProtoMessage() {}
+
+func (x *QueueLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueLimits.ProtoReflect.Descriptor instead.
+func (*QueueLimits) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *QueueLimits) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetKeyMaxRunning() int32 {
+	if x != nil {
+		return x.KeyMaxRunning
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetRunning() int32 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *QueueLimits) GetRatePerSecond() float64 {
+	if x != nil {
+		return x.RatePerSecond
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetRateBurst() int32 {
+	if x != nil {
+		return x.RateBurst
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetKeyRatePerSecond() float64 {
+	if x != nil {
+		return x.KeyRatePerSecond
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetKeyRateBurst() int32 {
+	if x != nil {
+		return x.KeyRateBurst
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetKeyPatterns() []*KeyPattern {
+	if x != nil {
+		return x.KeyPatterns
+	}
+	return nil
+}
+
 var File_switchboard_queue_v1_queue_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\n" +
-	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\xd4\x04\n" +
+	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\x87\x05\n" +
 	"\x0eEnqueueRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
 	"\bagent_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12\"\n" +
@@ -3351,7 +3748,8 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"dedupe_key\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\tdedupeKey\x12N\n" +
 	"\fdedupe_scope\x18\n" +
 	" \x01(\x0e2!.switchboard.queue.v1.DedupeScopeB\b\xbaH\x05\x82\x01\x02\x10\x01R\vdedupeScope\x12Q\n" +
-	"\rdedupe_window\x18\v \x01(\v2\x19.google.protobuf.DurationB\x11\xbaH\x0e\xaa\x01\v\"\x05\b\x80\x9a\x9e\x012\x02\b\x01R\fdedupeWindowB\v\n" +
+	"\rdedupe_window\x18\v \x01(\v2\x19.google.protobuf.DurationB\x11\xbaH\x0e\xaa\x01\v\"\x05\b\x80\x9a\x9e\x012\x02\b\x01R\fdedupeWindow\x121\n" +
+	"\x0fconcurrency_key\x18\f \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x0econcurrencyKeyB\v\n" +
 	"\t_priority\"_\n" +
 	"\x0fEnqueueResponse\x12.\n" +
 	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\x12\x1c\n" +
@@ -3448,7 +3846,7 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x0fRedriveResponse\x12%\n" +
 	"\x0eredriven_count\x18\x01 \x01(\x03R\rredrivenCount\"P\n" +
 	"\x11QueueStatsRequest\x12;\n" +
-	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"\xb0\x03\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"\xeb\x03\n" +
 	"\x12QueueStatsResponse\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12#\n" +
 	"\rpending_ready\x18\x02 \x01(\x03R\fpendingReady\x12+\n" +
@@ -3461,7 +3859,8 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x06vacuum\x18\t \x01(\v2\".switchboard.queue.v1.VacuumHealthR\x06vacuum\x12\x16\n" +
 	"\x06paused\x18\n" +
 	" \x01(\bR\x06paused\x127\n" +
-	"\tpaused_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\bpausedAt\"P\n" +
+	"\tpaused_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\bpausedAt\x129\n" +
+	"\x06limits\x18\f \x01(\v2!.switchboard.queue.v1.QueueLimitsR\x06limits\"P\n" +
 	"\x11PauseQueueRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"R\n" +
 	"\x12PauseQueueResponse\x12<\n" +
@@ -3469,20 +3868,21 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x12ResumeQueueRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"S\n" +
 	"\x13ResumeQueueResponse\x12<\n" +
-	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\xb0\x01\n" +
+	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\xeb\x01\n" +
 	"\fQueueControl\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\x127\n" +
 	"\tpaused_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\bpausedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"d\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x129\n" +
+	"\x06limits\x18\x05 \x01(\v2!.switchboard.queue.v1.QueueLimitsR\x06limits\"d\n" +
 	"\x11ListQueuesRequest\x12&\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\x12'\n" +
 	"\n" +
 	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"x\n" +
 	"\x12ListQueuesResponse\x12:\n" +
 	"\x06queues\x18\x01 \x03(\v2\".switchboard.queue.v1.QueueSummaryR\x06queues\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb5\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xf0\x02\n" +
 	"\fQueueSummary\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\x12#\n" +
@@ -3492,7 +3892,9 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\tcompleted\x18\x06 \x01(\x03R\tcompleted\x12\x12\n" +
 	"\x04dead\x18\a \x01(\x03R\x04dead\x12\x1c\n" +
 	"\tcancelled\x18\b \x01(\x03R\tcancelled\x12;\n" +
-	"\x1aoldest_pending_age_seconds\x18\t \x01(\x01R\x17oldestPendingAgeSeconds\"b\n" +
+	"\x1aoldest_pending_age_seconds\x18\t \x01(\x01R\x17oldestPendingAgeSeconds\x129\n" +
+	"\x06limits\x18\n" +
+	" \x01(\v2!.switchboard.queue.v1.QueueLimitsR\x06limits\"b\n" +
 	"\x15HeartbeatBatchRequest\x12I\n" +
 	"\x05items\x18\x01 \x03(\v2&.switchboard.queue.v1.HeartbeatRequestB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\x05items\"\xaa\x01\n" +
 	"\x14HeartbeatBatchResult\x12\x0e\n" +
@@ -3564,7 +3966,42 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\bschedule\x18\x01 \x01(\v2\x1e.switchboard.queue.v1.ScheduleR\bschedule\"1\n" +
 	"\x15DeleteScheduleRequest\x12\x18\n" +
 	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\x02id\"\x18\n" +
-	"\x16DeleteScheduleResponse*\x9a\x01\n" +
+	"\x16DeleteScheduleResponse\"\xee\x03\n" +
+	"\x15SetQueueLimitsRequest\x12;\n" +
+	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12,\n" +
+	"\vmax_running\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\n" +
+	"maxRunning\x123\n" +
+	"\x0fkey_max_running\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\rkeyMaxRunning\x12?\n" +
+	"\x0frate_per_second\x18\x04 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x80\x84.A)\x00\x00\x00\x00\x00\x00\x00\x00R\rratePerSecond\x12*\n" +
+	"\n" +
+	"rate_burst\x18\x05 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\trateBurst\x12F\n" +
+	"\x13key_rate_per_second\x18\x06 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x80\x84.A)\x00\x00\x00\x00\x00\x00\x00\x00R\x10keyRatePerSecond\x121\n" +
+	"\x0ekey_rate_burst\x18\a \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\fkeyRateBurst\x12M\n" +
+	"\fkey_patterns\x18\b \x03(\v2 .switchboard.queue.v1.KeyPatternB\b\xbaH\x05\x92\x01\x02\x10dR\vkeyPatterns\"\xcd\x01\n" +
+	"\n" +
+	"KeyPattern\x12$\n" +
+	"\apattern\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xff\x01R\apattern\x12,\n" +
+	"\vmax_running\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\n" +
+	"maxRunning\x12?\n" +
+	"\x0frate_per_second\x18\x03 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x80\x84.A)\x00\x00\x00\x00\x00\x00\x00\x00R\rratePerSecond\x12*\n" +
+	"\n" +
+	"rate_burst\x18\x04 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\trateBurst\"V\n" +
+	"\x16SetQueueLimitsResponse\x12<\n" +
+	"\acontrol\x18\x01 \x01(\v2\".switchboard.queue.v1.QueueControlR\acontrol\"\x8c\x03\n" +
+	"\vQueueLimits\x12\x1f\n" +
+	"\vmax_running\x18\x01 \x01(\x05R\n" +
+	"maxRunning\x12&\n" +
+	"\x0fkey_max_running\x18\x02 \x01(\x05R\rkeyMaxRunning\x12\x18\n" +
+	"\arunning\x18\x03 \x01(\x05R\arunning\x129\n" +
+	"\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12&\n" +
+	"\x0frate_per_second\x18\x05 \x01(\x01R\rratePerSecond\x12\x1d\n" +
+	"\n" +
+	"rate_burst\x18\x06 \x01(\x05R\trateBurst\x12-\n" +
+	"\x13key_rate_per_second\x18\a \x01(\x01R\x10keyRatePerSecond\x12$\n" +
+	"\x0ekey_rate_burst\x18\b \x01(\x05R\fkeyRateBurst\x12C\n" +
+	"\fkey_patterns\x18\t \x03(\v2 .switchboard.queue.v1.KeyPatternR\vkeyPatterns*\x9a\x01\n" +
 	"\fBatchOutcome\x12\x1d\n" +
 	"\x19BATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10BATCH_OUTCOME_OK\x10\x01\x12\x1d\n" +
@@ -3579,7 +4016,7 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x18DEDUPE_SCOPE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16DEDUPE_SCOPE_RETENTION\x10\x01\x12\x15\n" +
 	"\x11DEDUPE_SCOPE_LIVE\x10\x02\x12\x17\n" +
-	"\x13DEDUPE_SCOPE_WINDOW\x10\x032\xb3\x16\n" +
+	"\x13DEDUPE_SCOPE_WINDOW\x10\x032\xc8\x17\n" +
 	"\fQueueService\x12|\n" +
 	"\aEnqueue\x12$.switchboard.queue.v1.EnqueueRequest\x1a%.switchboard.queue.v1.EnqueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}/todos\x12\x91\x01\n" +
 	"\fEnqueueBatch\x12).switchboard.queue.v1.EnqueueBatchRequest\x1a*.switchboard.queue.v1.EnqueueBatchResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/queues/{queue}/todos:batch\x12v\n" +
@@ -3606,7 +4043,8 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\rListSchedules\x12*.switchboard.queue.v1.ListSchedulesRequest\x1a+.switchboard.queue.v1.ListSchedulesResponse\"\x16\x82\xd3\xe4\x93\x02\x10\x12\x0e/api/schedules\x12\x7f\n" +
 	"\vGetSchedule\x12(.switchboard.queue.v1.GetScheduleRequest\x1a).switchboard.queue.v1.GetScheduleResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/api/schedules/{id}\x12\x8b\x01\n" +
 	"\x0eUpdateSchedule\x12+.switchboard.queue.v1.UpdateScheduleRequest\x1a,.switchboard.queue.v1.UpdateScheduleResponse\"\x1e\x82\xd3\xe4\x93\x02\x18:\x01*2\x13/api/schedules/{id}\x12\x88\x01\n" +
-	"\x0eDeleteSchedule\x12+.switchboard.queue.v1.DeleteScheduleRequest\x1a,.switchboard.queue.v1.DeleteScheduleResponse\"\x1b\x82\xd3\xe4\x93\x02\x15*\x13/api/schedules/{id}BEZCgithub.com/switchboard/switchboard/gen/switchboard/queue/v1;queuev1b\x06proto3"
+	"\x0eDeleteSchedule\x12+.switchboard.queue.v1.DeleteScheduleRequest\x1a,.switchboard.queue.v1.DeleteScheduleResponse\"\x1b\x82\xd3\xe4\x93\x02\x15*\x13/api/schedules/{id}\x12\x92\x01\n" +
+	"\x0eSetQueueLimits\x12+.switchboard.queue.v1.SetQueueLimitsRequest\x1a,.switchboard.queue.v1.SetQueueLimitsResponse\"%\x82\xd3\xe4\x93\x02\x1f:\x01*\x1a\x1a/api/queues/{queue}/limitsBEZCgithub.com/switchboard/switchboard/gen/switchboard/queue/v1;queuev1b\x06proto3"
 
 var (
 	file_switchboard_queue_v1_queue_service_proto_rawDescOnce sync.Once
@@ -3621,7 +4059,7 @@ func file_switchboard_queue_v1_queue_service_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(BatchOutcome)(0),              // 0: switchboard.queue.v1.BatchOutcome
 	(Misfire)(0),                   // 1: switchboard.queue.v1.Misfire
@@ -3675,112 +4113,125 @@ var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(*UpdateScheduleResponse)(nil), // 49: switchboard.queue.v1.UpdateScheduleResponse
 	(*DeleteScheduleRequest)(nil),  // 50: switchboard.queue.v1.DeleteScheduleRequest
 	(*DeleteScheduleResponse)(nil), // 51: switchboard.queue.v1.DeleteScheduleResponse
-	(*structpb.Struct)(nil),        // 52: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),  // 53: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),    // 54: google.protobuf.Duration
-	(*Todo)(nil),                   // 55: switchboard.queue.v1.Todo
-	(TodoState)(0),                 // 56: switchboard.queue.v1.TodoState
-	(*VacuumHealth)(nil),           // 57: switchboard.queue.v1.VacuumHealth
+	(*SetQueueLimitsRequest)(nil),  // 52: switchboard.queue.v1.SetQueueLimitsRequest
+	(*KeyPattern)(nil),             // 53: switchboard.queue.v1.KeyPattern
+	(*SetQueueLimitsResponse)(nil), // 54: switchboard.queue.v1.SetQueueLimitsResponse
+	(*QueueLimits)(nil),            // 55: switchboard.queue.v1.QueueLimits
+	(*structpb.Struct)(nil),        // 56: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 57: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 58: google.protobuf.Duration
+	(*Todo)(nil),                   // 59: switchboard.queue.v1.Todo
+	(TodoState)(0),                 // 60: switchboard.queue.v1.TodoState
+	(*VacuumHealth)(nil),           // 61: switchboard.queue.v1.VacuumHealth
 }
 var file_switchboard_queue_v1_queue_service_proto_depIdxs = []int32{
-	52, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
-	53, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
+	56, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
+	57, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
 	2,  // 2: switchboard.queue.v1.EnqueueRequest.dedupe_scope:type_name -> switchboard.queue.v1.DedupeScope
-	54, // 3: switchboard.queue.v1.EnqueueRequest.dedupe_window:type_name -> google.protobuf.Duration
-	55, // 4: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
+	58, // 3: switchboard.queue.v1.EnqueueRequest.dedupe_window:type_name -> google.protobuf.Duration
+	59, // 4: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
 	3,  // 5: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
 	4,  // 6: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
-	54, // 7: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	55, // 8: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
-	52, // 9: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
-	53, // 10: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	52, // 11: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	55, // 12: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
-	54, // 13: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	55, // 14: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
-	54, // 15: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	55, // 16: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
-	55, // 17: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
-	55, // 18: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
-	56, // 19: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
-	55, // 20: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
-	57, // 21: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
-	53, // 22: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
-	31, // 23: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	31, // 24: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	53, // 25: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
-	53, // 26: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
-	34, // 27: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
-	9,  // 28: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
-	0,  // 29: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	53, // 30: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
-	36, // 31: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
-	11, // 32: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
-	0,  // 33: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	39, // 34: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
-	3,  // 35: switchboard.queue.v1.Schedule.template:type_name -> switchboard.queue.v1.EnqueueRequest
-	1,  // 36: switchboard.queue.v1.Schedule.misfire:type_name -> switchboard.queue.v1.Misfire
-	53, // 37: switchboard.queue.v1.Schedule.next_runs:type_name -> google.protobuf.Timestamp
-	53, // 38: switchboard.queue.v1.Schedule.last_run_at:type_name -> google.protobuf.Timestamp
-	53, // 39: switchboard.queue.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
-	53, // 40: switchboard.queue.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
-	3,  // 41: switchboard.queue.v1.CreateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
-	1,  // 42: switchboard.queue.v1.CreateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
-	41, // 43: switchboard.queue.v1.CreateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
-	41, // 44: switchboard.queue.v1.ListSchedulesResponse.schedules:type_name -> switchboard.queue.v1.Schedule
-	41, // 45: switchboard.queue.v1.GetScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
-	3,  // 46: switchboard.queue.v1.UpdateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
-	1,  // 47: switchboard.queue.v1.UpdateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
-	41, // 48: switchboard.queue.v1.UpdateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
-	3,  // 49: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
-	5,  // 50: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
-	7,  // 51: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
-	9,  // 52: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
-	11, // 53: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
-	35, // 54: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
-	38, // 55: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
-	13, // 56: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
-	15, // 57: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
-	17, // 58: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
-	19, // 59: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
-	21, // 60: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
-	23, // 61: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
-	25, // 62: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
-	27, // 63: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
-	29, // 64: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
-	32, // 65: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
-	42, // 66: switchboard.queue.v1.QueueService.CreateSchedule:input_type -> switchboard.queue.v1.CreateScheduleRequest
-	44, // 67: switchboard.queue.v1.QueueService.ListSchedules:input_type -> switchboard.queue.v1.ListSchedulesRequest
-	46, // 68: switchboard.queue.v1.QueueService.GetSchedule:input_type -> switchboard.queue.v1.GetScheduleRequest
-	48, // 69: switchboard.queue.v1.QueueService.UpdateSchedule:input_type -> switchboard.queue.v1.UpdateScheduleRequest
-	50, // 70: switchboard.queue.v1.QueueService.DeleteSchedule:input_type -> switchboard.queue.v1.DeleteScheduleRequest
-	4,  // 71: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
-	6,  // 72: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
-	8,  // 73: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
-	10, // 74: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
-	12, // 75: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
-	37, // 76: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
-	40, // 77: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
-	14, // 78: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
-	16, // 79: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
-	18, // 80: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
-	20, // 81: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
-	22, // 82: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
-	24, // 83: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
-	26, // 84: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
-	28, // 85: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
-	30, // 86: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
-	33, // 87: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
-	43, // 88: switchboard.queue.v1.QueueService.CreateSchedule:output_type -> switchboard.queue.v1.CreateScheduleResponse
-	45, // 89: switchboard.queue.v1.QueueService.ListSchedules:output_type -> switchboard.queue.v1.ListSchedulesResponse
-	47, // 90: switchboard.queue.v1.QueueService.GetSchedule:output_type -> switchboard.queue.v1.GetScheduleResponse
-	49, // 91: switchboard.queue.v1.QueueService.UpdateSchedule:output_type -> switchboard.queue.v1.UpdateScheduleResponse
-	51, // 92: switchboard.queue.v1.QueueService.DeleteSchedule:output_type -> switchboard.queue.v1.DeleteScheduleResponse
-	71, // [71:93] is the sub-list for method output_type
-	49, // [49:71] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	58, // 7: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	59, // 8: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
+	56, // 9: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
+	57, // 10: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	56, // 11: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	59, // 12: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
+	58, // 13: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	59, // 14: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
+	58, // 15: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	59, // 16: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
+	59, // 17: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
+	59, // 18: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	60, // 19: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
+	59, // 20: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
+	61, // 21: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
+	57, // 22: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
+	55, // 23: switchboard.queue.v1.QueueStatsResponse.limits:type_name -> switchboard.queue.v1.QueueLimits
+	31, // 24: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	31, // 25: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	57, // 26: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
+	57, // 27: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
+	55, // 28: switchboard.queue.v1.QueueControl.limits:type_name -> switchboard.queue.v1.QueueLimits
+	34, // 29: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
+	55, // 30: switchboard.queue.v1.QueueSummary.limits:type_name -> switchboard.queue.v1.QueueLimits
+	9,  // 31: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
+	0,  // 32: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	57, // 33: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
+	36, // 34: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
+	11, // 35: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
+	0,  // 36: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	39, // 37: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
+	3,  // 38: switchboard.queue.v1.Schedule.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 39: switchboard.queue.v1.Schedule.misfire:type_name -> switchboard.queue.v1.Misfire
+	57, // 40: switchboard.queue.v1.Schedule.next_runs:type_name -> google.protobuf.Timestamp
+	57, // 41: switchboard.queue.v1.Schedule.last_run_at:type_name -> google.protobuf.Timestamp
+	57, // 42: switchboard.queue.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
+	57, // 43: switchboard.queue.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 44: switchboard.queue.v1.CreateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 45: switchboard.queue.v1.CreateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
+	41, // 46: switchboard.queue.v1.CreateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	41, // 47: switchboard.queue.v1.ListSchedulesResponse.schedules:type_name -> switchboard.queue.v1.Schedule
+	41, // 48: switchboard.queue.v1.GetScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	3,  // 49: switchboard.queue.v1.UpdateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 50: switchboard.queue.v1.UpdateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
+	41, // 51: switchboard.queue.v1.UpdateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	53, // 52: switchboard.queue.v1.SetQueueLimitsRequest.key_patterns:type_name -> switchboard.queue.v1.KeyPattern
+	31, // 53: switchboard.queue.v1.SetQueueLimitsResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	57, // 54: switchboard.queue.v1.QueueLimits.updated_at:type_name -> google.protobuf.Timestamp
+	53, // 55: switchboard.queue.v1.QueueLimits.key_patterns:type_name -> switchboard.queue.v1.KeyPattern
+	3,  // 56: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
+	5,  // 57: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
+	7,  // 58: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
+	9,  // 59: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
+	11, // 60: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
+	35, // 61: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
+	38, // 62: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
+	13, // 63: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
+	15, // 64: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
+	17, // 65: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
+	19, // 66: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
+	21, // 67: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
+	23, // 68: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
+	25, // 69: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
+	27, // 70: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
+	29, // 71: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
+	32, // 72: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
+	42, // 73: switchboard.queue.v1.QueueService.CreateSchedule:input_type -> switchboard.queue.v1.CreateScheduleRequest
+	44, // 74: switchboard.queue.v1.QueueService.ListSchedules:input_type -> switchboard.queue.v1.ListSchedulesRequest
+	46, // 75: switchboard.queue.v1.QueueService.GetSchedule:input_type -> switchboard.queue.v1.GetScheduleRequest
+	48, // 76: switchboard.queue.v1.QueueService.UpdateSchedule:input_type -> switchboard.queue.v1.UpdateScheduleRequest
+	50, // 77: switchboard.queue.v1.QueueService.DeleteSchedule:input_type -> switchboard.queue.v1.DeleteScheduleRequest
+	52, // 78: switchboard.queue.v1.QueueService.SetQueueLimits:input_type -> switchboard.queue.v1.SetQueueLimitsRequest
+	4,  // 79: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
+	6,  // 80: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
+	8,  // 81: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
+	10, // 82: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
+	12, // 83: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
+	37, // 84: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
+	40, // 85: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
+	14, // 86: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
+	16, // 87: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
+	18, // 88: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
+	20, // 89: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
+	22, // 90: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
+	24, // 91: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
+	26, // 92: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
+	28, // 93: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
+	30, // 94: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
+	33, // 95: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
+	43, // 96: switchboard.queue.v1.QueueService.CreateSchedule:output_type -> switchboard.queue.v1.CreateScheduleResponse
+	45, // 97: switchboard.queue.v1.QueueService.ListSchedules:output_type -> switchboard.queue.v1.ListSchedulesResponse
+	47, // 98: switchboard.queue.v1.QueueService.GetSchedule:output_type -> switchboard.queue.v1.GetScheduleResponse
+	49, // 99: switchboard.queue.v1.QueueService.UpdateSchedule:output_type -> switchboard.queue.v1.UpdateScheduleResponse
+	51, // 100: switchboard.queue.v1.QueueService.DeleteSchedule:output_type -> switchboard.queue.v1.DeleteScheduleResponse
+	54, // 101: switchboard.queue.v1.QueueService.SetQueueLimits:output_type -> switchboard.queue.v1.SetQueueLimitsResponse
+	79, // [79:102] is the sub-list for method output_type
+	56, // [56:79] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_service_proto_init() }
@@ -3797,7 +4248,7 @@ func file_switchboard_queue_v1_queue_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_queue_v1_queue_service_proto_rawDesc), len(file_switchboard_queue_v1_queue_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   49,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -41,6 +41,7 @@ const (
 	QueueService_GetSchedule_FullMethodName    = "/switchboard.queue.v1.QueueService/GetSchedule"
 	QueueService_UpdateSchedule_FullMethodName = "/switchboard.queue.v1.QueueService/UpdateSchedule"
 	QueueService_DeleteSchedule_FullMethodName = "/switchboard.queue.v1.QueueService/DeleteSchedule"
+	QueueService_SetQueueLimits_FullMethodName = "/switchboard.queue.v1.QueueService/SetQueueLimits"
 )
 
 // QueueServiceClient is the client API for QueueService service.
@@ -212,6 +213,18 @@ type QueueServiceClient interface {
 	// DeleteSchedule removes a schedule; the todos it made stay.
 	// Errors: NOT_FOUND.
 	DeleteSchedule(ctx context.Context, in *DeleteScheduleRequest, opts ...grpc.CallOption) (*DeleteScheduleResponse, error)
+	// SetQueueLimits sets (replaces) a queue's concurrency limits and rates: at
+	// most max_running of its todos RUNNING at once, at most key_max_running of
+	// those with one concurrency_key, at most rate_per_second claims per second
+	// (and key_rate_per_second per key). Claim enforces them in its own statement
+	// on every node (a claim never leases a todo that would exceed a limit,
+	// however many claimers race), and serves the keys round-robin (least
+	// recently served first) so one key's backlog does not starve another's.
+	// 0 (unset) removes a limit; with all 0 the queue is unlimited again.
+	// The limits hold for every claim that starts after the call returns;
+	// todos already RUNNING count toward them. A queue need not exist yet.
+	// Errors: INVALID_ARGUMENT for a bad queue name or a limit out of range.
+	SetQueueLimits(ctx context.Context, in *SetQueueLimitsRequest, opts ...grpc.CallOption) (*SetQueueLimitsResponse, error)
 }
 
 type queueServiceClient struct {
@@ -442,6 +455,16 @@ func (c *queueServiceClient) DeleteSchedule(ctx context.Context, in *DeleteSched
 	return out, nil
 }
 
+func (c *queueServiceClient) SetQueueLimits(ctx context.Context, in *SetQueueLimitsRequest, opts ...grpc.CallOption) (*SetQueueLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetQueueLimitsResponse)
+	err := c.cc.Invoke(ctx, QueueService_SetQueueLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueueServiceServer is the server API for QueueService service.
 // All implementations must embed UnimplementedQueueServiceServer
 // for forward compatibility.
@@ -611,6 +634,18 @@ type QueueServiceServer interface {
 	// DeleteSchedule removes a schedule; the todos it made stay.
 	// Errors: NOT_FOUND.
 	DeleteSchedule(context.Context, *DeleteScheduleRequest) (*DeleteScheduleResponse, error)
+	// SetQueueLimits sets (replaces) a queue's concurrency limits and rates: at
+	// most max_running of its todos RUNNING at once, at most key_max_running of
+	// those with one concurrency_key, at most rate_per_second claims per second
+	// (and key_rate_per_second per key). Claim enforces them in its own statement
+	// on every node (a claim never leases a todo that would exceed a limit,
+	// however many claimers race), and serves the keys round-robin (least
+	// recently served first) so one key's backlog does not starve another's.
+	// 0 (unset) removes a limit; with all 0 the queue is unlimited again.
+	// The limits hold for every claim that starts after the call returns;
+	// todos already RUNNING count toward them. A queue need not exist yet.
+	// Errors: INVALID_ARGUMENT for a bad queue name or a limit out of range.
+	SetQueueLimits(context.Context, *SetQueueLimitsRequest) (*SetQueueLimitsResponse, error)
 	mustEmbedUnimplementedQueueServiceServer()
 }
 
@@ -686,6 +721,9 @@ func (UnimplementedQueueServiceServer) UpdateSchedule(context.Context, *UpdateSc
 }
 func (UnimplementedQueueServiceServer) DeleteSchedule(context.Context, *DeleteScheduleRequest) (*DeleteScheduleResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteSchedule not implemented")
+}
+func (UnimplementedQueueServiceServer) SetQueueLimits(context.Context, *SetQueueLimitsRequest) (*SetQueueLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetQueueLimits not implemented")
 }
 func (UnimplementedQueueServiceServer) mustEmbedUnimplementedQueueServiceServer() {}
 func (UnimplementedQueueServiceServer) testEmbeddedByValue()                      {}
@@ -1104,6 +1142,24 @@ func _QueueService_DeleteSchedule_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueueService_SetQueueLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetQueueLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).SetQueueLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_SetQueueLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).SetQueueLimits(ctx, req.(*SetQueueLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // QueueService_ServiceDesc is the grpc.ServiceDesc for QueueService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1198,6 +1254,10 @@ var QueueService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteSchedule",
 			Handler:    _QueueService_DeleteSchedule_Handler,
+		},
+		{
+			MethodName: "SetQueueLimits",
+			Handler:    _QueueService_SetQueueLimits_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -13,6 +13,12 @@ type Control struct {
 	Paused    bool
 	PausedAt  *time.Time
 	UpdatedAt *time.Time
+	// Limits are the concurrency limits (SetLimits); Running is the
+	// counter max_running is checked against; LimitsAt is when the limits
+	// were last set (nil: never).
+	Limits   Limits
+	Running  int32
+	LimitsAt *time.Time
 }
 
 // Pause pauses the caller's queue. changed is false when it was already
@@ -22,12 +28,8 @@ func (s *Store) Pause(ctx context.Context, c Caller, queue string) (ctl Control,
 	if err != nil {
 		return Control{}, false, mapErr(err, "pause queue", "queue "+queue)
 	}
-	if len(rows) == 1 {
-		r := rows[0]
-		return Control{Paused: r.Paused, PausedAt: r.PausedAt, UpdatedAt: &r.UpdatedAt}, true, nil
-	}
 	ctl, err = s.Control(ctx, c, queue)
-	return ctl, false, err
+	return ctl, len(rows) == 1, err
 }
 
 // Resume resumes the caller's queue. changed is false when it was not
@@ -37,12 +39,8 @@ func (s *Store) Resume(ctx context.Context, c Caller, queue string) (ctl Control
 	if err != nil {
 		return Control{}, false, mapErr(err, "resume queue", "queue "+queue)
 	}
-	if len(rows) == 1 {
-		r := rows[0]
-		return Control{Paused: r.Paused, PausedAt: r.PausedAt, UpdatedAt: &r.UpdatedAt}, true, nil
-	}
 	ctl, err = s.Control(ctx, c, queue)
-	return ctl, false, err
+	return ctl, len(rows) == 1, err
 }
 
 // Control reads the caller's queue's control state. It is a statement of
@@ -58,13 +56,22 @@ func (s *Store) Control(ctx context.Context, c Caller, queue string) (Control, e
 		return Control{}, nil
 	}
 	r := rows[0]
-	return Control{Paused: r.Paused, PausedAt: r.PausedAt, UpdatedAt: &r.UpdatedAt}, nil
+	return Control{
+		Paused: r.Paused, PausedAt: r.PausedAt, UpdatedAt: &r.UpdatedAt,
+		Limits:  limits(r.MaxRunning, r.KeyMaxRunning, r.RatePerSecond, r.RateBurst, r.KeyRatePerSecond, r.KeyRateBurst, r.KeyPatterns),
+		Running: r.Running, LimitsAt: r.LimitsAt,
+	}, nil
 }
 
 // QueueSummary is one queue of ListQueues: its depth by state and pause flag.
 type QueueSummary struct {
 	Queue  string
 	Paused bool
+	// Limits, LimitRunning and LimitsAt as Control's Limits, Running and
+	// LimitsAt.
+	Limits       Limits
+	LimitRunning int32
+	LimitsAt     *time.Time
 	Stats
 }
 
@@ -77,10 +84,30 @@ func (s *Store) ListQueues(ctx context.Context, c Caller, after string, limit in
 	}
 	out := make([]QueueSummary, len(rows))
 	for i, r := range rows {
-		out[i] = QueueSummary{Queue: r.Queue, Paused: r.Paused, Stats: Stats{
-			PendingReady: r.PendingReady, PendingScheduled: r.PendingScheduled, Running: r.Running,
-			Completed: r.Completed, Dead: r.Dead, Cancelled: r.Cancelled, OldestPendingAgeSeconds: r.OldestPendingAgeSeconds,
-		}}
+		out[i] = QueueSummary{
+			Queue: r.Queue, Paused: r.Paused, LimitRunning: r.LimitRunning, LimitsAt: r.LimitsAt,
+			Limits: limits(r.MaxRunning, r.KeyMaxRunning, r.RatePerSecond, r.RateBurst, r.KeyRatePerSecond, r.KeyRateBurst, r.KeyPatterns),
+			Stats: Stats{
+				PendingReady: r.PendingReady, PendingScheduled: r.PendingScheduled, Running: r.Running,
+				Completed: r.Completed, Dead: r.Dead, Cancelled: r.Cancelled, OldestPendingAgeSeconds: r.OldestPendingAgeSeconds,
+			}}
 	}
 	return out, nil
+}
+
+// limits assembles Limits from queue_controls' nullable columns.
+func limits(maxRunning, keyMaxRunning *int32, rate *float64, burst int32, keyRate *float64, keyBurst int32, patterns []byte) Limits {
+	return Limits{
+		MaxRunning: deref(maxRunning), KeyMaxRunning: deref(keyMaxRunning),
+		Rate: deref(rate), RateBurst: burst, KeyRate: deref(keyRate), KeyRateBurst: keyBurst,
+		KeyPatterns: decodePatterns(patterns),
+	}
+}
+
+// deref is *n, or 0 for nil (a NULL limit: none).
+func deref[N int32 | float64](n *N) N {
+	if n == nil {
+		return 0
+	}
+	return *n
 }

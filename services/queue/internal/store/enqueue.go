@@ -37,6 +37,8 @@ type NewTodo struct {
 	// TraceParent is the W3C traceparent of the request that creates the
 	// todo (tracing.TraceParent); "" for none.
 	TraceParent string
+	// ConcurrencyKey is the todo's concurrency key; "" for none.
+	ConcurrencyKey string
 }
 
 // Enqueued is one stored todo: created now, or an existing one that already
@@ -132,6 +134,7 @@ func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatc
 		Priorities: make([]int32, len(items)), MaxAttempts: make([]int32, len(items)),
 		RunAts: make([]time.Time, len(items)), DedupeKeys: make([]string, len(items)),
 		TraceParents: make([]string, len(items)), DedupeScopes: make([]string, len(items)),
+		ConcurrencyKeys: make([]string, len(items)),
 	}
 	for i, it := range items {
 		if it.AgentID != nil {
@@ -139,7 +142,7 @@ func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatc
 		}
 		p.EventIds[i], p.Kinds[i], p.Payloads[i] = it.EventID, it.Kind, string(it.Payload)
 		p.Priorities[i], p.MaxAttempts[i], p.RunAts[i], p.DedupeKeys[i] = it.Priority, it.MaxAttempts, it.RunAt, it.DedupeKey
-		p.TraceParents[i], p.DedupeScopes[i] = it.TraceParent, it.DedupeScope
+		p.TraceParents[i], p.DedupeScopes[i], p.ConcurrencyKeys[i] = it.TraceParent, it.DedupeScope, it.ConcurrencyKey
 	}
 	return p
 }

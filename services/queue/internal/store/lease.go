@@ -26,25 +26,6 @@ type ClaimArgs struct {
 	LeaseSeconds int32
 }
 
-// Claim leases up to a.Max due todos of a queue to a worker in one
-// statement; an empty result means nothing is runnable now.
-func (s *Store) Claim(ctx context.Context, c Caller, a ClaimArgs) ([]Todo, error) {
-	rows, err := s.q.TodoClaim(ctx, s.hot, dbsqlc.TodoClaimParams{
-		DefaultLeaseSeconds: settings.DefaultQueue.LeaseSeconds,
-		Worker:              a.Worker, LeaseSeconds: a.LeaseSeconds, HumanID: c.HumanID, Queue: a.Queue,
-		CallerAgentID: c.AgentID, BatchSize: a.Max,
-	})
-	if err != nil {
-		return nil, mapErr(err, "claim", "queue "+a.Queue)
-	}
-	// UPDATE … RETURNING does not promise the CTE's order; the contract
-	// returns todos in claim order.
-	slices.SortFunc(rows, func(x, y Todo) int {
-		return cmp.Or(cmp.Compare(x.Priority, y.Priority), x.RunAt.Compare(y.RunAt), cmp.Compare(x.ID, y.ID))
-	})
-	return rows, nil
-}
-
 // Lease names one lease: a todo and the token its claim returned.
 type Lease struct {
 	ID    int64

@@ -20,6 +20,7 @@ import (
 // hotStatements are the statements Store runs on the hot pool.
 var hotStatements = []string{
 	"TodoClaim", "TodoHeartbeatBatch", "TodoCompleteBatch", "TodoGetMany", "TodoAckStates", "TodoFail", "TodoRelease",
+	"TodoClaimLimited", "QueueLimitedGet", "QueueClaimHint",
 }
 
 // TestHotStatementsGenericPlans pins the generic plans of the worker
@@ -62,10 +63,41 @@ func TestHotStatementsGenericPlans(t *testing.T) {
 	_, _, err = s.Release(ctx, c, lease(4), 0)
 	require.NoError(t, err)
 
+	// A limited queue with keyed todos: its claim, and the probe an empty
+	// claim makes (the hint flips on the first empty fast claim).
+	_, err = hot.Exec(ctx, `INSERT INTO todos (human_id, queue, concurrency_key)
+		SELECT $1, 'lim', 'k' || (i % 100) FROM generate_series(1, 20000) AS i`, human)
+	require.NoError(t, err)
+	_, err = hot.Exec(ctx, `ANALYZE todos`)
+	require.NoError(t, err)
+	_, err = s.SetLimits(ctx, c, "lim", Limits{MaxRunning: 50, KeyMaxRunning: 2})
+	require.NoError(t, err)
+	limited, err := s.Claim(ctx, c, ClaimArgs{Queue: "lim", Worker: "w", Max: 10})
+	require.NoError(t, err)
+	require.Len(t, limited, 10)
+	_, err = s.Complete(ctx, c, []CompleteItem{{Lease: Lease{ID: limited[0].ID, Token: *limited[0].LeaseToken}}})
+	require.NoError(t, err)
+	s.limited.Clear() // a node that has not learnt it yet: the fast claim finds nothing, the probe runs
+	_, err = s.NextToken(ctx, c, "lim")
+	require.NoError(t, err)
+	limited, err = s.Claim(ctx, c, ClaimArgs{Queue: "lim", Worker: "w", Max: 10})
+	require.NoError(t, err)
+	require.Len(t, limited, 10)
+
 	byQuery := preparedStatements(t, hot)
 	for _, q := range hotStatements {
 		plan, raw := genericPlan(t, hot, byQuery, q)
 		require.NoError(t, plan.check(), "%s's generic plan:\n%s", q, raw)
+		if q == "TodoClaimLimited" {
+			// Every read of pending todos is a per-key (or keyless) probe of
+			// idx_todos_pending_key: none walks the queue's whole pending set.
+			for _, n := range plan.find("todos") {
+				if n.NodeType != "ModifyTable" && n.Index != "todos_pkey" {
+					require.Equal(t, "idx_todos_pending_key", n.Index, "%s", raw)
+					require.Contains(t, n.IndexCond, "concurrency_key", "%s", raw)
+				}
+			}
+		}
 		if q == "TodoClaim" {
 			// The pause probe: one primary-key lookup of queue_controls per
 			// statement, not a scan.

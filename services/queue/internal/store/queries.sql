@@ -44,9 +44,9 @@ WHERE (u.agent_id <> '' AND NOT EXISTS (
 
 -- name: TodoInsertBatch :many
 -- Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ''
--- (agent_id, dedupe_key, trace_parent), 0 (event_id, max_attempts) or a time in the past (run_at: "past means
--- now"); dedupe_scope '' is RETENTION (stored as NULL), else 'live' or 'window' (whose entries the caller has
--- already reserved with TodoDedupeWindowsReserve, dropping the ones that lost).
+-- (agent_id, dedupe_key, trace_parent, concurrency_key), 0 (event_id, max_attempts) or a time in the past
+-- (run_at: "past means now"); dedupe_scope '' is RETENTION (stored as NULL), else 'live' or 'window' (whose
+-- entries the caller has already reserved with TodoDedupeWindowsReserve, dropping the ones that lost).
 -- ON CONFLICT DO NOTHING writes no tuple for a duplicate dedupe key (also within the batch: the first entry
 -- wins), so duplicates are simply absent from RETURNING; the caller looks them up with TodoGetByDedupeKeys.
 -- Ids are drawn in request order (the MATERIALIZED CTE numbers the entries before anything is inserted), so
@@ -67,12 +67,34 @@ WITH u AS MATERIALIZED (
                unnest(sqlc.arg(dedupe_keys)::text[])                              AS dedupe_key,
                unnest(sqlc.arg(trace_parents)::text[])                            AS trace_parent,
                unnest(sqlc.arg(dedupe_scopes)::text[])                            AS dedupe_scope,
+               unnest(sqlc.arg(concurrency_keys)::text[])                         AS concurrency_key,
                generate_series(1, cardinality(sqlc.arg(kinds)::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
+),
+-- A limited queue (SetQueueLimits) counts running todos per key in queue_keys: the batch's new keys get their
+-- counter row here, in key order (concurrent enqueues then wait on each other's new keys in one order). Only a
+-- queue with a limit has rows; for any other queue (or a batch without keys) this inserts nothing. An existing
+-- row is left alone (DO NOTHING takes no lock on it, so enqueues never wait for a claim holding it).
+key_rows AS (
+    INSERT INTO queue_keys (human_id, queue, key, max_running, rate_per_second, rate_burst)
+    SELECT c.human_id, c.queue, k.key, m.max_running, m.rate_per_second, m.rate_burst
+    FROM (SELECT DISTINCT u.concurrency_key AS key FROM u WHERE u.concurrency_key <> '') AS k
+    JOIN queue_controls AS c ON c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text AND c.limited
+    -- The key's own limits: the first of the queue's key_patterns it matches (none: NULLs, the defaults).
+    LEFT JOIN LATERAL (
+        SELECT (p.e ->> 'max_running')::integer AS max_running, (p.e ->> 'rate_per_second')::float8 AS rate_per_second,
+               (p.e ->> 'rate_burst')::integer AS rate_burst
+        FROM jsonb_array_elements(c.key_patterns) WITH ORDINALITY AS p (e, ord)
+        WHERE k.key LIKE p.e ->> 'like'
+        ORDER BY p.ord
+        LIMIT 1
+    ) AS m ON true
+    ORDER BY k.key
+    ON CONFLICT DO NOTHING
 )
 INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
-                   trace_parent, dedupe_scope)
+                   trace_parent, dedupe_scope, concurrency_key)
 OVERRIDING SYSTEM VALUE
 SELECT u.id,
        sqlc.arg(human_id),
@@ -90,7 +112,8 @@ SELECT u.id,
        greatest(u.run_at, now()),
        nullif(u.dedupe_key, ''),
        nullif(u.trace_parent, ''),
-       nullif(u.dedupe_scope, '')
+       nullif(u.dedupe_scope, ''),
+       nullif(u.concurrency_key, '')
 FROM u
 ORDER BY u.dedupe_key COLLATE "C", u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL AND (dedupe_scope IS NULL OR (dedupe_scope = 'live' AND state IN ('pending', 'running')))
@@ -159,11 +182,13 @@ WITH next AS MATERIALIZED (
       AND p.run_at <= now()
       AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR p.agent_id IS NULL
            OR p.agent_id = sqlc.narg(caller_agent_id)::uuid)
-      -- A paused queue hands out nothing (PauseQueue). The subquery does not refer to p, so it runs once per
-      -- statement (an InitPlan: one primary-key probe of queue_controls, which holds only controlled queues) as
-      -- a one-time filter over the scan: a paused queue's claim reads no todo at all.
+      -- A paused queue hands out nothing (PauseQueue), and a limited one (SetQueueLimits) only through
+      -- TodoClaimLimited. The subquery does not refer to p, so it runs once per statement (an InitPlan: one
+      -- primary-key probe of queue_controls, which holds only controlled queues) as a one-time filter over the
+      -- scan: such a queue's fast claim reads no todo at all.
       AND NOT EXISTS (SELECT 1 FROM queue_controls AS c
-                      WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND c.paused)
+                      WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)
+                        AND (c.paused OR c.limited))
     ORDER BY p.priority, p.run_at, p.id
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
@@ -186,6 +211,173 @@ SET state            = 'running',
     progress_at      = NULL
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
 RETURNING t.*;
+
+-- name: TodoClaimLimited :many
+-- TodoClaim for a queue with limits (SetQueueLimits): never leases a todo that would take a key past
+-- key_max_running or the queue past max_running, however many claimers race on however many nodes, and serves
+-- the keys round-robin. Every limit is a counter in a row this statement locks and bumps, so the count it decides
+-- on cannot change under it (a count of running todos in the statement's snapshot could: another claim commits
+-- after the snapshot was taken). Lock order, shared with every statement that ends a run: todos, then queue_keys
+-- (key order), then the queue_controls row; a claim waits only for the queue row (taken first, in budget's
+-- InitPlan, and only when max_running or a queue rate is set: that one counter serializes the queue's claims) and
+-- skips every other row it finds locked, so it never waits while holding anything.
+-- * q: the queue's limits (no row = paused: budget is then empty and nothing is claimed).
+-- * ql, budget: how many this claim may take: batch_size, cut to max_running - running and to the queue rate's
+--   tokens (GCRA: floor((now - max(tat, now)) · rate) + burst) when those are set.
+-- Each key's limits are its own (queue_keys.max_running/rate_*, from the key patterns) or the queue's defaults.
+-- * walk: up to 32 keys with room and due work, least recently served first (served_at), locked SKIP LOCKED: a
+--   key another claimer holds is served by that one. Each key gives at most its room and its share of the
+--   budget, so a claim spreads over the keys instead of filling itself from the first.
+-- * keyless: the queue's todos without a key (limited only by the overall budget), as one more "key".
+-- * cut: the batch, round-robin over the keys (every key's first todo, then every key's second, …), cut to the
+--   budget; rows locked beyond the cut are let go at commit.
+-- The keyed and keyless lookups go through idx_todos_pending_key (concurrency_key = key, resp. IS NULL).
+WITH q AS MATERIALIZED (
+    SELECT c.max_running, c.rate_per_second, c.key_max_running, c.key_rate_per_second, c.key_rate_burst
+    FROM queue_controls AS c
+    WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND NOT c.paused
+),
+ql AS MATERIALIZED (
+    -- GCRA tokens available now: floor((now - max(tat, now)) · rate) + burst, never negative (§3c).
+    SELECT least(coalesce(c.max_running - c.running, 1000000),
+                 CASE WHEN c.rate_per_second IS NULL THEN 1000000
+                      ELSE floor(extract(epoch FROM now() - greatest(c.tat, now())) * c.rate_per_second + 1e-9)::integer
+                           + c.rate_burst END) AS room
+    FROM queue_controls AS c
+    WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND NOT c.paused
+      AND (c.max_running IS NOT NULL OR c.rate_per_second IS NOT NULL)
+    FOR NO KEY UPDATE
+),
+budget AS MATERIALIZED (
+    -- ql is the newest row version (a locking read waits and re-reads); q is the snapshot's. When q has a
+    -- queue-wide limit but ql no row, the queue was paused meanwhile: 0.
+    SELECT greatest(0, least(sqlc.arg(batch_size)::integer,
+                             coalesce((SELECT ql.room FROM ql),
+                                      CASE WHEN q.max_running IS NULL AND q.rate_per_second IS NULL
+                                           THEN sqlc.arg(batch_size)::integer ELSE 0 END)))
+               AS n
+    FROM q
+),
+walk AS MATERIALIZED (
+    -- Each key's limits: its own (resolved from the queue's key_patterns), else the queue's key defaults.
+    SELECT k.key, k.served_at,
+           least(coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000) - k.running,
+                 coalesce(floor(extract(epoch FROM now() - greatest(k.tat, now()))
+                                * coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) + 1e-9)::integer
+                          + coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)), 1000000)) AS room
+    FROM queue_keys AS k
+    WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)
+      AND (SELECT b.n FROM budget AS b) > 0
+      AND k.running < coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000)
+      -- a token: tat ≤ now + (burst - 1) / rate
+      AND (coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NULL
+           OR greatest(k.tat, now()) <= now() + make_interval(secs =>
+                  (coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)) - 1)
+                  / coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q))))
+      -- Due work of the key: a scalar subquery, not EXISTS, so it stays a per-key probe of idx_todos_pending_key
+      -- (an EXISTS is pulled up into a semi-join, which a plan may run as a scan of the whole queue per key).
+      AND (SELECT true FROM todos AS x
+           WHERE x.state = 'pending' AND x.human_id = sqlc.arg(human_id) AND x.queue = sqlc.arg(queue)
+             AND x.concurrency_key = k.key AND x.run_at <= now()
+             AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR x.agent_id IS NULL
+                  OR x.agent_id = sqlc.narg(caller_agent_id)::uuid)
+           LIMIT 1)
+    ORDER BY k.served_at, k.key
+    -- At most 32 keys per claim: concurrent claims then hold different keys (a claim that locked every key would
+    -- leave the others nothing and make every completion wait for it); the rest are served by the next claims.
+    LIMIT least(sqlc.arg(batch_size)::integer, 32)
+    FOR UPDATE OF k SKIP LOCKED
+),
+ranked AS MATERIALIZED (
+    SELECT w.key, w.room, row_number() OVER (ORDER BY w.served_at, w.key) AS pos, count(*) OVER () AS nkeys
+    FROM walk AS w
+),
+keyed AS MATERIALIZED (
+    SELECT r.key, r.pos, p.id, p.priority, p.run_at
+    FROM ranked AS r
+    CROSS JOIN LATERAL (
+        SELECT x.id, x.priority, x.run_at
+        FROM todos AS x
+        WHERE x.state = 'pending' AND x.human_id = sqlc.arg(human_id) AND x.queue = sqlc.arg(queue)
+          AND x.concurrency_key = r.key AND x.run_at <= now()
+          AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR x.agent_id IS NULL
+               OR x.agent_id = sqlc.narg(caller_agent_id)::uuid)
+        ORDER BY x.concurrency_key, x.priority, x.run_at, x.id
+        LIMIT least(r.room, ((SELECT b.n FROM budget AS b) + r.nkeys - 1) / r.nkeys)
+        FOR UPDATE OF x SKIP LOCKED
+    ) AS p
+),
+keyless AS MATERIALIZED (
+    SELECT x.id, x.priority, x.run_at
+    FROM todos AS x
+    WHERE x.state = 'pending' AND x.human_id = sqlc.arg(human_id) AND x.queue = sqlc.arg(queue)
+      AND x.concurrency_key IS NULL AND x.run_at <= now()
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR x.agent_id IS NULL
+           OR x.agent_id = sqlc.narg(caller_agent_id)::uuid)
+      AND (SELECT b.n FROM budget AS b) > 0
+    -- concurrency_key leads the ORDER BY (it is NULL in every row) so that the order is idx_todos_pending_key's and
+    -- the scan starts at the keyless entries; ordered as idx_todos_pending it would walk every keyed one first.
+    ORDER BY x.concurrency_key, x.priority, x.run_at, x.id
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE OF x SKIP LOCKED
+),
+cut AS MATERIALIZED (
+    SELECT a.id, a.key
+    FROM (
+        SELECT k.id, k.key, k.pos, row_number() OVER (PARTITION BY k.pos ORDER BY k.priority, k.run_at, k.id) AS rn
+        FROM keyed AS k
+        UNION ALL
+        SELECT l.id, NULL, 0, row_number() OVER (ORDER BY l.priority, l.run_at, l.id)
+        FROM keyless AS l
+    ) AS a
+    ORDER BY a.rn, a.pos
+    LIMIT (SELECT b.n FROM budget AS b)
+),
+cut_keys AS MATERIALIZED (
+    SELECT cut.key, count(*)::integer AS n FROM cut WHERE cut.key IS NOT NULL GROUP BY cut.key
+),
+key_bump AS (
+    -- By primary key (= ANY), not joined to cut_keys: the generic plan must not hash the queue's keys.
+    UPDATE queue_keys AS k
+    SET running   = k.running + (SELECT c.n FROM cut_keys AS c WHERE c.key = k.key),
+        served_at = now(),
+        tat       = CASE WHEN coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NULL THEN k.tat
+                         ELSE greatest(k.tat, now()) + make_interval(secs => (SELECT c.n FROM cut_keys AS c WHERE c.key = k.key)
+                                  / coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q))) END
+    WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)
+      AND k.key = ANY (ARRAY(SELECT c.key FROM cut_keys AS c))
+),
+queue_bump AS (
+    UPDATE queue_controls AS c
+    SET running = CASE WHEN c.max_running IS NULL THEN c.running ELSE c.running + (SELECT count(*) FROM cut)::integer END,
+        tat     = CASE WHEN c.rate_per_second IS NULL THEN c.tat
+                       ELSE greatest(c.tat, now()) + make_interval(secs => (SELECT count(*) FROM cut) / c.rate_per_second) END
+    WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue) AND EXISTS (SELECT 1 FROM ql)
+      AND EXISTS (SELECT 1 FROM cut)
+)
+UPDATE todos AS t
+SET state            = 'running',
+    attempt          = t.attempt + 1,
+    lease_owner      = sqlc.arg(worker)::text,
+    lease_expires_at = now() + make_interval(secs => least(3600, greatest(1, coalesce(
+                           nullif(sqlc.arg(lease_seconds)::integer, 0),
+                           (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
+                           sqlc.arg(default_lease_seconds)::integer)))),
+    lease_token      = greatest(1, ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint
+                                   & 9223372036854775807),
+    lease_outcome    = NULL,
+    attempted_at     = now(),
+    progress         = NULL,
+    progress_at      = NULL
+WHERE t.id = ANY (ARRAY(SELECT cut.id FROM cut))
+RETURNING t.*;
+
+-- name: QueueLimitedGet :one
+-- Whether a queue's claims must go through TodoClaimLimited (it has a limit or a rate): the hint
+-- Store.Claim keeps per queue is refreshed with this after an empty claim.
+SELECT EXISTS (SELECT 1 FROM queue_controls AS c
+               WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+                 AND c.limited) AS limited;
 
 -- name: TodoHeartbeatBatch :many
 -- Extends leases from the database's now(), one statement for any number of items; token-fenced, so an item
@@ -221,27 +413,72 @@ RETURNING t.id, t.lease_token::bigint AS lease_token, t.lease_expires_at::timest
 -- '' means none. A completion ends the run of lease expiries. Items come in ascending id order (the caller sorts). RETURNING carries what an outcome and a lifecycle
 -- event and the claim-to-completion metric need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
 -- fetches them for the single Complete, whose answer is the todo).
-UPDATE todos AS t
-SET state            = 'completed',
-    lease_owner      = NULL,
-    lease_expires_at = NULL,
-    lease_expiries   = 0,
-    lease_outcome    = 'completed',
-    result           = nullif(u.result, '')::jsonb,
-    finished_at      = now()
-FROM (
-    SELECT unnest(sqlc.arg(ids)::bigint[])     AS id,
-           unnest(sqlc.arg(tokens)::bigint[])  AS token,
-           unnest(sqlc.arg(results)::text[])   AS result
-) AS u
-WHERE t.id = u.id
-  AND t.human_id = sqlc.arg(human_id)
-  AND t.lease_token = u.token
-  AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
-  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
-       OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
-RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
-          coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds;
+WITH done AS (
+    UPDATE todos AS t
+    SET state            = 'completed',
+        lease_owner      = NULL,
+        lease_expires_at = NULL,
+        lease_expiries   = 0,
+        lease_outcome    = 'completed',
+        result           = nullif(u.result, '')::jsonb,
+        finished_at      = now()
+    FROM (
+        SELECT unnest(sqlc.arg(ids)::bigint[])     AS id,
+               unnest(sqlc.arg(tokens)::bigint[])  AS token,
+               unnest(sqlc.arg(results)::text[])   AS result
+    ) AS u
+    WHERE t.id = u.id
+      AND t.human_id = sqlc.arg(human_id)
+      AND t.lease_token = u.token
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
+           OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+    RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
+              coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds,
+              t.concurrency_key
+),
+ended AS MATERIALIZED (
+    -- Runs ended by this statement, per key: the counters of limited queues go down in the same statement
+    -- (TodoClaimLimited's lock order: todos, then queue_keys in key order, then queue_controls). For a queue
+    -- without limits both lookups below find nothing: no lock, no write.
+    SELECT d.human_id, d.queue, d.concurrency_key AS key, count(*)::integer AS n
+    FROM done AS d
+    GROUP BY d.human_id, d.queue, d.concurrency_key
+),
+key_locks AS MATERIALIZED (
+    SELECT k.human_id, k.queue, k.key
+    FROM queue_keys AS k
+    JOIN ended AS e ON k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+    ORDER BY k.human_id, k.queue, k.key
+    FOR UPDATE OF k
+),
+key_dec AS (
+    -- The one-time filter reads key_locks to its end, so every key is locked (in order) before any is written.
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - e.n)
+    FROM ended AS e
+    WHERE k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+      AND (SELECT count(*) FROM key_locks) >= 0
+    RETURNING k.key
+),
+queue_dec AS (
+    -- After the keys (the one-time filter waits for key_dec), so the queue row is the last lock taken.
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - e.n)
+    FROM (SELECT ended.human_id, ended.queue, sum(ended.n)::integer AS n FROM ended GROUP BY 1, 2) AS e
+    WHERE c.human_id = e.human_id AND c.queue = e.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
+),
+limited AS MATERIALIZED (
+    SELECT c.human_id, c.queue::text AS queue
+    FROM (SELECT DISTINCT ended.human_id, ended.queue FROM ended) AS e
+    JOIN queue_controls AS c ON c.human_id = e.human_id AND c.queue = e.queue
+    WHERE c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL
+)
+SELECT d.id, d.lease_token, d.human_id, d.queue, d.agent_id, d.state, d.run_seconds,
+       -- freed: the run held a slot of a limited queue, so a claim waiting on it may now get work.
+       EXISTS (SELECT 1 FROM limited AS l WHERE l.human_id = d.human_id AND l.queue = d.queue) AS freed
+FROM done AS d;
 
 -- name: TodoFail :one
 -- Records a failed attempt (appended to errors, copied to last_error) and either schedules a retry or
@@ -251,6 +488,32 @@ RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.age
 --     min(cap, base · 2^(attempt-1)) · (0.5 + jitter/2),  jitter ∈ [0, 1) drawn by the caller
 -- (base 1 s and cap 1 h by default: attempt 1 waits 0.5–1 s, attempt 5 8–16 s, from attempt 13 on 30–60 min).
 -- The jitter spreads retries of todos that failed together, so a shared outage does not come back as a herd.
+WITH target AS MATERIALIZED (
+    -- The todo, locked first: then its key's and its queue's running counters go down (limited queues only),
+    -- in TodoClaimLimited's lock order (todo, key, queue row); for a queue without limits nothing is found.
+    SELECT t.id AS todo_id, t.human_id, t.queue, t.concurrency_key, t.state
+    FROM todos AS t
+    WHERE t.id = sqlc.arg(id)
+      AND t.human_id = sqlc.arg(human_id)
+      AND t.lease_token = sqlc.arg(token)::bigint
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+    FOR NO KEY UPDATE
+),
+key_dec AS (
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - 1)
+    FROM target AS g
+    WHERE k.human_id = g.human_id AND k.queue = g.queue AND k.key = g.concurrency_key
+    RETURNING k.key
+),
+queue_dec AS (
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - 1)
+    FROM target AS g
+    WHERE c.human_id = g.human_id AND c.queue = g.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
+)
 UPDATE todos
 SET state            = CASE WHEN sqlc.arg(dead_letter)::boolean OR attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
     run_at           = CASE
@@ -273,16 +536,43 @@ SET state            = CASE WHEN sqlc.arg(dead_letter)::boolean OR attempt >= ma
                            'at', now(),
                            'error', sqlc.arg(error)::text
                        ))
-WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id)
-  AND lease_token = sqlc.arg(token)::bigint
-  AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
-  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
+WHERE todos.id = sqlc.arg(id)
+  AND todos.human_id = sqlc.arg(human_id)
+  AND todos.lease_token = sqlc.arg(token)::bigint
+  AND todos.lease_expires_at IS NOT NULL AND todos.lease_owner IS NOT NULL -- a live lease (see the header)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = sqlc.narg(caller_agent_id)::uuid)
+  AND todos.id IN (SELECT target.todo_id FROM target)
 RETURNING *;
 
 -- name: TodoRelease :one
 -- Gives a leased todo back without penalty; token-fenced. It keeps its place (run_at) unless delay_seconds > 0.
 -- attempt counts claims and never goes down, so "no penalty" raises max_attempts by one instead.
+WITH target AS MATERIALIZED (
+    -- The todo, locked first: then its key's and its queue's running counters go down (limited queues only),
+    -- in TodoClaimLimited's lock order (todo, key, queue row); for a queue without limits nothing is found.
+    SELECT t.id AS todo_id, t.human_id, t.queue, t.concurrency_key, t.state
+    FROM todos AS t
+    WHERE t.id = sqlc.arg(id)
+      AND t.human_id = sqlc.arg(human_id)
+      AND t.lease_token = sqlc.arg(token)::bigint
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+    FOR NO KEY UPDATE
+),
+key_dec AS (
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - 1)
+    FROM target AS g
+    WHERE k.human_id = g.human_id AND k.queue = g.queue AND k.key = g.concurrency_key
+    RETURNING k.key
+),
+queue_dec AS (
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - 1)
+    FROM target AS g
+    WHERE c.human_id = g.human_id AND c.queue = g.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
+)
 UPDATE todos
 SET state            = 'pending',
     max_attempts     = max_attempts + 1,
@@ -295,16 +585,44 @@ SET state            = 'pending',
     lease_expires_at = NULL,
     lease_expiries   = 0,
     lease_outcome    = 'released'
-WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id)
-  AND lease_token = sqlc.arg(token)::bigint
-  AND lease_expires_at IS NOT NULL AND lease_owner IS NOT NULL -- a live lease (see the header)
-  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
+WHERE todos.id = sqlc.arg(id)
+  AND todos.human_id = sqlc.arg(human_id)
+  AND todos.lease_token = sqlc.arg(token)::bigint
+  AND todos.lease_expires_at IS NOT NULL AND todos.lease_owner IS NOT NULL -- a live lease (see the header)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = sqlc.narg(caller_agent_id)::uuid)
+  AND todos.id IN (SELECT target.todo_id FROM target)
 RETURNING *;
 
 -- name: TodoCancel :one
 -- Cancels a pending or running todo; a worker holding it then finds its lease gone on its next call.
 -- pgx.ErrNoRows when the todo does not exist or has already finished (TodoGet tells which).
+WITH target AS MATERIALIZED (
+    -- The todo, locked first: then its key's and its queue's running counters go down (limited queues only),
+    -- in TodoClaimLimited's lock order (todo, key, queue row); for a queue without limits nothing is found.
+    SELECT t.id AS todo_id, t.human_id, t.queue, t.concurrency_key, t.state
+    FROM todos AS t
+    WHERE t.id = sqlc.arg(id)
+      AND t.human_id = sqlc.arg(human_id)
+      AND t.state IN ('pending', 'running')
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+    FOR NO KEY UPDATE
+),
+key_dec AS (
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - 1)
+    FROM target AS g
+    WHERE k.human_id = g.human_id AND k.queue = g.queue AND k.key = g.concurrency_key
+      AND g.state = 'running'
+    RETURNING k.key
+),
+queue_dec AS (
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - 1)
+    FROM target AS g
+    WHERE c.human_id = g.human_id AND c.queue = g.queue AND c.max_running IS NOT NULL
+      AND g.state = 'running'
+      AND (SELECT count(*) FROM key_dec) >= 0
+)
 UPDATE todos
 SET state            = 'cancelled',
     lease_owner      = NULL,
@@ -312,10 +630,11 @@ SET state            = 'cancelled',
     lease_outcome    = CASE WHEN state = 'running' THEN 'cancelled' ELSE lease_outcome END,
     last_error       = nullif(sqlc.arg(reason)::text, ''),
     finished_at      = now()
-WHERE id = sqlc.arg(id)
-  AND human_id = sqlc.arg(human_id)
-  AND state IN ('pending', 'running')
-  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
+WHERE todos.id = sqlc.arg(id)
+  AND todos.human_id = sqlc.arg(human_id)
+  AND todos.state IN ('pending', 'running')
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = sqlc.narg(caller_agent_id)::uuid)
+  AND todos.id IN (SELECT target.todo_id FROM target)
 RETURNING *;
 
 -- name: TodoGet :one
@@ -413,36 +732,72 @@ WITH expired AS MATERIALIZED (
       AND r.lease_expires_at < now()
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
+),
+done AS (
+    UPDATE todos AS t
+    SET state            = CASE
+                               WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
+                                   THEN 'dead'
+                               ELSE 'pending'
+                           END,
+        finished_at      = CASE
+                               WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
+                                   THEN now()
+                           END,
+        lease_owner      = NULL,
+        lease_expires_at = NULL,
+        lease_expiries   = t.lease_expiries + 1,
+        lease_outcome    = 'expired',
+        last_error       = CASE
+                               WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
+                               WHEN t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
+                                   THEN format('dead-lettered: the lease expired %s times in a row (the todo may be crashing its workers)',
+                                               t.lease_expiries + 1)
+                               ELSE 'lease expired'
+                           END,
+        errors           = t.errors || jsonb_build_array(jsonb_build_object(
+                               'attempt', t.attempt,
+                               'at', now(),
+                               'error', format('lease expired (held by %s)', t.lease_owner)
+                           ))
+    FROM expired
+    WHERE t.id = expired.id
+    RETURNING t.id, t.human_id, t.queue, t.agent_id, t.state, t.concurrency_key
+),
+ended AS MATERIALIZED (
+    -- Runs ended by this statement, per key: the counters of limited queues go down in the same statement
+    -- (TodoClaimLimited's lock order: todos, then queue_keys in key order, then queue_controls). For a queue
+    -- without limits both lookups below find nothing: no lock, no write.
+    SELECT d.human_id, d.queue, d.concurrency_key AS key, count(*)::integer AS n
+    FROM done AS d
+    GROUP BY d.human_id, d.queue, d.concurrency_key
+),
+key_locks AS MATERIALIZED (
+    SELECT k.human_id, k.queue, k.key
+    FROM queue_keys AS k
+    JOIN ended AS e ON k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+    ORDER BY k.human_id, k.queue, k.key
+    FOR UPDATE OF k
+),
+key_dec AS (
+    -- The one-time filter reads key_locks to its end, so every key is locked (in order) before any is written.
+    UPDATE queue_keys AS k
+    SET running = greatest(0, k.running - e.n)
+    FROM ended AS e
+    WHERE k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
+      AND (SELECT count(*) FROM key_locks) >= 0
+    RETURNING k.key
+),
+queue_dec AS (
+    -- After the keys (the one-time filter waits for key_dec), so the queue row is the last lock taken.
+    UPDATE queue_controls AS c
+    SET running = greatest(0, c.running - e.n)
+    FROM (SELECT ended.human_id, ended.queue, sum(ended.n)::integer AS n FROM ended GROUP BY 1, 2) AS e
+    WHERE c.human_id = e.human_id AND c.queue = e.queue AND c.max_running IS NOT NULL
+      AND (SELECT count(*) FROM key_dec) >= 0
 )
-UPDATE todos AS t
-SET state            = CASE
-                           WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
-                               THEN 'dead'
-                           ELSE 'pending'
-                       END,
-    finished_at      = CASE
-                           WHEN t.attempt >= t.max_attempts OR t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
-                               THEN now()
-                       END,
-    lease_owner      = NULL,
-    lease_expires_at = NULL,
-    lease_expiries   = t.lease_expiries + 1,
-    lease_outcome    = 'expired',
-    last_error       = CASE
-                           WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
-                           WHEN t.lease_expiries + 1 >= sqlc.arg(max_expiries)::integer
-                               THEN format('dead-lettered: the lease expired %s times in a row (the todo may be crashing its workers)',
-                                           t.lease_expiries + 1)
-                           ELSE 'lease expired'
-                       END,
-    errors           = t.errors || jsonb_build_array(jsonb_build_object(
-                           'attempt', t.attempt,
-                           'at', now(),
-                           'error', format('lease expired (held by %s)', t.lease_owner)
-                       ))
-FROM expired
-WHERE t.id = expired.id
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.state;
+SELECT d.id, d.human_id, d.queue, d.agent_id, d.state
+FROM done AS d;
 
 -- name: TodoPruneByAge :execrows
 -- Deletes up to batch_size finished (completed, dead, cancelled) todos older than max_age_seconds, oldest
@@ -608,7 +963,8 @@ RETURNING q.paused, q.paused_at, q.updated_at;
 
 -- name: QueueControlGet :many
 -- A queue's control state (at most one row); no row = running, never controlled.
-SELECT c.paused, c.paused_at, c.updated_at
+SELECT c.paused, c.paused_at, c.updated_at, c.max_running, c.key_max_running, c.running, c.limits_at,
+       c.rate_per_second, c.rate_burst, c.key_rate_per_second, c.key_rate_burst, c.key_patterns
 FROM queue_controls AS c
 WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text;
 
@@ -642,6 +998,9 @@ page AS (
 )
 SELECT p.queue::text AS queue,
        coalesce(c.paused, false) AS paused,
+       c.max_running, c.key_max_running, coalesce(c.running, 0)::integer AS limit_running, c.limits_at,
+       c.rate_per_second, coalesce(c.rate_burst, 1)::integer AS rate_burst, c.key_rate_per_second,
+       coalesce(c.key_rate_burst, 1)::integer AS key_rate_burst, coalesce(c.key_patterns, '[]')::jsonb AS key_patterns,
        s.pending_ready, s.pending_scheduled, s.running, s.completed, s.dead, s.cancelled,
        s.oldest_pending_age_seconds
 FROM page AS p
@@ -769,6 +1128,7 @@ CROSS JOIN LATERAL jsonb_to_record(m.template) AS t(kind text, payload jsonb, pr
 WHERE sqlc.arg(fire)::boolean
 ON CONFLICT DO NOTHING
 RETURNING *;
+
 -- name: TodoDedupeWindowsReserve :many
 -- Takes the WINDOW dedupe keys of one enqueue (distinct, in "C" order: the lock order, see the header) for
 -- window_seconds from now, and returns the keys it took: new ones and expired ones. A concurrent enqueue of the
@@ -832,3 +1192,177 @@ WHERE (w.human_id, w.queue, w.key) IN (
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
 );
+
+-- name: QueueSetLimits :one
+-- SetQueueLimits: sets (replaces) a queue's limits, creating its control row. NULL = no limit. The counters are
+-- made right by the repair that follows (QueueKeysLock … QueueRecount) in its own transaction: this one commits
+-- first, so that from then on every enqueue creates key rows and every claim goes through TodoClaimLimited.
+INSERT INTO queue_controls AS q (human_id, queue, max_running, key_max_running, rate_per_second, rate_burst,
+                                 key_rate_per_second, key_rate_burst, key_patterns, limits_at)
+VALUES (sqlc.arg(human_id), sqlc.arg(queue)::text, sqlc.narg(max_running), sqlc.narg(key_max_running),
+        sqlc.narg(rate_per_second), sqlc.arg(rate_burst), sqlc.narg(key_rate_per_second), sqlc.arg(key_rate_burst),
+        sqlc.arg(key_patterns)::jsonb, now())
+ON CONFLICT (human_id, queue) DO UPDATE
+    SET max_running = excluded.max_running, key_max_running = excluded.key_max_running,
+        rate_per_second = excluded.rate_per_second, rate_burst = excluded.rate_burst,
+        key_rate_per_second = excluded.key_rate_per_second, key_rate_burst = excluded.key_rate_burst,
+        key_patterns = excluded.key_patterns, limits_at = now()
+RETURNING q.paused;
+
+-- name: QueueRepairTryLock :one
+-- The repair of one queue's counters runs on one node at a time (a transaction-level advisory lock, tried, never
+-- waited for: another node is already doing it). It is taken before any row lock, so it adds no lock-order edge.
+SELECT pg_try_advisory_xact_lock(hashtextextended('queue_keys:' || sqlc.arg(human_id)::uuid::text || ':'
+                                                  || sqlc.arg(queue)::text, 0)) AS locked;
+
+-- name: QueueKeysLock :exec
+-- Repair, step 1: locks every key row of the queue in key order (the shared lock order: keys before the queue
+-- row), so no claim and no completion of these keys can move a counter until the recount has committed.
+SELECT k.key
+FROM queue_keys AS k
+WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
+ORDER BY k.key
+FOR UPDATE;
+
+-- name: QueueKeysInsertMissing :exec
+-- Repair, step 2: a counter row for every key of a live todo of a limited queue that has none (todos enqueued
+-- before the limits were set, or by an enqueue whose snapshot predated them). For an unlimited queue: none.
+-- The pending todos' keys come from a loose index scan of idx_todos_pending_key (one probe per key, not one row
+-- per todo: the repair runs while claims wait for the key rows it holds); the running todos are few (bounded by
+-- the limits).
+WITH RECURSIVE pending_keys (key) AS (
+    (SELECT t.concurrency_key
+     FROM todos AS t
+     WHERE t.state = 'pending' AND t.human_id = sqlc.arg(human_id) AND t.queue = sqlc.arg(queue)::text
+       AND t.concurrency_key IS NOT NULL
+     ORDER BY t.concurrency_key
+     LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.concurrency_key
+            FROM todos AS t
+            WHERE t.state = 'pending' AND t.human_id = sqlc.arg(human_id) AND t.queue = sqlc.arg(queue)::text
+              AND t.concurrency_key > p.key
+            ORDER BY t.concurrency_key
+            LIMIT 1)
+    FROM pending_keys AS p
+    WHERE p.key IS NOT NULL
+)
+INSERT INTO queue_keys (human_id, queue, key)
+SELECT sqlc.arg(human_id), sqlc.arg(queue)::text, k.key
+FROM (SELECT p.key FROM pending_keys AS p WHERE p.key IS NOT NULL
+      UNION
+      SELECT r.concurrency_key FROM todos AS r
+      WHERE r.state = 'running' AND r.human_id = sqlc.arg(human_id) AND r.queue = sqlc.arg(queue)::text
+        AND r.concurrency_key IS NOT NULL) AS k
+WHERE EXISTS (SELECT 1 FROM queue_controls AS c
+              WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text AND c.limited)
+ORDER BY k.key
+ON CONFLICT DO NOTHING;
+
+-- name: QueueKeysResolve :exec
+-- Repair, step 2b: every key row's own limits from the first of the queue's key_patterns it matches (none: NULL,
+-- the queue's defaults), written only where they changed (the rows are locked by step 1).
+UPDATE queue_keys AS k
+SET max_running = r.max_running, rate_per_second = r.rate_per_second, rate_burst = r.rate_burst
+FROM (
+    SELECT k2.key, m.max_running, m.rate_per_second, m.rate_burst
+    FROM queue_keys AS k2
+    JOIN queue_controls AS c ON c.human_id = k2.human_id AND c.queue = k2.queue
+    LEFT JOIN LATERAL (
+        SELECT (p.e ->> 'max_running')::integer AS max_running, (p.e ->> 'rate_per_second')::float8 AS rate_per_second,
+               (p.e ->> 'rate_burst')::integer AS rate_burst
+        FROM jsonb_array_elements(c.key_patterns) WITH ORDINALITY AS p (e, ord)
+        WHERE k2.key LIKE p.e ->> 'like'
+        ORDER BY p.ord
+        LIMIT 1
+    ) AS m ON true
+    WHERE k2.human_id = sqlc.arg(human_id) AND k2.queue = sqlc.arg(queue)::text
+) AS r
+WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text AND k.key = r.key
+  AND (k.max_running, k.rate_per_second, k.rate_burst) IS DISTINCT FROM (r.max_running, r.rate_per_second, r.rate_burst);
+
+-- name: QueueRecount :one
+-- Repair, step 3 (its own statement, so its snapshot is taken after step 1's locks were granted): locks the
+-- queue row, then sets every counter to the count of RUNNING todos. A run that a completion ended but has not
+-- committed yet is still counted here: that completion is waiting for a key row (or the queue row) this
+-- transaction holds, and subtracts it after. A queue without limits loses its key rows (the queue is back on
+-- the fast path, where nothing counts). Returns how many counters were wrong (0 unless something drifted,
+-- e.g. a claim in flight while the limits changed) and whether the queue is limited.
+WITH q AS MATERIALIZED (
+    SELECT c.max_running, c.limited
+    FROM queue_controls AS c
+    WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+    FOR NO KEY UPDATE
+),
+counts AS MATERIALIZED (
+    SELECT t.concurrency_key AS key, count(*)::integer AS n
+    FROM todos AS t
+    WHERE t.human_id = sqlc.arg(human_id) AND t.queue = sqlc.arg(queue)::text AND t.state = 'running'
+    GROUP BY t.concurrency_key
+),
+keys_fixed AS (
+    UPDATE queue_keys AS k
+    SET running = coalesce((SELECT counts.n FROM counts WHERE counts.key = k.key), 0)
+    WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
+      AND k.running <> coalesce((SELECT counts.n FROM counts WHERE counts.key = k.key), 0)
+      AND (SELECT q.limited FROM q)
+    RETURNING k.key
+),
+keys_dropped AS (
+    DELETE FROM queue_keys AS k
+    WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
+      AND NOT coalesce((SELECT q.limited FROM q), false)
+    RETURNING k.key
+),
+queue_fixed AS (
+    UPDATE queue_controls AS c
+    SET running = CASE WHEN c.max_running IS NULL THEN 0 ELSE (SELECT coalesce(sum(counts.n), 0) FROM counts)::integer END
+    WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+      AND c.running <> CASE WHEN c.max_running IS NULL THEN 0 ELSE (SELECT coalesce(sum(counts.n), 0) FROM counts)::integer END
+      AND EXISTS (SELECT 1 FROM q)
+    RETURNING c.queue
+)
+SELECT ((SELECT count(*) FROM keys_fixed) + (SELECT count(*) FROM queue_fixed))::bigint AS repaired,
+       coalesce((SELECT q.limited FROM q), false)::boolean AS limited;
+
+-- name: QueueRepairDue :many
+-- The limited queues whose counters the repair pass (every node, on the reaper's tick) checks next: those not
+-- repaired since 2 s after their limits last changed (an enqueue or claim in flight during the change may have
+-- missed them; SetQueueLimits' own repair runs at once, this catches what committed just after it) and the others
+-- every repair_every_seconds. Oldest repair first, at most row_limit.
+SELECT c.human_id, c.queue::text AS queue
+FROM queue_controls AS c
+WHERE c.limited
+  AND (c.repaired_at IS NULL
+       OR c.repaired_at < c.limits_at + interval '2 seconds'
+       OR c.repaired_at < now() - make_interval(secs => sqlc.arg(repair_every_seconds)::double precision))
+ORDER BY c.repaired_at NULLS FIRST
+LIMIT sqlc.arg(row_limit)::integer;
+
+-- name: QueueRepaired :exec
+-- Stamps a queue's repair (after its transaction committed, so it takes no lock the repair's order forbids).
+UPDATE queue_controls AS c
+SET repaired_at = now()
+WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text;
+
+-- name: QueueClaimHint :one
+-- After a limited queue's claim came back empty: in how many seconds the queue's rate (queue_wait) and the keys'
+-- rates (key_wait: the soonest over keys with due work and room) next give a token, so a waiting claim sleeps
+-- until the later of the two instead of polling; 0 where no rate applies or a token is there. Read only.
+SELECT coalesce((
+           SELECT extract(epoch FROM greatest(c.tat, now()) - now()) - (c.rate_burst - 1) / c.rate_per_second
+           FROM queue_controls AS c
+           WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+             AND c.rate_per_second IS NOT NULL), 0)::float8 AS queue_wait,
+       coalesce((
+           SELECT min(extract(epoch FROM greatest(k.tat, now()) - now())
+                      - (coalesce(k.rate_burst, c.key_rate_burst) - 1) / coalesce(k.rate_per_second, c.key_rate_per_second))
+           FROM queue_keys AS k
+           JOIN queue_controls AS c ON c.human_id = k.human_id AND c.queue = k.queue
+           WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
+             AND coalesce(k.rate_per_second, c.key_rate_per_second) IS NOT NULL
+             AND k.running < coalesce(k.max_running, c.key_max_running, 1000000)
+             AND (SELECT true FROM todos AS x
+                  WHERE x.state = 'pending' AND x.human_id = k.human_id AND x.queue = k.queue
+                    AND x.concurrency_key = k.key AND x.run_at <= now()
+                  LIMIT 1)), 0)::float8 AS key_wait;

@@ -11,6 +11,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -66,6 +67,12 @@ type Store struct {
 	// pools); TestHotStatementsGenericPlans pins what those plans are.
 	hot *pgxpool.Pool
 	q   *dbsqlc.Queries
+	// limited remembers, per queue (limitedKey), that its claims go
+	// through TodoClaimLimited (the value: when that was last checked). A
+	// hint only: the fast claim refuses a limited queue itself, and either
+	// claim re-asks (QueueLimitedGet) after an empty answer, so a stale
+	// entry costs one probe.
+	limited sync.Map
 }
 
 // New returns a store over pool; hot, when not nil, runs the worker

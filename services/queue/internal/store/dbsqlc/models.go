@@ -57,5 +57,6 @@ type Todo struct {
 	TraceParent    *string
 	Progress       json.RawMessage
 	ProgressAt     *time.Time
+	ConcurrencyKey *string
 	DedupeScope    *string
 }

@@ -1,0 +1,210 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/pkg/postgres"
+	"github.com/switchboard/switchboard/pkg/settings"
+	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
+)
+
+// Limits are a queue's concurrency limits and rates (claims per second,
+// with their bursts, ≥ 1); 0 means none.
+type Limits struct {
+	MaxRunning    int32
+	KeyMaxRunning int32
+	Rate          float64
+	RateBurst     int32
+	KeyRate       float64
+	KeyRateBurst  int32
+	// KeyPatterns override the key limits for the keys they match (the
+	// first match, in order).
+	KeyPatterns []KeyPattern
+}
+
+// Limited reports whether the limits hold the queue's claims in any way
+// (then they go through TodoClaimLimited; queue_controls.limited in SQL).
+func (l Limits) Limited() bool {
+	return l.MaxRunning > 0 || l.KeyMaxRunning > 0 || l.Rate > 0 || l.KeyRate > 0 || len(l.KeyPatterns) > 0
+}
+
+// limitedRecheck is how often a node re-asks whether a queue it takes for
+// limited still is, while its claims come back empty.
+const limitedRecheck = time.Second
+
+// limitedKey names a queue in Store.limited.
+type limitedKey struct {
+	human uuid.UUID
+	queue string
+}
+
+// Claim leases up to a.Max due todos of a queue to a worker in one
+// statement; an empty result means nothing is runnable now. A queue without
+// limits takes the fast statement (TodoClaim); a limited one
+// TodoClaimLimited. Which one is a per-node hint, checked after an empty
+// answer: the fast statement hands out nothing from a limited queue, so a
+// stale hint can only cost an extra statement, never a limit.
+func (s *Store) Claim(ctx context.Context, c Caller, a ClaimArgs) ([]Todo, error) {
+	k := limitedKey{human: c.HumanID, queue: a.Queue}
+	v, limited := s.limited.Load(k)
+	checked, _ := v.(time.Time)
+	rows, err := s.claim(ctx, c, a, limited)
+	// A limited queue's empty answer is usual (limits reached): its hint is
+	// re-checked at most once per limitedRecheck, not after each one.
+	if err == nil && len(rows) == 0 && (!limited || time.Since(checked) > limitedRecheck) {
+		var now bool
+		if now, err = s.q.QueueLimitedGet(ctx, s.hot, dbsqlc.QueueLimitedGetParams{HumanID: c.HumanID, Queue: a.Queue}); err == nil {
+			if now {
+				s.limited.Store(k, time.Now())
+			} else {
+				s.limited.Delete(k)
+			}
+			if now != limited {
+				limited = now
+				rows, err = s.claim(ctx, c, a, limited)
+			}
+		}
+	}
+	if err != nil {
+		return nil, mapErr(err, "claim", "queue "+a.Queue)
+	}
+	// UPDATE … RETURNING does not promise the CTE's order; the contract
+	// returns todos in claim order (for a limited queue: round-robin over
+	// the keys, which the statement chose; any order is a claim order).
+	if !limited {
+		slices.SortFunc(rows, func(x, y Todo) int {
+			return cmp.Or(cmp.Compare(x.Priority, y.Priority), x.RunAt.Compare(y.RunAt), cmp.Compare(x.ID, y.ID))
+		})
+	}
+	return rows, nil
+}
+
+func (s *Store) claim(ctx context.Context, c Caller, a ClaimArgs, limited bool) ([]Todo, error) {
+	if limited {
+		return s.q.TodoClaimLimited(ctx, s.hot, dbsqlc.TodoClaimLimitedParams{
+			DefaultLeaseSeconds: settings.DefaultQueue.LeaseSeconds,
+			Worker:              a.Worker, LeaseSeconds: a.LeaseSeconds, HumanID: c.HumanID, Queue: a.Queue,
+			CallerAgentID: c.AgentID, BatchSize: a.Max,
+		})
+	}
+	return s.q.TodoClaim(ctx, s.hot, dbsqlc.TodoClaimParams{
+		DefaultLeaseSeconds: settings.DefaultQueue.LeaseSeconds,
+		Worker:              a.Worker, LeaseSeconds: a.LeaseSeconds, HumanID: c.HumanID, Queue: a.Queue,
+		CallerAgentID: c.AgentID, BatchSize: a.Max,
+	})
+}
+
+// SetLimits sets (replaces) a queue's limits and then repairs its counters
+// (Repair), so they are right when it returns. Between the two
+// transactions a claim may see the new limits with counters not yet
+// recounted: limits hold from the moment SetLimits returns.
+func (s *Store) SetLimits(ctx context.Context, c Caller, queue string, l Limits) (Control, error) {
+	_, err := s.q.QueueSetLimits(ctx, s.pool, dbsqlc.QueueSetLimitsParams{
+		HumanID: c.HumanID, Queue: queue, MaxRunning: positive(l.MaxRunning), KeyMaxRunning: positive(l.KeyMaxRunning),
+		RatePerSecond: positive(l.Rate), RateBurst: max(1, l.RateBurst),
+		KeyRatePerSecond: positive(l.KeyRate), KeyRateBurst: max(1, l.KeyRateBurst),
+		KeyPatterns: encodePatterns(l.KeyPatterns),
+	})
+	if err != nil {
+		return Control{}, mapErr(err, "set queue limits", "queue "+queue)
+	}
+	k := limitedKey{human: c.HumanID, queue: queue}
+	if l.Limited() {
+		s.limited.Store(k, time.Now())
+	} else {
+		s.limited.Delete(k)
+	}
+	if _, err := s.Repair(ctx, c.HumanID, queue, true); err != nil {
+		return Control{}, err
+	}
+	return s.Control(ctx, c, queue)
+}
+
+// positive is n as a nullable column: NULL for 0.
+func positive[N int32 | float64](n N) *N {
+	if n <= 0 {
+		return nil
+	}
+	return &n
+}
+
+// Limited reports whether this node takes the queue for limited (its
+// claims go through TodoClaimLimited): a hint, as in Claim.
+func (s *Store) Limited(c Caller, queue string) bool {
+	_, ok := s.limited.Load(limitedKey{human: c.HumanID, queue: queue})
+	return ok
+}
+
+// NextToken is how long until a rate of the queue (its own, or its keys')
+// next lets a claim through; 0 when no rate holds its claims back (nothing
+// due, limits reached, or a token is there).
+func (s *Store) NextToken(ctx context.Context, c Caller, queue string) (time.Duration, error) {
+	r, err := s.q.QueueClaimHint(ctx, s.hot, dbsqlc.QueueClaimHintParams{HumanID: c.HumanID, Queue: queue})
+	if err != nil {
+		return 0, mapErr(err, "claim hint", "queue "+queue)
+	}
+	return max(0, time.Duration(max(r.QueueWait, r.KeyWait)*float64(time.Second))), nil
+}
+
+// Repair recounts a queue's running counters from its todos and creates
+// the key rows its live todos miss, in one transaction that first locks
+// every key row in key order and then the queue row (the lock order of
+// every claim and completion), so the recount cannot race them. wait false
+// skips a queue another node is repairing. repaired is how many counters
+// were wrong.
+func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait bool) (repaired int64, err error) {
+	err = postgres.RetryConflicts(ctx, func() error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if !wait {
+				locked, err := s.q.QueueRepairTryLock(ctx, tx, dbsqlc.QueueRepairTryLockParams{HumanID: human, Queue: queue})
+				if err != nil || !locked {
+					return err
+				}
+			}
+			if err := s.q.QueueKeysLock(ctx, tx, dbsqlc.QueueKeysLockParams{HumanID: human, Queue: queue}); err != nil {
+				return err
+			}
+			if err := s.q.QueueKeysInsertMissing(ctx, tx, dbsqlc.QueueKeysInsertMissingParams{HumanID: human, Queue: queue}); err != nil {
+				return err
+			}
+			if err := s.q.QueueKeysResolve(ctx, tx, dbsqlc.QueueKeysResolveParams{HumanID: human, Queue: queue}); err != nil {
+				return err
+			}
+			r, err := s.q.QueueRecount(ctx, tx, dbsqlc.QueueRecountParams{HumanID: human, Queue: queue})
+			repaired = r.Repaired
+			return err
+		})
+	})
+	if err != nil {
+		return 0, mapErr(err, "repair queue counters", "queue "+queue)
+	}
+	if err := s.q.QueueRepaired(ctx, s.pool, dbsqlc.QueueRepairedParams{HumanID: human, Queue: queue}); err != nil {
+		return repaired, mapErr(err, "repair queue counters", "queue "+queue)
+	}
+	return repaired, nil
+}
+
+// RepairDue repairs up to limit limited queues that are due (QueueRepairDue:
+// not repaired since 2 s after their limits changed, or not for every) and
+// returns how many counters were wrong in total.
+func (s *Store) RepairDue(ctx context.Context, every time.Duration, limit int32) (int64, error) {
+	due, err := s.q.QueueRepairDue(ctx, s.pool, dbsqlc.QueueRepairDueParams{RepairEverySeconds: every.Seconds(), RowLimit: limit})
+	if err != nil {
+		return 0, mapErr(err, "list queues to repair", "queues")
+	}
+	var total int64
+	for _, q := range due {
+		n, err := s.Repair(ctx, q.HumanID, q.Queue, false)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}

@@ -1,0 +1,168 @@
+//go:build integration
+
+package queue_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/services/queue"
+)
+
+// TestLimitsHoldUnderRacingClaimers: 50 claimers over two queue servers
+// ("nodes", each on its own pools) drain 2,000 keyed todos over 10 keys
+// plus 200 keyless ones from a queue limited to 3 running per key and 20
+// overall, completing most, and releasing, failing (retry), cancelling and
+// abandoning (expired, then reaped) some. A monitor counting RUNNING todos
+// from the database never sees a limit exceeded; at the end every todo is
+// completed exactly once or cancelled, every counter equals the recount
+// (0), and no statement failed (no deadlock).
+func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
+	t.Parallel()
+	const (
+		keys, perKey, keyless = 10, 200, 200
+		keyMax, queueMax      = 3, 20
+		claimers              = 50
+		q                     = "lim"
+	)
+	e := newEnv(t)
+	small := func(c *pgxpool.Config) { c.MaxConns = 8 }
+	hot := func(c *pgxpool.Config) {
+		c.MaxConns = 12
+		c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	}
+	other := queue.New(zap.NewNop(), pgtest.OpenPool(t, e.url, small), queue.Options{HotPool: pgtest.OpenPool(t, e.url, hot)})
+	nodes := []*queue.Server{e.srv, other}
+
+	_, err := e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: q, MaxRunning: queueMax, KeyMaxRunning: keyMax})
+	require.NoError(t, err)
+	var reqs []*queuev1.EnqueueRequest
+	for i := range keys * perKey {
+		reqs = append(reqs, &queuev1.EnqueueRequest{Kind: "keyed", ConcurrencyKey: fmt.Sprintf("key-%d", i%keys)})
+	}
+	for range keyless {
+		reqs = append(reqs, &queuev1.EnqueueRequest{Kind: "keyless"})
+	}
+	for i := 0; i < len(reqs); i += 1000 {
+		_, err := e.srv.EnqueueBatch(e.owner(t), &queuev1.EnqueueBatchRequest{Queue: q, Requests: reqs[i:min(i+1000, len(reqs))]})
+		require.NoError(t, err)
+	}
+	total := int64(len(reqs))
+
+	var deadlocksBefore int64
+	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&deadlocksBefore))
+
+	// The monitor: RUNNING todos per key and overall, as the database has them.
+	done := make(chan struct{})
+	var maxKey, maxAll, samples atomic.Int64
+	var monitor sync.WaitGroup
+	monitor.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			rows, err := e.pool.Query(t.Context(), `SELECT coalesce(concurrency_key, ''), count(*) FROM todos
+				WHERE queue = $1 AND state = 'running' GROUP BY 1`, q)
+			if !assertNoError(t, err) {
+				return
+			}
+			var all int64
+			for rows.Next() {
+				var k string
+				var n int64
+				if !assertNoError(t, rows.Scan(&k, &n)) {
+					return
+				}
+				all += n
+				if k != "" && n > maxKey.Load() {
+					maxKey.Store(n)
+				}
+			}
+			if rows.Err() != nil || all > maxAll.Load() {
+				maxAll.Store(all)
+			}
+			samples.Add(1)
+		}
+	})
+
+	var finished, completedOK, doubles atomic.Int64
+	var completedIDs sync.Map
+	var wg sync.WaitGroup
+	for w := range claimers {
+		srv := nodes[w%len(nodes)]
+		wg.Go(func() {
+			ctx, owner := e.worker(t), e.owner(t)
+			rnd := rand.New(rand.NewPCG(uint64(w), 17)) //nolint:gosec // test randomness
+			for finished.Load() < total {
+				res, err := srv.Claim(ctx, &queuev1.ClaimRequest{
+					Queue: q, WorkerId: fmt.Sprintf("w%d", w), MaxTodos: 1 + rnd.Int32N(4), LeaseSeconds: 600,
+					Wait: durationpb.New(100 * time.Millisecond),
+				})
+				if !assertNoError(t, err) {
+					return
+				}
+				for _, td := range res.GetTodos() {
+					time.Sleep(time.Duration(rnd.IntN(1000)) * time.Microsecond) // the work
+					switch p := rnd.IntN(100); {
+					case p < 4: // retried later
+						_, err = srv.Release(ctx, &queuev1.ReleaseRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()})
+					case p < 8:
+						_, err = srv.Fail(ctx, &queuev1.FailRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken(), Error: "x", RetryAfter: durationpb.New(0)})
+					case p < 10:
+						_, err = srv.Cancel(owner, &queuev1.CancelRequest{Id: td.GetId()})
+						finished.Add(1)
+					case p < 12: // the worker dies: its lease expires and a reaper returns the todo
+						if _, err = e.pool.Exec(ctx, `UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, td.GetId()); err == nil {
+							_, err = nodes[rnd.IntN(len(nodes))].ReapOnce(ctx)
+						}
+					default:
+						_, err = srv.Complete(ctx, &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()})
+						if err == nil {
+							completedOK.Add(1)
+							finished.Add(1)
+							if _, dup := completedIDs.LoadOrStore(td.GetId(), true); dup {
+								doubles.Add(1)
+							}
+						}
+					}
+					if !assertNoError(t, err) {
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	monitor.Wait()
+
+	t.Logf("%d monitor samples; most running per key %d, overall %d", samples.Load(), maxKey.Load(), maxAll.Load())
+	require.Positive(t, samples.Load())
+	require.LessOrEqual(t, maxKey.Load(), int64(keyMax), "a key ran more than key_max_running todos at once")
+	require.LessOrEqual(t, maxAll.Load(), int64(queueMax), "the queue ran more than max_running todos at once")
+	require.EqualValues(t, 0, doubles.Load(), "a todo was completed twice")
+	require.Equal(t, completedOK.Load(), e.count(t, `SELECT count(*) FROM todos WHERE queue = $1 AND state = 'completed'`, q))
+	require.Equal(t, total, e.count(t, `SELECT count(*) FROM todos WHERE queue = $1 AND state IN ('completed', 'cancelled')`, q))
+	require.EqualValues(t, 0, e.count(t, `SELECT coalesce(sum(running), 0) FROM queue_keys WHERE queue = $1`, q), "key counters = recount = 0")
+	require.EqualValues(t, 0, e.count(t, `SELECT running FROM queue_controls WHERE queue = $1`, q), "queue counter = recount = 0")
+	require.EqualValues(t, keys, e.count(t, `SELECT count(*) FROM queue_keys WHERE queue = $1`, q))
+	repaired, err := e.srv.RepairOnce(t.Context())
+	require.NoError(t, err)
+	require.Zero(t, repaired, "the repair pass found nothing to fix")
+	var deadlocksAfter int64
+	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&deadlocksAfter))
+	require.Equal(t, deadlocksBefore, deadlocksAfter, "deadlocks (40P01) in the test's database")
+}

@@ -1,0 +1,123 @@
+//go:build integration
+
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/services/queue"
+)
+
+// TestQueueRateLimitHoldsAcrossNodes: a queue limited to 20 claims per
+// second (burst 1), drained by 20 long-polling claimers over two servers
+// for 3 s: in no second are more than rate + burst todos claimed, the
+// overall claim rate is the limit (±20 %), and the waiting claimers do not
+// busy-loop (a handful of claim statements per claimer per second, not
+// hundreds).
+func TestQueueRateLimitHoldsAcrossNodes(t *testing.T) {
+	t.Parallel()
+	const rate, claimers = 20, 20
+	e := newEnv(t)
+	_, err := e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: "rated", RatePerSecond: rate, RateBurst: 1})
+	require.NoError(t, err)
+	e.enqueue(t, "rated", 500)
+
+	elapsed, statements := runClaimers(t, e, "rated", claimers, 3*time.Second)
+	most, total := claimedPerSecond(t, e, "rated", "")
+	t.Logf("%d claimed, at most %d in one second; %d claim statements in %v", total, most, statements, elapsed)
+	require.LessOrEqual(t, most, int64(rate+1), "a second with more claims than rate + burst")
+	want := rate * elapsed.Seconds()
+	require.InDelta(t, want, float64(total), want*0.2, "the claim rate is the limit")
+	require.Less(t, float64(statements)/elapsed.Seconds()/claimers, 10.0, "claim statements per waiting claimer per second")
+}
+
+// TestKeyRateLimit: each key of a queue limited to 5 claims per second per
+// key gets at most 5 (+ burst) in any second, and both keys are served at
+// that rate at once.
+func TestKeyRateLimit(t *testing.T) {
+	t.Parallel()
+	const rate = 5
+	e := newEnv(t)
+	_, err := e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: "krated", KeyRatePerSecond: rate, KeyRateBurst: 1})
+	require.NoError(t, err)
+	enqueueKeyed(t, e, "krated", map[string]int{"a": 100, "b": 100})
+
+	elapsed, _ := runClaimers(t, e, "krated", 6, 2*time.Second)
+	for _, key := range []string{"a", "b"} {
+		most, total := claimedPerSecond(t, e, "krated", key)
+		require.LessOrEqual(t, most, int64(rate+1), "key %s: a second with more claims than rate + burst", key)
+		want := rate * elapsed.Seconds()
+		require.InDelta(t, want, float64(total), want*0.3, "key %s is served at its rate", key)
+	}
+}
+
+// runClaimers runs n long-polling claimers, half on e.srv and half on a
+// second server over its own pools, completing what they claim, for d;
+// it returns how long they ran and how many claim statements they made.
+func runClaimers(t *testing.T, e *env, q string, n int, d time.Duration) (time.Duration, int64) {
+	t.Helper()
+	other := queue.New(zap.NewNop(), pgtest.OpenPool(t, e.url, func(c *pgxpool.Config) { c.MaxConns = 4 }),
+		queue.Options{HotPool: pgtest.OpenPool(t, e.url, func(c *pgxpool.Config) {
+			c.MaxConns = 8
+			c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+		})})
+	var statements atomic.Int64
+	nodes := []*queue.Server{e.srv, other}
+	for _, s := range nodes {
+		queue.OnClaimAttempt(s, func() { statements.Add(1) })
+	}
+	ctx, cancel := context.WithTimeout(e.worker(t), d)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range n {
+		srv := nodes[i%len(nodes)]
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				res, err := srv.Claim(ctx, &queuev1.ClaimRequest{
+					Queue: q, WorkerId: fmt.Sprintf("w%d", i), MaxTodos: 5, Wait: durationpb.New(time.Second),
+				})
+				if ctx.Err() != nil {
+					return
+				}
+				if !assertNoError(t, err) {
+					return
+				}
+				for _, td := range res.GetTodos() {
+					_, err := srv.Complete(context.WithoutCancel(ctx), &queuev1.CompleteRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()}) // past the deadline too
+					assertNoError(t, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start), statements.Load()
+}
+
+// claimedPerSecond returns, for the todos of q (of one key, unless key is
+// ""), the most claimed within any one second (a sliding window starting at
+// each claim, by the database's attempted_at) and how many were claimed.
+func claimedPerSecond(t *testing.T, e *env, q, key string) (most, total int64) {
+	t.Helper()
+	require.NoError(t, e.pool.QueryRow(t.Context(), `
+		WITH c AS (SELECT attempted_at AS at FROM todos
+		           WHERE queue = $1 AND attempted_at IS NOT NULL AND ($2 = '' OR concurrency_key = $2))
+		SELECT coalesce(max(w.n), 0), (SELECT count(*) FROM c)
+		FROM c AS c1
+		CROSS JOIN LATERAL (SELECT count(*) AS n FROM c AS c2
+		                    WHERE c2.at >= c1.at AND c2.at < c1.at + interval '1 second') AS w`, q, key).Scan(&most, &total))
+	require.Positive(t, total)
+	return most, total
+}
