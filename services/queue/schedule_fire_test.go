@@ -193,3 +193,36 @@ func TestScheduleTickersRace(t *testing.T) {
 		"a tick marked by two tickers")
 	require.Equal(t, int64(total), e.count(t, `SELECT count(*) FROM marks`), "one applied mark per todo")
 }
+
+// TestScheduleTodoCarriesItsConcurrencyKey: the template's concurrency_key
+// is the todo's, and in a limited queue the key gets its counter row, with
+// the limits of the key pattern it matches, in the fire statement itself:
+// the todo is claimable at once (not after the repair pass) and counted.
+func TestScheduleTodoCarriesItsConcurrencyKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, err := e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{
+		Queue: "keyed", KeyMaxRunning: 5, KeyPatterns: []*queuev1.KeyPattern{{Pattern: "cust-*", MaxRunning: 1}},
+	})
+	require.NoError(t, err)
+	s := e.createSchedule(t, &queuev1.CreateScheduleRequest{Name: "per-customer", Cron: "@every 1h", Template: &queuev1.EnqueueRequest{
+		Queue: "keyed", Kind: "sync", ConcurrencyKey: "cust-7",
+	}})
+	e.dueAt(t, s.GetId(), 0)
+	n, err := e.srv.TickSchedules(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.EqualValues(t, 1, e.count(t, `SELECT max_running FROM queue_keys WHERE key = 'cust-7'`),
+		"the key row exists with the pattern's limit before any repair")
+
+	got := e.claim(t, "keyed", 10)
+	require.Len(t, got, 1)
+	require.Equal(t, "cust-7", got[0].GetConcurrencyKey())
+	require.EqualValues(t, 1, e.count(t, `SELECT running FROM queue_keys WHERE key = 'cust-7'`))
+
+	e.dueAt(t, s.GetId(), -30*time.Second) // another tick (another second); its todo waits: cust-7 is at its pattern's limit of 1
+	n, err = e.srv.TickSchedules(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Empty(t, e.claim(t, "keyed", 10))
+}

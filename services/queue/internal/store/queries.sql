@@ -1106,26 +1106,53 @@ WITH marked AS (
         updated_at   = now()
     WHERE s.id = sqlc.arg(id) AND s.next_run_at = sqlc.arg(expected)::timestamptz AND s.paused_at IS NULL
     RETURNING s.id, s.human_id, s.queue, s.agent_id, s.template, s.last_todo_id
+),
+-- The template's fields, by their proto JSON names; a new EnqueueRequest field is one more column here.
+f AS (
+    SELECT m.id, m.human_id, m.queue, m.agent_id, m.last_todo_id,
+           m.template ->> 'kind'                        AS kind,
+           m.template -> 'payload'                      AS payload,
+           (m.template ->> 'priority')::integer         AS priority,
+           (m.template ->> 'max_attempts')::integer     AS max_attempts,
+           coalesce(m.template ->> 'concurrency_key', '') AS concurrency_key
+    FROM marked AS m
+    WHERE sqlc.arg(fire)::boolean
+),
+-- A limited queue counts running todos per key: the todo's key gets its counter row with it, with its limits
+-- from the queue's key_patterns, as TodoInsertBatch's key_rows does (else it waits for the repair pass).
+key_rows AS (
+    INSERT INTO queue_keys (human_id, queue, key, max_running, rate_per_second, rate_burst)
+    SELECT c.human_id, c.queue, f.concurrency_key, m.max_running, m.rate_per_second, m.rate_burst
+    FROM f
+    JOIN queue_controls AS c ON c.human_id = f.human_id AND c.queue = f.queue AND c.limited
+    LEFT JOIN LATERAL (
+        SELECT (p.e ->> 'max_running')::integer AS max_running, (p.e ->> 'rate_per_second')::float8 AS rate_per_second,
+               (p.e ->> 'rate_burst')::integer AS rate_burst
+        FROM jsonb_array_elements(c.key_patterns) WITH ORDINALITY AS p (e, ord)
+        WHERE f.concurrency_key LIKE p.e ->> 'like'
+        ORDER BY p.ord
+        LIMIT 1
+    ) AS m ON true
+    WHERE f.concurrency_key <> ''
+    ON CONFLICT DO NOTHING
 )
-INSERT INTO todos (id, human_id, queue, agent_id, kind, payload, priority, max_attempts, dedupe_key)
+INSERT INTO todos (id, human_id, queue, agent_id, kind, payload, priority, max_attempts, dedupe_key, concurrency_key)
 OVERRIDING SYSTEM VALUE
-SELECT m.last_todo_id,
-       m.human_id,
-       m.queue,
-       m.agent_id,
-       coalesce(t.kind, ''),
-       coalesce(t.payload, '{}'::jsonb),
-       coalesce(t.priority, 2)::smallint,
-       coalesce(nullif(t.max_attempts, 0), (
+SELECT f.last_todo_id,
+       f.human_id,
+       f.queue,
+       f.agent_id,
+       coalesce(f.kind, ''),
+       coalesce(f.payload, '{}'::jsonb),
+       coalesce(f.priority, 2)::smallint,
+       coalesce(nullif(f.max_attempts, 0), (
            SELECT greatest(1, (st.value ->> 'max_attempts')::integer)
            FROM settings AS st
            WHERE st.key = 'queue.defaults'
        ), sqlc.arg(default_max_attempts)::integer),
-       'schedule:' || m.id::text || ':' || floor(extract(epoch FROM sqlc.arg(tick)::timestamptz))::bigint::text
--- The template's fields, by their proto JSON names; a new EnqueueRequest field is one more column here.
-FROM marked AS m
-CROSS JOIN LATERAL jsonb_to_record(m.template) AS t(kind text, payload jsonb, priority integer, max_attempts integer)
-WHERE sqlc.arg(fire)::boolean
+       'schedule:' || f.id::text || ':' || floor(extract(epoch FROM sqlc.arg(tick)::timestamptz))::bigint::text,
+       nullif(f.concurrency_key, '')
+FROM f
 ON CONFLICT DO NOTHING
 RETURNING *;
 

@@ -692,32 +692,57 @@ func (q *Queries) ScheduleDue(ctx context.Context, db DBTX, maxRows int32) ([]Sc
 const scheduleFire = `-- name: ScheduleFire :many
 WITH marked AS (
     UPDATE schedules AS s
-    SET next_run_at  = $4::timestamptz,
-        last_run_at  = CASE WHEN $3::boolean THEN $2::timestamptz ELSE s.last_run_at END,
-        last_todo_id = CASE WHEN $3::boolean
+    SET next_run_at  = $3::timestamptz,
+        last_run_at  = CASE WHEN $4::boolean THEN $2::timestamptz ELSE s.last_run_at END,
+        last_todo_id = CASE WHEN $4::boolean
                             THEN nextval(pg_get_serial_sequence('todos', 'id')) ELSE s.last_todo_id END,
         updated_at   = now()
     WHERE s.id = $5 AND s.next_run_at = $6::timestamptz AND s.paused_at IS NULL
     RETURNING s.id, s.human_id, s.queue, s.agent_id, s.template, s.last_todo_id
+),
+f AS (
+    SELECT m.id, m.human_id, m.queue, m.agent_id, m.last_todo_id,
+           m.template ->> 'kind'                        AS kind,
+           m.template -> 'payload'                      AS payload,
+           (m.template ->> 'priority')::integer         AS priority,
+           (m.template ->> 'max_attempts')::integer     AS max_attempts,
+           coalesce(m.template ->> 'concurrency_key', '') AS concurrency_key
+    FROM marked AS m
+    WHERE $4::boolean
+),
+key_rows AS (
+    INSERT INTO queue_keys (human_id, queue, key, max_running, rate_per_second, rate_burst)
+    SELECT c.human_id, c.queue, f.concurrency_key, m.max_running, m.rate_per_second, m.rate_burst
+    FROM f
+    JOIN queue_controls AS c ON c.human_id = f.human_id AND c.queue = f.queue AND c.limited
+    LEFT JOIN LATERAL (
+        SELECT (p.e ->> 'max_running')::integer AS max_running, (p.e ->> 'rate_per_second')::float8 AS rate_per_second,
+               (p.e ->> 'rate_burst')::integer AS rate_burst
+        FROM jsonb_array_elements(c.key_patterns) WITH ORDINALITY AS p (e, ord)
+        WHERE f.concurrency_key LIKE p.e ->> 'like'
+        ORDER BY p.ord
+        LIMIT 1
+    ) AS m ON true
+    WHERE f.concurrency_key <> ''
+    ON CONFLICT DO NOTHING
 )
-INSERT INTO todos (id, human_id, queue, agent_id, kind, payload, priority, max_attempts, dedupe_key)
+INSERT INTO todos (id, human_id, queue, agent_id, kind, payload, priority, max_attempts, dedupe_key, concurrency_key)
 OVERRIDING SYSTEM VALUE
-SELECT m.last_todo_id,
-       m.human_id,
-       m.queue,
-       m.agent_id,
-       coalesce(t.kind, ''),
-       coalesce(t.payload, '{}'::jsonb),
-       coalesce(t.priority, 2)::smallint,
-       coalesce(nullif(t.max_attempts, 0), (
+SELECT f.last_todo_id,
+       f.human_id,
+       f.queue,
+       f.agent_id,
+       coalesce(f.kind, ''),
+       coalesce(f.payload, '{}'::jsonb),
+       coalesce(f.priority, 2)::smallint,
+       coalesce(nullif(f.max_attempts, 0), (
            SELECT greatest(1, (st.value ->> 'max_attempts')::integer)
            FROM settings AS st
            WHERE st.key = 'queue.defaults'
        ), $1::integer),
-       'schedule:' || m.id::text || ':' || floor(extract(epoch FROM $2::timestamptz))::bigint::text
-FROM marked AS m
-CROSS JOIN LATERAL jsonb_to_record(m.template) AS t(kind text, payload jsonb, priority integer, max_attempts integer)
-WHERE $3::boolean
+       'schedule:' || f.id::text || ':' || floor(extract(epoch FROM $2::timestamptz))::bigint::text,
+       nullif(f.concurrency_key, '')
+FROM f
 ON CONFLICT DO NOTHING
 RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope
 `
@@ -725,8 +750,8 @@ RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, stat
 type ScheduleFireParams struct {
 	DefaultMaxAttempts int32
 	Tick               time.Time
-	Fire               bool
 	NextRunAt          *time.Time
+	Fire               bool
 	ID                 uuid.UUID
 	Expected           time.Time
 }
@@ -738,12 +763,14 @@ type ScheduleFireParams struct {
 // (last_todo_id) and its dedupe key names the tick ('schedule:<id>:<unix seconds>'): a second fence, so a tick
 // can never be inserted twice. fire = false (a skipped misfire) only moves next_run_at. Returns the new todo.
 // The template's fields, by their proto JSON names; a new EnqueueRequest field is one more column here.
+// A limited queue counts running todos per key: the todo's key gets its counter row with it, with its limits
+// from the queue's key_patterns, as TodoInsertBatch's key_rows does (else it waits for the repair pass).
 func (q *Queries) ScheduleFire(ctx context.Context, db DBTX, arg ScheduleFireParams) ([]Todo, error) {
 	rows, err := db.Query(ctx, scheduleFire,
 		arg.DefaultMaxAttempts,
 		arg.Tick,
-		arg.Fire,
 		arg.NextRunAt,
+		arg.Fire,
 		arg.ID,
 		arg.Expected,
 	)
