@@ -167,3 +167,47 @@ func TestKeyPatternsOverrideKeyLimits(t *testing.T) {
 	_, err = e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: "pq", KeyPatterns: []*queuev1.KeyPattern{{Pattern: "x", MaxRunning: -1}}})
 	require.Equal(t, "key_patterns[0].max_running", onlyViolatedField(t, err))
 }
+
+// TestRepairDeletesIdleKeyRows: the repair pass deletes the counter row of
+// a key that holds nothing (no running or pending todo, a full rate burst,
+// not served for a minute), so limited claims stop probing it, and keeps
+// every other; the key's next todo brings its row back and is claimed.
+func TestRepairDeletesIdleKeyRows(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	enqueueKeyed(t, e, "idle", map[string]int{"done": 1, "waiting": 1, "busy": 1, "throttled": 1})
+	_, err := e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: "idle", KeyMaxRunning: 1})
+	require.NoError(t, err)
+	claimed := map[string]*queuev1.Todo{}
+	for _, td := range e.claim(t, "idle", 10) {
+		claimed[td.GetConcurrencyKey()] = td
+	}
+	require.Len(t, claimed, 4)
+	for _, k := range []string{"done", "throttled"} {
+		_, err = e.srv.Complete(e.worker(t), &queuev1.CompleteRequest{Id: claimed[k].GetId(), LeaseToken: claimed[k].GetLeaseToken()})
+		require.NoError(t, err)
+	}
+	_, err = e.srv.Release(e.worker(t), &queuev1.ReleaseRequest{Id: claimed["waiting"].GetId(), LeaseToken: claimed["waiting"].GetLeaseToken()})
+	require.NoError(t, err)
+	// Every key last served two minutes ago; throttled still owes its rate
+	// (a theoretical arrival time in the future); the repair is due.
+	_, err = e.pool.Exec(t.Context(), `UPDATE queue_keys SET served_at = now() - interval '2 minutes',
+		tat = CASE WHEN key = 'throttled' THEN now() + interval '1 minute' ELSE tat END WHERE queue = 'idle'`)
+	require.NoError(t, err)
+	_, err = e.pool.Exec(t.Context(), `UPDATE queue_controls SET repaired_at = NULL WHERE queue = 'idle'`)
+	require.NoError(t, err)
+
+	_, err = e.srv.RepairOnce(t.Context())
+	require.NoError(t, err)
+	var left []string
+	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT array_agg(key ORDER BY key) FROM queue_keys WHERE queue = 'idle'`).Scan(&left))
+	require.Equal(t, []string{"busy", "throttled", "waiting"}, left, "only done, with nothing running or pending and its burst back, is deleted")
+
+	enqueueKeyed(t, e, "idle", map[string]int{"done": 1})
+	got := e.claim(t, "idle", 10)
+	keys := []string{}
+	for _, td := range got {
+		keys = append(keys, td.GetConcurrencyKey())
+	}
+	require.ElementsMatch(t, []string{"done", "waiting"}, keys, "done's new todo has its row back; busy is at its limit")
+}

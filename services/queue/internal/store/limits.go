@@ -152,8 +152,12 @@ func (s *Store) NextToken(ctx context.Context, c Caller, queue string) (time.Dur
 	return max(0, time.Duration(max(r.QueueWait, r.KeyWait)*float64(time.Second))), nil
 }
 
-// Repair recounts a queue's running counters from its todos and creates
-// the key rows its live todos miss, in one transaction that first locks
+// keyIdleAfter is how long a key row that holds nothing (no running or
+// pending todo, a full rate burst) stays before a repair deletes it.
+const keyIdleAfter = time.Minute
+
+// Repair recounts a queue's running counters from its todos, creates the
+// key rows its live todos miss and deletes those idle for keyIdleAfter, in one transaction that first locks
 // every key row in key order and then the queue row (the lock order of
 // every claim and completion), so the recount cannot race them. wait false
 // skips a queue another node is repairing. repaired is how many counters
@@ -177,7 +181,13 @@ func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait 
 				return err
 			}
 			r, err := s.q.QueueRecount(ctx, tx, dbsqlc.QueueRecountParams{HumanID: human, Queue: queue})
+			if err != nil {
+				return err
+			}
 			repaired = r.Repaired
+			_, err = s.q.QueueKeysPruneIdle(ctx, tx, dbsqlc.QueueKeysPruneIdleParams{
+				HumanID: human, Queue: queue, IdleSeconds: keyIdleAfter.Seconds(),
+			})
 			return err
 		})
 	})

@@ -1352,6 +1352,25 @@ queue_fixed AS (
 SELECT ((SELECT count(*) FROM keys_fixed) + (SELECT count(*) FROM queue_fixed))::bigint AS repaired,
        coalesce((SELECT q.limited FROM q), false)::boolean AS limited;
 
+-- name: QueueKeysPruneIdle :execrows
+-- Repair, step 4: deletes the key rows of the queue that hold nothing: no RUNNING todo, no pending todo (due or
+-- not), a full rate burst again (tat ≤ now: a new row starts with a full burst, so deleting it gives no key more
+-- tokens than it had) and not served for idle_seconds. Every limited claim walks its keys least recently served
+-- first and probes each for due work, so keys that stopped getting work (one per customer, say) would otherwise
+-- be probed by every claim forever. The rows are locked by step 1. A key enqueued again gets its row back with
+-- its todo (TodoInsertBatch's key_rows); an enqueue racing this delete (its DO NOTHING saw the row, this commits
+-- after) leaves its todo without a row until the next repair recreates it (QueueKeysInsertMissing): a delay,
+-- never a limit exceeded, since a key without a row is not claimed.
+DELETE FROM queue_keys AS k
+WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
+  AND k.running = 0
+  AND k.tat <= now()
+  AND k.served_at < now() - make_interval(secs => sqlc.arg(idle_seconds)::double precision)
+  -- a scalar subquery, not NOT EXISTS: a per-key probe of idx_todos_pending_key (see TodoClaimLimited's walk)
+  AND (SELECT true FROM todos AS x
+       WHERE x.state = 'pending' AND x.human_id = k.human_id AND x.queue = k.queue AND x.concurrency_key = k.key
+       LIMIT 1) IS NULL;
+
 -- name: QueueRepairDue :many
 -- The limited queues whose counters the repair pass (every node, on the reaper's tick) checks next: those not
 -- repaired since 2 s after their limits last changed (an enqueue or claim in flight during the change may have

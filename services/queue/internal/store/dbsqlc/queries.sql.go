@@ -180,6 +180,40 @@ func (q *Queries) QueueKeysLock(ctx context.Context, db DBTX, arg QueueKeysLockP
 	return err
 }
 
+const queueKeysPruneIdle = `-- name: QueueKeysPruneIdle :execrows
+DELETE FROM queue_keys AS k
+WHERE k.human_id = $1 AND k.queue = $2::text
+  AND k.running = 0
+  AND k.tat <= now()
+  AND k.served_at < now() - make_interval(secs => $3::double precision)
+  -- a scalar subquery, not NOT EXISTS: a per-key probe of idx_todos_pending_key (see TodoClaimLimited's walk)
+  AND (SELECT true FROM todos AS x
+       WHERE x.state = 'pending' AND x.human_id = k.human_id AND x.queue = k.queue AND x.concurrency_key = k.key
+       LIMIT 1) IS NULL
+`
+
+type QueueKeysPruneIdleParams struct {
+	HumanID     uuid.UUID
+	Queue       string
+	IdleSeconds float64
+}
+
+// Repair, step 4: deletes the key rows of the queue that hold nothing: no RUNNING todo, no pending todo (due or
+// not), a full rate burst again (tat ≤ now: a new row starts with a full burst, so deleting it gives no key more
+// tokens than it had) and not served for idle_seconds. Every limited claim walks its keys least recently served
+// first and probes each for due work, so keys that stopped getting work (one per customer, say) would otherwise
+// be probed by every claim forever. The rows are locked by step 1. A key enqueued again gets its row back with
+// its todo (TodoInsertBatch's key_rows); an enqueue racing this delete (its DO NOTHING saw the row, this commits
+// after) leaves its todo without a row until the next repair recreates it (QueueKeysInsertMissing): a delay,
+// never a limit exceeded, since a key without a row is not claimed.
+func (q *Queries) QueueKeysPruneIdle(ctx context.Context, db DBTX, arg QueueKeysPruneIdleParams) (int64, error) {
+	result, err := db.Exec(ctx, queueKeysPruneIdle, arg.HumanID, arg.Queue, arg.IdleSeconds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const queueKeysResolve = `-- name: QueueKeysResolve :exec
 UPDATE queue_keys AS k
 SET max_running = r.max_running, rate_per_second = r.rate_per_second, rate_burst = r.rate_burst
