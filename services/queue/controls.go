@@ -73,27 +73,16 @@ func controlProto(queue string, c store.Control) *queuev1.QueueControl {
 // ListQueues lists the tenant's queues by name with their depth by state
 // and pause flag, keyset-paginated on the name.
 func (s *Server) ListQueues(ctx context.Context, req *queuev1.ListQueuesRequest) (*queuev1.ListQueuesResponse, error) {
-	c, err := caller(ctx)
+	c, limit, after, err := namePageArgs(ctx, req, "ListQueues")
 	if err != nil {
 		return nil, err
 	}
-	limit, err := namePageSize(req.GetPageSize())
-	if err != nil {
-		return nil, err
-	}
-	after, err := decodeNamePageToken(req.GetPageToken(), "ListQueues")
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.store.ListQueues(ctx, c, after, limit+1) // one extra row says whether another page exists
+	rows, err := s.store.ListQueues(ctx, c, after, limit+1)
 	if err != nil {
 		return nil, err
 	}
 	out := &queuev1.ListQueuesResponse{}
-	if int32(len(rows)) > limit { //nolint:gosec // len ≤ 101
-		rows = rows[:limit]
-		out.NextPageToken = encodeNamePageToken(rows[len(rows)-1].Queue)
-	}
+	rows, out.NextPageToken = cutNamePage(rows, limit, func(r store.QueueSummary) string { return r.Queue })
 	out.Queues = make([]*queuev1.QueueSummary, len(rows))
 	for i, r := range rows {
 		out.Queues[i] = &queuev1.QueueSummary{

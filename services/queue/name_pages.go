@@ -1,10 +1,12 @@
 package queue
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 
 	"github.com/switchboard/switchboard/pkg/textcheck"
+	"github.com/switchboard/switchboard/services/queue/internal/store"
 )
 
 // Name-ordered pages (ListQueues, ListSchedules): "page_size 0–100; 0
@@ -51,4 +53,34 @@ func decodeNamePageToken(tok, rpc string) (string, error) {
 		return "", bad
 	}
 	return pt.After, nil
+}
+
+// namePageRequest is a name-ordered list request.
+type namePageRequest interface {
+	GetPageSize() int32
+	GetPageToken() string
+}
+
+// namePageArgs resolves the caller and the page a list request of rpc
+// asks for: how many names, after which.
+func namePageArgs(ctx context.Context, req namePageRequest, rpc string) (c store.Caller, limit int32, after string, err error) {
+	if c, err = caller(ctx); err != nil {
+		return c, 0, "", err
+	}
+	if limit, err = namePageSize(req.GetPageSize()); err != nil {
+		return c, 0, "", err
+	}
+	after, err = decodeNamePageToken(req.GetPageToken(), rpc)
+	return c, limit, after, err
+}
+
+// cutNamePage cuts rows, read with one extra row past limit (which says
+// whether another page exists), to the page, and returns the next page's
+// token ("" for the last page).
+func cutNamePage[T any](rows []T, limit int32, name func(T) string) ([]T, string) {
+	if int32(len(rows)) <= limit { //nolint:gosec // len ≤ maxNamePageSize + 1
+		return rows, ""
+	}
+	rows = rows[:limit]
+	return rows, encodeNamePageToken(name(rows[len(rows)-1]))
 }

@@ -70,27 +70,16 @@ func (s *Server) GetSchedule(ctx context.Context, req *queuev1.GetScheduleReques
 // ListSchedules lists the tenant's schedules by name, keyset-paginated on
 // the name like ListQueues.
 func (s *Server) ListSchedules(ctx context.Context, req *queuev1.ListSchedulesRequest) (*queuev1.ListSchedulesResponse, error) {
-	c, err := caller(ctx)
+	c, limit, after, err := namePageArgs(ctx, req, "ListSchedules")
 	if err != nil {
 		return nil, err
 	}
-	limit, err := namePageSize(req.GetPageSize())
-	if err != nil {
-		return nil, err
-	}
-	after, err := decodeNamePageToken(req.GetPageToken(), "ListSchedules")
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.store.ListSchedules(ctx, c, after, limit+1) // one extra row says whether another page exists
+	rows, err := s.store.ListSchedules(ctx, c, after, limit+1)
 	if err != nil {
 		return nil, err
 	}
 	out := &queuev1.ListSchedulesResponse{}
-	if int32(len(rows)) > limit { //nolint:gosec // len ≤ 101
-		rows = rows[:limit]
-		out.NextPageToken = encodeNamePageToken(rows[len(rows)-1].Name)
-	}
+	rows, out.NextPageToken = cutNamePage(rows, limit, func(r store.Schedule) string { return r.Name })
 	out.Schedules = make([]*queuev1.Schedule, len(rows))
 	for i, r := range rows {
 		out.Schedules[i] = scheduleProto(r)
