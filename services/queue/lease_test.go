@@ -269,3 +269,47 @@ func TestBatchLeaseCalls(t *testing.T) {
 	_, err = e.srv.CompleteBatch(e.worker(t), &queuev1.CompleteBatchRequest{})
 	require.Equal(t, codes.InvalidArgument, code(err))
 }
+
+// TestLeaseTokensOfOneClaim: the tokens of one claim are drawn once per
+// statement (TodoClaim), yet each todo's is its own: positive, distinct,
+// the one stored, useless for any other todo of the batch, and new at the
+// next claim of the same todo.
+func TestLeaseTokensOfOneClaim(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.enqueue(t, "q", 200)
+	first := e.claim(t, "q", 200)
+	require.Len(t, first, 200)
+	seen := map[int64]int64{}
+	for _, td := range first {
+		tok := td.GetLeaseToken()
+		require.Positive(t, tok)
+		_, dup := seen[tok]
+		require.False(t, dup, "token %d handed out twice in one claim", tok)
+		seen[tok] = td.GetId()
+		require.Equal(t, tok, e.count(t, `SELECT lease_token FROM todos WHERE id = $1`, td.GetId()))
+	}
+
+	// A batch-mate's token fences like a guessed one.
+	a, b := first[0], first[1]
+	before := e.snapshot(t)
+	require.Equal(t, allCodes(codes.FailedPrecondition), staleCalls(t, e, a.GetId(), b.GetLeaseToken()))
+	require.Equal(t, before, e.snapshot(t), "another todo's token changes nothing")
+
+	// Given back and claimed again (one statement, another draw): no todo
+	// gets its old token back, and every old token is stale.
+	for _, td := range first {
+		_, err := e.srv.Release(e.worker(t), &queuev1.ReleaseRequest{Id: td.GetId(), LeaseToken: td.GetLeaseToken()})
+		require.NoError(t, err)
+	}
+	second := e.claim(t, "q", 200)
+	require.Len(t, second, 200)
+	old := map[int64]int64{}
+	for _, td := range first {
+		old[td.GetId()] = td.GetLeaseToken()
+	}
+	for _, td := range second {
+		require.NotEqual(t, old[td.GetId()], td.GetLeaseToken(), "todo %d kept its token across claims", td.GetId())
+	}
+	require.Equal(t, allCodes(codes.FailedPrecondition), staleCalls(t, e, a.GetId(), a.GetLeaseToken()))
+}

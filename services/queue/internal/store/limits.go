@@ -1,9 +1,7 @@
 package store
 
 import (
-	"cmp"
 	"context"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,9 +76,7 @@ func (s *Store) Claim(ctx context.Context, c Caller, a ClaimArgs) ([]Todo, error
 	// returns todos in claim order (for a limited queue: round-robin over
 	// the keys, which the statement chose; any order is a claim order).
 	if !limited {
-		slices.SortFunc(rows, func(x, y Todo) int {
-			return cmp.Or(cmp.Compare(x.Priority, y.Priority), x.RunAt.Compare(y.RunAt), cmp.Compare(x.ID, y.ID))
-		})
+		rows = claimOrder(rows)
 	}
 	return rows, nil
 }
