@@ -61,6 +61,10 @@ type Options struct {
 	// ScheduleInterval is how often the schedule ticker looks for due
 	// ticks (every node runs one; see TickSchedules). Default 1 s.
 	ScheduleInterval time.Duration
+	// MaxSchedulesPerTenant bounds a tenant's schedules (CreateSchedule
+	// beyond it is RESOURCE_EXHAUSTED): every node ticks every tenant's
+	// schedules, 100 due ones per read. Default 1000.
+	MaxSchedulesPerTenant int
 
 	// RetentionInterval is how often finished todos are pruned by the
 	// setting retention.todos. Default 1 min.
@@ -194,6 +198,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxBatchesPerTick <= 0 {
 		o.MaxBatchesPerTick = 100
+	}
+	if o.MaxSchedulesPerTenant <= 0 {
+		o.MaxSchedulesPerTenant = 1000
 	}
 	return o
 }

@@ -3,6 +3,9 @@
 package queue_test
 
 import (
+	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/services/queue"
 )
 
 // createSchedule creates a schedule of the env's tenant.
@@ -162,4 +166,50 @@ func TestScheduleValidationNamesTheField(t *testing.T) {
 	require.Equal(t, codes.NotFound, code(err))
 	_, err = e.srv.ListSchedules(e.owner(t), &queuev1.ListSchedulesRequest{PageToken: "garbage!"})
 	require.Equal(t, "page_token", onlyViolatedField(t, err))
+}
+
+// TestSchedulesPerTenantAreCapped: concurrent creations never take a tenant
+// past Options.MaxSchedulesPerTenant (the rest get RESOURCE_EXHAUSTED), a
+// delete makes room, and another tenant's count is its own.
+func TestSchedulesPerTenantAreCapped(t *testing.T) {
+	t.Parallel()
+	const most = 3
+	e := newEnv(t, queue.Options{MaxSchedulesPerTenant: most})
+	create := func(ctx context.Context, name string) (*queuev1.CreateScheduleResponse, error) {
+		return e.srv.CreateSchedule(ctx, &queuev1.CreateScheduleRequest{
+			Name: name, Cron: "@hourly", Template: &queuev1.EnqueueRequest{Queue: "capped", Kind: "k"},
+		})
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = create(e.owner(t), fmt.Sprintf("s%d", i))
+		})
+	}
+	wg.Wait()
+	created, exhausted := 0, 0
+	for _, err := range errs {
+		switch code(err) {
+		case codes.OK:
+			created++
+		case codes.ResourceExhausted:
+			exhausted++
+		default:
+			t.Fatalf("unexpected %v", err)
+		}
+	}
+	require.Equal(t, most, created)
+	require.Equal(t, len(errs)-most, exhausted)
+	require.EqualValues(t, most, e.count(t, `SELECT count(*) FROM schedules`))
+
+	list, err := e.srv.ListSchedules(e.owner(t), &queuev1.ListSchedulesRequest{})
+	require.NoError(t, err)
+	_, err = e.srv.DeleteSchedule(e.owner(t), &queuev1.DeleteScheduleRequest{Id: list.GetSchedules()[0].GetId()})
+	require.NoError(t, err)
+	_, err = create(e.owner(t), "again")
+	require.NoError(t, err, "a delete makes room")
+
+	_, err = create(asHuman(t, seedHuman(t, e.pool)), "theirs")
+	require.NoError(t, err, "another tenant's schedules are counted apart")
 }

@@ -1027,6 +1027,14 @@ ORDER BY p.queue;
 -- The database clock, which every schedule computation starts from (never a node's clock).
 SELECT now()::timestamptz AS now;
 
+-- name: ScheduleLockTenant :exec
+-- Serializes a tenant's schedule creations (a transaction-level advisory lock), so that the count below and the
+-- insert after it see every earlier creation: the cap on schedules per tenant holds under concurrent calls.
+SELECT pg_advisory_xact_lock(hashtextextended('schedules:' || sqlc.arg(human_id)::uuid::text, 0));
+
+-- name: ScheduleCount :one
+SELECT count(*) FROM schedules WHERE human_id = sqlc.arg(human_id);
+
 -- name: ScheduleInsert :many
 -- Creates a schedule. No row comes back when agent_id is not one of the tenant's agents (NOT_FOUND for the
 -- caller); a taken name is the unique violation schedules_human_name_key.

@@ -60,16 +60,33 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return now, nil
 }
 
-// CreateSchedule stores a new schedule for the caller's tenant.
-func (s *Store) CreateSchedule(ctx context.Context, c Caller, f ScheduleFields) (Schedule, error) {
-	rows, err := s.q.ScheduleInsert(ctx, s.pool, dbsqlc.ScheduleInsertParams{
-		HumanID: c.HumanID, Name: f.Name, Queue: f.Queue, AgentID: f.AgentID, Cron: f.Cron, TimeZone: f.TimeZone,
-		Template: f.Template, Misfire: f.Misfire, Paused: f.Paused, NextRunAt: f.NextRunAt,
+// CreateSchedule stores a new schedule for the caller's tenant, which may
+// hold at most maxPerTenant: every node ticks every tenant's schedules, so
+// one tenant's thousands would delay the others' ticks.
+func (s *Store) CreateSchedule(ctx context.Context, c Caller, f ScheduleFields, maxPerTenant int) (Schedule, error) {
+	var rows []Schedule
+	full := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.q.ScheduleLockTenant(ctx, tx, c.HumanID); err != nil {
+			return err
+		}
+		n, err := s.q.ScheduleCount(ctx, tx, c.HumanID)
+		if err != nil || n >= int64(maxPerTenant) {
+			full = err == nil
+			return err
+		}
+		rows, err = s.q.ScheduleInsert(ctx, tx, dbsqlc.ScheduleInsertParams{
+			HumanID: c.HumanID, Name: f.Name, Queue: f.Queue, AgentID: f.AgentID, Cron: f.Cron, TimeZone: f.TimeZone,
+			Template: f.Template, Misfire: f.Misfire, Paused: f.Paused, NextRunAt: f.NextRunAt,
+		})
+		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return Schedule{}, scheduleErr(err, "create schedule", "schedule")
-	}
-	if len(rows) == 0 {
+	case full:
+		return Schedule{}, apierr.ResourceExhausted("the tenant has %d schedules, the most it may have; delete one first", maxPerTenant)
+	case len(rows) == 0:
 		return Schedule{}, agentNotFound(f.AgentID)
 	}
 	return rows[0], nil

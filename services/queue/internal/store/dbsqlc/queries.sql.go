@@ -660,6 +660,17 @@ func (q *Queries) QueueSetLimits(ctx context.Context, db DBTX, arg QueueSetLimit
 	return paused, err
 }
 
+const scheduleCount = `-- name: ScheduleCount :one
+SELECT count(*) FROM schedules WHERE human_id = $1
+`
+
+func (q *Queries) ScheduleCount(ctx context.Context, db DBTX, humanID uuid.UUID) (int64, error) {
+	row := db.QueryRow(ctx, scheduleCount, humanID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const scheduleDelete = `-- name: ScheduleDelete :execrows
 DELETE FROM schedules WHERE id = $1 AND human_id = $2
 `
@@ -1049,6 +1060,17 @@ func (q *Queries) ScheduleList(ctx context.Context, db DBTX, arg ScheduleListPar
 		return nil, err
 	}
 	return items, nil
+}
+
+const scheduleLockTenant = `-- name: ScheduleLockTenant :exec
+SELECT pg_advisory_xact_lock(hashtextextended('schedules:' || $1::uuid::text, 0))
+`
+
+// Serializes a tenant's schedule creations (a transaction-level advisory lock), so that the count below and the
+// insert after it see every earlier creation: the cap on schedules per tenant holds under concurrent calls.
+func (q *Queries) ScheduleLockTenant(ctx context.Context, db DBTX, humanID uuid.UUID) error {
+	_, err := db.Exec(ctx, scheduleLockTenant, humanID)
+	return err
 }
 
 const scheduleNow = `-- name: ScheduleNow :one
