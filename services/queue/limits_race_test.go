@@ -3,6 +3,7 @@
 package queue_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -63,16 +64,20 @@ func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
 	var deadlocksBefore int64
 	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&deadlocksBefore))
 
-	// The monitor: RUNNING todos per key and overall, as the database has them.
+	// The monitor: RUNNING todos per key and overall, as the database has
+	// them, sampled every millisecond (back to back, it took a core's worth
+	// of Postgres from the claimers it watches: ~8,000 samples a second).
 	done := make(chan struct{})
 	var maxKey, maxAll, samples atomic.Int64
 	var monitor sync.WaitGroup
 	monitor.Go(func() {
+		sample := time.NewTicker(time.Millisecond)
+		defer sample.Stop()
 		for {
 			select {
 			case <-done:
 				return
-			default:
+			case <-sample.C:
 			}
 			rows, err := e.pool.Query(t.Context(), `SELECT coalesce(concurrency_key, ''), count(*) FROM todos
 				WHERE queue = $1 AND state = 'running' GROUP BY 1`, q)
@@ -101,17 +106,23 @@ func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
 	var finished, completedOK, doubles atomic.Int64
 	var completedIDs sync.Map
 	var wg sync.WaitGroup
+	// A drain that stops making progress (a leaked counter holding a key
+	// shut, a todo no reaper returns) fails with the state that explains it
+	// instead of spinning until the package's timeout hides which test hung;
+	// so does a claimer's error (the todos it holds would never finish).
+	stalled, stop := watchProgress(t, e, q, &finished, total)
 	for w := range claimers {
 		srv := nodes[w%len(nodes)]
 		wg.Go(func() {
 			ctx, owner := e.worker(t), e.owner(t)
 			rnd := rand.New(rand.NewPCG(uint64(w), 17)) //nolint:gosec // test randomness
-			for finished.Load() < total {
+			for finished.Load() < total && stalled.Err() == nil {
 				res, err := srv.Claim(ctx, &queuev1.ClaimRequest{
 					Queue: q, WorkerId: fmt.Sprintf("w%d", w), MaxTodos: 1 + rnd.Int32N(4), LeaseSeconds: 600,
 					Wait: durationpb.New(100 * time.Millisecond),
 				})
 				if !assertNoError(t, err) {
+					stop(err)
 					return
 				}
 				for _, td := range res.GetTodos() {
@@ -139,6 +150,7 @@ func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
 						}
 					}
 					if !assertNoError(t, err) {
+						stop(err)
 						return
 					}
 				}
@@ -148,6 +160,7 @@ func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
 	wg.Wait()
 	close(done)
 	monitor.Wait()
+	require.NoError(t, context.Cause(stalled), "the drain stopped")
 
 	t.Logf("%d monitor samples; most running per key %d, overall %d", samples.Load(), maxKey.Load(), maxAll.Load())
 	require.Positive(t, samples.Load())
@@ -165,4 +178,63 @@ func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
 	var deadlocksAfter int64
 	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&deadlocksAfter))
 	require.Equal(t, deadlocksBefore, deadlocksAfter, "deadlocks (40P01) in the test's database")
+}
+
+// stallAfter is how long the race test's drain may go without finishing a
+// todo before it is declared stuck.
+const stallAfter = 90 * time.Second
+
+// watchProgress returns a context cancelled (with its cancel) when finished
+// has not moved for stallAfter; it then logs the queue's todos by state and
+// key and its counter rows, so a stuck drain says why.
+func watchProgress(t *testing.T, e *env, q string, finished *atomic.Int64, total int64) (context.Context, context.CancelCauseFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(t.Context())
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop); cancel(nil) })
+	go func() {
+		last, since := finished.Load(), time.Now()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			n := finished.Load()
+			if n >= total {
+				return
+			}
+			if n != last {
+				last, since = n, time.Now()
+				continue
+			}
+			if time.Since(since) < stallAfter {
+				continue
+			}
+			for _, sql := range []string{
+				`SELECT state || ' ' || coalesce(concurrency_key, '-') || ' ' || count(*) || ' expired=' || count(*) FILTER (WHERE lease_expires_at < now())
+				   FROM todos WHERE queue = $1 GROUP BY state, concurrency_key ORDER BY 1`,
+				`SELECT 'key ' || key || ' running=' || running || ' max=' || coalesce(max_running::text, '-') FROM queue_keys WHERE queue = $1 ORDER BY key`,
+				`SELECT 'queue running=' || running || ' paused=' || paused FROM queue_controls WHERE queue = $1`,
+			} {
+				rows, err := e.pool.Query(context.WithoutCancel(ctx), sql, q)
+				if err != nil {
+					t.Logf("diagnostic query failed: %v", err)
+					continue
+				}
+				for rows.Next() {
+					var line string
+					if rows.Scan(&line) == nil {
+						t.Log(line)
+					}
+				}
+				rows.Close()
+			}
+			cancel(fmt.Errorf("no todo finished for %s at %d of %d", stallAfter, n, total))
+			return
+		}
+	}()
+	return ctx, cancel
 }

@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
 
 // TestSetQueueLimitsRejectsBadInput: limits out of range and an overlong
@@ -210,4 +212,44 @@ func TestRepairDeletesIdleKeyRows(t *testing.T) {
 		keys = append(keys, td.GetConcurrencyKey())
 	}
 	require.ElementsMatch(t, []string{"done", "waiting"}, keys, "done's new todo has its row back; busy is at its limit")
+}
+
+// TestRepairFixesACounterWhileACompletionCommits: the repair sets a drifted
+// queue counter (4 where 1 runs) to the recount even when a keyless
+// completion holds the queue row as the repair starts (its
+// TodoCompleteBatch, run here in a transaction the test commits). A recount
+// that locked the row inside its own statement counted from a snapshot
+// taken before that wait, in which the completed todo still ran: it wrote
+// 1, a slot lost for good.
+func TestRepairFixesACounterWhileACompletionCommits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, err := e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: "recount", MaxRunning: 5})
+	require.NoError(t, err)
+	e.enqueue(t, "recount", 1)
+	td := e.claimOne(t, "recount")
+	_, err = e.pool.Exec(t.Context(), `UPDATE queue_controls SET running = 4, repaired_at = NULL WHERE queue = 'recount'`)
+	require.NoError(t, err)
+
+	completion, err := e.pool.Begin(t.Context())
+	require.NoError(t, err)
+	defer func() { _ = completion.Rollback(t.Context()) }()
+	done, err := dbsqlc.New().TodoCompleteBatch(t.Context(), completion, dbsqlc.TodoCompleteBatchParams{
+		HumanID: e.human, Ids: []int64{td.GetId()}, Tokens: []int64{td.GetLeaseToken()}, Results: []string{""},
+	})
+	require.NoError(t, err)
+	require.Len(t, done, 1)
+
+	repaired := make(chan error, 1)
+	go func() {
+		_, err := e.srv.RepairOnce(t.Context())
+		repaired <- err
+	}()
+	require.Eventually(t, func() bool {
+		return e.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0
+	}, 30*time.Second, 5*time.Millisecond, "the repair waits for the queue row")
+	require.NoError(t, completion.Commit(t.Context()))
+	require.NoError(t, <-repaired)
+
+	require.EqualValues(t, 0, e.count(t, `SELECT running FROM queue_controls WHERE queue = 'recount'`), "nothing runs: the drift is repaired")
 }

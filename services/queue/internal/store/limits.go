@@ -153,9 +153,10 @@ func (s *Store) NextToken(ctx context.Context, c Caller, queue string) (time.Dur
 const keyIdleAfter = time.Minute
 
 // Repair recounts a queue's running counters from its todos, creates the
-// key rows its live todos miss and deletes those idle for keyIdleAfter, in one transaction that first locks
-// every key row in key order and then the queue row (the lock order of
-// every claim and completion), so the recount cannot race them. wait false
+// key rows its live todos miss and deletes those idle for keyIdleAfter, in
+// one transaction that first locks every key row in key order and then the
+// queue row (the lock order of every completion), each before the recount's
+// statement takes its snapshot, so the recount cannot race them. wait false
 // skips a queue another node is repairing. repaired is how many counters
 // were wrong.
 func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait bool) (repaired int64, err error) {
@@ -168,6 +169,9 @@ func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait 
 				}
 			}
 			if err := s.q.QueueKeysLock(ctx, tx, dbsqlc.QueueKeysLockParams{HumanID: human, Queue: queue}); err != nil {
+				return err
+			}
+			if err := s.q.QueueRowLock(ctx, tx, dbsqlc.QueueRowLockParams{HumanID: human, Queue: queue}); err != nil {
 				return err
 			}
 			if err := s.q.QueueKeysInsertMissing(ctx, tx, dbsqlc.QueueKeysInsertMissingParams{HumanID: human, Queue: queue}); err != nil {

@@ -1261,6 +1261,17 @@ WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text
 ORDER BY k.key
 FOR UPDATE;
 
+-- name: QueueRowLock :exec
+-- Repair, step 1b: locks the queue row, after the key rows (the shared lock order), in its own statement: the
+-- recount's snapshot must be taken after every lock a counter write needs was granted. Taken inside the recount
+-- instead, the row lock would wait for a keyless completion (which locks only its todo and this row) that then
+-- commits, and the recount would write the count of a snapshot that still saw that todo running: a slot leaked
+-- for good. Likewise a claim holding the row (TodoClaimLimited takes it first) commits before the snapshot.
+SELECT c.queue
+FROM queue_controls AS c
+WHERE c.human_id = sqlc.arg(human_id) AND c.queue = sqlc.arg(queue)::text
+FOR NO KEY UPDATE;
+
 -- name: QueueKeysInsertMissing :exec
 -- Repair, step 2: a counter row for every key of a live todo of a limited queue that has none (todos enqueued
 -- before the limits were set, or by an enqueue whose snapshot predated them). For an unlimited queue: none.
@@ -1319,8 +1330,8 @@ WHERE k.human_id = sqlc.arg(human_id) AND k.queue = sqlc.arg(queue)::text AND k.
   AND (k.max_running, k.rate_per_second, k.rate_burst) IS DISTINCT FROM (r.max_running, r.rate_per_second, r.rate_burst);
 
 -- name: QueueRecount :one
--- Repair, step 3 (its own statement, so its snapshot is taken after step 1's locks were granted): locks the
--- queue row, then sets every counter to the count of RUNNING todos. A run that a completion ended but has not
+-- Repair, step 3 (its own statement, so its snapshot is taken after step 1's and 1b's locks were granted): sets
+-- every counter to the count of RUNNING todos. A run that a completion ended but has not
 -- committed yet is still counted here: that completion is waiting for a key row (or the queue row) this
 -- transaction holds, and subtracts it after. A queue without limits loses its key rows (the queue is back on
 -- the fast path, where nothing counts). Returns how many counters were wrong (0 unless something drifted,

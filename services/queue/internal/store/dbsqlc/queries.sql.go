@@ -479,8 +479,8 @@ type QueueRecountRow struct {
 	Limited  bool
 }
 
-// Repair, step 3 (its own statement, so its snapshot is taken after step 1's locks were granted): locks the
-// queue row, then sets every counter to the count of RUNNING todos. A run that a completion ended but has not
+// Repair, step 3 (its own statement, so its snapshot is taken after step 1's and 1b's locks were granted): sets
+// every counter to the count of RUNNING todos. A run that a completion ended but has not
 // committed yet is still counted here: that completion is waiting for a key row (or the queue row) this
 // transaction holds, and subtracts it after. A queue without limits loses its key rows (the queue is back on
 // the fast path, where nothing counts). Returns how many counters were wrong (0 unless something drifted,
@@ -612,6 +612,28 @@ func (q *Queries) QueueResume(ctx context.Context, db DBTX, arg QueueResumeParam
 		return nil, err
 	}
 	return items, nil
+}
+
+const queueRowLock = `-- name: QueueRowLock :exec
+SELECT c.queue
+FROM queue_controls AS c
+WHERE c.human_id = $1 AND c.queue = $2::text
+FOR NO KEY UPDATE
+`
+
+type QueueRowLockParams struct {
+	HumanID uuid.UUID
+	Queue   string
+}
+
+// Repair, step 1b: locks the queue row, after the key rows (the shared lock order), in its own statement: the
+// recount's snapshot must be taken after every lock a counter write needs was granted. Taken inside the recount
+// instead, the row lock would wait for a keyless completion (which locks only its todo and this row) that then
+// commits, and the recount would write the count of a snapshot that still saw that todo running: a slot leaked
+// for good. Likewise a claim holding the row (TodoClaimLimited takes it first) commits before the snapshot.
+func (q *Queries) QueueRowLock(ctx context.Context, db DBTX, arg QueueRowLockParams) error {
+	_, err := db.Exec(ctx, queueRowLock, arg.HumanID, arg.Queue)
+	return err
 }
 
 const queueSetLimits = `-- name: QueueSetLimits :one
