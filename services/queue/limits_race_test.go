@@ -110,19 +110,19 @@ func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
 	// shut, a todo no reaper returns) fails with the state that explains it
 	// instead of spinning until the package's timeout hides which test hung;
 	// so does a claimer's error (the todos it holds would never finish).
-	stalled, stop := watchProgress(t, e, q, &finished, total)
+	drain := watchProgress(t, e, q, &finished, total)
 	for w := range claimers {
 		srv := nodes[w%len(nodes)]
 		wg.Go(func() {
 			ctx, owner := e.worker(t), e.owner(t)
 			rnd := rand.New(rand.NewPCG(uint64(w), 17)) //nolint:gosec // test randomness
-			for finished.Load() < total && stalled.Err() == nil {
+			for finished.Load() < total && drain.err() == nil {
 				res, err := srv.Claim(ctx, &queuev1.ClaimRequest{
 					Queue: q, WorkerId: fmt.Sprintf("w%d", w), MaxTodos: 1 + rnd.Int32N(4), LeaseSeconds: 600,
 					Wait: durationpb.New(100 * time.Millisecond),
 				})
 				if !assertNoError(t, err) {
-					stop(err)
+					drain.stop(err)
 					return
 				}
 				for _, td := range res.GetTodos() {
@@ -150,7 +150,7 @@ func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
 						}
 					}
 					if !assertNoError(t, err) {
-						stop(err)
+						drain.stop(err)
 						return
 					}
 				}
@@ -160,7 +160,7 @@ func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
 	wg.Wait()
 	close(done)
 	monitor.Wait()
-	require.NoError(t, context.Cause(stalled), "the drain stopped")
+	require.NoError(t, drain.err(), "the drain stopped")
 
 	t.Logf("%d monitor samples; most running per key %d, overall %d", samples.Load(), maxKey.Load(), maxAll.Load())
 	require.Positive(t, samples.Load())
@@ -184,12 +184,24 @@ func TestLimitsHoldUnderRacingClaimers(t *testing.T) {
 // todo before it is declared stuck.
 const stallAfter = 90 * time.Second
 
-// watchProgress returns a context cancelled (with its cancel) when finished
-// has not moved for stallAfter; it then logs the queue's todos by state and
-// key and its counter rows, so a stuck drain says why.
-func watchProgress(t *testing.T, e *env, q string, finished *atomic.Int64, total int64) (context.Context, context.CancelCauseFunc) {
+// drainGuard ends a drain early: on a claimer's error or on a stall.
+type drainGuard struct {
+	ctx    context.Context //nolint:containedctx // the guard is a cancellation with a cause, nothing else
+	cancel context.CancelCauseFunc
+}
+
+// stop ends the drain with why; the first cause wins.
+func (g drainGuard) stop(why error) { g.cancel(why) }
+
+// err is why the drain was stopped, or nil.
+func (g drainGuard) err() error { return context.Cause(g.ctx) }
+
+// watchProgress returns a guard that stops the drain when finished has not
+// moved for stallAfter, after logging the queue's todos by state and key
+// and its counter rows, so a stuck drain says why.
+func watchProgress(t *testing.T, e *env, q string, finished *atomic.Int64, total int64) drainGuard {
 	t.Helper()
-	ctx, cancel := context.WithCancelCause(t.Context())
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(t.Context()))
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop); cancel(nil) })
 	go func() {
@@ -236,5 +248,5 @@ func watchProgress(t *testing.T, e *env, q string, finished *atomic.Int64, total
 			return
 		}
 	}()
-	return ctx, cancel
+	return drainGuard{ctx: ctx, cancel: cancel}
 }
