@@ -62,14 +62,23 @@ func (pg *sslPostgres) stop(t *testing.T) {
 // url is a connection URL for database postgres with query (sslmode…).
 func (pg *sslPostgres) url(query string) string { return pg.URL("postgres", query) }
 
+// Boot's startup timeouts: a node expected to fail retries its connection
+// for refusedWithin before giving up; one expected to serve may take
+// servesWithin to connect and migrate a fresh database (a loaded machine
+// took more than 2 s for the migrations alone).
+const (
+	refusedWithin = 2 * time.Second
+	servesWithin  = time.Minute
+)
+
 // runNodeOn runs a registry-only node on dbURL until it reports SERVING
 // (its pools connected and it migrated), then stops it; or returns the
-// error that stopped it first.
-func runNodeOn(t *testing.T, dbURL string) error {
+// error that stopped it first, at the latest after startup.
+func runNodeOn(t *testing.T, dbURL string, startup time.Duration) error {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Postgres.URL = dbURL
-	cfg.Postgres.StartupTimeout = 2 * time.Second
+	cfg.Postgres.StartupTimeout = startup
 	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Cluster.NodeID = "pg-tls-node"
 	cfg.Cluster.HeartbeatInterval, cfg.Cluster.StaleThreshold = 100*time.Millisecond, time.Second
@@ -89,13 +98,13 @@ func runNodeOn(t *testing.T, dbURL string) error {
 	defer conn.Close()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(time.Minute)
+	deadline := time.After(startup + time.Minute)
 	for {
 		select {
 		case err := <-done:
 			return err
 		case <-deadline:
-			t.Fatal("the node neither served nor failed within a minute")
+			t.Fatalf("the node neither served nor failed within %s", startup+time.Minute)
 		case <-tick.C:
 		}
 		if grpcServing(t, conn) {
@@ -120,8 +129,8 @@ func TestNodePoolsUseDatabaseURLTLSSettings(t *testing.T) {
 
 	// The server takes TLS connections only (hostssl), so a node that
 	// served talked TLS.
-	require.NoError(t, runNodeOn(t, pg.url("sslmode=verify-full&sslrootcert="+caFile)))
-	err := runNodeOn(t, pg.url("sslmode=disable"))
+	require.NoError(t, runNodeOn(t, pg.url("sslmode=verify-full&sslrootcert="+caFile), servesWithin))
+	err := runNodeOn(t, pg.url("sslmode=disable"), refusedWithin)
 	require.ErrorContains(t, err, "no encryption", "the server refuses plaintext")
 	conn, err := pgx.Connect(t.Context(), pg.url("sslmode=verify-full&sslrootcert="+caFile))
 	require.NoError(t, err)
@@ -130,17 +139,17 @@ func TestNodePoolsUseDatabaseURLTLSSettings(t *testing.T) {
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM goose_db_version`).Scan(&migrated))
 	require.Positive(t, migrated, "the node migrated over its verify-full pool")
 
-	err = runNodeOn(t, pg.url("sslmode=verify-full&sslrootcert="+otherCA))
+	err = runNodeOn(t, pg.url("sslmode=verify-full&sslrootcert="+otherCA), refusedWithin)
 	require.ErrorContains(t, err, "postgres not reachable")
 	require.ErrorContains(t, err, "certificate signed by unknown authority")
 
-	err = runNodeOn(t, strings.Replace(pg.url("sslmode=verify-full&sslrootcert="+caFile), "127.0.0.1", "localhost", 1))
+	err = runNodeOn(t, strings.Replace(pg.url("sslmode=verify-full&sslrootcert="+caFile), "127.0.0.1", "localhost", 1), refusedWithin)
 	require.Error(t, err, "a name the certificate does not cover")
 	require.ErrorContains(t, err, "wanted to match localhost")
 
 	pg.stop(t)
 	pg.start(t, "off", "host")
-	err = runNodeOn(t, pg.url("sslmode=verify-full&sslrootcert="+caFile))
+	err = runNodeOn(t, pg.url("sslmode=verify-full&sslrootcert="+caFile), refusedWithin)
 	require.ErrorContains(t, err, "server refused TLS connection")
-	require.NoError(t, runNodeOn(t, pg.url("sslmode=disable")), "the control: the server is up")
+	require.NoError(t, runNodeOn(t, pg.url("sslmode=disable"), servesWithin), "the control: the server is up")
 }

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Cluster is one private PostgreSQL cluster.
@@ -108,15 +109,33 @@ func versionOf(bindir string) int {
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // FreePort asks the kernel for a free loopback port. The listener is closed
-// at once, so the port is only very likely still free when it is used.
+// at once, so the port is only very likely still free when it is used; and
+// the kernel may offer a port it just offered again, so a port this process
+// was given before is never handed out twice (two processes a test starts
+// were given the same port, and the second failed to bind).
 func FreePort() (int, error) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0") //nolint:noctx // only to find a free port
-	if err != nil {
-		return 0, err
+	givenMu.Lock()
+	defer givenMu.Unlock()
+	for range 100 {
+		lis, err := net.Listen("tcp", "127.0.0.1:0") //nolint:noctx // only to find a free port
+		if err != nil {
+			return 0, err
+		}
+		port := lis.Addr().(*net.TCPAddr).Port //nolint:forcetypeassert // a TCP listener's address
+		_ = lis.Close()
+		if !given[port] {
+			given[port] = true
+			return port, nil
+		}
 	}
-	defer lis.Close()
-	return lis.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("no loopback port this process has not been given already")
 }
+
+// given is every port FreePort handed out in this process.
+var (
+	givenMu sync.Mutex
+	given   = map[int]bool{}
+)
 
 // Dir is the cluster's folder (server.log is there).
 func (c *Cluster) Dir() string { return c.dir }
