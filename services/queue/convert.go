@@ -93,7 +93,7 @@ func renderTodo(t store.Todo) (*queuev1.Todo, error) {
 		Priority: int32(t.Priority), State: stateNames[t.State], Attempt: t.Attempt, MaxAttempts: t.MaxAttempts,
 		RunAt: timestamppb.New(t.RunAt), LeaseExpiresAt: timestamp(t.LeaseExpiresAt),
 		CreatedAt: timestamppb.New(t.CreatedAt), AttemptedAt: timestamp(t.AttemptedAt), FinishedAt: timestamp(t.FinishedAt),
-		LeaseExpiries: t.LeaseExpiries,
+		LeaseExpiries: t.LeaseExpiries, RemoveOnComplete: t.RemoveOnComplete,
 	}
 	if t.AgentID != nil {
 		out.AgentId = t.AgentID.String()

@@ -112,6 +112,7 @@ func newTodo(prefix string, r *queuev1.EnqueueRequest) (store.NewTodo, error) {
 	n := store.NewTodo{
 		EventID: r.GetEventId(), Kind: r.GetKind(), Payload: payload, Priority: DefaultPriority,
 		MaxAttempts: r.GetMaxAttempts(), DedupeKey: r.GetDedupeKey(), ConcurrencyKey: r.GetConcurrencyKey(),
+		RemoveOnComplete: r.GetRemoveOnComplete(),
 	}
 	if r != nil && r.Priority != nil { // nil (possible in-process) is an empty request
 		n.Priority = r.GetPriority()

@@ -18,7 +18,7 @@ import (
 )
 
 // QueueUsage is the command line of `bench queue`.
-const QueueUsage = `switchboard bench queue --todos N --workers W [--buffer B] [--addr 127.0.0.1:9090] [--queue bench] [--batch 100] [--trickle 1000] [--keys K --key-max-running M] [--cacert ca.pem | --tls]`
+const QueueUsage = `switchboard bench queue --todos N --workers W [--buffer B] [--addr 127.0.0.1:9090] [--queue bench] [--batch 100] [--trickle 1000] [--keys K --key-max-running M] [--remove-on-complete] [--cacert ca.pem | --tls]`
 
 // EnvAdminToken is the credential `bench queue --key-max-running` sets the
 // queue's limits with (SetQueueLimits needs the tenant's admin scope, which
@@ -41,6 +41,9 @@ type benchConfig struct {
 	// (SetQueueLimits, with adminToken) before they are enqueued.
 	keys, keyMax int
 	adminToken   string
+	// removeOnComplete enqueues every todo with remove_on_complete, as
+	// graphile-worker deletes a job when it completes.
+	removeOnComplete bool
 }
 
 var queueName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
@@ -59,6 +62,7 @@ func parseBench(args []string, lookup func(string) (string, bool)) (benchConfig,
 	fs.IntVar(&cfg.trickle, "trickle", 1000, "todos enqueued one at a time (latency phase)")
 	fs.IntVar(&cfg.keys, "keys", 0, "concurrency keys the todos are spread over (0: none)")
 	fs.IntVar(&cfg.keyMax, "key-max-running", 0, "the queue's key_max_running (0: no limit; needs "+EnvAdminToken+")")
+	fs.BoolVar(&cfg.removeOnComplete, "remove-on-complete", false, "enqueue with remove_on_complete: a completion deletes its todo (as graphile-worker does)")
 	var tf tlsFlags
 	tf.register(fs)
 	if err := fs.Parse(args); err != nil {

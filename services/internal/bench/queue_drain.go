@@ -71,7 +71,7 @@ func (b *bench) trickle(ctx context.Context, werr <-chan error) (fromAck, fromSe
 			return nil, nil, err
 		}
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err = b.client.Enqueue(rctx, &queuev1.EnqueueRequest{Queue: b.cfg.queue, Payload: p})
+		_, err = b.client.Enqueue(rctx, &queuev1.EnqueueRequest{Queue: b.cfg.queue, Payload: p, RemoveOnComplete: b.cfg.removeOnComplete})
 		acked := time.Now()
 		cancel()
 		if err != nil {

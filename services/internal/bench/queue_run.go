@@ -90,8 +90,8 @@ func runBench(ctx context.Context, cfg benchConfig, stderr io.Writer) (benchResu
 		return benchResult{}, err
 	}
 	res := benchResult{jobsPerSec: float64(cfg.todos) / drain.Seconds()}
-	fmt.Fprintf(stderr, "bench: drained %d todos with %d handlers and a buffer of %d (%d SDK workers, %d connections; %d keys, key_max_running %d) in %s: %.0f jobs/s\n",
-		cfg.todos, cfg.workers, cfg.buffer, nWorkers, len(b.conns), cfg.keys, cfg.keyMax, drain.Round(time.Millisecond), res.jobsPerSec)
+	fmt.Fprintf(stderr, "bench: drained %d todos with %d handlers and a buffer of %d (%d SDK workers, %d connections; %d keys, key_max_running %d; remove_on_complete %t) in %s: %.0f jobs/s\n",
+		cfg.todos, cfg.workers, cfg.buffer, nWorkers, len(b.conns), cfg.keys, cfg.keyMax, cfg.removeOnComplete, drain.Round(time.Millisecond), res.jobsPerSec)
 
 	// Phase 2: trickle, one enqueue at a time while the workers wait.
 	lat, fromSend, err := b.trickle(ctx, werr)
@@ -181,7 +181,7 @@ func (b *bench) enqueueAll(ctx context.Context) error {
 			for n := range batches {
 				reqs := make([]*queuev1.EnqueueRequest, n)
 				for i := range reqs {
-					reqs[i] = &queuev1.EnqueueRequest{Payload: p}
+					reqs[i] = &queuev1.EnqueueRequest{Payload: p, RemoveOnComplete: b.cfg.removeOnComplete}
 					if b.cfg.keys > 0 {
 						reqs[i].ConcurrencyKey = "k" + strconv.Itoa(int(keySeq.Add(1))%b.cfg.keys)
 					}

@@ -64,6 +64,9 @@ func TestParseBench(t *testing.T) {
 	require.Equal(t, [3]any{100, 10, "sb_admin"}, [3]any{cfg.keys, cfg.keyMax, cfg.adminToken})
 	_, err = parseBench(keyed, lookup)
 	require.ErrorContains(t, err, EnvAdminToken)
+	cfg, err = parseBench([]string{"--todos", "1", "--workers", "1", "--remove-on-complete"}, lookup)
+	require.NoError(t, err)
+	require.True(t, cfg.removeOnComplete)
 
 	_, err = parseBench([]string{"--todos", "1", "--workers", "1"}, env())
 	require.ErrorContains(t, err, EnvToken)

@@ -200,8 +200,10 @@ type Todo struct {
 	ProgressAt *timestamppb.Timestamp `protobuf:"bytes,26,opt,name=progress_at,json=progressAt,proto3" json:"progress_at,omitempty"`
 	// Concurrency key (EnqueueRequest.concurrency_key); empty for none.
 	ConcurrencyKey string `protobuf:"bytes,27,opt,name=concurrency_key,json=concurrencyKey,proto3" json:"concurrency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Deleted when it completes (EnqueueRequest.remove_on_complete).
+	RemoveOnComplete bool `protobuf:"varint,28,opt,name=remove_on_complete,json=removeOnComplete,proto3" json:"remove_on_complete,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Todo) Reset() {
@@ -423,6 +425,13 @@ func (x *Todo) GetConcurrencyKey() string {
 	return ""
 }
 
+func (x *Todo) GetRemoveOnComplete() bool {
+	if x != nil {
+		return x.RemoveOnComplete
+	}
+	return false
+}
+
 // TodoError records one failed attempt (one element of the todos.errors JSON
 // array).
 type TodoError struct {
@@ -586,7 +595,7 @@ var File_switchboard_queue_v1_queue_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd3\b\n" +
+	" switchboard/queue/v1/queue.proto\x12\x14switchboard.queue.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x81\t\n" +
 	"\x04Todo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
 	"\bhuman_id\x18\x02 \x01(\tR\ahumanId\x12\x14\n" +
@@ -622,7 +631,8 @@ const file_switchboard_queue_v1_queue_proto_rawDesc = "" +
 	"\bprogress\x18\x19 \x01(\v2\x17.google.protobuf.StructR\bprogress\x12;\n" +
 	"\vprogress_at\x18\x1a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"progressAt\x12'\n" +
-	"\x0fconcurrency_key\x18\x1b \x01(\tR\x0econcurrencyKey\"g\n" +
+	"\x0fconcurrency_key\x18\x1b \x01(\tR\x0econcurrencyKey\x12,\n" +
+	"\x12remove_on_complete\x18\x1c \x01(\bR\x10removeOnComplete\"g\n" +
 	"\tTodoError\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12*\n" +
 	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x14\n" +

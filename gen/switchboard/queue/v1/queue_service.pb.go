@@ -255,8 +255,18 @@ type EnqueueRequest struct {
 	// key run at once, and keys are served round-robin. Elsewhere it is only
 	// stored.
 	ConcurrencyKey string `protobuf:"bytes,12,opt,name=concurrency_key,json=concurrencyKey,proto3" json:"concurrency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Delete the todo when it completes instead of keeping it COMPLETED until
+	// retention, for work whose result nobody reads back (a completion then
+	// costs the database far less). Once completed, the todo is NOT_FOUND to
+	// GetTodo, absent from ListTodos and from QueueStats' completed count, and
+	// its dedupe_key (scope RETENTION or LIVE) is free again; a Complete's own
+	// answer still carries it, and its lifecycle event is published. A retried
+	// Complete whose first answer was lost then gets NOT_FOUND, not
+	// already = true: nothing is left to compare its lease with. FAILED, DEAD
+	// and CANCELLED todos are kept as usual.
+	RemoveOnComplete bool `protobuf:"varint,13,opt,name=remove_on_complete,json=removeOnComplete,proto3" json:"remove_on_complete,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *EnqueueRequest) Reset() {
@@ -371,6 +381,13 @@ func (x *EnqueueRequest) GetConcurrencyKey() string {
 		return x.ConcurrencyKey
 	}
 	return ""
+}
+
+func (x *EnqueueRequest) GetRemoveOnComplete() bool {
+	if x != nil {
+		return x.RemoveOnComplete
+	}
+	return false
 }
 
 // EnqueueResponse is the stored todo.
@@ -3733,7 +3750,7 @@ var File_switchboard_queue_v1_queue_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\n" +
-	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\x87\x05\n" +
+	"(switchboard/queue/v1/queue_service.proto\x12\x14switchboard.queue.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a switchboard/queue/v1/queue.proto\"\xb5\x05\n" +
 	"\x0eEnqueueRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12&\n" +
 	"\bagent_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\aagentId\x12\"\n" +
@@ -3749,7 +3766,8 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\fdedupe_scope\x18\n" +
 	" \x01(\x0e2!.switchboard.queue.v1.DedupeScopeB\b\xbaH\x05\x82\x01\x02\x10\x01R\vdedupeScope\x12Q\n" +
 	"\rdedupe_window\x18\v \x01(\v2\x19.google.protobuf.DurationB\x11\xbaH\x0e\xaa\x01\v\"\x05\b\x80\x9a\x9e\x012\x02\b\x01R\fdedupeWindow\x121\n" +
-	"\x0fconcurrency_key\x18\f \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x0econcurrencyKeyB\v\n" +
+	"\x0fconcurrency_key\x18\f \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x0econcurrencyKey\x12,\n" +
+	"\x12remove_on_complete\x18\r \x01(\bR\x10removeOnCompleteB\v\n" +
 	"\t_priority\"_\n" +
 	"\x0fEnqueueResponse\x12.\n" +
 	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\x12\x1c\n" +

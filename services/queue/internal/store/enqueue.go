@@ -39,6 +39,8 @@ type NewTodo struct {
 	TraceParent string
 	// ConcurrencyKey is the todo's concurrency key; "" for none.
 	ConcurrencyKey string
+	// RemoveOnComplete deletes the todo when it completes.
+	RemoveOnComplete bool
 }
 
 // Enqueued is one stored todo: created now, or an existing one that already
@@ -134,7 +136,7 @@ func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatc
 		Priorities: make([]int32, len(items)), MaxAttempts: make([]int32, len(items)),
 		RunAts: make([]time.Time, len(items)), DedupeKeys: make([]string, len(items)),
 		TraceParents: make([]string, len(items)), DedupeScopes: make([]string, len(items)),
-		ConcurrencyKeys: make([]string, len(items)),
+		ConcurrencyKeys: make([]string, len(items)), RemoveOnCompletes: make([]bool, len(items)),
 	}
 	for i, it := range items {
 		if it.AgentID != nil {
@@ -143,6 +145,7 @@ func insertParams(c Caller, queue string, items []NewTodo) dbsqlc.TodoInsertBatc
 		p.EventIds[i], p.Kinds[i], p.Payloads[i] = it.EventID, it.Kind, string(it.Payload)
 		p.Priorities[i], p.MaxAttempts[i], p.RunAts[i], p.DedupeKeys[i] = it.Priority, it.MaxAttempts, it.RunAt, it.DedupeKey
 		p.TraceParents[i], p.DedupeScopes[i], p.ConcurrencyKeys[i] = it.TraceParent, it.DedupeScope, it.ConcurrencyKey
+		p.RemoveOnCompletes[i] = it.RemoveOnComplete
 	}
 	return p
 }

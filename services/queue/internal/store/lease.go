@@ -128,15 +128,23 @@ func (r CompleteResult) Err(id int64) error { return OutcomeError(r.Outcome, id)
 // CompleteTodos is Complete that also returns each completed todo, read in
 // the completing transaction (so exactly as that completion left it): for
 // the single Complete, whose answer is the todo. CompleteBatch answers with
-// outcomes only and uses Complete, which skips the read.
+// outcomes only and uses Complete, which skips the read. A todo the
+// completion removed (remove_on_complete) is answered as read just before,
+// with what the completion wrote (removedAsCompleted).
 func (s *Store) CompleteTodos(ctx context.Context, c Caller, items []CompleteItem) ([]CompleteResult, error) {
 	var out []CompleteResult
 	err := postgres.RetryConflicts(ctx, func() error {
 		return pgx.BeginFunc(ctx, s.hot, func(tx pgx.Tx) error {
-			var err error
+			before, err := s.q.TodoGetMany(ctx, tx, dbsqlc.TodoGetManyParams{
+				Ids: postgres.Convert(items, func(it CompleteItem) int64 { return it.ID }), HumanID: c.HumanID, CallerAgentID: c.AgentID,
+			})
+			if err != nil {
+				return mapErr(err, "read todos to complete", "todo")
+			}
 			if out, err = s.complete(ctx, tx, c, items); err != nil {
 				return err
 			}
+			removedAsCompleted(out, items, before)
 			ids := make([]int64, 0, len(out))
 			for i, r := range out {
 				if r.Outcome == OK || r.Outcome == Already {
@@ -155,7 +163,7 @@ func (s *Store) CompleteTodos(ctx context.Context, c Caller, items []CompleteIte
 				byID[rows[i].ID] = &rows[i]
 			}
 			for i := range out {
-				if out[i].Outcome == OK || out[i].Outcome == Already {
+				if (out[i].Outcome == OK || out[i].Outcome == Already) && out[i].Todo == nil {
 					out[i].Todo = byID[items[i].ID]
 				}
 			}
@@ -163,6 +171,31 @@ func (s *Store) CompleteTodos(ctx context.Context, c Caller, items []CompleteIte
 		})
 	})
 	return out, err
+}
+
+// removedAsCompleted sets the answer of each item whose completion removed
+// its todo: the row read before the completion, with the columns
+// TodoCompleteBatch's kept branch writes.
+func removedAsCompleted(out []CompleteResult, items []CompleteItem, before []Todo) {
+	for i := range out {
+		if out[i].Outcome != OK || !out[i].Done.Removed {
+			continue
+		}
+		for j := range before {
+			if before[j].ID != items[i].ID {
+				continue
+			}
+			t := before[j]
+			finished, outcome := out[i].Done.FinishedAt, ackCompleted
+			t.State, t.LeaseOwner, t.LeaseExpiresAt, t.LeaseExpiries = "completed", nil, nil, 0
+			t.LeaseOutcome, t.FinishedAt, t.Result = &outcome, &finished, nil
+			if len(items[i].Result) > 0 {
+				t.Result = items[i].Result
+			}
+			out[i].Todo = &t
+			break
+		}
+	}
 }
 
 // Complete marks leased todos COMPLETED in one statement; results are in

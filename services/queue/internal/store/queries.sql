@@ -68,6 +68,7 @@ WITH u AS MATERIALIZED (
                unnest(sqlc.arg(trace_parents)::text[])                            AS trace_parent,
                unnest(sqlc.arg(dedupe_scopes)::text[])                            AS dedupe_scope,
                unnest(sqlc.arg(concurrency_keys)::text[])                         AS concurrency_key,
+               unnest(sqlc.arg(remove_on_completes)::boolean[])                   AS remove_on_complete,
                generate_series(1, cardinality(sqlc.arg(kinds)::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
@@ -94,7 +95,7 @@ key_rows AS (
     ON CONFLICT DO NOTHING
 )
 INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
-                   trace_parent, dedupe_scope, concurrency_key)
+                   trace_parent, dedupe_scope, concurrency_key, remove_on_complete)
 OVERRIDING SYSTEM VALUE
 SELECT u.id,
        sqlc.arg(human_id),
@@ -113,7 +114,8 @@ SELECT u.id,
        nullif(u.dedupe_key, ''),
        nullif(u.trace_parent, ''),
        nullif(u.dedupe_scope, ''),
-       nullif(u.concurrency_key, '')
+       nullif(u.concurrency_key, ''),
+       u.remove_on_complete
 FROM u
 ORDER BY u.dedupe_key COLLATE "C", u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL AND (dedupe_scope IS NULL OR (dedupe_scope = 'live' AND state IN ('pending', 'running')))
@@ -412,10 +414,19 @@ RETURNING t.id, t.lease_token::bigint AS lease_token, t.lease_expires_at::timest
 
 -- name: TodoCompleteBatch :many
 -- Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
--- '' means none. A completion ends the run of lease expiries. Items come in ascending id order (the caller sorts). RETURNING carries what an outcome and a lifecycle
--- event and the claim-to-completion metric need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
--- fetches them for the single Complete, whose answer is the todo).
-WITH done AS (
+-- '' means none. A completion ends the run of lease expiries. Items come in ascending id order (the caller sorts).
+-- RETURNING carries what an outcome and a lifecycle event and the claim-to-completion metric need, not the row:
+-- scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany fetches them for the single
+-- Complete, whose answer is the todo). A todo enqueued with remove_on_complete is deleted instead (removed): a
+-- DELETE only marks the row version dead, where the UPDATE writes a new one into every index of todos. Rows are
+-- locked kept first, then removed, each in id order; remove_on_complete never changes, so every batch locks the
+-- todos it shares with another in the same order.
+WITH u AS MATERIALIZED (
+    SELECT unnest(sqlc.arg(ids)::bigint[])     AS id,
+           unnest(sqlc.arg(tokens)::bigint[])  AS token,
+           unnest(sqlc.arg(results)::text[])   AS result
+),
+kept AS (
     UPDATE todos AS t
     SET state            = 'completed',
         lease_owner      = NULL,
@@ -424,20 +435,40 @@ WITH done AS (
         lease_outcome    = 'completed',
         result           = nullif(u.result, '')::jsonb,
         finished_at      = now()
-    FROM (
-        SELECT unnest(sqlc.arg(ids)::bigint[])     AS id,
-               unnest(sqlc.arg(tokens)::bigint[])  AS token,
-               unnest(sqlc.arg(results)::text[])   AS result
-    ) AS u
+    FROM u
     WHERE t.id = u.id
       AND t.human_id = sqlc.arg(human_id)
       AND t.lease_token = u.token
       AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
       AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
            OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+      AND NOT t.remove_on_complete
     RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
               coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds,
-              t.concurrency_key
+              t.concurrency_key, false AS removed, t.finished_at::timestamptz AS finished_at
+),
+removed AS (
+    DELETE FROM todos AS t
+    USING u
+    WHERE t.id = u.id
+      AND t.human_id = sqlc.arg(human_id)
+      AND t.lease_token = u.token
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR t.agent_id IS NULL
+           OR t.agent_id = sqlc.narg(caller_agent_id)::uuid)
+      AND t.remove_on_complete
+    RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, 'completed'::text AS state,
+              coalesce(extract(epoch FROM now() - t.attempted_at), 0)::float8 AS run_seconds,
+              t.concurrency_key, true AS removed, now() AS finished_at
+),
+done AS (
+    SELECT k.id, k.lease_token, k.human_id, k.queue, k.agent_id, k.state, k.run_seconds, k.concurrency_key, k.removed,
+           k.finished_at
+    FROM kept AS k
+    UNION ALL
+    SELECT r.id, r.lease_token, r.human_id, r.queue, r.agent_id, r.state, r.run_seconds, r.concurrency_key, r.removed,
+           r.finished_at
+    FROM removed AS r
 ),
 ended AS MATERIALIZED (
     -- Runs ended by this statement, per key: the counters of limited queues go down in the same statement
@@ -477,7 +508,7 @@ limited AS MATERIALIZED (
     JOIN queue_controls AS c ON c.human_id = e.human_id AND c.queue = e.queue
     WHERE c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL
 )
-SELECT d.id, d.lease_token, d.human_id, d.queue, d.agent_id, d.state, d.run_seconds,
+SELECT d.id, d.lease_token, d.human_id, d.queue, d.agent_id, d.state, d.run_seconds, d.removed, d.finished_at,
        -- freed: the run held a slot of a limited queue, so a claim waiting on it may now get work.
        EXISTS (SELECT 1 FROM limited AS l WHERE l.human_id = d.human_id AND l.queue = d.queue) AS freed
 FROM done AS d;
@@ -1124,7 +1155,8 @@ f AS (
            m.template -> 'payload'                      AS payload,
            (m.template ->> 'priority')::integer         AS priority,
            (m.template ->> 'max_attempts')::integer     AS max_attempts,
-           coalesce(m.template ->> 'concurrency_key', '') AS concurrency_key
+           coalesce(m.template ->> 'concurrency_key', '') AS concurrency_key,
+           coalesce((m.template ->> 'remove_on_complete')::boolean, false) AS remove_on_complete
     FROM marked AS m
     WHERE sqlc.arg(fire)::boolean
 ),
@@ -1146,7 +1178,8 @@ key_rows AS (
     WHERE f.concurrency_key <> ''
     ON CONFLICT DO NOTHING
 )
-INSERT INTO todos (id, human_id, queue, agent_id, kind, payload, priority, max_attempts, dedupe_key, concurrency_key)
+INSERT INTO todos (id, human_id, queue, agent_id, kind, payload, priority, max_attempts, dedupe_key, concurrency_key,
+                   remove_on_complete)
 OVERRIDING SYSTEM VALUE
 SELECT f.last_todo_id,
        f.human_id,
@@ -1161,7 +1194,8 @@ SELECT f.last_todo_id,
            WHERE st.key = 'queue.defaults'
        ), sqlc.arg(default_max_attempts)::integer),
        'schedule:' || f.id::text || ':' || floor(extract(epoch FROM sqlc.arg(tick)::timestamptz))::bigint::text,
-       nullif(f.concurrency_key, '')
+       nullif(f.concurrency_key, ''),
+       f.remove_on_complete
 FROM f
 ON CONFLICT DO NOTHING
 RETURNING *;

@@ -773,7 +773,8 @@ f AS (
            m.template -> 'payload'                      AS payload,
            (m.template ->> 'priority')::integer         AS priority,
            (m.template ->> 'max_attempts')::integer     AS max_attempts,
-           coalesce(m.template ->> 'concurrency_key', '') AS concurrency_key
+           coalesce(m.template ->> 'concurrency_key', '') AS concurrency_key,
+           coalesce((m.template ->> 'remove_on_complete')::boolean, false) AS remove_on_complete
     FROM marked AS m
     WHERE $4::boolean
 ),
@@ -793,7 +794,8 @@ key_rows AS (
     WHERE f.concurrency_key <> ''
     ON CONFLICT DO NOTHING
 )
-INSERT INTO todos (id, human_id, queue, agent_id, kind, payload, priority, max_attempts, dedupe_key, concurrency_key)
+INSERT INTO todos (id, human_id, queue, agent_id, kind, payload, priority, max_attempts, dedupe_key, concurrency_key,
+                   remove_on_complete)
 OVERRIDING SYSTEM VALUE
 SELECT f.last_todo_id,
        f.human_id,
@@ -808,10 +810,11 @@ SELECT f.last_todo_id,
            WHERE st.key = 'queue.defaults'
        ), $1::integer),
        'schedule:' || f.id::text || ':' || floor(extract(epoch FROM $2::timestamptz))::bigint::text,
-       nullif(f.concurrency_key, '')
+       nullif(f.concurrency_key, ''),
+       f.remove_on_complete
 FROM f
 ON CONFLICT DO NOTHING
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
 `
 
 type ScheduleFireParams struct {
@@ -878,6 +881,7 @@ func (q *Queries) ScheduleFire(ctx context.Context, db DBTX, arg ScheduleFirePar
 			&i.ProgressAt,
 			&i.ConcurrencyKey,
 			&i.DedupeScope,
+			&i.RemoveOnComplete,
 		); err != nil {
 			return nil, err
 		}
@@ -1275,7 +1279,7 @@ WHERE todos.id = $2
   AND todos.state IN ('pending', 'running')
   AND ($4::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = $4::uuid)
   AND todos.id IN (SELECT target.todo_id FROM target)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
 `
 
 type TodoCancelParams struct {
@@ -1325,6 +1329,7 @@ func (q *Queries) TodoCancel(ctx context.Context, db DBTX, arg TodoCancelParams)
 		&i.ProgressAt,
 		&i.ConcurrencyKey,
 		&i.DedupeScope,
+		&i.RemoveOnComplete,
 	)
 	return i, err
 }
@@ -1428,7 +1433,7 @@ SET state            = 'running',
     progress         = NULL,
     progress_at      = NULL
 WHERE t.id = ANY (ARRAY(SELECT next.id FROM next))
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at, t.concurrency_key, t.dedupe_scope
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at, t.concurrency_key, t.dedupe_scope, t.remove_on_complete
 `
 
 type TodoClaimParams struct {
@@ -1495,6 +1500,7 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 			&i.ProgressAt,
 			&i.ConcurrencyKey,
 			&i.DedupeScope,
+			&i.RemoveOnComplete,
 		); err != nil {
 			return nil, err
 		}
@@ -1645,7 +1651,7 @@ SET state            = 'running',
     progress         = NULL,
     progress_at      = NULL
 WHERE t.id = ANY (ARRAY(SELECT cut.id FROM cut))
-RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at, t.concurrency_key, t.dedupe_scope
+RETURNING t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at, t.concurrency_key, t.dedupe_scope, t.remove_on_complete
 `
 
 type TodoClaimLimitedParams struct {
@@ -1726,6 +1732,7 @@ func (q *Queries) TodoClaimLimited(ctx context.Context, db DBTX, arg TodoClaimLi
 			&i.ProgressAt,
 			&i.ConcurrencyKey,
 			&i.DedupeScope,
+			&i.RemoveOnComplete,
 		); err != nil {
 			return nil, err
 		}
@@ -1738,7 +1745,12 @@ func (q *Queries) TodoClaimLimited(ctx context.Context, db DBTX, arg TodoClaimLi
 }
 
 const todoCompleteBatch = `-- name: TodoCompleteBatch :many
-WITH done AS (
+WITH u AS MATERIALIZED (
+    SELECT unnest($1::bigint[])     AS id,
+           unnest($2::bigint[])  AS token,
+           unnest($3::text[])   AS result
+),
+kept AS (
     UPDATE todos AS t
     SET state            = 'completed',
         lease_owner      = NULL,
@@ -1747,20 +1759,40 @@ WITH done AS (
         lease_outcome    = 'completed',
         result           = nullif(u.result, '')::jsonb,
         finished_at      = now()
-    FROM (
-        SELECT unnest($3::bigint[])     AS id,
-               unnest($4::bigint[])  AS token,
-               unnest($5::text[])   AS result
-    ) AS u
+    FROM u
     WHERE t.id = u.id
-      AND t.human_id = $1
+      AND t.human_id = $4
       AND t.lease_token = u.token
       AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
-      AND ($2::uuid IS NULL OR t.agent_id IS NULL
-           OR t.agent_id = $2::uuid)
+      AND ($5::uuid IS NULL OR t.agent_id IS NULL
+           OR t.agent_id = $5::uuid)
+      AND NOT t.remove_on_complete
     RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
               coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds,
-              t.concurrency_key
+              t.concurrency_key, false AS removed, t.finished_at::timestamptz AS finished_at
+),
+removed AS (
+    DELETE FROM todos AS t
+    USING u
+    WHERE t.id = u.id
+      AND t.human_id = $4
+      AND t.lease_token = u.token
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see the header)
+      AND ($5::uuid IS NULL OR t.agent_id IS NULL
+           OR t.agent_id = $5::uuid)
+      AND t.remove_on_complete
+    RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, 'completed'::text AS state,
+              coalesce(extract(epoch FROM now() - t.attempted_at), 0)::float8 AS run_seconds,
+              t.concurrency_key, true AS removed, now() AS finished_at
+),
+done AS (
+    SELECT k.id, k.lease_token, k.human_id, k.queue, k.agent_id, k.state, k.run_seconds, k.concurrency_key, k.removed,
+           k.finished_at
+    FROM kept AS k
+    UNION ALL
+    SELECT r.id, r.lease_token, r.human_id, r.queue, r.agent_id, r.state, r.run_seconds, r.concurrency_key, r.removed,
+           r.finished_at
+    FROM removed AS r
 ),
 ended AS MATERIALIZED (
     -- Runs ended by this statement, per key: the counters of limited queues go down in the same statement
@@ -1800,18 +1832,18 @@ limited AS MATERIALIZED (
     JOIN queue_controls AS c ON c.human_id = e.human_id AND c.queue = e.queue
     WHERE c.max_running IS NOT NULL OR c.key_max_running IS NOT NULL
 )
-SELECT d.id, d.lease_token, d.human_id, d.queue, d.agent_id, d.state, d.run_seconds,
+SELECT d.id, d.lease_token, d.human_id, d.queue, d.agent_id, d.state, d.run_seconds, d.removed, d.finished_at,
        -- freed: the run held a slot of a limited queue, so a claim waiting on it may now get work.
        EXISTS (SELECT 1 FROM limited AS l WHERE l.human_id = d.human_id AND l.queue = d.queue) AS freed
 FROM done AS d
 `
 
 type TodoCompleteBatchParams struct {
-	HumanID       uuid.UUID
-	CallerAgentID *uuid.UUID
 	Ids           []int64
 	Tokens        []int64
 	Results       []string
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
 }
 
 type TodoCompleteBatchRow struct {
@@ -1822,20 +1854,26 @@ type TodoCompleteBatchRow struct {
 	AgentID    *uuid.UUID
 	State      string
 	RunSeconds float64
+	Removed    bool
+	FinishedAt time.Time
 	Freed      bool
 }
 
 // Completes leased todos, one statement for any number of items; token-fenced like TodoHeartbeatBatch. result
-// ” means none. A completion ends the run of lease expiries. Items come in ascending id order (the caller sorts). RETURNING carries what an outcome and a lifecycle
-// event and the claim-to-completion metric need, not the row: scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany
-// fetches them for the single Complete, whose answer is the todo).
+// ” means none. A completion ends the run of lease expiries. Items come in ascending id order (the caller sorts).
+// RETURNING carries what an outcome and a lifecycle event and the claim-to-completion metric need, not the row:
+// scanning whole rows back was most of a node's cost of CompleteBatch (TodoGetMany fetches them for the single
+// Complete, whose answer is the todo). A todo enqueued with remove_on_complete is deleted instead (removed): a
+// DELETE only marks the row version dead, where the UPDATE writes a new one into every index of todos. Rows are
+// locked kept first, then removed, each in id order; remove_on_complete never changes, so every batch locks the
+// todos it shares with another in the same order.
 func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoCompleteBatchParams) ([]TodoCompleteBatchRow, error) {
 	rows, err := db.Query(ctx, todoCompleteBatch,
-		arg.HumanID,
-		arg.CallerAgentID,
 		arg.Ids,
 		arg.Tokens,
 		arg.Results,
+		arg.HumanID,
+		arg.CallerAgentID,
 	)
 	if err != nil {
 		return nil, err
@@ -1852,6 +1890,8 @@ func (q *Queries) TodoCompleteBatch(ctx context.Context, db DBTX, arg TodoComple
 			&i.AgentID,
 			&i.State,
 			&i.RunSeconds,
+			&i.Removed,
+			&i.FinishedAt,
 			&i.Freed,
 		); err != nil {
 			return nil, err
@@ -2113,7 +2153,7 @@ WHERE todos.id = $7
   AND todos.lease_expires_at IS NOT NULL AND todos.lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($10::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = $10::uuid)
   AND todos.id IN (SELECT target.todo_id FROM target)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
 `
 
 type TodoFailParams struct {
@@ -2182,12 +2222,13 @@ func (q *Queries) TodoFail(ctx context.Context, db DBTX, arg TodoFailParams) (To
 		&i.ProgressAt,
 		&i.ConcurrencyKey,
 		&i.DedupeScope,
+		&i.RemoveOnComplete,
 	)
 	return i, err
 }
 
 const todoGet = `-- name: TodoGet :one
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
 FROM todos
 WHERE id = $1
   AND human_id = $2
@@ -2234,12 +2275,13 @@ func (q *Queries) TodoGet(ctx context.Context, db DBTX, arg TodoGetParams) (Todo
 		&i.ProgressAt,
 		&i.ConcurrencyKey,
 		&i.DedupeScope,
+		&i.RemoveOnComplete,
 	)
 	return i, err
 }
 
 const todoGetByDedupeKeys = `-- name: TodoGetByDedupeKeys :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
 FROM todos
 WHERE human_id = $1
   AND queue = $2
@@ -2294,6 +2336,7 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 			&i.ProgressAt,
 			&i.ConcurrencyKey,
 			&i.DedupeScope,
+			&i.RemoveOnComplete,
 		); err != nil {
 			return nil, err
 		}
@@ -2306,7 +2349,7 @@ func (q *Queries) TodoGetByDedupeKeys(ctx context.Context, db DBTX, arg TodoGetB
 }
 
 const todoGetByDedupeWindows = `-- name: TodoGetByDedupeWindows :many
-SELECT t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at, t.concurrency_key, t.dedupe_scope
+SELECT t.id, t.human_id, t.queue, t.agent_id, t.event_id, t.kind, t.payload, t.priority, t.state, t.attempt, t.max_attempts, t.run_at, t.lease_owner, t.lease_expires_at, t.last_error, t.errors, t.dedupe_key, t.created_at, t.attempted_at, t.finished_at, t.lease_expiries, t.result, t.lease_token, t.lease_outcome, t.trace_parent, t.progress, t.progress_at, t.concurrency_key, t.dedupe_scope, t.remove_on_complete
 FROM todos AS t
 WHERE t.human_id = $1
   AND t.id IN (SELECT w.todo_id
@@ -2362,6 +2405,7 @@ func (q *Queries) TodoGetByDedupeWindows(ctx context.Context, db DBTX, arg TodoG
 			&i.ProgressAt,
 			&i.ConcurrencyKey,
 			&i.DedupeScope,
+			&i.RemoveOnComplete,
 		); err != nil {
 			return nil, err
 		}
@@ -2374,7 +2418,7 @@ func (q *Queries) TodoGetByDedupeWindows(ctx context.Context, db DBTX, arg TodoG
 }
 
 const todoGetMany = `-- name: TodoGetMany :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
 FROM todos
 WHERE id = ANY ($1::bigint[])
   AND human_id = $2
@@ -2427,6 +2471,7 @@ func (q *Queries) TodoGetMany(ctx context.Context, db DBTX, arg TodoGetManyParam
 			&i.ProgressAt,
 			&i.ConcurrencyKey,
 			&i.DedupeScope,
+			&i.RemoveOnComplete,
 		); err != nil {
 			return nil, err
 		}
@@ -2579,7 +2624,7 @@ func (q *Queries) TodoHeartbeatBatch(ctx context.Context, db DBTX, arg TodoHeart
 
 const todoInsertBatch = `-- name: TodoInsertBatch :many
 WITH u AS MATERIALIZED (
-    SELECT v.agent_id, v.event_id, v.kind, v.payload, v.priority, v.max_attempts, v.run_at, v.dedupe_key, v.trace_parent, v.dedupe_scope, v.concurrency_key, v.ord, nextval(pg_get_serial_sequence('todos', 'id')) AS id
+    SELECT v.agent_id, v.event_id, v.kind, v.payload, v.priority, v.max_attempts, v.run_at, v.dedupe_key, v.trace_parent, v.dedupe_scope, v.concurrency_key, v.remove_on_complete, v.ord, nextval(pg_get_serial_sequence('todos', 'id')) AS id
     FROM (
         -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
         SELECT unnest($4::text[])                                AS agent_id,
@@ -2593,6 +2638,7 @@ WITH u AS MATERIALIZED (
                unnest($12::text[])                            AS trace_parent,
                unnest($13::text[])                            AS dedupe_scope,
                unnest($14::text[])                         AS concurrency_key,
+               unnest($15::boolean[])                   AS remove_on_complete,
                generate_series(1, cardinality($6::text[]))::bigint AS ord
     ) AS v
     ORDER BY v.ord
@@ -2615,7 +2661,7 @@ key_rows AS (
     ON CONFLICT DO NOTHING
 )
 INSERT INTO todos (id, human_id, queue, agent_id, event_id, kind, payload, priority, max_attempts, run_at, dedupe_key,
-                   trace_parent, dedupe_scope, concurrency_key)
+                   trace_parent, dedupe_scope, concurrency_key, remove_on_complete)
 OVERRIDING SYSTEM VALUE
 SELECT u.id,
        $1,
@@ -2634,12 +2680,13 @@ SELECT u.id,
        nullif(u.dedupe_key, ''),
        nullif(u.trace_parent, ''),
        nullif(u.dedupe_scope, ''),
-       nullif(u.concurrency_key, '')
+       nullif(u.concurrency_key, ''),
+       u.remove_on_complete
 FROM u
 ORDER BY u.dedupe_key COLLATE "C", u.ord
 ON CONFLICT (human_id, queue, dedupe_key) WHERE dedupe_key IS NOT NULL AND (dedupe_scope IS NULL OR (dedupe_scope = 'live' AND state IN ('pending', 'running')))
 DO NOTHING
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
 `
 
 type TodoInsertBatchParams struct {
@@ -2657,6 +2704,7 @@ type TodoInsertBatchParams struct {
 	TraceParents       []string
 	DedupeScopes       []string
 	ConcurrencyKeys    []string
+	RemoveOnCompletes  []bool
 }
 
 // Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ”
@@ -2689,6 +2737,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 		arg.TraceParents,
 		arg.DedupeScopes,
 		arg.ConcurrencyKeys,
+		arg.RemoveOnCompletes,
 	)
 	if err != nil {
 		return nil, err
@@ -2727,6 +2776,7 @@ func (q *Queries) TodoInsertBatch(ctx context.Context, db DBTX, arg TodoInsertBa
 			&i.ProgressAt,
 			&i.ConcurrencyKey,
 			&i.DedupeScope,
+			&i.RemoveOnComplete,
 		); err != nil {
 			return nil, err
 		}
@@ -2840,7 +2890,7 @@ func (q *Queries) TodoInsertForReplay(ctx context.Context, db DBTX, arg TodoInse
 }
 
 const todoList = `-- name: TodoList :many
-SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
 FROM todos
 WHERE human_id = $1
   AND ($2::text IS NULL OR queue = $2::text)
@@ -2911,6 +2961,7 @@ func (q *Queries) TodoList(ctx context.Context, db DBTX, arg TodoListParams) ([]
 			&i.ProgressAt,
 			&i.ConcurrencyKey,
 			&i.DedupeScope,
+			&i.RemoveOnComplete,
 		); err != nil {
 			return nil, err
 		}
@@ -3248,7 +3299,7 @@ WHERE todos.id = $2
   AND todos.lease_expires_at IS NOT NULL AND todos.lease_owner IS NOT NULL -- a live lease (see the header)
   AND ($5::uuid IS NULL OR todos.agent_id IS NULL OR todos.agent_id = $5::uuid)
   AND todos.id IN (SELECT target.todo_id FROM target)
-RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
 `
 
 type TodoReleaseParams struct {
@@ -3300,6 +3351,7 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 		&i.ProgressAt,
 		&i.ConcurrencyKey,
 		&i.DedupeScope,
+		&i.RemoveOnComplete,
 	)
 	return i, err
 }
