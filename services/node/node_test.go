@@ -39,6 +39,9 @@ type testBundle struct {
 	stop  func() error // cancels the node and returns Run's result
 	db    string
 	token string // the bootstrap administrator's admin token
+	// ran says whether the node's Run has returned, and with what: a test
+	// that waits on a node says so when it fails.
+	ran func() (bool, error)
 }
 
 // health fetches GET /health and returns the HTTP status and body status.
@@ -96,8 +99,17 @@ func setupFull(t *testing.T, services, dbURL string, tweak func(*config.Config),
 	ctx, cancel := context.WithCancel(t.Context())
 	n, err := node.New(ctx, cfg, zap.NewNop(), svcs, opts...)
 	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
+	ended := make(chan struct{})
+	var runErr error
+	go func() { runErr = n.Run(ctx); close(ended) }()
+	ran := func() (bool, error) {
+		select {
+		case <-ended:
+			return true, runErr
+		default:
+			return false, nil
+		}
+	}
 	var (
 		once    sync.Once
 		stopErr error
@@ -109,7 +121,8 @@ func setupFull(t *testing.T, services, dbURL string, tweak func(*config.Config),
 		once.Do(func() {
 			cancel()
 			select {
-			case stopErr = <-done:
+			case <-ended:
+				stopErr = runErr
 			case <-time.After(stopLimit):
 				t.Errorf("node did not stop within %s", stopLimit)
 			}
@@ -123,7 +136,7 @@ func setupFull(t *testing.T, services, dbURL string, tweak func(*config.Config),
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	waitServing(t, conn)
-	return &testBundle{node: n, conn: conn, stop: stop, db: dbURL, token: token}
+	return &testBundle{node: n, conn: conn, stop: stop, db: dbURL, token: token, ran: ran}
 }
 
 func waitServing(t *testing.T, conn *grpc.ClientConn) {

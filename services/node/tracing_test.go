@@ -5,6 +5,7 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,6 +17,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc/metadata"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
@@ -113,16 +116,23 @@ func TestTraceFollowsAWebhookToItsWorkerAcrossTwoNodes(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	claimed := make(chan *queuev1.Todo, 1)
+	logs, observed := observer.New(zap.WarnLevel)
 	w := worker.New(conn, "traced", func(_ context.Context, td *queuev1.Todo) error {
 		claimed <- td
 		return nil
-	}, worker.Options{TracerProvider: tpW, AckDelay: worker.NoAckDelay, Wait: time.Second})
+	}, worker.Options{TracerProvider: tpW, AckDelay: worker.NoAckDelay, Wait: time.Second, Logger: zap.New(logs)})
 	stop := start(t, w)
 	var todo *queuev1.Todo
 	select { // a bound, so that a worker that never reaches B fails here, with its state, rather than hanging the binary
 	case todo = <-claimed:
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("no todo claimed from B: worker %+v, connection %v", w.Stats(), conn.GetState())
+		bEnded, bErr := b.ran()
+		var warned []string
+		for _, e := range observed.TakeAll() {
+			warned = append(warned, fmt.Sprintf("%s %v", e.Message, e.ContextMap()))
+		}
+		t.Fatalf("no todo claimed from B: worker %+v, connection %v; B's Run ended: %t (%v); the worker's warnings: %q",
+			w.Stats(), conn.GetState(), bEnded, bErr, warned[max(0, len(warned)-5):])
 	}
 	require.Eventually(t, func() bool { return w.Stats().Completed == 1 }, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, stop())
