@@ -18,17 +18,23 @@ import (
 )
 
 // WaitReachable pings pool, retrying with backoff, until the database
-// answers or ctx is done.
+// answers or ctx is done. Giving up, it reports the last failure that was
+// the database's (refused, bad certificate, wrong password), not only the
+// deadline that cut the final attempt short: on a slow machine that last
+// attempt is often the one the deadline ends, and "context deadline
+// exceeded" alone does not tell an operator what to fix.
 func WaitReachable(ctx context.Context, log *zap.Logger, pool *pgxpool.Pool) error {
 	backoff := 100 * time.Millisecond
+	var cause error // the last failure not caused by ctx ending
 	for attempt := 1; ; attempt++ {
 		err := pool.Ping(ctx)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("postgres not reachable: %w", err)
+			return unreachable(err, cause)
 		}
+		cause = err
 		if attempt == 1 || attempt%10 == 0 {
 			log.Warn("waiting for postgres", zap.Int("attempt", attempt), zap.Error(err))
 		}
@@ -36,11 +42,20 @@ func WaitReachable(ctx context.Context, log *zap.Logger, pool *pgxpool.Pool) err
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("postgres not reachable: %w", err)
+			return unreachable(err, cause)
 		case <-t.C:
 		}
 		backoff = min(backoff*2, 2*time.Second)
 	}
+}
+
+// unreachable is WaitReachable's error: the final attempt's, and the last
+// real failure when the deadline cut that attempt short.
+func unreachable(final, cause error) error {
+	if cause == nil || cause == final { //nolint:errorlint // the same error value, not a match
+		return fmt.Errorf("postgres not reachable: %w", final)
+	}
+	return fmt.Errorf("postgres not reachable: %w (then, retrying: %v)", cause, final) //nolint:errorlint // one cause is wrapped
 }
 
 // Migrate applies pending migrations over a database/sql handle borrowed from
