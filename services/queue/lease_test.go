@@ -276,7 +276,23 @@ func TestBatchLeaseCalls(t *testing.T) {
 // next claim of the same todo.
 func TestLeaseTokensOfOneClaim(t *testing.T) {
 	t.Parallel()
+	// The fast claim (TodoClaim) and a limited queue's (TodoClaimLimited)
+	// draw their tokens the same way.
+	for name, limited := range map[string]bool{"fast": false, "limited": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			leaseTokensOfOneClaim(t, limited)
+		})
+	}
+}
+
+func leaseTokensOfOneClaim(t *testing.T, limited bool) {
+	t.Helper()
 	e := newEnv(t)
+	if limited {
+		_, err := e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: "q", MaxRunning: 1000})
+		require.NoError(t, err)
+	}
 	e.enqueue(t, "q", 200)
 	first := e.claim(t, "q", 200)
 	require.Len(t, first, 200)

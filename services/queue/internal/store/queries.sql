@@ -367,7 +367,8 @@ SET state            = 'running',
                            nullif(sqlc.arg(lease_seconds)::integer, 0),
                            (SELECT (s.value ->> 'lease_seconds')::integer FROM settings AS s WHERE s.key = 'queue.defaults'),
                            sqlc.arg(default_lease_seconds)::integer)))),
-    lease_token      = greatest(1, ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint
+    -- One random draw per statement XOR the todo's id, as TodoClaim (its comment has why).
+    lease_token      = greatest(1, ((SELECT ('x' || left(md5(gen_random_uuid()::text), 16))::bit(64)::bigint) # t.id)
                                    & 9223372036854775807),
     lease_outcome    = NULL,
     attempted_at     = now(),
