@@ -91,7 +91,7 @@ unit: ## The fast tier: every Go test that needs no Postgres, Redis or browser (
 	go test -race -count=1 -timeout 10m work
 
 .PHONY: integration
-integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis, headless Chromium and promtool
+integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis, headless Chromium, promtool and the MCP Inspector CLI
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/promtool.sh >/dev/null
 	@deploy/local/mcp-inspector.sh >/dev/null # services/mcp TestInspectorCLI runs it (npm ci of a pinned lock)
