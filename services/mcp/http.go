@@ -24,17 +24,19 @@ type HTTPOptions struct {
 	MaxBodyBytes int64
 }
 
-// Handler serves s over streamable HTTP, stateless: each POST is a whole
-// exchange, no session or stream outlives its request (GET and DELETE are
-// 405), so a caller holds nothing between calls and nothing needs a cap or
-// a timeout beyond the HTTP server's own. A caller the authenticator
+// Handler serves s over streamable HTTP, stateless and answering in JSON
+// rather than an event stream: each POST is a whole exchange, no session
+// or stream outlives its request (GET and DELETE are 405), so a caller
+// holds nothing between calls and nothing needs a cap or a timeout beyond
+// the HTTP server's own; a caller that hangs up cancels its call's RPC. A caller the authenticator
 // refuses is answered (401, or 503 when credentials cannot be checked)
 // before a byte of the body is read, and the connection closed.
 func Handler(s *mcp.Server, o HTTPOptions) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
-		Stateless:           true,
-		JSONResponse:        true,
-		MaxRequestBodyBytes: o.MaxBodyBytes,
+		Stateless:                    true,
+		JSONResponse:                 true,
+		MaxRequestBodyBytes:          o.MaxBodyBytes,
+		PropagateRequestCancellation: true,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o.Authenticate != nil {
