@@ -15,6 +15,7 @@ package mcp
 
 import (
 	"context"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -62,6 +63,7 @@ func New(c Conns, o Options) *mcp.Server {
 	m := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "Switchboard", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 	})
+	m.AddReceivingMiddleware(bounded)
 	s.addReadTools(m)
 	s.addWorkTools(m)
 	s.addResources(m)
@@ -72,6 +74,20 @@ const instructions = `Switchboard: durable webhook ingest, a work queue of todos
 Read tools see only what the credential's tenant (and agent) may see. To do work: claim_todo,
 then heartbeat_todo while working, then complete_todo or fail_todo with the lease_token the
 claim returned. Ids and lease tokens are decimal strings; copy them as returned.`
+
+// callTimeout bounds every request a client makes, so a node that does not
+// answer cannot hold a tool call (or, over stdio, the agent) forever. It is
+// far above claim_todo's longest wait.
+const callTimeout = 30 * time.Second
+
+// bounded runs each request under callTimeout.
+func bounded(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		return next(ctx, method, req)
+	}
+}
 
 // outgoing is ctx carrying, for an RPC, the Authorization (and
 // X-Switchboard-Tenant) header of the HTTP request that carried the call.
