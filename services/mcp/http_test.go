@@ -222,3 +222,30 @@ func TestUnauthenticatedIsRefusedBeforeTheBody(t *testing.T) {
 		require.True(t, resp.Close, "%s: the connection is closed, its body unread", name)
 	}
 }
+
+// A body over SWITCHBOARD_HTTP_MAX_BODY (4 MiB by default) is refused with
+// 413 once the cap is read, never buffered whole.
+func TestOversizedBodyIsRefused(t *testing.T) {
+	t.Parallel()
+	l := startNode(t)
+	conn, err := (&net.Dialer{}).DialContext(t.Context(), "tcp", l.node.HTTPAddr())
+	require.NoError(t, err)
+	defer conn.Close()
+	const size = 5 << 20
+	head := "POST /mcp HTTP/1.1\r\nHost: " + l.node.HTTPAddr() + "\r\nContent-Type: application/json\r\n" +
+		"Accept: application/json, text/event-stream\r\nAuthorization: Bearer " + l.agent + "\r\n" +
+		"Content-Length: " + strconv.Itoa(size) + "\r\n\r\n"
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		// A write the node stopped reading fails once it closes: expected.
+		_, _ = conn.Write(append([]byte(head), make([]byte, size)...))
+	}()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	_ = conn.Close()
+	<-written
+}
