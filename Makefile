@@ -91,9 +91,10 @@ unit: ## The fast tier: every Go test that needs no Postgres, Redis or browser (
 	go test -race -count=1 -timeout 10m work
 
 .PHONY: integration
-integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis, headless Chromium and promtool
+integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis, headless Chromium, promtool and the MCP Inspector CLI
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/promtool.sh >/dev/null
+	@deploy/local/mcp-inspector.sh >/dev/null # services/mcp TestInspectorCLI runs it (npm ci of a pinned lock)
 	@deploy/local/redis.sh
 	@deploy/local/tools.sh grpcurl # the README walk-through's test (services/node TestReadmeWalkthrough) runs it
 	@command -v jq >/dev/null || { echo "the README walk-through's test needs jq: apt-get install -y --no-install-recommends jq"; exit 1; }
@@ -105,6 +106,7 @@ test: ## The whole suite (what CI runs): verify, vet, lint, every Go test (-race
 	@echo "  - Go tools pinned in deploy/local/tools.sh (buf, protoc plugins, sqlc, golangci-lint, grpcurl) into $(GOBIN), from the Go module proxy;"
 	@echo "  - as root on Debian, missing system packages with apt-get: postgresql, redis-server,"
 	@echo "    chromium (--no-install-recommends) and prometheus (for promtool) when their tests need them;"
+	@echo "  - the MCP Inspector CLI from npm (deploy/local/mcp-inspector.sh: npm ci of a committed lock into .local/);"
 	@echo "  - nothing else (no containers). A first run took 26 minutes on a 2-core machine with empty Go"
 	@echo "    module, build and tool caches (the apt installs add a few minutes); later runs take 5-10 minutes."
 	@$(PG); deploy/local/tools.sh buf protoc sqlc lint

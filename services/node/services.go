@@ -145,18 +145,19 @@ func (a *assembly) buildAdmin() error {
 	return nil
 }
 
-// buildGateway: the REST/JSON edge and the dashboard. It dials each
+// buildGateway: the REST/JSON edge, the dashboard and the MCP endpoint. It dials each
 // service where routing.go says (its own gRPC address for what the node
 // runs, so streams work as they do remotely; the registry's live nodes for
 // the rest), and forwards webhooks when the node runs no ingest. It checks
 // the caller with the node's authenticator (and its cache) before reading
 // a body, and caps bodies at what the gRPC server would accept.
 func (a *assembly) buildGateway() error {
+	upstreams := a.gatewayUpstreams()
 	gw, err := gateway.New(a.ctx, "", gateway.Options{
 		Authenticate:    a.authenticate,
 		MaxBodyBytes:    a.cfg.HTTPLimits.MaxBody,
 		MaxRequestBytes: grpcserver.MaxRecvMsgSize,
-		Upstreams:       a.gatewayUpstreams(),
+		Upstreams:       upstreams,
 		Dial:            a.tracing.DialOptions(),
 	})
 	if err != nil {
@@ -173,5 +174,5 @@ func (a *assembly) buildGateway() error {
 	dash := dashboard.Handler()
 	a.mux.Handle("/{$}", dash)
 	a.mux.Handle(dashboard.AssetPrefix, dash)
-	return nil
+	return a.mountMCP(upstreams)
 }

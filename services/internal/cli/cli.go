@@ -1,5 +1,5 @@
 // Package cli implements the switchboard command line: argument parsing and
-// the serve, migrate, token and version commands; `bench` is dispatched to
+// the serve, migrate, token, mcp and version commands; `bench` is dispatched to
 // services/internal/bench. It reads configuration through pkg/config only.
 package cli
 
@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/switchboard/switchboard/pkg/buildinfo"
 	"github.com/switchboard/switchboard/services/internal/bench"
@@ -28,6 +29,8 @@ Usage:
   switchboard bench realtime --publishers P --subscribers S --rate R [--addrs A,B,C] [--ephemeral]
                                                    publish→deliver latency and fan-out across nodes (SWITCHBOARD_TOKEN: agent,publisher)
                                                    every bench takes --cacert CA.pem (or --tls) for nodes serving TLS
+  switchboard mcp [--addr 127.0.0.1:9090]          MCP server over stdio for an agent's MCP client, against a running node
+                                                   (SWITCHBOARD_TOKEN: the credential; --cacert CA.pem or --tls for TLS)
   switchboard version                              print the build version
   switchboard help                                 this text
 
@@ -73,6 +76,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, lookup func(strin
 		return token(ctx, rest, stdout, lookup)
 	case "bench":
 		return benchCmd(ctx, rest, stdout, lookup)
+	case "mcp":
+		return mcpCmd(ctx, rest, os.Stdin, nopCloser{stdout}, lookup)
 	case "version", "--version":
 		return version(rest, stdout)
 	case "help", "-h", "--help":
@@ -105,3 +110,9 @@ func orUnknown(s string) string {
 	}
 	return s
 }
+
+// nopCloser lets the MCP server close what it writes to without closing
+// the process's stdout, which is not its to close.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

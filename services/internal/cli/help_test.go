@@ -23,6 +23,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		"token create":   {"-admin", "-email", "-name", "-promote"},
 		"token generate": nil,
 		"version":        nil,
+		"mcp":            {"-addr", "-cacert", "-tls"},
 		"bench":          nil,
 		"bench queue":    {"-todos", "-workers", "-buffer", "-addr", "-queue", "-batch", "-trickle", "-cacert", "-tls"},
 		"bench ingest":   {"-requests", "-concurrency", "-url", "-body-bytes", "-queue", "-cacert", "-tls"},
@@ -64,6 +65,9 @@ func TestFlagsAnywhereAndUnknownFlags(t *testing.T) {
 	err = Run(t.Context(), []string{"token", "mint"}, &bytes.Buffer{}, noEnv)
 	require.Equal(t, 2, ExitCode(err))
 	require.ErrorContains(t, err, `unknown token command "mint"`)
+	err = Run(t.Context(), []string{"mcp"}, &bytes.Buffer{}, noEnv)
+	require.Equal(t, 2, ExitCode(err), "mcp without SWITCHBOARD_TOKEN")
+	require.ErrorContains(t, err, "SWITCHBOARD_TOKEN")
 }
 
 func exitCode(err error) int {
