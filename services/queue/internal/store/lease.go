@@ -177,24 +177,22 @@ func (s *Store) CompleteTodos(ctx context.Context, c Caller, items []CompleteIte
 // its todo: the row read before the completion, with the columns
 // TodoCompleteBatch's kept branch writes.
 func removedAsCompleted(out []CompleteResult, items []CompleteItem, before []Todo) {
+	byID := make(map[int64]Todo, len(before))
+	for _, t := range before {
+		byID[t.ID] = t
+	}
 	for i := range out {
-		if out[i].Outcome != OK || !out[i].Done.Removed {
+		t, ok := byID[items[i].ID]
+		if out[i].Outcome != OK || !out[i].Done.Removed || !ok {
 			continue
 		}
-		for j := range before {
-			if before[j].ID != items[i].ID {
-				continue
-			}
-			t := before[j]
-			finished, outcome := out[i].Done.FinishedAt, ackCompleted
-			t.State, t.LeaseOwner, t.LeaseExpiresAt, t.LeaseExpiries = "completed", nil, nil, 0
-			t.LeaseOutcome, t.FinishedAt, t.Result = &outcome, &finished, nil
-			if len(items[i].Result) > 0 {
-				t.Result = items[i].Result
-			}
-			out[i].Todo = &t
-			break
+		finished, outcome := out[i].Done.FinishedAt, ackCompleted
+		t.State, t.LeaseOwner, t.LeaseExpiresAt, t.LeaseExpiries = "completed", nil, nil, 0
+		t.LeaseOutcome, t.FinishedAt, t.Result = &outcome, &finished, nil
+		if len(items[i].Result) > 0 {
+			t.Result = items[i].Result
 		}
+		out[i].Todo = &t
 	}
 }
 
