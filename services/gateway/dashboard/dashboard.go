@@ -1,17 +1,16 @@
-// Package dashboard serves the admin dashboard page of the gateway: one card
-// per cluster node, kept live from the registry's WatchNodes stream
-// (GET /api/admin/cluster/watch through the gateway).
+// Package dashboard serves the console of the gateway: one page whose views
+// (queues, todos, events, endpoints, schedules, realtime, nodes, settings)
+// call the REST API through the gateway with the signed-in token and stay
+// live from its streams (realtime lifecycle channels, WatchNodes).
 //
-// The page is plain HTML, CSS and JavaScript embedded in the binary: no build
-// step, no external URLs. It knows the shape of a Node (node_id, endpoint,
-// seq, registered_at, heartbeat, services) but nothing about the keys inside
-// stats: it renders whatever keys each node publishes, so new stats need no
-// change here.
+// The page is plain HTML, CSS and JavaScript modules embedded in the binary:
+// no build step, no external URLs (docs/console.md says how it is built and
+// tested). Each view is a module under static/views, loaded when first shown.
 //
 // Routes (mount Handler on "/" and "/dashboard/"):
 //
 //	GET /                  the page
-//	GET /dashboard/<asset> app.js, style.css (and index.html)
+//	GET /dashboard/<asset> app.js, style.css, lib/*.js, views/*.js (and index.html)
 //
 // Anything else is 404; a method other than GET or HEAD on a route is 405.
 package dashboard
@@ -62,21 +61,24 @@ type handler struct {
 // Handler serves the dashboard page and its assets.
 func Handler() http.Handler {
 	h := &handler{assets: map[string]asset{}}
-	entries, err := fs.ReadDir(static, "static")
-	if err != nil {
-		panic("dashboard: embedded assets missing: " + err.Error()) // impossible: go:embed checked at build
-	}
-	for _, e := range entries {
-		ct, ok := contentTypes[path.Ext(e.Name())]
-		if e.IsDir() || !ok {
-			continue
-		}
-		body, err := static.ReadFile("static/" + e.Name())
+	err := fs.WalkDir(static, "static", func(name string, e fs.DirEntry, err error) error {
 		if err != nil {
-			panic("dashboard: read embedded asset: " + err.Error())
+			return err
+		}
+		ct, ok := contentTypes[path.Ext(name)]
+		if e.IsDir() || !ok {
+			return nil
+		}
+		body, err := static.ReadFile(name)
+		if err != nil {
+			return err
 		}
 		sum := sha256.Sum256(body)
-		h.assets[e.Name()] = asset{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+		h.assets[strings.TrimPrefix(name, "static/")] = asset{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+		return nil
+	})
+	if err != nil {
+		panic("dashboard: embedded assets unreadable: " + err.Error()) // impossible: go:embed checked at build
 	}
 	page, ok := h.assets["index.html"]
 	if !ok {

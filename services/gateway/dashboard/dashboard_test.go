@@ -2,8 +2,11 @@ package dashboard_test
 
 import (
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,9 +30,10 @@ func TestHandlerRoutes(t *testing.T) {
 		contentType string // for 200
 		contains    string // in the body of a GET 200
 	}{
-		{"page", http.MethodGet, "/", http.StatusOK, "text/html; charset=utf-8", `id="cluster-size"`},
+		{"page", http.MethodGet, "/", http.StatusOK, "text/html; charset=utf-8", `id="view"`},
 		{"page HEAD", http.MethodHead, "/", http.StatusOK, "text/html; charset=utf-8", ""},
-		{"script", http.MethodGet, "/dashboard/app.js", http.StatusOK, "text/javascript; charset=utf-8", "api/admin/cluster/watch"},
+		{"script", http.MethodGet, "/dashboard/app.js", http.StatusOK, "text/javascript; charset=utf-8", "views/"},
+		{"view module", http.MethodGet, "/dashboard/views/nodes.js", http.StatusOK, "text/javascript; charset=utf-8", "api/admin/cluster/watch"},
 		{"style", http.MethodGet, "/dashboard/style.css", http.StatusOK, "text/css; charset=utf-8", ".node-card"},
 		{"page as asset", http.MethodGet, "/dashboard/index.html", http.StatusOK, "text/html; charset=utf-8", `id="status"`},
 		{"asset HEAD", http.MethodHead, "/dashboard/app.js", http.StatusOK, "text/javascript; charset=utf-8", ""},
@@ -95,11 +99,20 @@ func TestHandlerRevalidatesWithETag(t *testing.T) {
 }
 
 // The assets must be self-contained (no CDN, font or other external URL) and
-// must never hand network data to the HTML parser.
+// must never hand network data to the HTML parser: every file under static/,
+// each view module included, is fetched through the handler and checked.
 func TestAssetsAreSelfContainedAndBuildTheDOMSafely(t *testing.T) {
 	t.Parallel()
 	h := dashboard.Handler()
-	for _, asset := range []string{"/", "/dashboard/app.js", "/dashboard/style.css"} {
+	assets := []string{"/"}
+	require.NoError(t, filepath.WalkDir("static", func(name string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			assets = append(assets, dashboard.AssetPrefix+filepath.ToSlash(strings.TrimPrefix(name, "static"+string(filepath.Separator))))
+		}
+		return err
+	}))
+	require.Contains(t, assets, "/dashboard/views/nodes.js")
+	for _, asset := range assets {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, asset, nil))
 		require.Equal(t, http.StatusOK, rec.Code, asset)
