@@ -446,6 +446,7 @@ async function mountDetail(root, ctx, name) {
 
   function renderHead() {
     head.replaceChildren(
+      ...[
       stats && stats.paused
         ? btn('Resume', { action: 'resume', onclick: (ev) => act(ev.currentTarget, async () => (await resume(name, ctx)) && refresh()) })
         : btn('Pause', { action: 'pause', onclick: (ev) => act(ev.currentTarget, async () => (await pause(name, ctx)) && refresh()) }),
@@ -461,6 +462,7 @@ async function mountDetail(root, ctx, name) {
           onclick: () => editor.replaceChildren(redriveForm(name, stats.dead, ctx, { onDone: () => (closeEditor(), refresh()), onCancel: closeEditor })),
         }),
       h('a.btn-link', { href: '#/todos?queue=' + enc(name) }, 'Todos →'),
+      ].filter(Boolean),
     );
   }
 

@@ -228,6 +228,7 @@ async function mountDetail(root, ctx, id) {
     const s = stateName(todo.state);
     const future = Date.parse(todo.run_at) > Date.now();
     actions.replaceChildren(
+      ...[
       (s === 'pending' || s === 'running') &&
         btn('Cancel', {
           action: 'cancel',
@@ -244,7 +245,7 @@ async function mountDetail(root, ctx, id) {
           onclick: (ev) =>
             act(ev.currentTarget, 'Redriven', async () => {
               const res = await api.post('api/queues/' + enc(todo.queue) + ':redrive', { ids: [String(id)] }, ctx.signal);
-              if (!Number(res.redriven_count)) message.replaceChildren(notice('Nothing was redriven: the server only redrives dead todos.', 'info'));
+              if (!Number(res.redriven_count)) throw new Error('Nothing was redriven: the server redrives dead todos only (this one is ' + stateName(todo.state) + ').');
               return null; // re-read the todo
             }),
         }),
@@ -257,6 +258,7 @@ async function mountDetail(root, ctx, id) {
           onclick: (ev) => act(ev.currentTarget, 'Retried', () => api.post('api/todos/' + enc(id) + ':retry', {}, ctx.signal)),
         }),
       h('a.btn-link', { href: '#/todos?queue=' + enc(todo.queue) }, 'Queue\'s todos →'),
+      ].filter(Boolean),
     );
   }
 
