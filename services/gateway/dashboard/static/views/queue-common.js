@@ -2,7 +2,7 @@
 // settings): todo state names and badges, a debouncer for lifecycle-driven
 // refetches, lifecycle rate counters and small form helpers. Not a view: the
 // router never mounts it (no route is named after it).
-import { badge, h } from '../lib/dom.js';
+import { ago, badge, duration, h } from '../lib/dom.js';
 
 /** The todo states in lifecycle order, as the API names them. */
 export const TODO_STATES = ['TODO_STATE_PENDING', 'TODO_STATE_RUNNING', 'TODO_STATE_COMPLETED', 'TODO_STATE_DEAD', 'TODO_STATE_CANCELLED'];
@@ -109,6 +109,19 @@ export class Rates {
     }
     return out;
   }
+}
+
+/** lifecycle says whether a realtime event is a queue lifecycle event (not presence and the like). */
+export function lifecycle(ev) {
+  return /^(todo|queue|schedule)\./.test(String(ev && ev.kind));
+}
+
+/** until formats a future timestamp as "in 3m 20s" (the exact time as tooltip); past ones as ago(). */
+export function until(ts) {
+  const ms = Date.parse(ts || '');
+  if (!Number.isFinite(ms)) return '—';
+  if (ms <= Date.now()) return ago(ts);
+  return h('time', { title: new Date(ms).toLocaleString(), datetime: new Date(ms).toISOString() }, 'in ' + duration((ms - Date.now()) / 1000));
 }
 
 /** rate formats a per-second rate ("0", "0.35", "12"). */

@@ -9,7 +9,7 @@
 // many changed) at most a few times a second. Nothing is polled.
 import * as api from '../lib/api.js';
 import { ago, duration, errorText, field, h, notice, number, table, time } from '../lib/dom.js';
-import { Rates, btn, busy, debouncer, loading, rate } from './queue-common.js';
+import { Rates, btn, busy, debouncer, lifecycle, loading, rate } from './queue-common.js';
 
 const MAX_CHANNELS = 100;
 const REFRESH_MS = 400;
@@ -356,6 +356,7 @@ export async function mount(root, ctx) {
         },
         onEvent(ev) {
           ctx.setStatus('live');
+          if (!lifecycle(ev)) return;
           const name = String(ev.channel || '').replace(/^sys:queue:/, '');
           rates.add(name, ev.kind);
           lastEvent.set(name, ev.kind);
@@ -576,6 +577,7 @@ async function mountDetail(root, ctx, name) {
     onState: (state, detail) => ctx.setStatus(state, detail && (detail.message || detail)),
     onEvent(ev) {
       ctx.setStatus('live');
+      if (!lifecycle(ev)) return;
       rates.add(name, ev.kind);
       document.getElementById('queue-events-empty')?.remove();
       const p = ev.payload || {};

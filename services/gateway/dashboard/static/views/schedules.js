@@ -6,7 +6,7 @@
 // schedule.fired event re-reads the list (its last and next fire moved).
 import * as api from '../lib/api.js';
 import { ago, errorText, field, h, notice, table, time } from '../lib/dom.js';
-import { btn, busy, debouncer, loading } from './queue-common.js';
+import { btn, busy, debouncer, loading, until } from './queue-common.js';
 
 const enc = encodeURIComponent;
 const NAME_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
@@ -205,7 +205,7 @@ export async function mount(root, ctx) {
     { label: 'Kind', className: 'mono', cell: (s) => s.template?.kind || '—' },
     {
       label: 'Next fire',
-      cell: (s) => (s.paused ? h('span.hint', 'paused') : s.next_runs && s.next_runs.length ? h('span', { title: s.next_runs.map((r) => time(r)).join('\n') }, time(s.next_runs[0])) : '—'),
+      cell: (s) => (s.paused ? h('span.hint', 'paused') : s.next_runs && s.next_runs.length ? h('span', { title: s.next_runs.map((r) => time(r)).join('\n') }, time(s.next_runs[0]), ' ', h('small.hint', until(s.next_runs[0]))) : '—'),
     },
     {
       label: 'Last fire',

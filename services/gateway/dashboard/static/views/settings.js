@@ -3,7 +3,7 @@
 // and value type as the API gives them; Edit changes the value (JSON, of the
 // same shape the server checks per key) and the description (UpdateSetting).
 import * as api from '../lib/api.js';
-import { ago, errorText, field, h, json, notice, table } from '../lib/dom.js';
+import { ago, errorText, field, h, notice, number, table } from '../lib/dom.js';
 import { btn, busy, loading } from './queue-common.js';
 
 const enc = encodeURIComponent;
@@ -17,6 +17,17 @@ function typeOf(v) {
 function shape(v) {
   if (typeOf(v) !== 'object') return typeOf(v);
   return 'object {' + Object.entries(v).map(([k, x]) => k + ': ' + typeOf(x)).join(', ') + '}';
+}
+
+// valueView shows an object value as one "key value" line per field, any
+// other value as compact JSON.
+function valueView(v) {
+  if (typeOf(v) !== 'object') return h('code.setting-value', { dataset: { testid: 'setting-current' } }, JSON.stringify(v ?? null));
+  return h(
+    'ul.setting-kv',
+    { dataset: { testid: 'setting-current' } },
+    Object.entries(v).map(([k, x]) => h('li', h('span.k', k), ' ', h('code.setting-value', typeof x === 'number' ? number(x) : JSON.stringify(x)))),
+  );
 }
 
 export async function mount(root, ctx) {
@@ -84,14 +95,15 @@ export async function mount(root, ctx) {
       }
     });
     editor.replaceChildren(form);
+    form.scrollIntoView({ block: 'nearest' });
     value.focus();
   }
 
   const columns = [
     { label: 'Key', className: 'mono', cell: (s) => h('strong', s.key) },
     { label: 'Description', cell: (s) => s.description || h('span.hint', 'no description') },
-    { label: 'Value', className: 'value-cell', cell: (s) => json(s.value) },
-    { label: 'Type', className: 'mono', cell: (s) => shape(s.value) },
+    { label: 'Value', className: 'value-cell', cell: (s) => valueView(s.value) },
+    { label: 'Type', className: 'mono', cell: (s) => typeOf(s.value) },
     { label: 'Changed', cell: (s) => (s.updated_at ? ago(s.updated_at) : '—') },
     { label: '', className: 'actions-cell', cell: (s) => btn('Edit', { action: 'edit', onclick: () => edit(s) }) },
   ];

@@ -9,7 +9,7 @@
 // them and applies them to the rows it shows itself, and says so.
 import * as api from '../lib/api.js';
 import { ago, errorText, field, h, json, notice, number, table, time } from '../lib/dom.js';
-import { TODO_STATES, btn, busy, debouncer, eventTodoId, excerpt, fromLocalInput, loading, localInput, stateBadge, stateName } from './queue-common.js';
+import { TODO_STATES, btn, busy, debouncer, eventTodoId, excerpt, fromLocalInput, loading, localInput, stateBadge, stateName, until } from './queue-common.js';
 
 const PAGE_SIZE = 50;
 const NEW_FILTERS = ['kind', 'event_id', 'created_after', 'created_before'];
@@ -118,7 +118,7 @@ async function mountList(root, ctx) {
     { label: 'Kind', className: 'mono', cell: (t) => t.kind || '—' },
     { label: 'State', cell: (t) => stateBadge(t.state) },
     { label: 'Attempt', className: 'num', cell: (t) => number(t.attempt) + '/' + number(t.max_attempts) },
-    { label: 'Run at', cell: (t) => (Date.parse(t.run_at) > Date.now() ? h('span', { title: time(t.run_at) }, 'in ' + time(t.run_at)) : ago(t.run_at)) },
+    { label: 'Run at', cell: (t) => until(t.run_at) },
     { label: 'Created', cell: (t) => ago(t.created_at) },
     { label: 'Last error', className: 'error-cell', cell: (t) => (t.last_error ? h('span.error-text', { title: t.last_error }, excerpt(t.last_error, 90)) : '') },
   ];
@@ -190,6 +190,24 @@ async function mountList(root, ctx) {
 function traceId(tp) {
   const m = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/i.exec(String(tp || ''));
   return m ? m[1] : '';
+}
+
+// progressBar draws {done, total} (or {current, total}, {percent}) when the
+// worker reports numbers in one of those shapes; nothing otherwise.
+function progressBar(p) {
+  let value;
+  let max = 100;
+  const done = Number(p.done ?? p.current ?? p.completed);
+  const total = Number(p.total);
+  if (Number.isFinite(done) && Number.isFinite(total) && total > 0) {
+    value = Math.min(done, total);
+    max = total;
+  } else if (Number.isFinite(Number(p.percent))) {
+    value = Math.max(0, Math.min(100, Number(p.percent)));
+  } else {
+    return null;
+  }
+  return h('div.progress-row', h('progress', { value: String(value), max: String(max), dataset: { testid: 'progress-bar' } }), h('span', number(Math.round((value / max) * 100)) + '%'));
 }
 
 function dl(pairs) {
@@ -279,7 +297,7 @@ async function mountDetail(root, ctx, id) {
             ['Kind', t.kind ? h('code', t.kind) : ''],
             ['Attempt', number(t.attempt) + ' of ' + number(t.max_attempts), 'todo-attempt'],
             ['Priority', String(t.priority ?? '')],
-            ['Run at', time(t.run_at)],
+            ['Run at', [time(t.run_at), ' ', h('small.hint', until(t.run_at))]],
             ['Created', time(t.created_at)],
             ['Last claimed', t.attempted_at ? time(t.attempted_at) : ''],
             ['Finished', t.finished_at ? time(t.finished_at) : ''],
@@ -306,7 +324,7 @@ async function mountDetail(root, ctx, id) {
         'section.panel',
         { dataset: { testid: 'todo-progress' } },
         h('h2', 'Progress ', t.progress_at ? h('small.hint', 'reported ', ago(t.progress_at)) : null),
-        t.progress ? json(t.progress) : h('p.hint', 'No progress reported for this attempt. Workers report it with their heartbeats; it shows here live.'),
+        t.progress ? [progressBar(t.progress), json(t.progress)] : h('p.hint', 'No progress reported for this attempt. Workers report it with their heartbeats; it shows here live.'),
       ),
       h(
         'section.panel',
