@@ -177,6 +177,9 @@ async function mountList(root, ctx) {
 
   try {
     await page();
+    // Filtered in the browser, a page can come back empty while older
+    // pages hold matches: look a few pages further before saying "none".
+    for (let i = 0; i < 4 && clientFiltered && !shown.length && token; i++) await page();
     render();
   } catch (err) {
     if (err.name === 'AbortError') return;
