@@ -100,12 +100,14 @@ async function mountList(root, ctx) {
   root.append(h('header.view-head', h('h1', 'Todos ', countEl)), form, message, list, h('div.load-more', more));
 
   // The queue choices come from ListQueues (first page is plenty for a select).
-  api
+  const queueNames = api
     .get('api/queues', { page_size: 100 }, ctx.signal)
     .then((body) => {
-      for (const q of body.queues || []) if (q.queue !== f.queue) queueSel.append(h('option', { value: q.queue }, q.queue));
+      const names = (body.queues || []).map((q) => q.queue);
+      for (const n of names) if (n !== f.queue) queueSel.append(h('option', { value: n }, n));
+      return names;
     })
-    .catch(() => {}); // the list itself reports access problems
+    .catch(() => []); // the list itself reports access problems
 
   const shown = [];
   let token = '';
@@ -184,7 +186,56 @@ async function mountList(root, ctx) {
   } catch (err) {
     if (err.name === 'AbortError') return;
     list.replaceChildren(notice(err.status === 403 ? 'This token may not list todos: it needs the read, agent or admin scope.' : errorText(err)));
+    return;
   }
+
+  // Live: the lifecycle channels of the filtered queue (or of the first 100
+  // queues). A shown todo that changes is re-read in place; new todos are
+  // counted in a banner that reloads the list, so rows never jump under the
+  // reader's pointer.
+  const names = f.queue ? [f.queue] : (await queueNames).slice(0, 100);
+  if (!names.length || ctx.signal.aborted) return;
+  let fresh = 0;
+  const banner = h('button.btn.new-todos', { type: 'button', hidden: true, dataset: { testid: 'new-todos' }, onclick: () => ctx.navigate({ ...f }) });
+  list.before(banner);
+  const reread = debouncer(
+    async (ids) => {
+      const batch = [...ids].slice(0, 20);
+      try {
+        const todos = await Promise.all(batch.map((id) => api.get('api/todos/' + enc(id), undefined, ctx.signal).then((b) => b.todo, (e) => (e.status === 404 ? null : Promise.reject(e)))));
+        batch.forEach((id, i) => {
+          const at = shown.findIndex((t) => String(t.id) === id);
+          if (at < 0) return;
+          if (todos[i]) shown[at] = todos[i];
+          else shown.splice(at, 1); // removed (remove_on_complete, retention)
+        });
+        render();
+      } catch (err) {
+        if (err.name !== 'AbortError') message.replaceChildren(notice('Could not refresh: ' + errorText(err)));
+      }
+    },
+    300,
+    ctx.signal,
+  );
+  api.subscribe(
+    names.map((n) => 'sys:queue:' + n),
+    {
+      signal: ctx.signal,
+      onState: (state, detail) => ctx.setStatus(state, detail && (detail.message || detail)),
+      onEvent(ev) {
+        ctx.setStatus('live');
+        const id = eventTodoId(ev);
+        if (!id) return;
+        if (shown.some((t) => String(t.id) === id)) reread(id);
+        else if (ev.kind === 'todo.enqueued' && (!f.state || f.state === 'TODO_STATE_PENDING') && (!f.kind || ev.payload?.kind === undefined || ev.payload.kind === f.kind)) {
+          fresh++;
+          banner.textContent = fresh + (fresh === 1 ? ' new todo' : ' new todos') + ' — show';
+          banner.hidden = false;
+        }
+      },
+    },
+  );
+  ctx.setStatus('live');
 }
 
 // ------------------------------------------------------------------- detail
