@@ -1,5 +1,5 @@
 // Schedules: create one from the console's form, see it listed with its next
-// fire, pause it, and delete it; the API confirms each step.
+// fire, change its timing, pause it, and delete it; the API confirms each step.
 export default async function (t) {
   const { page, api, step } = t;
   const name = 'e2e-sched-' + Date.now().toString(36);
@@ -39,6 +39,18 @@ export default async function (t) {
     if (p.report !== 'daily' || p.format !== 'pdf' || Object.keys(p).length !== 2) throw new Error('payload stored as ' + JSON.stringify(s.template.payload));
     if (!s.next_runs || !s.next_runs.length) throw new Error('no next run: ' + JSON.stringify(s));
     await t.shot('schedules');
+  });
+
+  await step('edit its timing', async () => {
+    await row().locator('[data-action="edit"]').click();
+    const form = page.locator('[data-testid="schedule-edit"]');
+    await form.waitFor({ state: 'visible' });
+    await form.locator('[data-testid="edit-cron"]').fill('*/10 * * * *');
+    await form.locator('[data-action="save-schedule"]').click();
+    await form.waitFor({ state: 'detached' });
+    await page.waitForFunction((n) => document.querySelector(`[data-testid="schedule-row"][data-name="${n}"]`)?.innerText.includes('*/10 * * * *'), name);
+    const s = await find();
+    if (!s || s.cron !== '*/10 * * * *') throw new Error('the API says cron = ' + (s && s.cron));
   });
 
   await step('pause it', async () => {
