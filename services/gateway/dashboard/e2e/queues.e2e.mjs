@@ -5,7 +5,7 @@
 // and cancelling a pending todo.
 export default async function (t) {
   const { page, api, step } = t;
-  const queue = 'e2e-q-' + Date.now().toString(36);
+  const queue = t.unique ? t.unique('e2e-queue') : 'e2e-queue-' + Date.now().toString(36);
   const enc = encodeURIComponent;
   const row = () => page.locator(`[data-testid="queue-row"][data-queue="${queue}"]`);
   const go = async (hash) => {
@@ -51,7 +51,8 @@ export default async function (t) {
       throw new Error('queue row counts are not ' + JSON.stringify(want) + ': ' + text);
     });
     if (!got) throw new Error('no counts');
-    await page.locator('#queues-live').waitFor({ state: 'attached' });
+    // The lifecycle subscription is in place (its own presence.join came back).
+    await page.locator('#queues[data-live="true"]').waitFor({ state: 'attached' });
     await t.shot('queues');
   });
 

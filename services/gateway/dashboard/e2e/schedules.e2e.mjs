@@ -2,7 +2,7 @@
 // fire, change its timing, pause it, and delete it; the API confirms each step.
 export default async function (t) {
   const { page, api, step } = t;
-  const name = 'e2e-sched-' + Date.now().toString(36);
+  const name = t.unique ? t.unique('e2e-schedule') : 'e2e-schedule-' + Date.now().toString(36);
   const queue = 'e2e-sched-q';
   const row = () => page.locator(`[data-testid="schedule-row"][data-name="${name}"]`);
   const find = async () => ((await api('GET', 'api/schedules?page_size=100')).schedules || []).find((s) => s.name === name);

@@ -2,6 +2,7 @@
 // settings): todo state names and badges, a debouncer for lifecycle-driven
 // refetches, lifecycle rate counters and small form helpers. Not a view: the
 // router never mounts it (no route is named after it).
+import * as api from '../lib/api.js';
 import { ago, badge, duration, h } from '../lib/dom.js';
 
 /** The todo states in lifecycle order, as the API names them. */
@@ -114,6 +115,48 @@ export class Rates {
 /** lifecycle says whether a realtime event is a queue lifecycle event (not presence and the like). */
 export function lifecycle(ev) {
   return /^(todo|queue|schedule)\./.test(String(ev && ev.kind));
+}
+
+/**
+ * follow subscribes to lifecycle channels for a view and drives the top
+ * bar's pill. The subscription is known to be in place when its first event
+ * arrives: the server announces the subscriber's own presence.join on each
+ * channel. Until then marker (an element) has data-live="false", after it
+ * "true" (tests wait for it before acting). The pill turns live on that
+ * event, or 3 s after the first connect if none came (an older server).
+ * onEvent gets the lifecycle events only (todo.*, queue.*, schedule.*).
+ */
+export function follow(channels, { ctx, signal = ctx.signal, marker, onEvent, onRefused }) {
+  let live = false;
+  let timer = 0;
+  const mark = (v) => {
+    live = v;
+    if (marker) marker.dataset.live = String(v);
+  };
+  mark(false);
+  signal.addEventListener('abort', () => clearTimeout(timer));
+  return api.subscribe(channels, {
+    signal,
+    onState(state, detail) {
+      if (state === 'connecting' || state === 'reconnecting') mark(false);
+      if (state === 'connecting') {
+        clearTimeout(timer);
+        timer = setTimeout(() => !signal.aborted && !live && ctx.setStatus('live'), 3000);
+      } else {
+        clearTimeout(timer);
+      }
+      ctx.setStatus(state, detail && (detail.message || detail));
+      if (state === 'refused') onRefused?.(detail);
+    },
+    onEvent(ev, result) {
+      if (!live) {
+        mark(true);
+        clearTimeout(timer);
+        ctx.setStatus('live');
+      }
+      if (lifecycle(ev)) onEvent(ev, result);
+    },
+  });
 }
 
 /** until formats a future timestamp as "in 3m 20s" (the exact time as tooltip); past ones as ago(). */

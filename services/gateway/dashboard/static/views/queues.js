@@ -9,7 +9,7 @@
 // many changed) at most a few times a second. Nothing is polled.
 import * as api from '../lib/api.js';
 import { ago, duration, errorText, field, h, notice, number, table, time } from '../lib/dom.js';
-import { Rates, btn, busy, debouncer, lifecycle, loading, rate } from './queue-common.js';
+import { Rates, btn, busy, debouncer, follow, loading, rate } from './queue-common.js';
 
 const MAX_CHANNELS = 100;
 const REFRESH_MS = 400;
@@ -346,17 +346,14 @@ export async function mount(root, ctx) {
     live.textContent = queues.size > MAX_CHANNELS ? 'live for the first ' + MAX_CHANNELS + ' queues' : '';
     sub = new AbortController();
     ctx.signal.addEventListener('abort', () => sub && sub.abort(), { once: true });
-    api.subscribe(
+    follow(
       names.map((n) => 'sys:queue:' + n),
       {
+        ctx,
         signal: sub.signal,
-        onState(state, detail) {
-          ctx.setStatus(state, detail && (detail.message || detail));
-          if (state === 'refused') message.replaceChildren(notice('Live updates refused: ' + errorText(detail)));
-        },
+        marker: body,
+        onRefused: (detail) => message.replaceChildren(notice('Live updates refused: ' + errorText(detail))),
         onEvent(ev) {
-          ctx.setStatus('live');
-          if (!lifecycle(ev)) return;
           const name = String(ev.channel || '').replace(/^sys:queue:/, '');
           rates.add(name, ev.kind);
           lastEvent.set(name, ev.kind);
@@ -364,7 +361,6 @@ export async function mount(root, ctx) {
         },
       },
     );
-    ctx.setStatus('live');
   }
 
   const stale = debouncer(
@@ -572,12 +568,10 @@ async function mountDetail(root, ctx, name) {
   ctx.signal.addEventListener('abort', () => clearInterval(timer));
 
   await refresh();
-  api.subscribe(['sys:queue:' + name], {
-    signal: ctx.signal,
-    onState: (state, detail) => ctx.setStatus(state, detail && (detail.message || detail)),
+  follow(['sys:queue:' + name], {
+    ctx,
+    marker: content,
     onEvent(ev) {
-      ctx.setStatus('live');
-      if (!lifecycle(ev)) return;
       rates.add(name, ev.kind);
       document.getElementById('queue-events-empty')?.remove();
       const p = ev.payload || {};
@@ -595,5 +589,4 @@ async function mountDetail(root, ctx, name) {
       stale(name);
     },
   });
-  ctx.setStatus('live');
 }

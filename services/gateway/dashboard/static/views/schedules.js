@@ -6,7 +6,7 @@
 // schedule.fired event re-reads the list (its last and next fire moved).
 import * as api from '../lib/api.js';
 import { ago, errorText, field, h, notice, table, time } from '../lib/dom.js';
-import { btn, busy, debouncer, loading, until } from './queue-common.js';
+import { btn, busy, debouncer, follow, loading, until } from './queue-common.js';
 
 const enc = encodeURIComponent;
 const NAME_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
@@ -284,18 +284,17 @@ export async function mount(root, ctx) {
     if (!queues.length) return;
     sub = new AbortController();
     ctx.signal.addEventListener('abort', () => sub && sub.abort(), { once: true });
-    api.subscribe(
+    follow(
       queues.map((q) => 'sys:queue:' + q),
       {
+        ctx,
         signal: sub.signal,
-        onState: (state, detail) => ctx.setStatus(state, detail && (detail.message || detail)),
+        marker: list,
         onEvent(ev) {
-          ctx.setStatus('live');
           if (ev.kind === 'schedule.fired') refresh('fired');
         },
       },
     );
-    ctx.setStatus('live');
   }
 
   async function reload() {

@@ -9,7 +9,7 @@
 // them and applies them to the rows it shows itself, and says so.
 import * as api from '../lib/api.js';
 import { ago, errorText, field, h, json, notice, number, table, time } from '../lib/dom.js';
-import { TODO_STATES, btn, busy, debouncer, eventTodoId, excerpt, fromLocalInput, loading, localInput, stateBadge, stateName, until } from './queue-common.js';
+import { TODO_STATES, btn, busy, debouncer, eventTodoId, follow, excerpt, fromLocalInput, loading, localInput, stateBadge, stateName, until } from './queue-common.js';
 
 const PAGE_SIZE = 50;
 const NEW_FILTERS = ['kind', 'event_id', 'created_after', 'created_before'];
@@ -217,13 +217,12 @@ async function mountList(root, ctx) {
     300,
     ctx.signal,
   );
-  api.subscribe(
+  follow(
     names.map((n) => 'sys:queue:' + n),
     {
-      signal: ctx.signal,
-      onState: (state, detail) => ctx.setStatus(state, detail && (detail.message || detail)),
+      ctx,
+      marker: list,
       onEvent(ev) {
-        ctx.setStatus('live');
         const id = eventTodoId(ev);
         if (!id) return;
         if (shown.some((t) => String(t.id) === id)) reread(id);
@@ -235,7 +234,6 @@ async function mountList(root, ctx) {
       },
     },
   );
-  ctx.setStatus('live');
 }
 
 // ------------------------------------------------------------------- detail
@@ -430,13 +428,11 @@ async function mountDetail(root, ctx, id) {
     250,
     ctx.signal,
   );
-  api.subscribe(['sys:todo:' + id, 'sys:queue:' + todo.queue], {
-    signal: ctx.signal,
-    onState: (state, detail) => ctx.setStatus(state, detail && (detail.message || detail)),
+  follow(['sys:todo:' + id, 'sys:queue:' + todo.queue], {
+    ctx,
+    marker: content,
     onEvent(ev) {
-      ctx.setStatus('live');
       if (eventTodoId(ev) === String(id)) refetch(id);
     },
   });
-  ctx.setStatus('live');
 }
