@@ -16,6 +16,7 @@ export default async function (t) {
 
   let pendingId;
   let deadId;
+  let scheduledId;
 
   await step('seed the queue through the API', async () => {
     // The todo that fails goes first in claim order (priority 0) with one attempt.
@@ -24,7 +25,8 @@ export default async function (t) {
     const a = await api('POST', `api/queues/${queue}/todos`, { kind: 'send_email', payload: { to: 'ada@example.org' } });
     pendingId = a.todo.id;
     await api('POST', `api/queues/${queue}/todos`, { kind: 'send_email', payload: { to: 'grace@example.org' } });
-    await api('POST', `api/queues/${queue}/todos`, { kind: 'nightly', run_at: new Date(Date.now() + 3600e3).toISOString() });
+    const later = await api('POST', `api/queues/${queue}/todos`, { kind: 'nightly', run_at: new Date(Date.now() + 3600e3).toISOString() });
+    scheduledId = later.todo.id;
     const claim = await api('POST', `api/queues/${queue}:claim`, { worker_id: 'e2e-worker', max_todos: 1 });
     const claimed = claim.todos && claim.todos[0];
     if (!claimed || claimed.id !== deadId) throw new Error('expected to claim todo ' + deadId + ', got ' + JSON.stringify(claim));
@@ -110,6 +112,28 @@ export default async function (t) {
     await page.locator(`#todo-detail[data-id="${pendingId}"][data-state="cancelled"]`).waitFor({ state: 'visible', timeout: 10000 });
     const got = await api('GET', `api/todos/${pendingId}`);
     if (got.todo.state !== 'TODO_STATE_CANCELLED') throw new Error('after Cancel the API says ' + got.todo.state);
+  });
+
+  await step('Retry now runs a todo scheduled for later', async () => {
+    // RetryTodo is newer than some nodes: one without it answers 405 for
+    // the route (a node with it refuses id 0 with 400).
+    const supported = await api('POST', 'api/todos/0:retry', {}).then(
+      () => true,
+      (err) => !/HTTP 405/.test(err.message),
+    );
+    if (!supported) {
+      console.log('    (this node has no RetryTodo: skipped)');
+      return;
+    }
+    await go('#/todos/' + enc(scheduledId));
+    await page.locator(`#todo-detail[data-id="${scheduledId}"][data-state="pending"]`).waitFor({ state: 'visible' });
+    await page.locator('#todo-actions [data-action="retry"]').click();
+    await page.locator('#todo-actions [data-action="retry"]').waitFor({ state: 'detached' });
+    const got = await api('GET', `api/todos/${scheduledId}`);
+    const runAt = Date.parse(String(got.todo.run_at).replace(/(\.\d{3})\d+/, '$1'));
+    if (got.todo.state !== 'TODO_STATE_PENDING' || !(runAt <= Date.now() + 5000)) {
+      throw new Error('after Retry now the API says ' + got.todo.state + ', run_at ' + got.todo.run_at);
+    }
   });
 
   await step('the Queues view in a narrow window', async () => {

@@ -80,13 +80,19 @@ async function mountList(root, ctx) {
       message.replaceChildren(notice('The event id is a whole number.'));
       return;
     }
+    const after = fromLocalInput(afterIn.value);
+    const before = fromLocalInput(beforeIn.value);
+    if (after && before && after > before) {
+      message.replaceChildren(notice('"Created after" must not be later than "created before".'));
+      return;
+    }
     ctx.navigate({
       queue: queueSel.value,
       state: stateSel.value,
       kind: kindIn.value.trim(),
       event_id: eventIn.value.trim(),
-      created_after: fromLocalInput(afterIn.value),
-      created_before: fromLocalInput(beforeIn.value),
+      created_after: after,
+      created_before: before,
     });
   };
   form.addEventListener('submit', (ev) => {
@@ -149,7 +155,7 @@ async function mountList(root, ctx) {
       body = await api.get('api/todos', q, ctx.signal);
     } catch (err) {
       // An older server refuses the fields it does not know: ask without them.
-      if (err.status === 400 && serverFilters && !token && /kind|event_id|created_(after|before)|unknown|field/i.test(err.message)) {
+      if (err.status === 400 && serverFilters && !token && /unknown|unrecognized|no such field|not found in message/i.test(err.message)) {
         serverFilters = false;
         return page();
       }
