@@ -521,7 +521,12 @@ async function mountDetail(root, ctx, name) {
                 h('dt', 'Per key'),
                 h('dd', l.key_rate_per_second ? number(l.key_rate_per_second) + ' (burst ' + number(l.key_rate_burst) + ')' : 'no limit'),
                 h('dt', 'Key patterns'),
-                h('dd', Array.isArray(l.key_patterns) && l.key_patterns.length ? h('code', JSON.stringify(l.key_patterns)) : 'none'),
+                h(
+                  'dd',
+                  Array.isArray(l.key_patterns) && l.key_patterns.length
+                    ? h('ul.setting-kv', l.key_patterns.map((kp) => h('li', h('code', kp.pattern), ' ', h('span.k', limitsText({ max_running: kp.max_running, rate_per_second: kp.rate_per_second, rate_burst: kp.rate_burst })))))
+                    : 'none',
+                ),
                 h('dt', 'Set'),
                 h('dd', time(l.updated_at)),
               )
