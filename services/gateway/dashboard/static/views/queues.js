@@ -175,14 +175,24 @@ export async function mount(root, ctx) {
   const editor = h('div', { id: 'queue-editor' });
   const body = h('div', { id: 'queues' }, loading('Loading queues…'));
   const live = h('small.hint', { id: 'queues-live' }, '');
+  // A name filter (?q=) narrows the list and the live channels to matching
+  // queues, so any queue can be watched live however many there are.
+  const filter = (ctx.params.get('q') || '').trim();
+  const search = h('input', { type: 'search', name: 'q', value: filter, placeholder: 'filter by name', 'aria-label': 'Filter queues by name', dataset: { testid: 'queue-filter' } });
+  const searchForm = h('form.queue-search', { role: 'search' }, search);
+  searchForm.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    ctx.navigate({ q: search.value.trim() });
+  });
   root.append(
-    h('header.view-head', h('h1', 'Queues ', count), h('div.actions', live)),
+    h('header.view-head', h('h1', 'Queues ', count), h('div.actions', live, searchForm)),
     message,
     editor,
     body,
   );
 
   const rates = new Rates();
+  let total = 0; // queues before the name filter
   const queues = new Map(); // name → summary
   const lastEvent = new Map(); // name → lifecycle kind
   const rows = new Map(); // name → tr
@@ -314,7 +324,11 @@ export async function mount(root, ctx) {
   function render() {
     rows.clear();
     const list = [...queues.values()].sort((a, b) => (a.queue < b.queue ? -1 : 1));
-    count.textContent = list.length ? '(' + list.length + ')' : '';
+    count.textContent = filter ? '(' + list.length + ' of ' + total + ')' : list.length ? '(' + list.length + ')' : '';
+    if (!list.length && filter) {
+      body.replaceChildren(h('p.empty', { dataset: { testid: 'queues-empty' } }, 'No queue name contains "' + filter + '". Clear the filter to see all ' + total + '.'));
+      return;
+    }
     if (!list.length) {
       body.replaceChildren(
         h('p.empty', { dataset: { testid: 'queues-empty' } }, 'No queues yet. A queue appears when its first todo is enqueued (POST api/queues/<queue>/todos, a webhook endpoint route or a schedule).'),
@@ -390,7 +404,8 @@ export async function mount(root, ctx) {
   async function load() {
     const list = await listQueues(ctx.signal);
     queues.clear();
-    for (const q of list) queues.set(q.queue, q);
+    for (const q of list) if (!filter || q.queue.includes(filter)) queues.set(q.queue, q);
+    total = list.length;
     render();
     resubscribe();
   }

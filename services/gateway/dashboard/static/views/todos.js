@@ -368,7 +368,7 @@ async function mountDetail(root, ctx, id) {
           h('h2', 'Lease and keys'),
           dl([
             ['Lease owner', t.lease_owner ? h('code', t.lease_owner) : ''],
-            ['Lease expires', t.lease_expires_at ? time(t.lease_expires_at) : ''],
+            ['Lease expires', t.lease_expires_at ? [time(t.lease_expires_at), ' ', h('small.hint', until(t.lease_expires_at))] : ''],
             ['Lease expiries', number(t.lease_expiries || 0)],
             ['Dedupe key', t.dedupe_key ? h('code', t.dedupe_key) : ''],
             ['Concurrency key', t.concurrency_key ? h('code', t.concurrency_key) : ''],
