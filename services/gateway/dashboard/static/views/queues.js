@@ -40,12 +40,27 @@ function limitsText(l) {
   if (l.rate_per_second) parts.push(number(l.rate_per_second) + '/s (burst ' + number(l.rate_burst || 1) + ')');
   if (l.key_rate_per_second) parts.push(number(l.key_rate_per_second) + '/s per key');
   if (Array.isArray(l.key_patterns) && l.key_patterns.length) parts.push(l.key_patterns.length + ' key pattern' + (l.key_patterns.length === 1 ? '' : 's'));
-  return parts.length ? parts.join(', ') : 'none';
+  return parts.length ? parts.join(' · ') : 'none';
 }
 
 function pausedBadge(paused) {
   const b = h('span.badge', { dataset: { kind: paused ? 'warn' : 'ok', testid: 'queue-paused', paused: String(!!paused) } }, paused ? 'paused' : 'active');
   return b;
+}
+
+// countColumn is a depth column whose number links to the queue's todos in
+// that state.
+function countColumn(label, key, state, alarm = false) {
+  return {
+    label,
+    className: 'num',
+    cell: (q) =>
+      h(
+        'a.count',
+        { href: '#/todos?queue=' + enc(q.queue) + '&state=' + state, className: alarm && Number(q[key]) > 0 ? 'count-bad' : '', dataset: { count: key }, title: label + ' todos of ' + q.queue },
+        number(q[key]),
+      ),
+  };
 }
 
 // ------------------------------------------------------------------ actions
@@ -284,18 +299,17 @@ export async function mount(root, ctx) {
   }
 
   const columns = [
-    { label: 'Queue', cell: (q) => h('a.queue-name', { href: '#/queues/' + enc(q.queue) }, q.queue) },
-    { label: 'State', cell: (q) => pausedBadge(q.paused) },
-    { label: 'Ready', className: 'num', cell: (q) => h('span', { dataset: { count: 'pending_ready' } }, number(q.pending_ready)) },
-    { label: 'Scheduled', className: 'num', cell: (q) => h('span', { dataset: { count: 'pending_scheduled' } }, number(q.pending_scheduled)) },
-    { label: 'Running', className: 'num', cell: (q) => h('span', { dataset: { count: 'running' } }, number(q.running)) },
-    { label: 'Completed', className: 'num', cell: (q) => h('span', { dataset: { count: 'completed' } }, number(q.completed)) },
-    { label: 'Dead', className: 'num', cell: (q) => h('span', { className: Number(q.dead) > 0 ? 'count-bad' : '', dataset: { count: 'dead' } }, number(q.dead)) },
-    { label: 'Cancelled', className: 'num', cell: (q) => h('span', { dataset: { count: 'cancelled' } }, number(q.cancelled)) },
+    { label: 'Queue', cell: (q) => h('div.queue-cell', h('a.queue-name', { href: '#/queues/' + enc(q.queue) }, q.queue), ' ', pausedBadge(q.paused)) },
+    countColumn('Ready', 'pending_ready', 'TODO_STATE_PENDING'),
+    countColumn('Scheduled', 'pending_scheduled', 'TODO_STATE_PENDING'),
+    countColumn('Running', 'running', 'TODO_STATE_RUNNING'),
+    countColumn('Completed', 'completed', 'TODO_STATE_COMPLETED'),
+    countColumn('Dead', 'dead', 'TODO_STATE_DEAD', true),
+    countColumn('Cancelled', 'cancelled', 'TODO_STATE_CANCELLED'),
     {
-      label: 'Oldest pending',
+      label: 'Oldest',
       className: 'num',
-      cell: (q) => h('span', { className: q.oldest_pending_age_seconds > 300 ? 'count-bad' : '' }, q.oldest_pending_age_seconds ? duration(q.oldest_pending_age_seconds) : '—'),
+      cell: (q) => h('span.nowrap', { className: q.oldest_pending_age_seconds > 300 ? 'count-bad' : '', title: 'how long the oldest claimable todo has waited' }, q.oldest_pending_age_seconds ? duration(q.oldest_pending_age_seconds) : '—'),
     },
     { label: 'Rates /s', className: 'rates-cell', cell: (q) => rateCells(q.queue) },
     { label: 'Limits', cell: (q) => h('span.limits', limitsText(q.limits)) },
