@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
 )
 
@@ -50,7 +51,10 @@ func (s *Store) RecordDeliveries(ctx context.Context, ds []Delivery) error {
 		p.DeliveryIds[i], p.Topics[i], p.Details[i] = d.DeliveryID, d.Topic, d.Detail
 		p.Sizes[i], p.Dropped[i] = d.SizeBytes, d.DroppedBefore
 	}
-	if _, err := s.q.DeliveriesRecord(ctx, s.pool, p); err != nil {
+	// Sorted, two batches cannot deadlock in practice; a serialization or
+	// deadlock failure is still retried, as every multi-row write here is.
+	err := postgres.RetryConflicts(ctx, func() error { _, err := s.q.DeliveriesRecord(ctx, s.pool, p); return err })
+	if err != nil {
 		return fmt.Errorf("record deliveries: %w", err)
 	}
 	return nil
