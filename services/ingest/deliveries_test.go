@@ -200,3 +200,25 @@ func TestDeliveryLogLimitsRefusals(t *testing.T) {
 	}
 	require.Equal(t, flood, total, "every refusal is in the log, one by one or counted")
 }
+
+// TestDeliveryLogStoresWhatTheSenderSentSafely: a verified delivery whose
+// id is not UTF-8 (answered 400) is logged with a storable id, and does not
+// make the batch it shares with other deliveries fail.
+func TestDeliveryLogStoresWhatTheSenderSentSafely(t *testing.T) {
+	t.Parallel()
+	e := newLogEnv(t)
+	slug := e.endpoint(t, "standard_webhooks", []byte(whsec), "")
+	body := []byte(`{"n":1}`)
+	code, resp := e.post(t, slug, body, standardHeaders(t, "m3\xfe", time.Now(), body))
+	require.Equal(t, http.StatusBadRequest, code, resp)
+	code, resp = e.post(t, slug, body, standardHeaders(t, "m4", time.Now(), body))
+	require.Equal(t, http.StatusOK, code, resp)
+
+	got, err := e.deliveries(t, e.human, e.endpointID(t, slug))
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.Equal(t, ingestv1.DeliveryOutcome_DELIVERY_OUTCOME_ACCEPTED, got[0].GetOutcome())
+	require.Equal(t, ingestv1.DeliveryOutcome_DELIVERY_OUTCOME_REJECTED_OTHER, got[1].GetOutcome())
+	require.Equal(t, "m3?", got[1].GetDeliveryId())
+	require.Contains(t, got[1].GetDetail(), "UTF-8")
+}

@@ -27,6 +27,7 @@ const (
 	deliveryLogEvery   = 250 * time.Millisecond
 	deliveryLogTimeout = 5 * time.Second
 	maxDetail          = 200
+	maxLogText         = 255 // a delivery id or topic, as the events table caps them
 )
 
 // deliveryLog records webhook deliveries in their endpoints' logs (the
@@ -110,7 +111,10 @@ func (l *deliveryLog) push(d store.Delivery) {
 		l.lost++
 		return
 	}
-	d.Detail = safeDetail(d.Detail)
+	// Text from the sender (a delivery id, a topic) may hold what text
+	// columns refuse (the edge answers such a delivery 400): one entry must
+	// not fail the whole batch's statement.
+	d.Detail, d.DeliveryID, d.Topic = storable(d.Detail, maxDetail), storable(d.DeliveryID, maxLogText), storable(d.Topic, maxLogText)
 	l.pending = append(l.pending, d)
 }
 
@@ -155,14 +159,13 @@ func (l *deliveryLog) flushWarned(ctx context.Context) {
 	}
 }
 
-// safeDetail keeps a detail storable and short: valid UTF-8 without NUL,
-// at most maxDetail bytes.
-func safeDetail(s string) string {
+// storable keeps text storable and short: valid UTF-8 without NUL, at
+// most n bytes (cut on a rune boundary).
+func storable(s string, n int) string {
 	s = strings.ReplaceAll(strings.ToValidUTF8(s, "?"), "\x00", "")
-	if len(s) <= maxDetail {
+	if len(s) <= n {
 		return s
 	}
-	n := maxDetail
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
