@@ -136,6 +136,17 @@ export default async function (t) {
     }
   });
 
+  await step('filter the todos by kind', async () => {
+    await go('#/todos?queue=' + enc(queue));
+    await page.locator('[data-testid="todo-row"]').first().waitFor({ state: 'visible' });
+    await page.locator('[data-testid="filter-kind"]').fill('send_email');
+    await page.locator('[data-action="apply-filters"]').click();
+    await page.waitForFunction(() => new URLSearchParams(window.location.hash.split('?')[1] || '').get('kind') === 'send_email');
+    await page.locator('#todos table').waitFor({ state: 'visible' });
+    const kinds = await page.locator('[data-testid="todo-row"] td:nth-child(3)').allInnerTexts();
+    if (kinds.length !== 2 || kinds.some((k) => k.trim() !== 'send_email')) throw new Error('the kind filter shows ' + JSON.stringify(kinds));
+  });
+
   await step('the Queues view in a narrow window', async () => {
     await t.narrow(async () => {
       await go('#/queues');
