@@ -103,7 +103,27 @@ async function mountList(root, ctx) {
   queueSel.addEventListener('change', apply);
   stateSel.addEventListener('change', apply);
 
-  root.append(h('header.view-head', h('h1', 'Todos ', countEl)), form, message, list, h('div.load-more', more));
+  // On the dead todos of one queue, redriving them all is one click away.
+  const headActions = h('div.actions');
+  if (f.queue && f.state === 'TODO_STATE_DEAD') {
+    headActions.append(
+      btn('Redrive all dead of ' + f.queue, {
+        action: 'redrive-all',
+        kind: 'danger',
+        onclick: async (ev) => {
+          if (!window.confirm('Move every dead todo of "' + f.queue + '" back to pending, runnable now?')) return;
+          try {
+            const res = await busy(ev.currentTarget, () => api.post('api/queues/' + enc(f.queue) + ':redrive', { limit: 0 }, ctx.signal));
+            ctx.toast('Redrove ' + number(res.redriven_count || 0) + ' todos of ' + f.queue);
+            ctx.navigate({ ...f });
+          } catch (err) {
+            if (err.name !== 'AbortError') message.replaceChildren(notice(errorText(err)));
+          }
+        },
+      }),
+    );
+  }
+  root.append(h('header.view-head', h('h1', 'Todos ', countEl), headActions), form, message, list, h('div.load-more', more));
 
   // The queue choices come from ListQueues (first page is plenty for a select).
   const queueNames = api
