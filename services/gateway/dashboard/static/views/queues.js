@@ -105,7 +105,7 @@ function limitsForm(queue, limits, ctx, { onDone, onCancel }) {
     h('h2', 'Limits of ', h('code', queue)),
     msg,
     h(
-      'div.form-grid',
+      'div.fields-grid',
       field('Max running', inputs.max_running, 'todos of the queue RUNNING at once'),
       field('Max running per key', inputs.key_max_running, 'per concurrency key'),
       field('Claims per second', inputs.rate_per_second, 'whole queue'),
@@ -276,7 +276,7 @@ export async function mount(root, ctx) {
             editor.querySelector('input')?.focus();
           },
         }),
-      h('a.btn-link', { href: '#/todos?queue=' + enc(name), dataset: { action: 'todos' } }, 'Todos →'),
+      h('a.more-link', { href: '#/todos?queue=' + enc(name), dataset: { action: 'todos' } }, 'Todos →'),
     );
   }
 
@@ -487,7 +487,7 @@ async function mountDetail(root, ctx, name) {
           kind: 'danger',
           onclick: () => editor.replaceChildren(redriveForm(name, stats.dead, ctx, { onDone: () => (closeEditor(), refresh()), onCancel: closeEditor })),
         }),
-      h('a.btn-link', { href: '#/todos?queue=' + enc(name) }, 'Todos →'),
+      h('a.more-link', { href: '#/todos?queue=' + enc(name) }, 'Todos →'),
       ].filter(Boolean),
     );
   }

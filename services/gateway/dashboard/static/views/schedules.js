@@ -66,7 +66,7 @@ function createForm(ctx, { onDone, onCancel }) {
     h('h2', 'New schedule'),
     msg,
     h(
-      'div.form-grid',
+      'div.fields-grid',
       field('Name', name, 'a–z, 0–9, . _ -; unique'),
       field('Cron', cron, '5 fields (6 with seconds), @every 10m, or @hourly, @daily…'),
       field('Time zone', tz, 'IANA name, e.g. Europe/Berlin; empty = UTC'),
@@ -77,7 +77,7 @@ function createForm(ctx, { onDone, onCancel }) {
       field('Misfire', misfire, 'after an outage'),
     ),
     field('Payload (JSON object)', payload, payloadMsg),
-    h('label.check', paused, ' create paused'),
+    h('label.checkline', paused, ' create paused'),
     h('div.form-actions', save, btn('Cancel', { onclick: onCancel })),
   );
   const checkPayload = () => {
@@ -133,9 +133,9 @@ function editForm(s, ctx, { onDone, onCancel }) {
     { dataset: { testid: 'schedule-edit', id: s.id } },
     h('h2', 'Edit ', h('code', s.name)),
     msg,
-    h('div.form-grid', field('Cron', cron), field('Time zone', tz, 'empty = UTC'), field('Misfire', misfire)),
+    h('div.fields-grid', field('Cron', cron), field('Time zone', tz, 'empty = UTC'), field('Misfire', misfire)),
     field('Payload (JSON object; replaces the template\'s)', payload),
-    h('label.check', paused, ' paused'),
+    h('label.checkline', paused, ' paused'),
     h('div.form-actions', save, btn('Cancel', { onclick: onCancel })),
   );
   form.addEventListener('submit', async (ev) => {

@@ -353,7 +353,7 @@ async function mountDetail(root, ctx, id) {
           title: 'Make it runnable now instead of at ' + time(todo.run_at),
           onclick: (ev) => act(ev.currentTarget, 'Retried', () => api.post('api/todos/' + enc(id) + ':retry', {}, ctx.signal)),
         }),
-      h('a.btn-link', { href: '#/todos?queue=' + enc(todo.queue) }, 'Queue\'s todos →'),
+      h('a.more-link', { href: '#/todos?queue=' + enc(todo.queue) }, 'Queue\'s todos →'),
       ].filter(Boolean),
     );
   }
