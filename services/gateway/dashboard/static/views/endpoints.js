@@ -558,7 +558,7 @@ async function mountDetail(root, ctx, id) {
     }
     loading = true;
     try {
-      const res = await api.get(endpointUrl(ep.id) + '/deliveries', { page_size: 50 }, ctx.signal);
+      const res = await api.get('api/endpoints/' + encodeURIComponent(ep.id) + '/deliveries', { page_size: 50 }, ctx.signal);
       const list = res.deliveries || [];
       const t = table(
         [
