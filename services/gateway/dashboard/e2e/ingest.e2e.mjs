@@ -38,6 +38,7 @@ export default async function (t) {
     endpointId = m[1];
     const ep = (await t.api('GET', 'api/admin/endpoints/' + endpointId)).endpoint;
     if (ep.verification !== 'VERIFICATION_SCHEME_GITHUB' || ep.queue !== queue) throw new Error('endpoint stored wrong: ' + JSON.stringify(ep));
+    await page.evaluate(() => window.scrollTo(0, 0));
     await t.shot('endpoint-created');
   });
 
@@ -67,6 +68,7 @@ export default async function (t) {
     if (!(await page.evaluate(() => window.e2eNoReload === true))) throw new Error('the page reloaded instead of updating live');
     const rowText = await text(row);
     if (!rowText.includes('pull_request') || !rowText.includes('e2e github ' + run)) throw new Error('event row lacks topic or endpoint name: ' + rowText);
+    await page.evaluate(() => window.scrollTo(0, 0));
     await t.shot('events');
     await t.narrow(async () => {
       await row.waitFor({ state: 'visible' });
@@ -87,6 +89,7 @@ export default async function (t) {
     await page.locator('#payload-hex').waitFor({ state: 'visible' });
     await page.locator('[data-action="payload-pretty"]').click();
     await page.locator('[data-testid="todo-link"]').first().waitFor({ state: 'visible' });
+    await page.evaluate(() => window.scrollTo(0, 0));
     await t.shot('event-detail');
   });
 
@@ -136,6 +139,7 @@ export default async function (t) {
       await page.locator('#endpoint-deliveries .notice').waitFor({ state: 'visible' });
     }
     if ((await page.locator('#secret-once').count()) !== 0) throw new Error('the secret is shown again on a later visit');
+    await page.evaluate(() => window.scrollTo(0, 0));
     await t.shot('endpoint-detail');
   });
 }

@@ -102,9 +102,10 @@ async function mountList(root, ctx) {
   });
   const count = h('span.size', { id: 'event-count' });
   const message = h('div');
+  const namesNote = h('div');
   const body = h('div', { id: 'events-body' }, h('p.empty', 'Loading events…'));
   const more = h('button.btn', { type: 'button', hidden: true, dataset: { action: 'more' } }, 'Load more');
-  root.append(h('header.view-head', h('h1', 'Events'), count), form, message, body, h('div.toolbar', more));
+  root.append(h('header.view-head', h('h1', 'Events'), count), form, message, namesNote, body, h('div.toolbar', more));
 
   let names = { endpoints: [], adapters: [], endpoint: new Map(), adapter: new Map(), errors: [] };
   const namesReady = loadNames(ctx.signal).then((n) => {
@@ -115,6 +116,7 @@ async function mountList(root, ctx) {
       sourceSel.append(h('optgroup', { label: 'adapters' }, n.adapters.map((a) => h('option', { value: 'adapter:' + a.id, selected: filters.source === 'adapter:' + a.id }, a.name || a.id))));
     }
     if (filters.source.startsWith('adapter:') && !n.adapter.has(filters.source.slice(8))) sourceSel.append(h('option', { value: filters.source, selected: true }, filters.source));
+    if (n.errors.length) namesNote.replaceChildren(notice('Endpoint or adapter names are unavailable, so sources show ids: ' + errorText(n.errors[0]), 'info'));
   });
 
   let events = [];
@@ -143,7 +145,7 @@ async function mountList(root, ctx) {
     });
     body.replaceChildren(t);
     more.hidden = !token;
-    count.textContent = events.length ? number(events.length) + (token ? '+' : '') + ' events' : '';
+    count.textContent = events.length ? number(events.length) + (token ? '+' : '') + (events.length === 1 && !token ? ' event' : ' events') : '';
   }
 
   function query() {

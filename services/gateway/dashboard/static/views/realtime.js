@@ -27,8 +27,17 @@ async function mountList(root, ctx) {
     { id: 'open-channel', 'aria-label': 'Open a channel' },
     h('label.field.grow', h('span.field-label', 'Open a channel'), name, openMsg),
     h('button.btn.primary', { type: 'submit', dataset: { action: 'open-channel' } }, 'Open'),
-    h('a.btn-link', { href: channelHref('sys:ingest') }, 'sys:ingest'),
   );
+  // Lifecycle channels worth tailing: sys:ingest and each queue's.
+  const lifecycle = h('div.chips', { id: 'lifecycle-channels', 'aria-label': 'Lifecycle channels' }, h('a.btn-link', { href: channelHref('sys:ingest') }, 'sys:ingest'));
+  api
+    .get('api/queues', { page_size: 50 }, ctx.signal)
+    .then((res) => {
+      for (const q of res.queues || []) lifecycle.append(h('a.btn-link', { href: channelHref('sys:queue:' + q.queue) }, 'sys:queue:' + q.queue));
+    })
+    .catch((err) => {
+      if (err.name !== 'AbortError') lifecycle.append(h('small.hint', 'Queues unavailable (' + errorText(err) + '): type sys:queue:<queue> above.'));
+    });
   open.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const c = name.value.trim();
@@ -57,7 +66,7 @@ async function mountList(root, ctx) {
   const more = h('button.btn', { type: 'button', hidden: true, dataset: { action: 'more' } }, 'Load more');
   root.append(
     h('header.view-head', h('h1', 'Realtime')),
-    h('section.panel', open),
+    h('section.panel', open, h('h3', 'Lifecycle channels'), lifecycle),
     h('section.panel', h('h2', 'Channels with subscribers'), filter, body, h('div.toolbar', more)),
   );
 
@@ -123,6 +132,7 @@ function tailItem(ev) {
   const payload = ev.payload && typeof ev.payload === 'object' ? ev.payload : {};
   const text = JSON.stringify(payload, null, 2);
   const small = text.length < 600;
+  const keys = Object.keys(payload).length;
   return h(
     'li.tail-item',
     { 'data-testid': 'tail-message', dataset: { kind: ev.kind || '', id: String(ev.id || 0), durable: String(!!ev.durable) } },
@@ -134,7 +144,7 @@ function tailItem(ev) {
       ev.durable && ev.id ? h('span.tail-id', '#' + ev.id) : null,
       ev.published_by ? h('span.tail-by', { title: 'published by' }, ev.published_by) : null,
     ),
-    h('details.tail-payload', { open: small }, h('summary', Object.keys(payload).length ? 'payload (' + Object.keys(payload).length + ' keys)' : 'payload {}'), h('pre.code', h('code', text))),
+    h('details.tail-payload', { open: small }, h('summary', keys ? 'payload (' + keys + (keys === 1 ? ' key)' : ' keys)') : 'payload {}'), h('pre.code', h('code', text))),
   );
 }
 
