@@ -68,6 +68,7 @@ async function mountList(root, ctx) {
     topic: p.get('topic') || '',
     received_after: p.get('received_after') || '',
     received_before: p.get('received_before') || '',
+    todo_state: p.get('todo_state') || '',
   };
   const endpointSel = h('select', { name: 'endpoint_id', id: 'filter-endpoint' }, h('option', { value: '' }, 'any endpoint'));
   const sourceSel = h(
@@ -77,6 +78,12 @@ async function mountList(root, ctx) {
     h('option', { value: 'publish', selected: filters.source === 'publish' }, 'published (PublishEvent)'),
   );
   const topic = h('input', { name: 'topic', id: 'filter-topic', value: filters.topic, placeholder: 'push', maxlength: 255 });
+  const todoState = h(
+    'select',
+    { name: 'todo_state', id: 'filter-todo-state' },
+    h('option', { value: '' }, 'any'),
+    ['PENDING', 'RUNNING', 'COMPLETED', 'DEAD', 'CANCELLED'].map((st) => h('option', { value: 'TODO_STATE_' + st, selected: filters.todo_state === 'TODO_STATE_' + st }, st.toLowerCase())),
+  );
   const after = h('input', { type: 'datetime-local', name: 'received_after', id: 'filter-after', value: toLocalInput(filters.received_after) });
   const before = h('input', { type: 'datetime-local', name: 'received_before', id: 'filter-before', value: toLocalInput(filters.received_before) });
   const form = h(
@@ -85,6 +92,7 @@ async function mountList(root, ctx) {
     field('Endpoint', endpointSel),
     field('Source', sourceSel),
     field('Topic', topic),
+    field('Todo state', todoState),
     field('Received after', after),
     field('Received before', before),
     h('button.btn.primary', { type: 'submit', dataset: { action: 'filter' } }, 'Apply'),
@@ -98,14 +106,24 @@ async function mountList(root, ctx) {
       topic: topic.value.trim(),
       received_after: toRfc3339(after.value),
       received_before: toRfc3339(before.value),
+      todo_state: todoState.value,
     });
   });
   const count = h('span.size', { id: 'event-count' });
+  const bulk = h('button.btn', { type: 'button', id: 'replay-matching', dataset: { action: 'replay-matching' } }, 'Replay matching…');
+  // ReplayEvents filters by endpoint, adapter, topic and time, not by
+  // todo state or the publish source: those filters cannot be replayed in bulk.
+  const bulkBlocked = filters.todo_state ? 'todo state' : filters.source === 'publish' ? 'the publish source' : '';
+  if (bulkBlocked) {
+    bulk.disabled = true;
+    bulk.title = 'Bulk replay cannot filter by ' + bulkBlocked + '; replay events one by one from their pages.';
+  }
+  bulk.addEventListener('click', replayMatching);
   const message = h('div');
   const namesNote = h('div');
   const body = h('div', { id: 'events-body' }, h('p.empty', 'Loading events…'));
   const more = h('button.btn', { type: 'button', hidden: true, dataset: { action: 'more' } }, 'Load more');
-  root.append(h('header.view-head', h('h1', 'Events'), count), form, message, namesNote, body, h('div.toolbar', more));
+  root.append(h('header.view-head', h('h1', 'Events'), h('div.actions', count, bulk)), form, message, namesNote, body, h('div.toolbar', more));
 
   let names = { endpoints: [], adapters: [], endpoint: new Map(), adapter: new Map(), errors: [] };
   const namesReady = loadNames(ctx.signal).then((n) => {
@@ -155,6 +173,7 @@ async function mountList(root, ctx) {
       topic: filters.topic,
       received_after: filters.received_after,
       received_before: filters.received_before,
+      todo_state: filters.todo_state,
       page_size: PAGE_SIZE,
       page_token: token || undefined,
     };
@@ -181,6 +200,50 @@ async function mountList(root, ctx) {
   }
   more.addEventListener('click', load);
 
+  // replayMatching replays (ReplayEvents) up to 1000 events matching the
+  // filters, oldest first, after a confirmation naming the filters.
+  let bulkAfter = 0; // after a partial bulk replay: where the next one continues
+  let bulkKey = '';
+  async function replayMatching() {
+    const described = [
+      filters.endpoint_id && 'endpoint ' + (names.endpoint.get(filters.endpoint_id) || filters.endpoint_id),
+      filters.source && 'source ' + filters.source,
+      filters.topic && 'topic ' + filters.topic,
+      filters.received_after && 'received after ' + time(filters.received_after),
+      filters.received_before && 'received before ' + time(filters.received_before),
+    ].filter(Boolean);
+    const what = described.length ? 'the events matching ' + described.join(', ') : 'EVERY event';
+    const next = bulkAfter ? ' after event #' + bulkAfter : '';
+    if (!window.confirm('Replay ' + what + next + ' (up to 1000, oldest first)? Each gets new todos as if it had just arrived.')) return;
+    if (!bulkAfter) bulkKey = 'console-' + Date.now().toString(36) + '-' + Math.random().toString(36).slice(2, 8);
+    const req = { limit: 1000, replay_key: bulkKey, after_id: bulkAfter || undefined };
+    if (filters.endpoint_id) req.endpoint_id = filters.endpoint_id;
+    if (filters.source.startsWith('adapter:')) req.adapter_id = filters.source.slice(8);
+    if (filters.source.startsWith('endpoint:')) req.endpoint_id = filters.source.slice(9);
+    if (filters.topic) req.topic = filters.topic;
+    if (filters.received_after) req.received_after = filters.received_after;
+    if (filters.received_before) req.received_before = filters.received_before;
+    bulk.disabled = true;
+    try {
+      const res = await api.post('api/events:replay', req, ctx.signal);
+      const n = (k) => Number(res[k] || 0);
+      const parts = [number(n('replayed')) + ' replayed'];
+      if (n('already_replayed')) parts.push(number(n('already_replayed')) + ' already replayed');
+      if (n('skipped_pruned')) parts.push(number(n('skipped_pruned')) + ' skipped (payload pruned)');
+      if (n('skipped_no_target')) parts.push(number(n('skipped_no_target')) + ' skipped (nowhere to send them)');
+      bulkAfter = res.more ? Number(res.last_event_id) || 0 : 0;
+      bulk.textContent = bulkAfter ? 'Replay the next 1000…' : 'Replay matching…';
+      if (res.more) parts.push('more may match: "Replay the next 1000" continues after event #' + res.last_event_id);
+      message.replaceChildren(notice('Bulk replay: ' + parts.join(', ') + '.', 'ok'));
+      ctx.toast('Replayed ' + number(n('replayed')) + (n('replayed') === 1 ? ' event.' : ' events.'));
+    } catch (err) {
+      if (err.name === 'AbortError') return;
+      message.replaceChildren(notice(err.status === 403 ? 'This token may not replay events: ' + err.message : errorText(err)));
+    } finally {
+      bulk.disabled = !!bulkBlocked;
+    }
+  }
+
   // matches says whether an event announced on sys:ingest belongs on this
   // page; GetEvent reads it in full (the announcement has ids only).
   function matches(p) {
@@ -188,6 +251,8 @@ async function mountList(root, ctx) {
     if (filters.source && p.source !== filters.source) return false;
     if (filters.topic && p.topic !== filters.topic) return false;
     if (filters.received_before && Date.parse(filters.received_before) <= Date.now()) return false;
+    // A new event's todo is pending (or it has none): other states cannot match yet.
+    if (filters.todo_state && filters.todo_state !== 'TODO_STATE_PENDING') return false;
     return true;
   }
   async function arrived(p) {
@@ -375,10 +440,30 @@ async function mountDetail(root, ctx, id) {
         tr.dataset.todoId = String(list[i].id);
       });
       todosBody.replaceChildren(t);
+      shown = new Set(list.map((x) => String(x.id)));
+      watch(list.map((x) => x.queue).filter(Boolean));
     } catch (err) {
       if (err.name === 'AbortError') return;
       todosBody.replaceChildren(notice(err.status === 403 ? 'This token may not list todos: ' + err.message : errorText(err)));
     }
+  }
+
+  // The todos' states stay current from their queues' lifecycle channels
+  // (sys:queue:<queue>, todo.* events naming one of them); one stream, opened
+  // once for the queues of the first list.
+  let shown = new Set();
+  let watching = false;
+  let todoTimer = 0;
+  function watch(queues) {
+    if (watching || !queues.length) return;
+    watching = true;
+    const channels = [...new Set(queues)].slice(0, 100).map((q) => 'sys:queue:' + q);
+    follow(channels, ctx, (e) => {
+      if (!String(e.kind).startsWith('todo.') || !e.payload || !shown.has(String(e.payload.todo_id))) return;
+      clearTimeout(todoTimer);
+      todoTimer = setTimeout(loadTodos, 300);
+    });
+    ctx.signal.addEventListener('abort', () => clearTimeout(todoTimer));
   }
   loadTodos();
 
