@@ -24,7 +24,7 @@ func TestDashboardShowsOneCardPerNode(t *testing.T) {
 	browser := dashboardtest.NewBrowser(t)
 	dashboardtest.Navigate(t, browser, "http://"+b.http+"/")
 	dashboardtest.SetToken(t, browser, adminToken) // the cluster view is the administrator's
-	dashboardtest.Navigate(t, browser, "http://"+b.http+"/")
+	dashboardtest.Navigate(t, browser, "http://"+b.http+"/#/nodes")
 	dashboardtest.WaitForCards(t, browser, []string{"dash-a", "dash-b", "dash-c"})
 
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL))

@@ -352,7 +352,11 @@ func TestDashboardFollowsTheCluster(t *testing.T) {
 	fake := newFakeRegistry(a, b, c)
 	base := serve(t, fake)
 	ctx := dashboardtest.NewBrowser(t)
+	// The console asks for a token before it calls anything; this fake
+	// accepts any.
 	dashboardtest.Navigate(t, ctx, base+"/")
+	dashboardtest.SetToken(t, ctx, "first")
+	dashboardtest.Navigate(t, ctx, base+"/#/nodes")
 
 	// Three nodes, three cards, each with exactly its own stats keys.
 	dashboardtest.WaitForCards(t, ctx, []string{"node-a", "node-b", hostile})
@@ -438,12 +442,12 @@ func TestDashboardFollowsTheCluster(t *testing.T) {
 	dashboardtest.WaitForCards(t, ctx, []string{"node-g"})
 	require.Equal(t, "1", text(t, ctx, "#cluster-size"))
 
-	// A bearer token in localStorage goes on both requests.
-	require.Empty(t, fake.lastAuth("ListNodes"))
-	require.Empty(t, fake.lastAuth("WatchNodes"))
+	// The bearer token in localStorage goes on both requests.
+	require.Equal(t, "Bearer first", fake.lastAuth("ListNodes"))
+	require.Equal(t, "Bearer first", fake.lastAuth("WatchNodes"))
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.setItem('switchboard_token', 's3cret')`))
 	require.NoError(t, err)
-	dashboardtest.Navigate(t, ctx, base+"/")
+	dashboardtest.Reload(t, ctx)
 	dashboardtest.WaitForCards(t, ctx, []string{"node-g"})
 	dashboardtest.WaitFor(t, ctx, "live status after reload", `document.getElementById('status').textContent === 'live'`)
 	require.Equal(t, "Bearer s3cret", fake.lastAuth("ListNodes"))
@@ -452,8 +456,11 @@ func TestDashboardFollowsTheCluster(t *testing.T) {
 
 // The sign-in panel's messages, as the page's text (commands are <code>).
 const (
-	signInUnauthenticated = "Paste an administrator token (switchboard token create --admin, or the token make run printed)."
-	signInForbidden       = "This token may not view the cluster: it needs the admin scope of an administrator."
+	signInUnauthenticated = "Paste a token (switchboard token create --admin, or the token make run printed)."
+	// viewForbidden is the nodes view's own message for a 403: a token
+	// that may not see the cluster may still use the console's other views,
+	// so it is not signed out.
+	viewForbidden = "This token may not view the cluster: it needs the admin scope of an administrator."
 )
 
 // signInScreenshotEnv names a PNG file; when set, the sign-in test saves
@@ -485,7 +492,7 @@ const readSignIn = `(() => {
 		signOut: !document.getElementById('signout').hidden,
 		stored: localStorage.getItem('switchboard_token') || '',
 		cards: document.querySelectorAll('.node-card').length,
-		size: document.getElementById('cluster-size').textContent,
+		size: (document.getElementById('cluster-size') || {textContent: '0'}).textContent,
 		focused: document.activeElement === input,
 		type: input.type,
 		complete: input.getAttribute('autocomplete'),
@@ -504,6 +511,11 @@ func signIn(t *testing.T, ctx context.Context) signInState {
 func panelShows(message string) string {
 	return `!document.getElementById('signin').hidden && document.getElementById('signin-message').textContent === ` + jsString(message)
 }
+
+// viewRefuses is a WaitFor expression: the nodes view shows its 403 message
+// and no card, with the sign-in panel hidden.
+const viewRefuses = `document.getElementById('signin').hidden && document.querySelectorAll('.node-card').length === 0 &&
+	Array.from(document.querySelectorAll('#view .notice'), (n) => n.textContent).includes(` + "`" + viewForbidden + "`" + `)`
 
 // typeToken types token into the sign-in form and submits it with the
 // button, as a user would. The field starts empty: the page clears it
@@ -527,38 +539,44 @@ func TestDashboardSignIn(t *testing.T) {
 	fake.requireToken = true
 	base := serve(t, fake)
 	ctx := dashboardtest.NewBrowser(t)
-	dashboardtest.Navigate(t, ctx, base+"/")
+	dashboardtest.Navigate(t, ctx, base+"/#/nodes")
 
-	// No token: both calls answer 401, the page asks for one and stops
-	// retrying.
-	dashboardtest.WaitFor(t, ctx, "the sign-in panel (401)", panelShows(signInUnauthenticated))
-	dashboardtest.WaitFor(t, ctx, "both calls refused", `document.getElementById('status').textContent === 'signed out'`)
+	// No token: the page asks for one at once, and calls nothing.
+	dashboardtest.WaitFor(t, ctx, "the sign-in panel", panelShows(signInUnauthenticated))
+	dashboardtest.WaitFor(t, ctx, "the signed-out status", `document.getElementById('status').textContent === 'signed out'`)
 	got := signIn(t, ctx)
 	require.Equal(t, signInState{
 		Shown: true, Message: signInUnauthenticated, Status: "signed out", Cards: 0, Size: "0", Focused: true,
-		Type: "password", Complete: "off", Label: "Admin token",
+		Type: "password", Complete: "off", Label: "Token",
 	}, got)
 	if path := os.Getenv(signInScreenshotEnv); path != "" {
 		screenshot(t, ctx, path)
 	}
-	watches := fake.refusals("WatchNodes")
-	require.Equal(t, 1, watches)
-	time.Sleep(1500 * time.Millisecond) // longer than the first reconnect delay
-	require.Equal(t, watches, fake.refusals("WatchNodes"), "a refused credential is not retried")
-	require.Equal(t, 1, fake.refusals("ListNodes"))
+	require.Zero(t, fake.refusals("WatchNodes"))
+	require.Zero(t, fake.refusals("ListNodes"))
 
-	// A valid token without the admin scope: 403.
+	// A token the API does not know: 401, the panel again, marked invalid,
+	// and the refused watch is not retried.
+	typeToken(t, ctx, "bogus")
+	dashboardtest.WaitFor(t, ctx, "the sign-in panel (401)",
+		panelShows(signInUnauthenticated)+` && document.getElementById('token').getAttribute('aria-invalid') === 'true'`)
+	require.Eventually(t, func() bool { return fake.refusals("WatchNodes") == 1 }, dashboardtest.WaitTimeout, 10*time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // longer than the first reconnect delay
+	require.Equal(t, 1, fake.refusals("WatchNodes"), "a refused credential is not retried")
+
+	// A valid token without the admin scope: the view explains the 403 and
+	// the console stays signed in (its other views may be allowed).
 	typeToken(t, ctx, "weak")
-	dashboardtest.WaitFor(t, ctx, "the sign-in panel (403)", panelShows(signInForbidden))
-	// The panel shows on the first refusal; the other call may still be on
-	// its way (the two are independent requests).
+	dashboardtest.WaitFor(t, ctx, "the nodes view's 403 message", viewRefuses)
 	require.Eventually(t, func() bool { return fake.lastAuth("WatchNodes") == "Bearer weak" }, dashboardtest.WaitTimeout, 10*time.Millisecond)
+	dashboardtest.WaitFor(t, ctx, "the refused status", `document.getElementById('status').textContent === 'refused'`)
 	got = signIn(t, ctx)
-	require.True(t, got.Shown)
-	require.Equal(t, "signed out", got.Status)
+	require.False(t, got.Shown)
 	require.Zero(t, got.Cards)
 	require.True(t, got.SignOut, "a stored token can be signed out")
 	require.Equal(t, "weak", got.Stored)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("signout"))))
+	dashboardtest.WaitFor(t, ctx, "the sign-in panel after signing out the weak token", panelShows(signInUnauthenticated))
 
 	// An administrator's token: the cards, and the panel goes.
 	typeToken(t, ctx, "good")
@@ -573,7 +591,7 @@ func TestDashboardSignIn(t *testing.T) {
 	require.Equal(t, "Bearer good", fake.lastAuth("WatchNodes"))
 
 	// The stored token is used on the next visit: no panel.
-	dashboardtest.Navigate(t, ctx, base+"/")
+	dashboardtest.Reload(t, ctx)
 	dashboardtest.WaitForCards(t, ctx, []string{"node-a", "node-b"})
 	dashboardtest.WaitFor(t, ctx, "live status after reload", `document.getElementById('status').textContent === 'live'`)
 	require.False(t, signIn(t, ctx).Shown)
@@ -584,20 +602,20 @@ func TestDashboardSignIn(t *testing.T) {
 	dashboardtest.WaitForCards(t, ctx, []string{"node-a", "node-b", "node-c"})
 
 	// A stream the server ends for the credential (its scope was revoked):
-	// the panel, not a reconnect.
+	// the view's 403 message and no cards, not a reconnect.
 	fake.restart(apierr.PermissionDenied("the token lacks the admin scope"), a, b, c)
-	dashboardtest.WaitFor(t, ctx, "the sign-in panel after a refused stream", panelShows(signInForbidden))
+	dashboardtest.WaitFor(t, ctx, "the view's 403 message after a refused stream", viewRefuses)
 	dashboardtest.WaitForCards(t, ctx, []string{})
 
-	// Sign in again, then sign out: the token is gone and the panel is back.
-	typeToken(t, ctx, "good")
+	// Reload, then sign out: the token is gone and the panel is back.
+	dashboardtest.Reload(t, ctx)
 	dashboardtest.WaitForCards(t, ctx, []string{"node-a", "node-b", "node-c"})
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("signout"))))
 	dashboardtest.WaitFor(t, ctx, "the sign-in panel after signing out", panelShows(signInUnauthenticated))
 	got = signIn(t, ctx)
 	require.Equal(t, signInState{
 		Shown: true, Message: signInUnauthenticated, Status: "signed out", Cards: 0, Size: "0", Focused: true,
-		Type: "password", Complete: "off", Label: "Admin token",
+		Type: "password", Complete: "off", Label: "Token",
 	}, got)
 }
 

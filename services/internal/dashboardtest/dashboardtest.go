@@ -107,6 +107,16 @@ func Navigate(t testing.TB, ctx context.Context, url string) {
 	}
 }
 
+// Reload loads the current page again, as the browser's reload button
+// does (navigating to the same URL with a fragment would only move within
+// the page).
+func Reload(t testing.TB, ctx context.Context) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatalf("dashboardtest: reload: %v", err)
+	}
+}
+
 // SetToken stores the bearer token the page sends (localStorage, as a user
 // would paste it) for the current origin; navigate again to use it.
 func SetToken(t testing.TB, ctx context.Context, token string) {

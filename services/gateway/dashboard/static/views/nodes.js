@@ -116,7 +116,11 @@ export async function mount(root, ctx) {
   const timer = setInterval(late, 1000);
   ctx.signal.addEventListener('abort', () => clearInterval(timer));
 
+  // refused forgets the cards: the credential that fetched them may no
+  // longer see them.
   function refused(err) {
+    nodes = new Map();
+    render();
     message.replaceChildren(
       notice(err.status === 403 ? 'This token may not view the cluster: it needs the admin scope of an administrator.' : err.message),
     );
