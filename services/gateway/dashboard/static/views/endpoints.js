@@ -10,7 +10,7 @@
 //                        (ListDeliveries), refreshed when sys:ingest reports
 //                        an event for it
 import * as api from '../lib/api.js';
-import { ago, badge, bytes, errorText, field, h, notice, number, table, time } from '../lib/dom.js';
+import { ago, badge, bytes, duration, errorText, field, h, notice, number, table, time } from '../lib/dom.js';
 
 const LIST_URL = 'api/admin/endpoints';
 const endpointUrl = (id) => 'api/admin/endpoints/' + encodeURIComponent(id);
@@ -432,9 +432,9 @@ async function mountDetail(root, ctx, id) {
       ep.topic_header && ['Topic header', h('code', ep.topic_header)],
       ep.topic_pointer && ['Topic pointer', h('code', ep.topic_pointer)],
       ['Max body', bytes(ep.max_body_bytes || 1048576)],
-      ep.tolerance_seconds && ['Timestamp tolerance', ep.tolerance_seconds + ' s'],
+      ep.tolerance_seconds && ['Timestamp tolerance', duration(ep.tolerance_seconds)],
       ['Rate limit', ep.rate_limit_per_second ? number(ep.rate_limit_per_second) + '/s' : "the tenant's"],
-      ['Body dedup window', ep.body_dedup_window_seconds ? ep.body_dedup_window_seconds + ' s' : 'off'],
+      ['Body dedup window', ep.body_dedup_window_seconds ? duration(ep.body_dedup_window_seconds) : 'off'],
       ep.public_url && ['Public URL', h('code', ep.public_url)],
       ['Created', time(ep.created_at)],
       ['Updated', time(ep.updated_at)],
