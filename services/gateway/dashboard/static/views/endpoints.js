@@ -376,6 +376,7 @@ async function mountDetail(root, ctx, id) {
   const settings = h('section.panel', { id: 'endpoint-settings' }, h('p.empty', 'Loading…'));
   const secrets = h('section.panel', { id: 'endpoint-secrets' });
   const setup = h('section.panel', { id: 'endpoint-setup' });
+  const edit = h('section.panel', { id: 'endpoint-edit' });
   const deliveriesBody = h('div', h('p.empty', 'Loading deliveries…'));
   const deliveries = h(
     'section.panel',
@@ -383,7 +384,7 @@ async function mountDetail(root, ctx, id) {
     h('div.panel-head', h('h2', 'Recent deliveries'), h('button.btn', { type: 'button', dataset: { action: 'refresh-deliveries' }, onclick: () => loadDeliveries() }, 'Refresh')),
     deliveriesBody,
   );
-  root.append(head, message, once, settings, deliveries, secrets, setup);
+  root.append(head, message, once, settings, deliveries, secrets, edit, setup);
 
   let ep;
   try {
@@ -474,6 +475,68 @@ async function mountDetail(root, ctx, id) {
     renderSettings();
     renderSecrets();
     renderSetup();
+    renderEdit();
+  }
+
+  // Edit: the plain settings (UpdateEndpoint; over REST the field mask is
+  // the PATCH body's keys, so only changed fields are sent).
+  function renderEdit() {
+    const inputs = {
+      name: h('input', { name: 'name', value: ep.name || '', maxlength: 200 }),
+      queue: h('input', { name: 'queue', value: ep.queue || '', required: true, pattern: '[a-z0-9][a-z0-9._\\-]{0,62}' }),
+      agent_id: h('input', { name: 'agent_id', value: ep.agent_id || '', placeholder: 'none' }),
+      max_body_bytes: h('input', { name: 'max_body_bytes', type: 'number', min: 1, max: 26214400, value: String(ep.max_body_bytes || '') }),
+      rate_limit_per_second: h('input', { name: 'rate_limit_per_second', type: 'number', min: 0, max: 1000000, value: String(ep.rate_limit_per_second || 0) }),
+      delivery_id_header: h('input', { name: 'delivery_id_header', value: ep.delivery_id_header || '', placeholder: "the scheme's own", maxlength: 128 }),
+      topic_header: h('input', { name: 'topic_header', value: ep.topic_header || '', maxlength: 128 }),
+      topic_pointer: h('input', { name: 'topic_pointer', value: ep.topic_pointer || '', placeholder: '/event/type', maxlength: 255 }),
+    };
+    const numeric = new Set(['max_body_bytes', 'rate_limit_per_second']);
+    const msg = h('div');
+    const save = h('button.btn.primary', { type: 'submit', dataset: { action: 'save-endpoint' } }, 'Save');
+    const form = h(
+      'form',
+      { id: 'endpoint-edit-form', 'aria-label': 'Edit endpoint' },
+      h(
+        'div.form-grid',
+        field('Name', inputs.name),
+        field('Queue', inputs.queue),
+        field('Agent', inputs.agent_id, 'agent uuid; empty for none'),
+        field('Max body (bytes)', inputs.max_body_bytes),
+        field('Rate limit (per second)', inputs.rate_limit_per_second, "0: only the tenant's limit"),
+        field('Delivery id header', inputs.delivery_id_header),
+        field('Topic header', inputs.topic_header),
+        field('Topic JSON pointer', inputs.topic_pointer, 'at most one of the two'),
+      ),
+      msg,
+      h('div.toolbar', save),
+    );
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      msg.replaceChildren();
+      const body = {};
+      for (const [k, input] of Object.entries(inputs)) {
+        const v = numeric.has(k) ? Number(input.value || 0) : input.value.trim();
+        const was = numeric.has(k) ? Number(ep[k] || 0) : ep[k] || '';
+        if (v !== was) body[k] = v;
+      }
+      if (!Object.keys(body).length) {
+        msg.replaceChildren(notice('Nothing changed.', 'info'));
+        return;
+      }
+      save.disabled = true;
+      try {
+        ep = (await api.patch(endpointUrl(ep.id), body, ctx.signal)).endpoint || ep;
+        ctx.toast('Endpoint saved.');
+        renderAll();
+      } catch (err) {
+        if (err.name === 'AbortError') return;
+        msg.replaceChildren(notice(refusedText(err, 'change endpoints')));
+        save.disabled = false;
+      }
+    });
+    const open = edit.querySelector('details')?.open;
+    edit.replaceChildren(h('details', { open: !!open }, h('summary', h('strong', 'Edit settings')), form));
   }
   renderAll();
 

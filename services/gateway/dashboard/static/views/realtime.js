@@ -164,7 +164,8 @@ async function mountChannel(root, ctx, channel) {
   const count = h('span.size', { id: 'tail-count' }, '0 messages');
   const pauseBtn = h('button.btn', { type: 'button', id: 'tail-pause', dataset: { action: 'pause' } }, 'Pause');
   const clearBtn = h('button.btn', { type: 'button', id: 'tail-clear', dataset: { action: 'clear' } }, 'Clear');
-  const tail = h('section.panel', { id: 'tail-panel' }, h('div.panel-head', h('h2', 'Live tail'), h('div.actions', count, pauseBtn, clearBtn)), empty, list);
+  const kindFilter = h('input', { id: 'tail-filter', type: 'search', placeholder: 'filter by kind', 'aria-label': 'Show only kinds containing', size: 14 });
+  const tail = h('section.panel', { id: 'tail-panel' }, h('div.panel-head', h('h2', 'Live tail'), h('div.actions', count, kindFilter, pauseBtn, clearBtn)), empty, list);
 
   const kind = h('input', { id: 'publish-kind', name: 'kind', value: 'message', maxlength: 255 });
   const payloadInput = h('textarea', { id: 'publish-payload', name: 'payload', rows: 4, spellcheck: 'false' }, '{\n  "text": "hello"\n}');
@@ -229,8 +230,14 @@ async function mountChannel(root, ctx, channel) {
     count.textContent = number(n) + (n === 1 ? ' message' : ' messages') + (n >= MAX_TAIL ? ' (the last ' + MAX_TAIL + ')' : '') + (paused ? ' · paused, ' + number(buffered.length) + ' waiting' : '');
     empty.hidden = n > 0;
   }
+  const visible = (kindText) => !kindFilter.value.trim() || kindText.toLowerCase().includes(kindFilter.value.trim().toLowerCase());
+  kindFilter.addEventListener('input', () => {
+    for (const li of list.children) li.hidden = !visible(li.dataset.kind);
+  });
   function show(ev) {
-    list.insertBefore(tailItem(ev), list.firstChild);
+    const li = tailItem(ev);
+    li.hidden = !visible(ev.kind || '');
+    list.insertBefore(li, list.firstChild);
     while (list.children.length > MAX_TAIL) list.lastChild.remove();
   }
   pauseBtn.addEventListener('click', () => {
