@@ -133,10 +133,19 @@ export default async function (t) {
       haveDeliveries = false; // ListDeliveries not on this server: the page says so
     }
     if (haveDeliveries) {
-      await page.locator('tr[data-testid="delivery-row"][data-outcome="accepted"]').first().waitFor({ state: 'visible' });
-      // The outcome's name is the enum's without DELIVERY_OUTCOME_ (rejected_signature).
-      await page.waitForFunction(() =>
-        [...document.querySelectorAll('tr[data-testid="delivery-row"]')].some((tr) => tr.dataset.outcome.startsWith('rejected') && tr.dataset.outcome.includes('signature')),
+      // The delivery log is written in batches within about a second, and a
+      // refusal stores no event (so no sys:ingest announces it): until both
+      // rows show, the page's Refresh is pressed again at each poll.
+      // Outcome names are the enum's without DELIVERY_OUTCOME_.
+      await page.waitForFunction(
+        () => {
+          const rows = [...document.querySelectorAll('tr[data-testid="delivery-row"]')].map((tr) => tr.dataset.outcome);
+          const ok = rows.includes('accepted') && rows.some((o) => o.startsWith('rejected') && o.includes('signature'));
+          if (!ok) document.querySelector('[data-action="refresh-deliveries"]')?.click();
+          return ok;
+        },
+        null,
+        { polling: 500 },
       );
     } else {
       await page.locator('#endpoint-deliveries .notice').waitFor({ state: 'visible' });

@@ -328,7 +328,7 @@ async function mountCreate(root, ctx) {
 
 // ---------------------------------------------------------------- detail
 
-const OUTCOME_KIND = { accepted: 'ok', duplicate: 'info' };
+const OUTCOME_KIND = { accepted: 'ok', duplicate: 'info', handshake: 'info', unavailable: 'warn' };
 const outcomeName = (v) => (typeof v === 'string' ? v.replace(/^DELIVERY_OUTCOME_/, '').toLowerCase() : String(v ?? ''));
 const outcomeKind = (name) => OUTCOME_KIND[name] || (name.startsWith('rejected') ? 'bad' : 'muted');
 
@@ -638,7 +638,13 @@ async function mountDetail(root, ctx, id) {
           { label: 'Topic', cell: (d) => d.topic || '—' },
           { label: 'Delivery id', className: 'mono', cell: (d) => d.delivery_id || '—' },
           { label: 'Size', className: 'num', cell: (d) => (d.size_bytes !== undefined ? bytes(d.size_bytes) : '—') },
-          { label: 'Detail', cell: (d) => d.detail || '' },
+          {
+            label: 'Detail',
+            cell: (d) => [
+              d.detail || '',
+              Number(d.dropped_before) > 0 ? h('small.hint', { title: 'refusals are recorded at most a few a second per endpoint and node' }, (d.detail ? ' · ' : '') + '+' + number(d.dropped_before) + ' earlier refusals not recorded') : null,
+            ],
+          },
         ],
         list,
         { label: 'Recent deliveries', empty: 'No deliveries yet. Give the provider the webhook URL, or send a test event from its webhook settings page.' },
@@ -666,15 +672,23 @@ async function mountDetail(root, ctx, id) {
   loadDeliveries();
 
   // sys:ingest says when this endpoint stored an event: refresh the
-  // deliveries then (at most about three times a second).
+  // deliveries then. The delivery log is written in batches off the
+  // request's path (within about a second), so read it shortly after and
+  // once more a little later; a burst of events coalesces into these two.
   let timer = 0;
+  let later = 0;
   const source = 'endpoint:' + ep.id;
   follow(['sys:ingest'], ctx, (ev) => {
     if (ev.kind !== 'event.received' || !ev.payload || ev.payload.source !== source) return;
     clearTimeout(timer);
-    timer = setTimeout(loadDeliveries, 300);
+    clearTimeout(later);
+    timer = setTimeout(loadDeliveries, 400);
+    later = setTimeout(loadDeliveries, 1600);
   });
-  ctx.signal.addEventListener('abort', () => clearTimeout(timer));
+  ctx.signal.addEventListener('abort', () => {
+    clearTimeout(timer);
+    clearTimeout(later);
+  });
 }
 
 /**
