@@ -189,7 +189,12 @@ async function mountList(root, ctx) {
     { label: 'State', cell: (ep) => enabledBadge(ep) },
     { label: 'Created', cell: (ep) => ago(ep.created_at) },
   ];
+  // An administrator's list spans every tenant (ListEndpoints without
+  // human_id): say whose each endpoint is.
+  const owners = new Map((ctx.tenants || []).map((t) => [t.id, t.email || t.name || t.id]));
+  const ownerColumn = { label: 'Tenant', cell: (ep) => h('span', { title: ep.human_id }, owners.get(ep.human_id) || (ep.human_id || '').slice(0, 8) + '…') };
   function render() {
+    if (ctx.admin && new Set(rows.map((r) => r.human_id)).size > 1 && !columns.includes(ownerColumn)) columns.splice(1, 0, ownerColumn);
     const t = table(columns, rows, {
       label: 'Endpoints',
       empty: 'No endpoints yet. Create one with "New endpoint" to get a webhook URL to give a provider.',
