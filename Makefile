@@ -95,6 +95,7 @@ integration: ## Both tiers: the fast tests and those (build tag integration) aga
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/promtool.sh >/dev/null
 	@deploy/local/mcp-inspector.sh >/dev/null # services/mcp TestInspectorCLI runs it (npm ci of a pinned lock)
+	@deploy/local/playwright.sh >/dev/null # services/cmd/switchboard TestConsoleEndToEnd drives the console with it (npm ci of a pinned lock)
 	@deploy/local/redis.sh
 	@deploy/local/tools.sh grpcurl # the README walk-through's test (services/node TestReadmeWalkthrough) runs it
 	@command -v jq >/dev/null || { echo "the README walk-through's test needs jq: apt-get install -y --no-install-recommends jq"; exit 1; }
@@ -107,6 +108,7 @@ test: ## The whole suite (what CI runs): verify, vet, lint, every Go test (-race
 	@echo "  - as root on Debian, missing system packages with apt-get: postgresql, redis-server,"
 	@echo "    chromium (--no-install-recommends) and prometheus (for promtool) when their tests need them;"
 	@echo "  - the MCP Inspector CLI from npm (deploy/local/mcp-inspector.sh: npm ci of a committed lock into .local/);"
+	@echo "  - playwright-core from npm for the console's browser tests (deploy/local/playwright.sh: npm ci of a committed lock into .local/; it drives Debian's chromium, no browser download);"
 	@echo "  - nothing else (no containers). A first run took 26 minutes on a 2-core machine with empty Go"
 	@echo "    module, build and tool caches (the apt installs add a few minutes); later runs take 5-10 minutes."
 	@$(PG); deploy/local/tools.sh buf protoc sqlc lint
@@ -137,6 +139,12 @@ run: build ## Start Postgres if needed, migrate, and run every service in one pr
 	echo "  Starting; the gRPC and HTTP addresses follow once the node is serving."; \
 	echo; \
 	exec bin/switchboard serve --announce all
+
+.PHONY: console-screenshots
+console-screenshots: ## Run the console's browser specs against a real node and save their screenshots into docs/console (for docs/console.md)
+	@deploy/local/chromium.sh >/dev/null
+	@deploy/local/playwright.sh >/dev/null
+	@$(PG); cd services && CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console go test -count=1 -tags integration -run TestConsoleEndToEnd ./cmd/switchboard/
 
 .PHONY: clean
 clean: ## Remove build output

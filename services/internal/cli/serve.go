@@ -77,6 +77,7 @@ func banner(grpcAddr, httpAddr string, tls bool) string {
   Switchboard is serving.
   gRPC        %[1]s      (%[3]s %[1]s list)
   HTTP        %[4]s://%[2]s   (curl %[4]s://%[2]s/health)
-  Dashboard   %[4]s://%[2]s/
+  Console     %[4]s://%[2]s/   (sign in with a token, e.g. make run's)
+  MCP         %[4]s://%[2]s/mcp
 `, grpcAddr, httpAddr, grpcurl, scheme)
 }
