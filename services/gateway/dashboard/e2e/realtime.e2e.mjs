@@ -60,4 +60,31 @@ export default async function (t) {
     await page.locator('#tail-clear').click();
     await page.locator('#tail-empty').waitFor({ state: 'visible' });
   });
+
+  await t.step('the channel list shows the channel while another tab tails it', async () => {
+    let listed = true;
+    try {
+      await t.api('GET', 'api/realtime/channels?page_size=1');
+    } catch (_) {
+      listed = false; // ListChannels not on this server: the list says so
+    }
+    const other = await page.context().newPage(); // same storage: signed in too
+    try {
+      await other.goto(new URL('#/realtime/' + encodeURIComponent(channel), t.base).href);
+      await other.locator('#status[data-state="live"]').waitFor({ state: 'visible' });
+      await page.goto(new URL('#/realtime?prefix=e2e%3A', t.base).href);
+      if (listed) {
+        const row = page.locator(`tr[data-testid="channel-row"][data-channel="${channel}"]`);
+        await row.waitFor({ state: 'visible' });
+        const cells = await row.locator('td').allTextContents();
+        if (cells[1].trim() !== '1') throw new Error('the channel should have 1 subscriber (the other tab), the row says: ' + cells.join(' | '));
+      } else {
+        await page.locator('#channels-body .notice').waitFor({ state: 'visible' });
+      }
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await t.shot('realtime-channels');
+    } finally {
+      await other.close();
+    }
+  });
 }
