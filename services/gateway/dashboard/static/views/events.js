@@ -255,26 +255,68 @@ async function mountList(root, ctx) {
     if (filters.todo_state && filters.todo_state !== 'TODO_STATE_PENDING') return false;
     return true;
   }
-  async function arrived(p) {
+  // Announced events are read in batches at most about three times a
+  // second: a few with GetEvent each, a burst with one ListEvents page.
+  const pending = new Set();
+  const tries = new Map(); // id → reads that did not find it yet
+  let flushTimer = 0;
+  ctx.signal.addEventListener('abort', () => clearTimeout(flushTimer));
+  function arrived(p) {
     const id = String(p.event_id ?? '');
-    if (!id || seen.has(id) || !matches(p)) return;
-    seen.add(id);
+    if (!id || seen.has(id) || pending.has(id) || !matches(p)) return;
+    pending.add(id);
+    if (!flushTimer) flushTimer = setTimeout(flush, 300);
+  }
+  async function flush() {
+    const ids = [...pending];
+    pending.clear();
     try {
-      const res = await api.get(eventUrl(id), undefined, ctx.signal);
-      const e = res.event;
-      if (!e) return;
-      delete e.payload; // the list needs no payload
-      if (filters.received_after && Date.parse(e.received_at) < Date.parse(filters.received_after)) return;
-      events.unshift(e);
-      events.sort((a, b) => Number(b.id) - Number(a.id));
-      fresh.add(id);
-      setTimeout(() => {
-        fresh.delete(id);
-        body.querySelector('tr[data-event-id="' + id + '"]')?.classList.remove('fresh');
-      }, 3000);
-      if (loaded) render();
+      let got;
+      if (ids.length <= 10) {
+        got = await Promise.all(ids.map((id) => api.get(eventUrl(id), undefined, ctx.signal).then((r) => r.event, () => null)));
+      } else {
+        const res = await api.get('api/events', { ...query(), page_token: undefined, page_size: Math.min(1000, ids.length + 10) }, ctx.signal);
+        const want = new Set(ids);
+        got = (res.events || []).filter((e) => want.has(String(e.id)));
+      }
+      // An id not read (a refused or failed call) is tried again, twice.
+      const found = new Set(got.filter(Boolean).map((e) => String(e.id)));
+      for (const id of ids) {
+        if (found.has(id)) {
+          tries.delete(id);
+          continue;
+        }
+        const n = (tries.get(id) || 0) + 1;
+        if (n <= 2) {
+          tries.set(id, n);
+          pending.add(id);
+        } else tries.delete(id);
+      }
+      let added = 0;
+      for (const e of got) {
+        if (!e || seen.has(String(e.id))) continue;
+        if (filters.received_after && Date.parse(e.received_at) < Date.parse(filters.received_after)) continue;
+        delete e.payload; // the list needs no payload
+        const id = String(e.id);
+        seen.add(id);
+        events.push(e);
+        fresh.add(id);
+        added++;
+        setTimeout(() => {
+          fresh.delete(id);
+          body.querySelector('tr[data-event-id="' + id + '"]')?.classList.remove('fresh');
+        }, 3000);
+      }
+      if (added) {
+        events.sort((a, b) => Number(b.id) - Number(a.id));
+        if (loaded) render();
+      }
     } catch (err) {
-      if (err.name !== 'AbortError') seen.delete(id);
+      if (err.name === 'AbortError') return;
+      message.replaceChildren(notice('Could not read new events: ' + errorText(err) + '. Reload the list to see them.', 'info'));
+    } finally {
+      flushTimer = 0;
+      if (pending.size && !ctx.signal.aborted) flushTimer = setTimeout(flush, tries.size ? 1000 : 300);
     }
   }
 
