@@ -66,7 +66,10 @@ var Policy = map[string]Rule{
 	"/switchboard.queue.v1.QueueService/GetTodo":        anyOf(ScopeRead, ScopeAgent),
 	"/switchboard.queue.v1.QueueService/ListTodos":      anyOf(ScopeRead, ScopeAgent),
 	"/switchboard.queue.v1.QueueService/Redrive":        tenantAdmin,
-	"/switchboard.queue.v1.QueueService/QueueStats":     anyOf(ScopeRead, ScopeAgent),
+	// Retrying a waiting todo now overrides its backoff or schedule: the
+	// operator's act on the queue, like Cancel and Redrive.
+	"/switchboard.queue.v1.QueueService/RetryTodo":  tenantAdmin,
+	"/switchboard.queue.v1.QueueService/QueueStats": anyOf(ScopeRead, ScopeAgent),
 	// Pausing stops every worker of the queue, the tenant's and its agents'
 	// alike: an operator's act on the queue, like Redrive and Cancel, not a
 	// worker's (an agent could otherwise stop its peers). Listing the queues
@@ -94,6 +97,9 @@ var Policy = map[string]Rule{
 	// replays reach only the events it may read, in SQL).
 	"/switchboard.ingest.v1.IngestService/ReplayEvent":  anyOf(ScopePublisher, ScopeAgent),
 	"/switchboard.ingest.v1.IngestService/ReplayEvents": anyOf(ScopePublisher, ScopeAgent),
+	// An endpoint's delivery log is part of the endpoint: whoever may read
+	// the endpoint (GetEndpoint) may read it.
+	"/switchboard.ingest.v1.IngestService/ListDeliveries": tenantAdmin,
 
 	// Registry: health is open; the cluster view is the operator's.
 	"/switchboard.registry.v1.RegistryService/GetHealth":  open,
@@ -104,6 +110,8 @@ var Policy = map[string]Rule{
 	"/switchboard.realtime.v1.RealtimeService/Publish":   anyOf(ScopePublisher, ScopeAgent),
 	"/switchboard.realtime.v1.RealtimeService/Subscribe": anyOf(ScopeRead, ScopeAgent),
 	"/switchboard.realtime.v1.RealtimeService/Presence":  anyOf(ScopeRead, ScopeAgent),
+	// The tenant's live channels: Presence for every channel at once.
+	"/switchboard.realtime.v1.RealtimeService/ListChannels": anyOf(ScopeRead, ScopeAgent),
 
 	// The node-to-node mesh carries no user credential: the mesh service
 	// itself requires the cluster secret on every link (services/realtime/

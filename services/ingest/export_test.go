@@ -2,7 +2,10 @@
 
 package ingest
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // OnBatchStatement sets a hook told each group-commit statement's size
 // (one-by-one retries of a failed batch included).
@@ -30,3 +33,14 @@ func (s *Server) SetAdapterStatusGap(d time.Duration) { s.adapters.statusGap = d
 // SetEndpointCacheTTL sets how long the webhook edge may serve an endpoint
 // from its cache without hearing of a change; call it before any request.
 func (s *Server) SetEndpointCacheTTL(d time.Duration) { s.endpoints.ttl = d }
+
+// FlushDeliveries writes the delivery log's buffered entries now (what its
+// loop does every 250 ms), and returns once they are written.
+func (s *Server) FlushDeliveries() error { return s.deliveries.flush(context.Background()) }
+
+// SetDeliveryClock sets the clock the delivery log's refusal limit reads.
+func (s *Server) SetDeliveryClock(now func() time.Time) {
+	s.deliveries.mu.Lock()
+	defer s.deliveries.mu.Unlock()
+	s.deliveries.now = now
+}

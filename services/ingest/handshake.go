@@ -28,16 +28,19 @@ func (s *Server) handshake(w *delivery, r *http.Request, ep *hookEndpoint, req v
 	switch {
 	case err != nil:
 		s.log.Info("webhook handshake not verified", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
+		w.refuseUnverified(ep, err)
 		hookError(w, http.StatusUnauthorized, "unauthorized")
 		return true
 	case !handled && r.Method == http.MethodPost:
 		return false
 	case !handled:
+		w.refuse(ep, outcomeOther, "method not allowed: the endpoint's scheme has no handshake of this shape")
 		w.Header().Set("Allow", http.MethodPost)
 		hookError(w, http.StatusMethodNotAllowed, "method not allowed: this endpoint's scheme has no handshake of this shape")
 		return true
 	}
 	w.handshake = true
+	w.refuse(ep, outcomeHandshake, "") // not stored, and from a sender nobody authenticated: limited like a refusal
 	w.Header().Set("Content-Type", answer.ContentType)
 	// The answer may echo what the sender chose: never let a browser read it as HTML.
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -56,9 +56,10 @@ var droppedHeaders = map[string]bool{
 func (s *Server) HookHandler() http.Handler {
 	m := s.opts.Metrics.IngestSeries()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d := &delivery{ResponseWriter: w, scheme: "unknown"}
+		d := &delivery{ResponseWriter: w, scheme: "unknown", received: time.Now()}
 		s.serveHook(d, r)
 		m.Delivery(d.scheme, d.outcome())
+		s.logDelivery(d)
 	})
 }
 
@@ -70,6 +71,11 @@ type delivery struct {
 	status    int
 	duplicate bool
 	handshake bool
+	// What the endpoint's delivery log records (hooks_log.go): nothing
+	// while ep is nil (an unknown path, or no endpoint could be read).
+	received time.Time
+	ep       *hookEndpoint
+	entry    logEntry
 }
 
 func (d *delivery) WriteHeader(code int) {
@@ -105,13 +111,16 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 		return
 	case errors.Is(err, errAwaitingSecret) && ep.Enabled:
 		s.log.Info("webhook refused: its endpoint has no secret yet (AddEndpointSecret)", zap.String("endpoint_id", ep.ID.String()))
+		w.refuse(ep, outcomeOther, "the endpoint has no secret yet (AddEndpointSecret)")
 		hookError(w, http.StatusUnauthorized, "unauthorized")
 		return
 	case errors.Is(err, errAwaitingSecret):
+		w.refuse(ep, outcomeDisabled, "the endpoint is disabled")
 		hookError(w, http.StatusNotFound, "not found")
 		return
 	case errors.Is(err, errMisconfigured):
 		s.log.Error("endpoint cannot verify; refusing its requests", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
+		w.refuse(ep, outcomeOther, "the endpoint cannot verify: its stored configuration is broken (see the node's log)")
 		hookError(w, http.StatusUnauthorized, "unauthorized")
 		return
 	case err != nil:
@@ -119,16 +128,19 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 		unavailable(w)
 		return
 	case !ep.Enabled:
+		w.refuse(ep, outcomeDisabled, "the endpoint is disabled")
 		hookError(w, http.StatusNotFound, "not found")
 		return
 	}
 	w.scheme = string(ep.Verify.Scheme)
 	now := time.Now()
 	if ok, wait := s.limits.allow(ep.ID, ep.RatePerSecond, now); !ok {
+		w.refuse(ep, outcomeRateLimited, "over the endpoint's rate limit")
 		tooMany(w, wait)
 		return
 	}
 	if ok, wait := s.limits.allow(ep.HumanID, ep.TenantRatePerSecond, now); !ok {
+		w.refuse(ep, outcomeRateLimited, "over the tenant's rate limit")
 		tooMany(w, wait)
 		return
 	}
@@ -138,15 +150,18 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 	}
 	body, status := readBody(w.ResponseWriter, r, ep.MaxBodyBytes) // unwrapped, for MaxBytesReader (see metrics.HTTP)
 	if status != 0 {
+		w.refuseBody(ep, status, r.ContentLength)
 		hookError(w, status, http.StatusText(status))
 		return
 	}
+	w.entry.size = int64(len(body))
 	if s.handshake(w, r, ep, verify.Request{Body: body, Header: r.Header, Now: now}) {
 		return
 	}
 	res, err := ep.Verifier.Verify(verify.Request{Body: body, Header: r.Header, Now: now, URL: signedURL(r, ep)})
 	if err != nil {
 		s.log.Info("webhook not verified", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
+		w.refuseUnverified(ep, err)
 		hookError(w, http.StatusUnauthorized, "unauthorized")
 		return
 	}
@@ -156,6 +171,7 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 	if what, err := unstorableText(ev); err != nil {
 		// Not the database's fault: a retry would fail the same way.
 		s.log.Info("webhook refused: text that cannot be stored", zap.String("endpoint_id", ep.ID.String()), zap.String("in", what))
+		w.verified(ep, outcomeOther, ev, store.Stored{}, what+" "+err.Error())
 		hookError(w, http.StatusBadRequest, what+" "+err.Error())
 		return
 	}
@@ -167,10 +183,12 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 	}
 	if err != nil {
 		s.log.Warn("webhook: store failed; answering 503", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
+		w.verified(ep, outcomeUnavailable, ev, store.Stored{}, "the database could not store it; the sender retries")
 		unavailable(w)
 		return
 	}
 	s.received(ev, stored)
+	w.verified(ep, outcomeAccepted, ev, stored, "")
 	w.Header().Set("Content-Type", "application/json")
 	if stored.Duplicate {
 		w.duplicate = true

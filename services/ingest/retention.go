@@ -23,7 +23,7 @@ const (
 // retention and (with Options.NodeID) the pull adapters. Without them
 // webhooks are stored one statement each.
 func (s *Server) Components() []lifecycle.Component {
-	cs := []lifecycle.Component{s.batcher, lifecycle.NewLoop(Name+"-retention", retentionInterval, lifecycle.Warned(s.log, "event retention failed", s.PruneOnce))}
+	cs := []lifecycle.Component{s.batcher, s.deliveries, lifecycle.NewLoop(Name+"-retention", retentionInterval, lifecycle.Warned(s.log, "event retention failed", s.PruneOnce))}
 	if s.adapters != nil {
 		cs = append(cs, s.adapters)
 	}

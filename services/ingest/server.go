@@ -84,6 +84,8 @@ type Server struct {
 	limits    *limiters
 	batcher   *batcher
 	adapters  *adapterRunner // nil without Options.NodeID
+	// deliveries is the webhook endpoints' delivery log writer.
+	deliveries *deliveryLog
 }
 
 // New returns the ingest service over pool.
@@ -99,7 +101,8 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	}
 	s := &Server{
 		log: log, store: st, todos: todos, sources: src, opts: opts, endpoints: newEndpoints(src), limits: newLimiters(),
-		batcher: newBatcher(st, opts.Metrics.GroupCommitObserver(Name+"-group-commit")),
+		batcher:    newBatcher(st, opts.Metrics.GroupCommitObserver(Name+"-group-commit")),
+		deliveries: newDeliveryLog(log, st),
 	}
 	if err := src.OnEndpointChange(s.endpoints.forget); err != nil {
 		// Only a wiring bug gets here (the node builds its services before

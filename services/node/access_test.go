@@ -53,6 +53,7 @@ var accessMatrix = map[string][]string{
 	"/switchboard.queue.v1.QueueService/GetTodo":        readersAndAgents,
 	"/switchboard.queue.v1.QueueService/ListTodos":      readersAndAgents,
 	"/switchboard.queue.v1.QueueService/Redrive":        tenantAdmins,
+	"/switchboard.queue.v1.QueueService/RetryTodo":      tenantAdmins,
 	"/switchboard.queue.v1.QueueService/QueueStats":     readersAndAgents,
 	"/switchboard.queue.v1.QueueService/PauseQueue":     tenantAdmins,
 	"/switchboard.queue.v1.QueueService/ResumeQueue":    tenantAdmins,
@@ -68,14 +69,17 @@ var accessMatrix = map[string][]string{
 	"/switchboard.ingest.v1.IngestService/ListEvents":   readersAndAgents,
 	"/switchboard.ingest.v1.IngestService/ReplayEvent":  enqueuers,
 	"/switchboard.ingest.v1.IngestService/ReplayEvents": enqueuers,
+	// The delivery log is the endpoint's: GetEndpoint's callers.
+	"/switchboard.ingest.v1.IngestService/ListDeliveries": tenantAdmins,
 
 	"/switchboard.registry.v1.RegistryService/GetHealth":  everyone,
 	"/switchboard.registry.v1.RegistryService/ListNodes":  onlyAdministr,
 	"/switchboard.registry.v1.RegistryService/WatchNodes": onlyAdministr,
 
-	"/switchboard.realtime.v1.RealtimeService/Publish":   talkers,
-	"/switchboard.realtime.v1.RealtimeService/Subscribe": readersAndAgents,
-	"/switchboard.realtime.v1.RealtimeService/Presence":  readersAndAgents,
+	"/switchboard.realtime.v1.RealtimeService/Publish":      talkers,
+	"/switchboard.realtime.v1.RealtimeService/Subscribe":    readersAndAgents,
+	"/switchboard.realtime.v1.RealtimeService/Presence":     readersAndAgents,
+	"/switchboard.realtime.v1.RealtimeService/ListChannels": readersAndAgents,
 
 	"/switchboard.admin.v1.AdminService/CreateHuman":      onlyAdministr,
 	"/switchboard.admin.v1.AdminService/GetHuman":         tenantAdmins,

@@ -107,7 +107,10 @@ func listFilter(req *queuev1.ListTodosRequest) (store.ListFilter, string, error)
 		}
 		f.AgentID = &id
 	}
-	return f, req.GetQueue() + "|" + req.GetState().String() + "|" + req.GetAgentId(), nil
+	if err := listFilterMore(req, &f); err != nil {
+		return f, "", err
+	}
+	return f, listScope(req), nil
 }
 
 // decodePageToken returns the id a token continues before; nil for none.
@@ -168,3 +171,22 @@ func (s *Server) Redrive(ctx context.Context, req *queuev1.RedriveRequest) (*que
 }
 
 func itemPrefixIDs(i int) string { return fmt.Sprintf("ids[%d]", i) }
+
+// RetryTodo makes a PENDING todo that waits (a retry's backoff, a future
+// run_at) due now and wakes its queue's claimers as an Enqueue would. A
+// PENDING todo already due is answered unchanged, with no event.
+func (s *Server) RetryTodo(ctx context.Context, req *queuev1.RetryTodoRequest) (*queuev1.RetryTodoResponse, error) {
+	c, err := callerOf(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	t, changed, err := s.store.RetryNow(ctx, c, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		s.todos.emit(EventRetried, t)
+		s.todos.announce(t.HumanID, t.Queue, 1)
+	}
+	return &queuev1.RetryTodoResponse{Todo: s.todoProto(t)}, nil
+}

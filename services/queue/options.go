@@ -136,6 +136,7 @@ const (
 	EventCancelled EventKind = "cancelled"
 	EventExpired   EventKind = "expired" // lease expired; State pending or dead
 	EventRedriven  EventKind = "redriven"
+	EventRetried   EventKind = "retried"  // RetryTodo made a waiting pending todo due now
 	EventProgress  EventKind = "progress" // a Heartbeat stored progress; State is running
 )
 

@@ -18,7 +18,7 @@ import (
 //
 //	sys:queue:<queue>   todo.enqueued, todo.claimed, todo.completed, todo.failed,
 //	                    todo.released, todo.cancelled, todo.expired, todo.redriven,
-//	                    todo.progress
+//	                    todo.retried, todo.progress
 //	                    (payload: todo_id, queue, state, agent_id; todo.progress
 //	                    adds progress, the worker's JSON object, and progress_at);
 //	                    queue.paused, queue.resumed (payload: queue, state =

@@ -34,15 +34,35 @@ func (canonicalBase64) DecodeString(s string) ([]byte, error) {
 	return base64.StdEncoding.Strict().DecodeString(s)
 }
 
-// unverifiedError carries a log-only reason; it must never be built from a
-// secret or an expected signature.
-type unverifiedError struct{ reason string }
+// unverifiedError carries a reason for logs and the endpoint's delivery
+// log; it must never be built from a secret, an expected signature or the
+// request's own bytes. stale marks a signed timestamp outside the
+// tolerance (ErrTimestamp).
+type unverifiedError struct {
+	reason string
+	stale  bool
+}
 
 func (e *unverifiedError) Error() string { return ErrUnverified.Error() + ": " + e.reason }
 
 func (e *unverifiedError) Unwrap() error { return ErrUnverified }
 
+// Is makes a stale timestamp's error match ErrTimestamp too.
+func (e *unverifiedError) Is(target error) bool { return e.stale && target == ErrTimestamp }
+
 func unverified(reason string) error { return &unverifiedError{reason: reason} }
+
+// Reason is the short reason a verification failed ("signature mismatch",
+// "timestamp too old", "missing header Stripe-Signature"), safe to show the
+// endpoint's owner: the verifiers build it from fixed words and header
+// names only. "" when err is not a verification failure.
+func Reason(err error) string {
+	var u *unverifiedError
+	if errors.As(err, &u) {
+		return u.reason
+	}
+	return ""
+}
 
 // singleHeader returns the one value of name. A repeated header is rejected
 // rather than resolved, because picking one of several values is exactly the
@@ -88,10 +108,10 @@ func signedTimestamp(raw string, now time.Time, tolerance time.Duration) (time.T
 		now = time.Now()
 	}
 	if now.Sub(ts) > tolerance {
-		return time.Time{}, unverified("timestamp too old")
+		return time.Time{}, &unverifiedError{reason: "timestamp too old", stale: true}
 	}
 	if ts.Sub(now) > tolerance {
-		return time.Time{}, unverified("timestamp too far in the future")
+		return time.Time{}, &unverifiedError{reason: "timestamp too far in the future", stale: true}
 	}
 	return ts, nil
 }

@@ -11,6 +11,10 @@ import (
 // ErrUnverified is wrapped by every verification failure.
 var ErrUnverified = errors.New("verify: request not verified")
 
+// ErrTimestamp is matched (errors.Is) by a failure whose signed timestamp
+// was outside the tolerance: too old (a replay) or too far in the future.
+var ErrTimestamp = errors.New("verify: timestamp outside the tolerance")
+
 // Scheme names a webhook authentication scheme.
 type Scheme string
 

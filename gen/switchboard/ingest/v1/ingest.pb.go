@@ -22,6 +22,97 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// DeliveryOutcome is what became of a webhook delivery.
+type DeliveryOutcome int32
+
+const (
+	// Not used.
+	DeliveryOutcome_DELIVERY_OUTCOME_UNSPECIFIED DeliveryOutcome = 0
+	// Verified and stored as a new event (200).
+	DeliveryOutcome_DELIVERY_OUTCOME_ACCEPTED DeliveryOutcome = 1
+	// Verified; the event was already stored (200, nothing written).
+	DeliveryOutcome_DELIVERY_OUTCOME_DUPLICATE DeliveryOutcome = 2
+	// A provider's handshake (a subscription challenge), answered and not
+	// stored.
+	DeliveryOutcome_DELIVERY_OUTCOME_HANDSHAKE DeliveryOutcome = 3
+	// The signature or credential did not verify, or a header it needs was
+	// missing or malformed (401).
+	DeliveryOutcome_DELIVERY_OUTCOME_REJECTED_SIGNATURE DeliveryOutcome = 4
+	// The signed timestamp was outside the endpoint's tolerance: too old (a
+	// replay) or too far in the future (401).
+	DeliveryOutcome_DELIVERY_OUTCOME_REJECTED_TIMESTAMP DeliveryOutcome = 5
+	// The body was over the endpoint's cap (413).
+	DeliveryOutcome_DELIVERY_OUTCOME_REJECTED_TOO_LARGE DeliveryOutcome = 6
+	// The endpoint is disabled (404 to the sender).
+	DeliveryOutcome_DELIVERY_OUTCOME_REJECTED_DISABLED DeliveryOutcome = 7
+	// Over the endpoint's or the tenant's rate limit (429).
+	DeliveryOutcome_DELIVERY_OUTCOME_REJECTED_RATE_LIMITED DeliveryOutcome = 8
+	// Refused for another reason, named in detail: the endpoint has no
+	// secret yet or cannot verify (401), a header that cannot be stored
+	// (400), a body not received in time (408) or broken (400).
+	DeliveryOutcome_DELIVERY_OUTCOME_REJECTED_OTHER DeliveryOutcome = 9
+	// Verified, but the database could not store it (503; the sender
+	// retries).
+	DeliveryOutcome_DELIVERY_OUTCOME_UNAVAILABLE DeliveryOutcome = 10
+)
+
+// Enum value maps for DeliveryOutcome.
+var (
+	DeliveryOutcome_name = map[int32]string{
+		0:  "DELIVERY_OUTCOME_UNSPECIFIED",
+		1:  "DELIVERY_OUTCOME_ACCEPTED",
+		2:  "DELIVERY_OUTCOME_DUPLICATE",
+		3:  "DELIVERY_OUTCOME_HANDSHAKE",
+		4:  "DELIVERY_OUTCOME_REJECTED_SIGNATURE",
+		5:  "DELIVERY_OUTCOME_REJECTED_TIMESTAMP",
+		6:  "DELIVERY_OUTCOME_REJECTED_TOO_LARGE",
+		7:  "DELIVERY_OUTCOME_REJECTED_DISABLED",
+		8:  "DELIVERY_OUTCOME_REJECTED_RATE_LIMITED",
+		9:  "DELIVERY_OUTCOME_REJECTED_OTHER",
+		10: "DELIVERY_OUTCOME_UNAVAILABLE",
+	}
+	DeliveryOutcome_value = map[string]int32{
+		"DELIVERY_OUTCOME_UNSPECIFIED":           0,
+		"DELIVERY_OUTCOME_ACCEPTED":              1,
+		"DELIVERY_OUTCOME_DUPLICATE":             2,
+		"DELIVERY_OUTCOME_HANDSHAKE":             3,
+		"DELIVERY_OUTCOME_REJECTED_SIGNATURE":    4,
+		"DELIVERY_OUTCOME_REJECTED_TIMESTAMP":    5,
+		"DELIVERY_OUTCOME_REJECTED_TOO_LARGE":    6,
+		"DELIVERY_OUTCOME_REJECTED_DISABLED":     7,
+		"DELIVERY_OUTCOME_REJECTED_RATE_LIMITED": 8,
+		"DELIVERY_OUTCOME_REJECTED_OTHER":        9,
+		"DELIVERY_OUTCOME_UNAVAILABLE":           10,
+	}
+)
+
+func (x DeliveryOutcome) Enum() *DeliveryOutcome {
+	p := new(DeliveryOutcome)
+	*p = x
+	return p
+}
+
+func (x DeliveryOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DeliveryOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_switchboard_ingest_v1_ingest_proto_enumTypes[0].Descriptor()
+}
+
+func (DeliveryOutcome) Type() protoreflect.EnumType {
+	return &file_switchboard_ingest_v1_ingest_proto_enumTypes[0]
+}
+
+func (x DeliveryOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DeliveryOutcome.Descriptor instead.
+func (DeliveryOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_switchboard_ingest_v1_ingest_proto_rawDescGZIP(), []int{0}
+}
+
 // Event is one verified inbound event, stored durably exactly once per
 // delivery (table events). Events arrive through vended webhook endpoints
 // (POST /hooks/{slug}), pull adapters, or PublishEvent. Every field is output
@@ -247,6 +338,133 @@ func (x *Event) GetPayloadPrunedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Delivery is one request to a webhook endpoint, as its delivery log
+// (IngestService.ListDeliveries) shows it.
+type Delivery struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// When the node received it (the node's clock).
+	ReceivedAt *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=received_at,json=receivedAt,proto3" json:"received_at,omitempty"`
+	// What became of it.
+	Outcome DeliveryOutcome `protobuf:"varint,2,opt,name=outcome,proto3,enum=switchboard.ingest.v1.DeliveryOutcome" json:"outcome,omitempty"`
+	// The HTTP status the sender was answered with, for example 200, 401.
+	HttpStatus int32 `protobuf:"varint,3,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
+	// The event stored (ACCEPTED); 0 otherwise. The event itself may since
+	// have been removed by retention.
+	EventId int64 `protobuf:"varint,4,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// The provider's delivery id (ACCEPTED, DUPLICATE); empty otherwise or
+	// when the provider sends none.
+	DeliveryId string `protobuf:"bytes,5,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
+	// The provider's event type (ACCEPTED, DUPLICATE); empty otherwise or
+	// when none could be read.
+	Topic string `protobuf:"bytes,6,opt,name=topic,proto3" json:"topic,omitempty"`
+	// A short reason the server wrote for a refusal ("signature mismatch",
+	// "timestamp too old", "missing header Stripe-Signature", …); empty for
+	// an accepted delivery. Never a secret, a signature or the body.
+	Detail string `protobuf:"bytes,7,opt,name=detail,proto3" json:"detail,omitempty"`
+	// Size of the body in bytes: as read, or for a body over the cap the
+	// size the sender announced (0 when it announced none).
+	SizeBytes int64 `protobuf:"varint,8,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// Refusals of this endpoint on the same node that were not recorded one
+	// by one just before this entry (refusals are recorded at most a few a
+	// second per endpoint and node); ≥ 0.
+	DroppedBefore int32 `protobuf:"varint,9,opt,name=dropped_before,json=droppedBefore,proto3" json:"dropped_before,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Delivery) Reset() {
+	*x = Delivery{}
+	mi := &file_switchboard_ingest_v1_ingest_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Delivery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Delivery) ProtoMessage() {}
+
+func (x *Delivery) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_ingest_v1_ingest_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Delivery.ProtoReflect.Descriptor instead.
+func (*Delivery) Descriptor() ([]byte, []int) {
+	return file_switchboard_ingest_v1_ingest_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Delivery) GetReceivedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReceivedAt
+	}
+	return nil
+}
+
+func (x *Delivery) GetOutcome() DeliveryOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return DeliveryOutcome_DELIVERY_OUTCOME_UNSPECIFIED
+}
+
+func (x *Delivery) GetHttpStatus() int32 {
+	if x != nil {
+		return x.HttpStatus
+	}
+	return 0
+}
+
+func (x *Delivery) GetEventId() int64 {
+	if x != nil {
+		return x.EventId
+	}
+	return 0
+}
+
+func (x *Delivery) GetDeliveryId() string {
+	if x != nil {
+		return x.DeliveryId
+	}
+	return ""
+}
+
+func (x *Delivery) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *Delivery) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *Delivery) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *Delivery) GetDroppedBefore() int32 {
+	if x != nil {
+		return x.DroppedBefore
+	}
+	return 0
+}
+
 var File_switchboard_ingest_v1_ingest_proto protoreflect.FileDescriptor
 
 const file_switchboard_ingest_v1_ingest_proto_rawDesc = "" +
@@ -278,7 +496,34 @@ const file_switchboard_ingest_v1_ingest_proto_rawDesc = "" +
 	"\x11payload_pruned_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\x0fpayloadPrunedAt\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01BGZEgithub.com/switchboard/switchboard/gen/switchboard/ingest/v1;ingestv1b\x06proto3"
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xda\x02\n" +
+	"\bDelivery\x12;\n" +
+	"\vreceived_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"receivedAt\x12@\n" +
+	"\aoutcome\x18\x02 \x01(\x0e2&.switchboard.ingest.v1.DeliveryOutcomeR\aoutcome\x12\x1f\n" +
+	"\vhttp_status\x18\x03 \x01(\x05R\n" +
+	"httpStatus\x12\x19\n" +
+	"\bevent_id\x18\x04 \x01(\x03R\aeventId\x12\x1f\n" +
+	"\vdelivery_id\x18\x05 \x01(\tR\n" +
+	"deliveryId\x12\x14\n" +
+	"\x05topic\x18\x06 \x01(\tR\x05topic\x12\x16\n" +
+	"\x06detail\x18\a \x01(\tR\x06detail\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\b \x01(\x03R\tsizeBytes\x12%\n" +
+	"\x0edropped_before\x18\t \x01(\x05R\rdroppedBefore*\xa8\x03\n" +
+	"\x0fDeliveryOutcome\x12 \n" +
+	"\x1cDELIVERY_OUTCOME_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19DELIVERY_OUTCOME_ACCEPTED\x10\x01\x12\x1e\n" +
+	"\x1aDELIVERY_OUTCOME_DUPLICATE\x10\x02\x12\x1e\n" +
+	"\x1aDELIVERY_OUTCOME_HANDSHAKE\x10\x03\x12'\n" +
+	"#DELIVERY_OUTCOME_REJECTED_SIGNATURE\x10\x04\x12'\n" +
+	"#DELIVERY_OUTCOME_REJECTED_TIMESTAMP\x10\x05\x12'\n" +
+	"#DELIVERY_OUTCOME_REJECTED_TOO_LARGE\x10\x06\x12&\n" +
+	"\"DELIVERY_OUTCOME_REJECTED_DISABLED\x10\a\x12*\n" +
+	"&DELIVERY_OUTCOME_REJECTED_RATE_LIMITED\x10\b\x12#\n" +
+	"\x1fDELIVERY_OUTCOME_REJECTED_OTHER\x10\t\x12 \n" +
+	"\x1cDELIVERY_OUTCOME_UNAVAILABLE\x10\n" +
+	"BGZEgithub.com/switchboard/switchboard/gen/switchboard/ingest/v1;ingestv1b\x06proto3"
 
 var (
 	file_switchboard_ingest_v1_ingest_proto_rawDescOnce sync.Once
@@ -292,22 +537,27 @@ func file_switchboard_ingest_v1_ingest_proto_rawDescGZIP() []byte {
 	return file_switchboard_ingest_v1_ingest_proto_rawDescData
 }
 
-var file_switchboard_ingest_v1_ingest_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_switchboard_ingest_v1_ingest_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_switchboard_ingest_v1_ingest_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_switchboard_ingest_v1_ingest_proto_goTypes = []any{
-	(*Event)(nil),                 // 0: switchboard.ingest.v1.Event
-	nil,                           // 1: switchboard.ingest.v1.Event.HeadersEntry
-	(*timestamppb.Timestamp)(nil), // 2: google.protobuf.Timestamp
+	(DeliveryOutcome)(0),          // 0: switchboard.ingest.v1.DeliveryOutcome
+	(*Event)(nil),                 // 1: switchboard.ingest.v1.Event
+	(*Delivery)(nil),              // 2: switchboard.ingest.v1.Delivery
+	nil,                           // 3: switchboard.ingest.v1.Event.HeadersEntry
+	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
 }
 var file_switchboard_ingest_v1_ingest_proto_depIdxs = []int32{
-	2, // 0: switchboard.ingest.v1.Event.received_at:type_name -> google.protobuf.Timestamp
-	1, // 1: switchboard.ingest.v1.Event.headers:type_name -> switchboard.ingest.v1.Event.HeadersEntry
-	2, // 2: switchboard.ingest.v1.Event.last_replayed_at:type_name -> google.protobuf.Timestamp
-	2, // 3: switchboard.ingest.v1.Event.payload_pruned_at:type_name -> google.protobuf.Timestamp
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	4, // 0: switchboard.ingest.v1.Event.received_at:type_name -> google.protobuf.Timestamp
+	3, // 1: switchboard.ingest.v1.Event.headers:type_name -> switchboard.ingest.v1.Event.HeadersEntry
+	4, // 2: switchboard.ingest.v1.Event.last_replayed_at:type_name -> google.protobuf.Timestamp
+	4, // 3: switchboard.ingest.v1.Event.payload_pruned_at:type_name -> google.protobuf.Timestamp
+	4, // 4: switchboard.ingest.v1.Delivery.received_at:type_name -> google.protobuf.Timestamp
+	0, // 5: switchboard.ingest.v1.Delivery.outcome:type_name -> switchboard.ingest.v1.DeliveryOutcome
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_ingest_v1_ingest_proto_init() }
@@ -320,13 +570,14 @@ func file_switchboard_ingest_v1_ingest_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_ingest_v1_ingest_proto_rawDesc), len(file_switchboard_ingest_v1_ingest_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   2,
+			NumEnums:      1,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_switchboard_ingest_v1_ingest_proto_goTypes,
 		DependencyIndexes: file_switchboard_ingest_v1_ingest_proto_depIdxs,
+		EnumInfos:         file_switchboard_ingest_v1_ingest_proto_enumTypes,
 		MessageInfos:      file_switchboard_ingest_v1_ingest_proto_msgTypes,
 	}.Build()
 	File_switchboard_ingest_v1_ingest_proto = out.File

@@ -25,6 +25,107 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ListDeliveriesRequest names the endpoint whose deliveries to list.
+type ListDeliveriesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Endpoint id (uuid). Required.
+	EndpointId string `protobuf:"bytes,1,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
+	// Maximum number of deliveries to return, 0–100; 0 means 50.
+	PageSize      int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDeliveriesRequest) Reset() {
+	*x = ListDeliveriesRequest{}
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDeliveriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDeliveriesRequest) ProtoMessage() {}
+
+func (x *ListDeliveriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDeliveriesRequest.ProtoReflect.Descriptor instead.
+func (*ListDeliveriesRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ListDeliveriesRequest) GetEndpointId() string {
+	if x != nil {
+		return x.EndpointId
+	}
+	return ""
+}
+
+func (x *ListDeliveriesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+// ListDeliveriesResponse is the endpoint's most recent deliveries.
+type ListDeliveriesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Deliveries, newest first.
+	Deliveries    []*Delivery `protobuf:"bytes,1,rep,name=deliveries,proto3" json:"deliveries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDeliveriesResponse) Reset() {
+	*x = ListDeliveriesResponse{}
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDeliveriesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDeliveriesResponse) ProtoMessage() {}
+
+func (x *ListDeliveriesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDeliveriesResponse.ProtoReflect.Descriptor instead.
+func (*ListDeliveriesResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ListDeliveriesResponse) GetDeliveries() []*Delivery {
+	if x != nil {
+		return x.Deliveries
+	}
+	return nil
+}
+
 // PublishEventRequest is an event sent by a producer or an agent.
 type PublishEventRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -60,7 +161,7 @@ type PublishEventRequest struct {
 
 func (x *PublishEventRequest) Reset() {
 	*x = PublishEventRequest{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[0]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -72,7 +173,7 @@ func (x *PublishEventRequest) String() string {
 func (*PublishEventRequest) ProtoMessage() {}
 
 func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[0]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -85,7 +186,7 @@ func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
 func (*PublishEventRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{0}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PublishEventRequest) GetTopic() string {
@@ -153,7 +254,7 @@ type PublishEventResponse struct {
 
 func (x *PublishEventResponse) Reset() {
 	*x = PublishEventResponse{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[1]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -165,7 +266,7 @@ func (x *PublishEventResponse) String() string {
 func (*PublishEventResponse) ProtoMessage() {}
 
 func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[1]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -178,7 +279,7 @@ func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
 func (*PublishEventResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{1}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PublishEventResponse) GetEvent() *Event {
@@ -213,7 +314,7 @@ type GetEventRequest struct {
 
 func (x *GetEventRequest) Reset() {
 	*x = GetEventRequest{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[2]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -225,7 +326,7 @@ func (x *GetEventRequest) String() string {
 func (*GetEventRequest) ProtoMessage() {}
 
 func (x *GetEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[2]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -238,7 +339,7 @@ func (x *GetEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEventRequest.ProtoReflect.Descriptor instead.
 func (*GetEventRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{2}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetEventRequest) GetId() int64 {
@@ -259,7 +360,7 @@ type GetEventResponse struct {
 
 func (x *GetEventResponse) Reset() {
 	*x = GetEventResponse{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[3]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -271,7 +372,7 @@ func (x *GetEventResponse) String() string {
 func (*GetEventResponse) ProtoMessage() {}
 
 func (x *GetEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[3]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -284,7 +385,7 @@ func (x *GetEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEventResponse.ProtoReflect.Descriptor instead.
 func (*GetEventResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{3}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetEventResponse) GetEvent() *Event {
@@ -333,7 +434,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[4]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +446,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[4]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +459,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{4}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListEventsRequest) GetSource() string {
@@ -437,7 +538,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[5]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -449,7 +550,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[5]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -462,7 +563,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{5}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -503,7 +604,7 @@ type ReplayEventRequest struct {
 
 func (x *ReplayEventRequest) Reset() {
 	*x = ReplayEventRequest{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[6]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -515,7 +616,7 @@ func (x *ReplayEventRequest) String() string {
 func (*ReplayEventRequest) ProtoMessage() {}
 
 func (x *ReplayEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[6]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -528,7 +629,7 @@ func (x *ReplayEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayEventRequest.ProtoReflect.Descriptor instead.
 func (*ReplayEventRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{6}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReplayEventRequest) GetEventId() int64 {
@@ -574,7 +675,7 @@ type ReplayedTodo struct {
 
 func (x *ReplayedTodo) Reset() {
 	*x = ReplayedTodo{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[7]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -586,7 +687,7 @@ func (x *ReplayedTodo) String() string {
 func (*ReplayedTodo) ProtoMessage() {}
 
 func (x *ReplayedTodo) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[7]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -599,7 +700,7 @@ func (x *ReplayedTodo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayedTodo.ProtoReflect.Descriptor instead.
 func (*ReplayedTodo) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{7}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ReplayedTodo) GetTodoId() int64 {
@@ -640,7 +741,7 @@ type ReplayEventResponse struct {
 
 func (x *ReplayEventResponse) Reset() {
 	*x = ReplayEventResponse{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[8]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -652,7 +753,7 @@ func (x *ReplayEventResponse) String() string {
 func (*ReplayEventResponse) ProtoMessage() {}
 
 func (x *ReplayEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[8]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -665,7 +766,7 @@ func (x *ReplayEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayEventResponse.ProtoReflect.Descriptor instead.
 func (*ReplayEventResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{8}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReplayEventResponse) GetEvent() *Event {
@@ -725,7 +826,7 @@ type ReplayEventsRequest struct {
 
 func (x *ReplayEventsRequest) Reset() {
 	*x = ReplayEventsRequest{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[9]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -737,7 +838,7 @@ func (x *ReplayEventsRequest) String() string {
 func (*ReplayEventsRequest) ProtoMessage() {}
 
 func (x *ReplayEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[9]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -750,7 +851,7 @@ func (x *ReplayEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayEventsRequest.ProtoReflect.Descriptor instead.
 func (*ReplayEventsRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{9}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReplayEventsRequest) GetEndpointId() string {
@@ -848,7 +949,7 @@ type ReplayEventsResponse struct {
 
 func (x *ReplayEventsResponse) Reset() {
 	*x = ReplayEventsResponse{}
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[10]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -860,7 +961,7 @@ func (x *ReplayEventsResponse) String() string {
 func (*ReplayEventsResponse) ProtoMessage() {}
 
 func (x *ReplayEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[10]
+	mi := &file_switchboard_ingest_v1_ingest_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -873,7 +974,7 @@ func (x *ReplayEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayEventsResponse.ProtoReflect.Descriptor instead.
 func (*ReplayEventsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{10}
+	return file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ReplayEventsResponse) GetReplayed() int32 {
@@ -922,7 +1023,15 @@ var File_switchboard_ingest_v1_ingest_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_ingest_v1_ingest_service_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/ingest/v1/ingest_service.proto\x12\x15switchboard.ingest.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\"switchboard/ingest/v1/ingest.proto\x1a switchboard/queue/v1/queue.proto\"\xc5\x03\n" +
+	"*switchboard/ingest/v1/ingest_service.proto\x12\x15switchboard.ingest.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\"switchboard/ingest/v1/ingest.proto\x1a switchboard/queue/v1/queue.proto\"m\n" +
+	"\x15ListDeliveriesRequest\x12,\n" +
+	"\vendpoint_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\n" +
+	"endpointId\x12&\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\"Y\n" +
+	"\x16ListDeliveriesResponse\x12?\n" +
+	"\n" +
+	"deliveries\x18\x01 \x03(\v2\x1f.switchboard.ingest.v1.DeliveryR\n" +
+	"deliveries\"\xc5\x03\n" +
 	"\x13PublishEventRequest\x12#\n" +
 	"\x05topic\x18\x01 \x01(\tB\r\xbaH\n" +
 	"\xc8\x01\x01r\x05\x10\x01\x18\xff\x01R\x05topic\x12#\n" +
@@ -1001,14 +1110,15 @@ const file_switchboard_ingest_v1_ingest_service_proto_rawDesc = "" +
 	"\x0eskipped_pruned\x18\x03 \x01(\x05R\rskippedPruned\x12*\n" +
 	"\x11skipped_no_target\x18\x04 \x01(\x05R\x0fskippedNoTarget\x12\"\n" +
 	"\rlast_event_id\x18\x05 \x01(\x03R\vlastEventId\x12\x12\n" +
-	"\x04more\x18\x06 \x01(\bR\x04more2\x99\x05\n" +
+	"\x04more\x18\x06 \x01(\bR\x04more2\xba\x06\n" +
 	"\rIngestService\x12\x7f\n" +
 	"\fPublishEvent\x12*.switchboard.ingest.v1.PublishEventRequest\x1a+.switchboard.ingest.v1.PublishEventResponse\"\x16\x82\xd3\xe4\x93\x02\x10:\x01*\"\v/api/events\x12u\n" +
 	"\bGetEvent\x12&.switchboard.ingest.v1.GetEventRequest\x1a'.switchboard.ingest.v1.GetEventResponse\"\x18\x82\xd3\xe4\x93\x02\x12\x12\x10/api/events/{id}\x12v\n" +
 	"\n" +
 	"ListEvents\x12(.switchboard.ingest.v1.ListEventsRequest\x1a).switchboard.ingest.v1.ListEventsResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/api/events\x12\x8e\x01\n" +
 	"\vReplayEvent\x12).switchboard.ingest.v1.ReplayEventRequest\x1a*.switchboard.ingest.v1.ReplayEventResponse\"(\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/api/events/{event_id}:replay\x12\x86\x01\n" +
-	"\fReplayEvents\x12*.switchboard.ingest.v1.ReplayEventsRequest\x1a+.switchboard.ingest.v1.ReplayEventsResponse\"\x1d\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/events:replayBGZEgithub.com/switchboard/switchboard/gen/switchboard/ingest/v1;ingestv1b\x06proto3"
+	"\fReplayEvents\x12*.switchboard.ingest.v1.ReplayEventsRequest\x1a+.switchboard.ingest.v1.ReplayEventsResponse\"\x1d\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/api/events:replay\x12\x9e\x01\n" +
+	"\x0eListDeliveries\x12,.switchboard.ingest.v1.ListDeliveriesRequest\x1a-.switchboard.ingest.v1.ListDeliveriesResponse\"/\x82\xd3\xe4\x93\x02)\x12'/api/endpoints/{endpoint_id}/deliveriesBGZEgithub.com/switchboard/switchboard/gen/switchboard/ingest/v1;ingestv1b\x06proto3"
 
 var (
 	file_switchboard_ingest_v1_ingest_service_proto_rawDescOnce sync.Once
@@ -1022,51 +1132,57 @@ func file_switchboard_ingest_v1_ingest_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_ingest_v1_ingest_service_proto_rawDescData
 }
 
-var file_switchboard_ingest_v1_ingest_service_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_switchboard_ingest_v1_ingest_service_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_switchboard_ingest_v1_ingest_service_proto_goTypes = []any{
-	(*PublishEventRequest)(nil),   // 0: switchboard.ingest.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),  // 1: switchboard.ingest.v1.PublishEventResponse
-	(*GetEventRequest)(nil),       // 2: switchboard.ingest.v1.GetEventRequest
-	(*GetEventResponse)(nil),      // 3: switchboard.ingest.v1.GetEventResponse
-	(*ListEventsRequest)(nil),     // 4: switchboard.ingest.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),    // 5: switchboard.ingest.v1.ListEventsResponse
-	(*ReplayEventRequest)(nil),    // 6: switchboard.ingest.v1.ReplayEventRequest
-	(*ReplayedTodo)(nil),          // 7: switchboard.ingest.v1.ReplayedTodo
-	(*ReplayEventResponse)(nil),   // 8: switchboard.ingest.v1.ReplayEventResponse
-	(*ReplayEventsRequest)(nil),   // 9: switchboard.ingest.v1.ReplayEventsRequest
-	(*ReplayEventsResponse)(nil),  // 10: switchboard.ingest.v1.ReplayEventsResponse
-	nil,                           // 11: switchboard.ingest.v1.PublishEventRequest.HeadersEntry
-	(*Event)(nil),                 // 12: switchboard.ingest.v1.Event
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
-	(v1.TodoState)(0),             // 14: switchboard.queue.v1.TodoState
+	(*ListDeliveriesRequest)(nil),  // 0: switchboard.ingest.v1.ListDeliveriesRequest
+	(*ListDeliveriesResponse)(nil), // 1: switchboard.ingest.v1.ListDeliveriesResponse
+	(*PublishEventRequest)(nil),    // 2: switchboard.ingest.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),   // 3: switchboard.ingest.v1.PublishEventResponse
+	(*GetEventRequest)(nil),        // 4: switchboard.ingest.v1.GetEventRequest
+	(*GetEventResponse)(nil),       // 5: switchboard.ingest.v1.GetEventResponse
+	(*ListEventsRequest)(nil),      // 6: switchboard.ingest.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),     // 7: switchboard.ingest.v1.ListEventsResponse
+	(*ReplayEventRequest)(nil),     // 8: switchboard.ingest.v1.ReplayEventRequest
+	(*ReplayedTodo)(nil),           // 9: switchboard.ingest.v1.ReplayedTodo
+	(*ReplayEventResponse)(nil),    // 10: switchboard.ingest.v1.ReplayEventResponse
+	(*ReplayEventsRequest)(nil),    // 11: switchboard.ingest.v1.ReplayEventsRequest
+	(*ReplayEventsResponse)(nil),   // 12: switchboard.ingest.v1.ReplayEventsResponse
+	nil,                            // 13: switchboard.ingest.v1.PublishEventRequest.HeadersEntry
+	(*Delivery)(nil),               // 14: switchboard.ingest.v1.Delivery
+	(*Event)(nil),                  // 15: switchboard.ingest.v1.Event
+	(*timestamppb.Timestamp)(nil),  // 16: google.protobuf.Timestamp
+	(v1.TodoState)(0),              // 17: switchboard.queue.v1.TodoState
 }
 var file_switchboard_ingest_v1_ingest_service_proto_depIdxs = []int32{
-	11, // 0: switchboard.ingest.v1.PublishEventRequest.headers:type_name -> switchboard.ingest.v1.PublishEventRequest.HeadersEntry
-	12, // 1: switchboard.ingest.v1.PublishEventResponse.event:type_name -> switchboard.ingest.v1.Event
-	12, // 2: switchboard.ingest.v1.GetEventResponse.event:type_name -> switchboard.ingest.v1.Event
-	13, // 3: switchboard.ingest.v1.ListEventsRequest.received_after:type_name -> google.protobuf.Timestamp
-	13, // 4: switchboard.ingest.v1.ListEventsRequest.received_before:type_name -> google.protobuf.Timestamp
-	14, // 5: switchboard.ingest.v1.ListEventsRequest.todo_state:type_name -> switchboard.queue.v1.TodoState
-	12, // 6: switchboard.ingest.v1.ListEventsResponse.events:type_name -> switchboard.ingest.v1.Event
-	12, // 7: switchboard.ingest.v1.ReplayEventResponse.event:type_name -> switchboard.ingest.v1.Event
-	7,  // 8: switchboard.ingest.v1.ReplayEventResponse.todos:type_name -> switchboard.ingest.v1.ReplayedTodo
-	13, // 9: switchboard.ingest.v1.ReplayEventsRequest.received_after:type_name -> google.protobuf.Timestamp
-	13, // 10: switchboard.ingest.v1.ReplayEventsRequest.received_before:type_name -> google.protobuf.Timestamp
-	0,  // 11: switchboard.ingest.v1.IngestService.PublishEvent:input_type -> switchboard.ingest.v1.PublishEventRequest
-	2,  // 12: switchboard.ingest.v1.IngestService.GetEvent:input_type -> switchboard.ingest.v1.GetEventRequest
-	4,  // 13: switchboard.ingest.v1.IngestService.ListEvents:input_type -> switchboard.ingest.v1.ListEventsRequest
-	6,  // 14: switchboard.ingest.v1.IngestService.ReplayEvent:input_type -> switchboard.ingest.v1.ReplayEventRequest
-	9,  // 15: switchboard.ingest.v1.IngestService.ReplayEvents:input_type -> switchboard.ingest.v1.ReplayEventsRequest
-	1,  // 16: switchboard.ingest.v1.IngestService.PublishEvent:output_type -> switchboard.ingest.v1.PublishEventResponse
-	3,  // 17: switchboard.ingest.v1.IngestService.GetEvent:output_type -> switchboard.ingest.v1.GetEventResponse
-	5,  // 18: switchboard.ingest.v1.IngestService.ListEvents:output_type -> switchboard.ingest.v1.ListEventsResponse
-	8,  // 19: switchboard.ingest.v1.IngestService.ReplayEvent:output_type -> switchboard.ingest.v1.ReplayEventResponse
-	10, // 20: switchboard.ingest.v1.IngestService.ReplayEvents:output_type -> switchboard.ingest.v1.ReplayEventsResponse
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	14, // 0: switchboard.ingest.v1.ListDeliveriesResponse.deliveries:type_name -> switchboard.ingest.v1.Delivery
+	13, // 1: switchboard.ingest.v1.PublishEventRequest.headers:type_name -> switchboard.ingest.v1.PublishEventRequest.HeadersEntry
+	15, // 2: switchboard.ingest.v1.PublishEventResponse.event:type_name -> switchboard.ingest.v1.Event
+	15, // 3: switchboard.ingest.v1.GetEventResponse.event:type_name -> switchboard.ingest.v1.Event
+	16, // 4: switchboard.ingest.v1.ListEventsRequest.received_after:type_name -> google.protobuf.Timestamp
+	16, // 5: switchboard.ingest.v1.ListEventsRequest.received_before:type_name -> google.protobuf.Timestamp
+	17, // 6: switchboard.ingest.v1.ListEventsRequest.todo_state:type_name -> switchboard.queue.v1.TodoState
+	15, // 7: switchboard.ingest.v1.ListEventsResponse.events:type_name -> switchboard.ingest.v1.Event
+	15, // 8: switchboard.ingest.v1.ReplayEventResponse.event:type_name -> switchboard.ingest.v1.Event
+	9,  // 9: switchboard.ingest.v1.ReplayEventResponse.todos:type_name -> switchboard.ingest.v1.ReplayedTodo
+	16, // 10: switchboard.ingest.v1.ReplayEventsRequest.received_after:type_name -> google.protobuf.Timestamp
+	16, // 11: switchboard.ingest.v1.ReplayEventsRequest.received_before:type_name -> google.protobuf.Timestamp
+	2,  // 12: switchboard.ingest.v1.IngestService.PublishEvent:input_type -> switchboard.ingest.v1.PublishEventRequest
+	4,  // 13: switchboard.ingest.v1.IngestService.GetEvent:input_type -> switchboard.ingest.v1.GetEventRequest
+	6,  // 14: switchboard.ingest.v1.IngestService.ListEvents:input_type -> switchboard.ingest.v1.ListEventsRequest
+	8,  // 15: switchboard.ingest.v1.IngestService.ReplayEvent:input_type -> switchboard.ingest.v1.ReplayEventRequest
+	11, // 16: switchboard.ingest.v1.IngestService.ReplayEvents:input_type -> switchboard.ingest.v1.ReplayEventsRequest
+	0,  // 17: switchboard.ingest.v1.IngestService.ListDeliveries:input_type -> switchboard.ingest.v1.ListDeliveriesRequest
+	3,  // 18: switchboard.ingest.v1.IngestService.PublishEvent:output_type -> switchboard.ingest.v1.PublishEventResponse
+	5,  // 19: switchboard.ingest.v1.IngestService.GetEvent:output_type -> switchboard.ingest.v1.GetEventResponse
+	7,  // 20: switchboard.ingest.v1.IngestService.ListEvents:output_type -> switchboard.ingest.v1.ListEventsResponse
+	10, // 21: switchboard.ingest.v1.IngestService.ReplayEvent:output_type -> switchboard.ingest.v1.ReplayEventResponse
+	12, // 22: switchboard.ingest.v1.IngestService.ReplayEvents:output_type -> switchboard.ingest.v1.ReplayEventsResponse
+	1,  // 23: switchboard.ingest.v1.IngestService.ListDeliveries:output_type -> switchboard.ingest.v1.ListDeliveriesResponse
+	18, // [18:24] is the sub-list for method output_type
+	12, // [12:18] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_ingest_v1_ingest_service_proto_init() }
@@ -1081,7 +1197,7 @@ func file_switchboard_ingest_v1_ingest_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_ingest_v1_ingest_service_proto_rawDesc), len(file_switchboard_ingest_v1_ingest_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,11 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	IngestService_PublishEvent_FullMethodName = "/switchboard.ingest.v1.IngestService/PublishEvent"
-	IngestService_GetEvent_FullMethodName     = "/switchboard.ingest.v1.IngestService/GetEvent"
-	IngestService_ListEvents_FullMethodName   = "/switchboard.ingest.v1.IngestService/ListEvents"
-	IngestService_ReplayEvent_FullMethodName  = "/switchboard.ingest.v1.IngestService/ReplayEvent"
-	IngestService_ReplayEvents_FullMethodName = "/switchboard.ingest.v1.IngestService/ReplayEvents"
+	IngestService_PublishEvent_FullMethodName   = "/switchboard.ingest.v1.IngestService/PublishEvent"
+	IngestService_GetEvent_FullMethodName       = "/switchboard.ingest.v1.IngestService/GetEvent"
+	IngestService_ListEvents_FullMethodName     = "/switchboard.ingest.v1.IngestService/ListEvents"
+	IngestService_ReplayEvent_FullMethodName    = "/switchboard.ingest.v1.IngestService/ReplayEvent"
+	IngestService_ReplayEvents_FullMethodName   = "/switchboard.ingest.v1.IngestService/ReplayEvents"
+	IngestService_ListDeliveries_FullMethodName = "/switchboard.ingest.v1.IngestService/ListDeliveries"
 )
 
 // IngestServiceClient is the client API for IngestService service.
@@ -91,6 +92,17 @@ type IngestServiceClient interface {
 	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown
 	// agent_id.
 	ReplayEvents(ctx context.Context, in *ReplayEventsRequest, opts ...grpc.CallOption) (*ReplayEventsResponse, error)
+	// ListDeliveries lists a webhook endpoint's most recent deliveries, newest
+	// first, with their outcomes: accepted, duplicate, and refused ones (bad
+	// signature, stale timestamp, body too large, endpoint disabled, …), the
+	// last 100 per endpoint. Each node records them in batches off the
+	// request's path, so a delivery shows up within about a second; refusals
+	// are recorded at most a few a second per endpoint and node, the rest
+	// counted in the next entry's dropped_before. Requests to an unknown path
+	// are not recorded. The log is not durable: a database crash empties it.
+	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown
+	// endpoint (or another tenant's).
+	ListDeliveries(ctx context.Context, in *ListDeliveriesRequest, opts ...grpc.CallOption) (*ListDeliveriesResponse, error)
 }
 
 type ingestServiceClient struct {
@@ -145,6 +157,16 @@ func (c *ingestServiceClient) ReplayEvents(ctx context.Context, in *ReplayEvents
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ReplayEventsResponse)
 	err := c.cc.Invoke(ctx, IngestService_ReplayEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ingestServiceClient) ListDeliveries(ctx context.Context, in *ListDeliveriesRequest, opts ...grpc.CallOption) (*ListDeliveriesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDeliveriesResponse)
+	err := c.cc.Invoke(ctx, IngestService_ListDeliveries_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +238,17 @@ type IngestServiceServer interface {
 	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown
 	// agent_id.
 	ReplayEvents(context.Context, *ReplayEventsRequest) (*ReplayEventsResponse, error)
+	// ListDeliveries lists a webhook endpoint's most recent deliveries, newest
+	// first, with their outcomes: accepted, duplicate, and refused ones (bad
+	// signature, stale timestamp, body too large, endpoint disabled, …), the
+	// last 100 per endpoint. Each node records them in batches off the
+	// request's path, so a delivery shows up within about a second; refusals
+	// are recorded at most a few a second per endpoint and node, the rest
+	// counted in the next entry's dropped_before. Requests to an unknown path
+	// are not recorded. The log is not durable: a database crash empties it.
+	// Errors: INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown
+	// endpoint (or another tenant's).
+	ListDeliveries(context.Context, *ListDeliveriesRequest) (*ListDeliveriesResponse, error)
 	mustEmbedUnimplementedIngestServiceServer()
 }
 
@@ -240,6 +273,9 @@ func (UnimplementedIngestServiceServer) ReplayEvent(context.Context, *ReplayEven
 }
 func (UnimplementedIngestServiceServer) ReplayEvents(context.Context, *ReplayEventsRequest) (*ReplayEventsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReplayEvents not implemented")
+}
+func (UnimplementedIngestServiceServer) ListDeliveries(context.Context, *ListDeliveriesRequest) (*ListDeliveriesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDeliveries not implemented")
 }
 func (UnimplementedIngestServiceServer) mustEmbedUnimplementedIngestServiceServer() {}
 func (UnimplementedIngestServiceServer) testEmbeddedByValue()                       {}
@@ -352,6 +388,24 @@ func _IngestService_ReplayEvents_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IngestService_ListDeliveries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDeliveriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IngestServiceServer).ListDeliveries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IngestService_ListDeliveries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IngestServiceServer).ListDeliveries(ctx, req.(*ListDeliveriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IngestService_ServiceDesc is the grpc.ServiceDesc for IngestService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -378,6 +432,10 @@ var IngestService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReplayEvents",
 			Handler:    _IngestService_ReplayEvents_Handler,
+		},
+		{
+			MethodName: "ListDeliveries",
+			Handler:    _IngestService_ListDeliveries_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1418,7 +1418,16 @@ type ListTodosRequest struct {
 	// Opaque token from a previous ListTodosResponse.next_page_token, at most
 	// 1024 characters; empty for the first page. Must be used with the same
 	// filters.
-	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only todos of this kind (exact match), at most 255 characters; empty
+	// means every kind.
+	Kind string `protobuf:"bytes,6,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Only todos created from this event id, ≥ 1; 0 means any.
+	EventId int64 `protobuf:"varint,7,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// Only todos created at or after this time; unset means no lower bound.
+	CreatedAfter *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_after,json=createdAfter,proto3" json:"created_after,omitempty"`
+	// Only todos created before this time; unset means no upper bound.
+	CreatedBefore *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=created_before,json=createdBefore,proto3" json:"created_before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1486,6 +1495,34 @@ func (x *ListTodosRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListTodosRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ListTodosRequest) GetEventId() int64 {
+	if x != nil {
+		return x.EventId
+	}
+	return 0
+}
+
+func (x *ListTodosRequest) GetCreatedAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAfter
+	}
+	return nil
+}
+
+func (x *ListTodosRequest) GetCreatedBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedBefore
+	}
+	return nil
 }
 
 // ListTodosResponse is one page of todos.
@@ -1657,6 +1694,98 @@ func (x *RedriveResponse) GetRedrivenCount() int64 {
 	return 0
 }
 
+// RetryTodoRequest names the pending todo to run now.
+type RetryTodoRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Todo id; ≥ 1. Required.
+	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryTodoRequest) Reset() {
+	*x = RetryTodoRequest{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryTodoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryTodoRequest) ProtoMessage() {}
+
+func (x *RetryTodoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryTodoRequest.ProtoReflect.Descriptor instead.
+func (*RetryTodoRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RetryTodoRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// RetryTodoResponse is the todo, due now.
+type RetryTodoResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The todo, PENDING with run_at at most the current time.
+	Todo          *Todo `protobuf:"bytes,1,opt,name=todo,proto3" json:"todo,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryTodoResponse) Reset() {
+	*x = RetryTodoResponse{}
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryTodoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryTodoResponse) ProtoMessage() {}
+
+func (x *RetryTodoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryTodoResponse.ProtoReflect.Descriptor instead.
+func (*RetryTodoResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RetryTodoResponse) GetTodo() *Todo {
+	if x != nil {
+		return x.Todo
+	}
+	return nil
+}
+
 // QueueStatsRequest names a queue.
 type QueueStatsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1669,7 +1798,7 @@ type QueueStatsRequest struct {
 
 func (x *QueueStatsRequest) Reset() {
 	*x = QueueStatsRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[22]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1810,7 @@ func (x *QueueStatsRequest) String() string {
 func (*QueueStatsRequest) ProtoMessage() {}
 
 func (x *QueueStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[22]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1823,7 @@ func (x *QueueStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatsRequest.ProtoReflect.Descriptor instead.
 func (*QueueStatsRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{22}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *QueueStatsRequest) GetQueue() string {
@@ -1745,7 +1874,7 @@ type QueueStatsResponse struct {
 
 func (x *QueueStatsResponse) Reset() {
 	*x = QueueStatsResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[23]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1757,7 +1886,7 @@ func (x *QueueStatsResponse) String() string {
 func (*QueueStatsResponse) ProtoMessage() {}
 
 func (x *QueueStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[23]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1770,7 +1899,7 @@ func (x *QueueStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatsResponse.ProtoReflect.Descriptor instead.
 func (*QueueStatsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{23}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *QueueStatsResponse) GetQueue() string {
@@ -1869,7 +1998,7 @@ type PauseQueueRequest struct {
 
 func (x *PauseQueueRequest) Reset() {
 	*x = PauseQueueRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[24]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1881,7 +2010,7 @@ func (x *PauseQueueRequest) String() string {
 func (*PauseQueueRequest) ProtoMessage() {}
 
 func (x *PauseQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[24]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1894,7 +2023,7 @@ func (x *PauseQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseQueueRequest.ProtoReflect.Descriptor instead.
 func (*PauseQueueRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{24}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PauseQueueRequest) GetQueue() string {
@@ -1915,7 +2044,7 @@ type PauseQueueResponse struct {
 
 func (x *PauseQueueResponse) Reset() {
 	*x = PauseQueueResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[25]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +2056,7 @@ func (x *PauseQueueResponse) String() string {
 func (*PauseQueueResponse) ProtoMessage() {}
 
 func (x *PauseQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[25]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1940,7 +2069,7 @@ func (x *PauseQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseQueueResponse.ProtoReflect.Descriptor instead.
 func (*PauseQueueResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{25}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PauseQueueResponse) GetControl() *QueueControl {
@@ -1962,7 +2091,7 @@ type ResumeQueueRequest struct {
 
 func (x *ResumeQueueRequest) Reset() {
 	*x = ResumeQueueRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[26]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2103,7 @@ func (x *ResumeQueueRequest) String() string {
 func (*ResumeQueueRequest) ProtoMessage() {}
 
 func (x *ResumeQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[26]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2116,7 @@ func (x *ResumeQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeQueueRequest.ProtoReflect.Descriptor instead.
 func (*ResumeQueueRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{26}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ResumeQueueRequest) GetQueue() string {
@@ -2008,7 +2137,7 @@ type ResumeQueueResponse struct {
 
 func (x *ResumeQueueResponse) Reset() {
 	*x = ResumeQueueResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[27]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2149,7 @@ func (x *ResumeQueueResponse) String() string {
 func (*ResumeQueueResponse) ProtoMessage() {}
 
 func (x *ResumeQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[27]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2162,7 @@ func (x *ResumeQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeQueueResponse.ProtoReflect.Descriptor instead.
 func (*ResumeQueueResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{27}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ResumeQueueResponse) GetControl() *QueueControl {
@@ -2063,7 +2192,7 @@ type QueueControl struct {
 
 func (x *QueueControl) Reset() {
 	*x = QueueControl{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[28]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2075,7 +2204,7 @@ func (x *QueueControl) String() string {
 func (*QueueControl) ProtoMessage() {}
 
 func (x *QueueControl) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[28]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2088,7 +2217,7 @@ func (x *QueueControl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueControl.ProtoReflect.Descriptor instead.
 func (*QueueControl) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{28}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *QueueControl) GetQueue() string {
@@ -2139,7 +2268,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[29]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2280,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[29]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2164,7 +2293,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{29}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListQueuesRequest) GetPageSize() int32 {
@@ -2194,7 +2323,7 @@ type ListQueuesResponse struct {
 
 func (x *ListQueuesResponse) Reset() {
 	*x = ListQueuesResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[30]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2206,7 +2335,7 @@ func (x *ListQueuesResponse) String() string {
 func (*ListQueuesResponse) ProtoMessage() {}
 
 func (x *ListQueuesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[30]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2219,7 +2348,7 @@ func (x *ListQueuesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesResponse.ProtoReflect.Descriptor instead.
 func (*ListQueuesResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{30}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListQueuesResponse) GetQueues() []*QueueSummary {
@@ -2266,7 +2395,7 @@ type QueueSummary struct {
 
 func (x *QueueSummary) Reset() {
 	*x = QueueSummary{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[31]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2407,7 @@ func (x *QueueSummary) String() string {
 func (*QueueSummary) ProtoMessage() {}
 
 func (x *QueueSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[31]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2420,7 @@ func (x *QueueSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueSummary.ProtoReflect.Descriptor instead.
 func (*QueueSummary) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{31}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *QueueSummary) GetQueue() string {
@@ -2375,7 +2504,7 @@ type HeartbeatBatchRequest struct {
 
 func (x *HeartbeatBatchRequest) Reset() {
 	*x = HeartbeatBatchRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[32]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2387,7 +2516,7 @@ func (x *HeartbeatBatchRequest) String() string {
 func (*HeartbeatBatchRequest) ProtoMessage() {}
 
 func (x *HeartbeatBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[32]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2400,7 +2529,7 @@ func (x *HeartbeatBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatBatchRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatBatchRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{32}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *HeartbeatBatchRequest) GetItems() []*HeartbeatRequest {
@@ -2425,7 +2554,7 @@ type HeartbeatBatchResult struct {
 
 func (x *HeartbeatBatchResult) Reset() {
 	*x = HeartbeatBatchResult{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[33]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2437,7 +2566,7 @@ func (x *HeartbeatBatchResult) String() string {
 func (*HeartbeatBatchResult) ProtoMessage() {}
 
 func (x *HeartbeatBatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[33]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +2579,7 @@ func (x *HeartbeatBatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatBatchResult.ProtoReflect.Descriptor instead.
 func (*HeartbeatBatchResult) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{33}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *HeartbeatBatchResult) GetId() int64 {
@@ -2485,7 +2614,7 @@ type HeartbeatBatchResponse struct {
 
 func (x *HeartbeatBatchResponse) Reset() {
 	*x = HeartbeatBatchResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[34]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2497,7 +2626,7 @@ func (x *HeartbeatBatchResponse) String() string {
 func (*HeartbeatBatchResponse) ProtoMessage() {}
 
 func (x *HeartbeatBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[34]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2510,7 +2639,7 @@ func (x *HeartbeatBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatBatchResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatBatchResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{34}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *HeartbeatBatchResponse) GetResults() []*HeartbeatBatchResult {
@@ -2531,7 +2660,7 @@ type CompleteBatchRequest struct {
 
 func (x *CompleteBatchRequest) Reset() {
 	*x = CompleteBatchRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[35]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2543,7 +2672,7 @@ func (x *CompleteBatchRequest) String() string {
 func (*CompleteBatchRequest) ProtoMessage() {}
 
 func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[35]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2556,7 +2685,7 @@ func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchRequest.ProtoReflect.Descriptor instead.
 func (*CompleteBatchRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{35}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CompleteBatchRequest) GetItems() []*CompleteRequest {
@@ -2579,7 +2708,7 @@ type CompleteBatchResult struct {
 
 func (x *CompleteBatchResult) Reset() {
 	*x = CompleteBatchResult{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[36]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2591,7 +2720,7 @@ func (x *CompleteBatchResult) String() string {
 func (*CompleteBatchResult) ProtoMessage() {}
 
 func (x *CompleteBatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[36]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2604,7 +2733,7 @@ func (x *CompleteBatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchResult.ProtoReflect.Descriptor instead.
 func (*CompleteBatchResult) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{36}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CompleteBatchResult) GetId() int64 {
@@ -2632,7 +2761,7 @@ type CompleteBatchResponse struct {
 
 func (x *CompleteBatchResponse) Reset() {
 	*x = CompleteBatchResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[37]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2644,7 +2773,7 @@ func (x *CompleteBatchResponse) String() string {
 func (*CompleteBatchResponse) ProtoMessage() {}
 
 func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[37]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2657,7 +2786,7 @@ func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchResponse.ProtoReflect.Descriptor instead.
 func (*CompleteBatchResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{37}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CompleteBatchResponse) GetResults() []*CompleteBatchResult {
@@ -2708,7 +2837,7 @@ type Schedule struct {
 
 func (x *Schedule) Reset() {
 	*x = Schedule{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[38]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2720,7 +2849,7 @@ func (x *Schedule) String() string {
 func (*Schedule) ProtoMessage() {}
 
 func (x *Schedule) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[38]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2733,7 +2862,7 @@ func (x *Schedule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Schedule.ProtoReflect.Descriptor instead.
 func (*Schedule) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{38}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Schedule) GetId() string {
@@ -2841,7 +2970,7 @@ type CreateScheduleRequest struct {
 
 func (x *CreateScheduleRequest) Reset() {
 	*x = CreateScheduleRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2853,7 +2982,7 @@ func (x *CreateScheduleRequest) String() string {
 func (*CreateScheduleRequest) ProtoMessage() {}
 
 func (x *CreateScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[39]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2866,7 +2995,7 @@ func (x *CreateScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateScheduleRequest.ProtoReflect.Descriptor instead.
 func (*CreateScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{39}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CreateScheduleRequest) GetName() string {
@@ -2922,7 +3051,7 @@ type CreateScheduleResponse struct {
 
 func (x *CreateScheduleResponse) Reset() {
 	*x = CreateScheduleResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2934,7 +3063,7 @@ func (x *CreateScheduleResponse) String() string {
 func (*CreateScheduleResponse) ProtoMessage() {}
 
 func (x *CreateScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[40]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2947,7 +3076,7 @@ func (x *CreateScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateScheduleResponse.ProtoReflect.Descriptor instead.
 func (*CreateScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{40}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CreateScheduleResponse) GetSchedule() *Schedule {
@@ -2970,7 +3099,7 @@ type ListSchedulesRequest struct {
 
 func (x *ListSchedulesRequest) Reset() {
 	*x = ListSchedulesRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[41]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2982,7 +3111,7 @@ func (x *ListSchedulesRequest) String() string {
 func (*ListSchedulesRequest) ProtoMessage() {}
 
 func (x *ListSchedulesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[41]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2995,7 +3124,7 @@ func (x *ListSchedulesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSchedulesRequest.ProtoReflect.Descriptor instead.
 func (*ListSchedulesRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{41}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListSchedulesRequest) GetPageSize() int32 {
@@ -3025,7 +3154,7 @@ type ListSchedulesResponse struct {
 
 func (x *ListSchedulesResponse) Reset() {
 	*x = ListSchedulesResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[42]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3037,7 +3166,7 @@ func (x *ListSchedulesResponse) String() string {
 func (*ListSchedulesResponse) ProtoMessage() {}
 
 func (x *ListSchedulesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[42]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3050,7 +3179,7 @@ func (x *ListSchedulesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSchedulesResponse.ProtoReflect.Descriptor instead.
 func (*ListSchedulesResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{42}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListSchedulesResponse) GetSchedules() []*Schedule {
@@ -3078,7 +3207,7 @@ type GetScheduleRequest struct {
 
 func (x *GetScheduleRequest) Reset() {
 	*x = GetScheduleRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[43]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3090,7 +3219,7 @@ func (x *GetScheduleRequest) String() string {
 func (*GetScheduleRequest) ProtoMessage() {}
 
 func (x *GetScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[43]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3103,7 +3232,7 @@ func (x *GetScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetScheduleRequest.ProtoReflect.Descriptor instead.
 func (*GetScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{43}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetScheduleRequest) GetId() string {
@@ -3124,7 +3253,7 @@ type GetScheduleResponse struct {
 
 func (x *GetScheduleResponse) Reset() {
 	*x = GetScheduleResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[44]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3136,7 +3265,7 @@ func (x *GetScheduleResponse) String() string {
 func (*GetScheduleResponse) ProtoMessage() {}
 
 func (x *GetScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[44]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3149,7 +3278,7 @@ func (x *GetScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetScheduleResponse.ProtoReflect.Descriptor instead.
 func (*GetScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{44}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetScheduleResponse) GetSchedule() *Schedule {
@@ -3182,7 +3311,7 @@ type UpdateScheduleRequest struct {
 
 func (x *UpdateScheduleRequest) Reset() {
 	*x = UpdateScheduleRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[45]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3323,7 @@ func (x *UpdateScheduleRequest) String() string {
 func (*UpdateScheduleRequest) ProtoMessage() {}
 
 func (x *UpdateScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[45]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3336,7 @@ func (x *UpdateScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateScheduleRequest.ProtoReflect.Descriptor instead.
 func (*UpdateScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{45}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *UpdateScheduleRequest) GetId() string {
@@ -3270,7 +3399,7 @@ type UpdateScheduleResponse struct {
 
 func (x *UpdateScheduleResponse) Reset() {
 	*x = UpdateScheduleResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[46]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3282,7 +3411,7 @@ func (x *UpdateScheduleResponse) String() string {
 func (*UpdateScheduleResponse) ProtoMessage() {}
 
 func (x *UpdateScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[46]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3295,7 +3424,7 @@ func (x *UpdateScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateScheduleResponse.ProtoReflect.Descriptor instead.
 func (*UpdateScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{46}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *UpdateScheduleResponse) GetSchedule() *Schedule {
@@ -3316,7 +3445,7 @@ type DeleteScheduleRequest struct {
 
 func (x *DeleteScheduleRequest) Reset() {
 	*x = DeleteScheduleRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[47]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3328,7 +3457,7 @@ func (x *DeleteScheduleRequest) String() string {
 func (*DeleteScheduleRequest) ProtoMessage() {}
 
 func (x *DeleteScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[47]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3341,7 +3470,7 @@ func (x *DeleteScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteScheduleRequest.ProtoReflect.Descriptor instead.
 func (*DeleteScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{47}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DeleteScheduleRequest) GetId() string {
@@ -3360,7 +3489,7 @@ type DeleteScheduleResponse struct {
 
 func (x *DeleteScheduleResponse) Reset() {
 	*x = DeleteScheduleResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[48]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3372,7 +3501,7 @@ func (x *DeleteScheduleResponse) String() string {
 func (*DeleteScheduleResponse) ProtoMessage() {}
 
 func (x *DeleteScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[48]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3385,7 +3514,7 @@ func (x *DeleteScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteScheduleResponse.ProtoReflect.Descriptor instead.
 func (*DeleteScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{48}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{50}
 }
 
 // SetQueueLimitsRequest sets a queue's concurrency limits.
@@ -3422,7 +3551,7 @@ type SetQueueLimitsRequest struct {
 
 func (x *SetQueueLimitsRequest) Reset() {
 	*x = SetQueueLimitsRequest{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[49]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3434,7 +3563,7 @@ func (x *SetQueueLimitsRequest) String() string {
 func (*SetQueueLimitsRequest) ProtoMessage() {}
 
 func (x *SetQueueLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[49]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3447,7 +3576,7 @@ func (x *SetQueueLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQueueLimitsRequest.ProtoReflect.Descriptor instead.
 func (*SetQueueLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{49}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SetQueueLimitsRequest) GetQueue() string {
@@ -3525,7 +3654,7 @@ type KeyPattern struct {
 
 func (x *KeyPattern) Reset() {
 	*x = KeyPattern{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[50]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3537,7 +3666,7 @@ func (x *KeyPattern) String() string {
 func (*KeyPattern) ProtoMessage() {}
 
 func (x *KeyPattern) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[50]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3550,7 +3679,7 @@ func (x *KeyPattern) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyPattern.ProtoReflect.Descriptor instead.
 func (*KeyPattern) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{50}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *KeyPattern) GetPattern() string {
@@ -3592,7 +3721,7 @@ type SetQueueLimitsResponse struct {
 
 func (x *SetQueueLimitsResponse) Reset() {
 	*x = SetQueueLimitsResponse{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[51]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3604,7 +3733,7 @@ func (x *SetQueueLimitsResponse) String() string {
 func (*SetQueueLimitsResponse) ProtoMessage() {}
 
 func (x *SetQueueLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[51]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3617,7 +3746,7 @@ func (x *SetQueueLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQueueLimitsResponse.ProtoReflect.Descriptor instead.
 func (*SetQueueLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{51}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SetQueueLimitsResponse) GetControl() *QueueControl {
@@ -3655,7 +3784,7 @@ type QueueLimits struct {
 
 func (x *QueueLimits) Reset() {
 	*x = QueueLimits{}
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[52]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3667,7 +3796,7 @@ func (x *QueueLimits) String() string {
 func (*QueueLimits) ProtoMessage() {}
 
 func (x *QueueLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[52]
+	mi := &file_switchboard_queue_v1_queue_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3680,7 +3809,7 @@ func (x *QueueLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueLimits.ProtoReflect.Descriptor instead.
 func (*QueueLimits) Descriptor() ([]byte, []int) {
-	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{52}
+	return file_switchboard_queue_v1_queue_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *QueueLimits) GetMaxRunning() int32 {
@@ -3845,7 +3974,7 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03B\n" +
 	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\"A\n" +
 	"\x0fGetTodoResponse\x12.\n" +
-	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"\x8a\x02\n" +
+	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"\x8d\x05\n" +
 	"\x10ListTodosRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xd8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\x12?\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1f.switchboard.queue.v1.TodoStateB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05state\x12&\n" +
@@ -3853,7 +3982,12 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\tpage_size\x18\x04 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"m\n" +
+	"page_token\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\x12\x1c\n" +
+	"\x04kind\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x04kind\x12\"\n" +
+	"\bevent_id\x18\a \x01(\x03B\a\xbaH\x04\"\x02(\x00R\aeventId\x12?\n" +
+	"\rcreated_after\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\fcreatedAfter\x12A\n" +
+	"\x0ecreated_before\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore:\xba\x01\xbaH\xb6\x01\x1a\xb3\x01\n" +
+	"\x18list_todos.created_range\x123created_after must not be later than created_before\x1ab!has(this.created_after) || !has(this.created_before) || this.created_after <= this.created_before\"m\n" +
 	"\x11ListTodosResponse\x120\n" +
 	"\x05todos\x18\x01 \x03(\v2\x1a.switchboard.queue.v1.TodoR\x05todos\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x93\x01\n" +
@@ -3862,7 +3996,12 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x03ids\x18\x02 \x03(\x03B\x0f\xbaH\f\x92\x01\t\x10\xe8\a\"\x04\"\x02 \x00R\x03ids\x12!\n" +
 	"\x05limit\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\x05limit\"8\n" +
 	"\x0fRedriveResponse\x12%\n" +
-	"\x0eredriven_count\x18\x01 \x01(\x03R\rredrivenCount\"P\n" +
+	"\x0eredriven_count\x18\x01 \x01(\x03R\rredrivenCount\".\n" +
+	"\x10RetryTodoRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\x03B\n" +
+	"\xbaH\a\xc8\x01\x01\"\x02 \x00R\x02id\"C\n" +
+	"\x11RetryTodoResponse\x12.\n" +
+	"\x04todo\x18\x01 \x01(\v2\x1a.switchboard.queue.v1.TodoR\x04todo\"P\n" +
 	"\x11QueueStatsRequest\x12;\n" +
 	"\x05queue\x18\x01 \x01(\tB%\xbaH\"\xc8\x01\x01r\x1d2\x1b^[a-z0-9][a-z0-9._-]{0,62}$R\x05queue\"\xeb\x03\n" +
 	"\x12QueueStatsResponse\x12\x14\n" +
@@ -4034,7 +4173,7 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\x18DEDUPE_SCOPE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16DEDUPE_SCOPE_RETENTION\x10\x01\x12\x15\n" +
 	"\x11DEDUPE_SCOPE_LIVE\x10\x02\x12\x17\n" +
-	"\x13DEDUPE_SCOPE_WINDOW\x10\x032\xc8\x17\n" +
+	"\x13DEDUPE_SCOPE_WINDOW\x10\x032\xc8\x18\n" +
 	"\fQueueService\x12|\n" +
 	"\aEnqueue\x12$.switchboard.queue.v1.EnqueueRequest\x1a%.switchboard.queue.v1.EnqueueResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/api/queues/{queue}/todos\x12\x91\x01\n" +
 	"\fEnqueueBatch\x12).switchboard.queue.v1.EnqueueBatchRequest\x1a*.switchboard.queue.v1.EnqueueBatchResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/queues/{queue}/todos:batch\x12v\n" +
@@ -4049,7 +4188,8 @@ const file_switchboard_queue_v1_queue_service_proto_rawDesc = "" +
 	"\aGetTodo\x12$.switchboard.queue.v1.GetTodoRequest\x1a%.switchboard.queue.v1.GetTodoResponse\"\x17\x82\xd3\xe4\x93\x02\x11\x12\x0f/api/todos/{id}\x12p\n" +
 	"\tListTodos\x12&.switchboard.queue.v1.ListTodosRequest\x1a'.switchboard.queue.v1.ListTodosResponse\"\x12\x82\xd3\xe4\x93\x02\f\x12\n" +
 	"/api/todos\x12~\n" +
-	"\aRedrive\x12$.switchboard.queue.v1.RedriveRequest\x1a%.switchboard.queue.v1.RedriveResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/api/queues/{queue}:redrive\x12\x82\x01\n" +
+	"\aRedrive\x12$.switchboard.queue.v1.RedriveRequest\x1a%.switchboard.queue.v1.RedriveResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/api/queues/{queue}:redrive\x12~\n" +
+	"\tRetryTodo\x12&.switchboard.queue.v1.RetryTodoRequest\x1a'.switchboard.queue.v1.RetryTodoResponse\" \x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/api/todos/{id}:retry\x12\x82\x01\n" +
 	"\n" +
 	"QueueStats\x12'.switchboard.queue.v1.QueueStatsRequest\x1a(.switchboard.queue.v1.QueueStatsResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/api/queues/{queue}/stats\x12\x85\x01\n" +
 	"\n" +
@@ -4077,7 +4217,7 @@ func file_switchboard_queue_v1_queue_service_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_queue_v1_queue_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_switchboard_queue_v1_queue_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(BatchOutcome)(0),              // 0: switchboard.queue.v1.BatchOutcome
 	(Misfire)(0),                   // 1: switchboard.queue.v1.Misfire
@@ -4104,152 +4244,159 @@ var file_switchboard_queue_v1_queue_service_proto_goTypes = []any{
 	(*ListTodosResponse)(nil),      // 22: switchboard.queue.v1.ListTodosResponse
 	(*RedriveRequest)(nil),         // 23: switchboard.queue.v1.RedriveRequest
 	(*RedriveResponse)(nil),        // 24: switchboard.queue.v1.RedriveResponse
-	(*QueueStatsRequest)(nil),      // 25: switchboard.queue.v1.QueueStatsRequest
-	(*QueueStatsResponse)(nil),     // 26: switchboard.queue.v1.QueueStatsResponse
-	(*PauseQueueRequest)(nil),      // 27: switchboard.queue.v1.PauseQueueRequest
-	(*PauseQueueResponse)(nil),     // 28: switchboard.queue.v1.PauseQueueResponse
-	(*ResumeQueueRequest)(nil),     // 29: switchboard.queue.v1.ResumeQueueRequest
-	(*ResumeQueueResponse)(nil),    // 30: switchboard.queue.v1.ResumeQueueResponse
-	(*QueueControl)(nil),           // 31: switchboard.queue.v1.QueueControl
-	(*ListQueuesRequest)(nil),      // 32: switchboard.queue.v1.ListQueuesRequest
-	(*ListQueuesResponse)(nil),     // 33: switchboard.queue.v1.ListQueuesResponse
-	(*QueueSummary)(nil),           // 34: switchboard.queue.v1.QueueSummary
-	(*HeartbeatBatchRequest)(nil),  // 35: switchboard.queue.v1.HeartbeatBatchRequest
-	(*HeartbeatBatchResult)(nil),   // 36: switchboard.queue.v1.HeartbeatBatchResult
-	(*HeartbeatBatchResponse)(nil), // 37: switchboard.queue.v1.HeartbeatBatchResponse
-	(*CompleteBatchRequest)(nil),   // 38: switchboard.queue.v1.CompleteBatchRequest
-	(*CompleteBatchResult)(nil),    // 39: switchboard.queue.v1.CompleteBatchResult
-	(*CompleteBatchResponse)(nil),  // 40: switchboard.queue.v1.CompleteBatchResponse
-	(*Schedule)(nil),               // 41: switchboard.queue.v1.Schedule
-	(*CreateScheduleRequest)(nil),  // 42: switchboard.queue.v1.CreateScheduleRequest
-	(*CreateScheduleResponse)(nil), // 43: switchboard.queue.v1.CreateScheduleResponse
-	(*ListSchedulesRequest)(nil),   // 44: switchboard.queue.v1.ListSchedulesRequest
-	(*ListSchedulesResponse)(nil),  // 45: switchboard.queue.v1.ListSchedulesResponse
-	(*GetScheduleRequest)(nil),     // 46: switchboard.queue.v1.GetScheduleRequest
-	(*GetScheduleResponse)(nil),    // 47: switchboard.queue.v1.GetScheduleResponse
-	(*UpdateScheduleRequest)(nil),  // 48: switchboard.queue.v1.UpdateScheduleRequest
-	(*UpdateScheduleResponse)(nil), // 49: switchboard.queue.v1.UpdateScheduleResponse
-	(*DeleteScheduleRequest)(nil),  // 50: switchboard.queue.v1.DeleteScheduleRequest
-	(*DeleteScheduleResponse)(nil), // 51: switchboard.queue.v1.DeleteScheduleResponse
-	(*SetQueueLimitsRequest)(nil),  // 52: switchboard.queue.v1.SetQueueLimitsRequest
-	(*KeyPattern)(nil),             // 53: switchboard.queue.v1.KeyPattern
-	(*SetQueueLimitsResponse)(nil), // 54: switchboard.queue.v1.SetQueueLimitsResponse
-	(*QueueLimits)(nil),            // 55: switchboard.queue.v1.QueueLimits
-	(*structpb.Struct)(nil),        // 56: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),  // 57: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),    // 58: google.protobuf.Duration
-	(*Todo)(nil),                   // 59: switchboard.queue.v1.Todo
-	(TodoState)(0),                 // 60: switchboard.queue.v1.TodoState
-	(*VacuumHealth)(nil),           // 61: switchboard.queue.v1.VacuumHealth
+	(*RetryTodoRequest)(nil),       // 25: switchboard.queue.v1.RetryTodoRequest
+	(*RetryTodoResponse)(nil),      // 26: switchboard.queue.v1.RetryTodoResponse
+	(*QueueStatsRequest)(nil),      // 27: switchboard.queue.v1.QueueStatsRequest
+	(*QueueStatsResponse)(nil),     // 28: switchboard.queue.v1.QueueStatsResponse
+	(*PauseQueueRequest)(nil),      // 29: switchboard.queue.v1.PauseQueueRequest
+	(*PauseQueueResponse)(nil),     // 30: switchboard.queue.v1.PauseQueueResponse
+	(*ResumeQueueRequest)(nil),     // 31: switchboard.queue.v1.ResumeQueueRequest
+	(*ResumeQueueResponse)(nil),    // 32: switchboard.queue.v1.ResumeQueueResponse
+	(*QueueControl)(nil),           // 33: switchboard.queue.v1.QueueControl
+	(*ListQueuesRequest)(nil),      // 34: switchboard.queue.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),     // 35: switchboard.queue.v1.ListQueuesResponse
+	(*QueueSummary)(nil),           // 36: switchboard.queue.v1.QueueSummary
+	(*HeartbeatBatchRequest)(nil),  // 37: switchboard.queue.v1.HeartbeatBatchRequest
+	(*HeartbeatBatchResult)(nil),   // 38: switchboard.queue.v1.HeartbeatBatchResult
+	(*HeartbeatBatchResponse)(nil), // 39: switchboard.queue.v1.HeartbeatBatchResponse
+	(*CompleteBatchRequest)(nil),   // 40: switchboard.queue.v1.CompleteBatchRequest
+	(*CompleteBatchResult)(nil),    // 41: switchboard.queue.v1.CompleteBatchResult
+	(*CompleteBatchResponse)(nil),  // 42: switchboard.queue.v1.CompleteBatchResponse
+	(*Schedule)(nil),               // 43: switchboard.queue.v1.Schedule
+	(*CreateScheduleRequest)(nil),  // 44: switchboard.queue.v1.CreateScheduleRequest
+	(*CreateScheduleResponse)(nil), // 45: switchboard.queue.v1.CreateScheduleResponse
+	(*ListSchedulesRequest)(nil),   // 46: switchboard.queue.v1.ListSchedulesRequest
+	(*ListSchedulesResponse)(nil),  // 47: switchboard.queue.v1.ListSchedulesResponse
+	(*GetScheduleRequest)(nil),     // 48: switchboard.queue.v1.GetScheduleRequest
+	(*GetScheduleResponse)(nil),    // 49: switchboard.queue.v1.GetScheduleResponse
+	(*UpdateScheduleRequest)(nil),  // 50: switchboard.queue.v1.UpdateScheduleRequest
+	(*UpdateScheduleResponse)(nil), // 51: switchboard.queue.v1.UpdateScheduleResponse
+	(*DeleteScheduleRequest)(nil),  // 52: switchboard.queue.v1.DeleteScheduleRequest
+	(*DeleteScheduleResponse)(nil), // 53: switchboard.queue.v1.DeleteScheduleResponse
+	(*SetQueueLimitsRequest)(nil),  // 54: switchboard.queue.v1.SetQueueLimitsRequest
+	(*KeyPattern)(nil),             // 55: switchboard.queue.v1.KeyPattern
+	(*SetQueueLimitsResponse)(nil), // 56: switchboard.queue.v1.SetQueueLimitsResponse
+	(*QueueLimits)(nil),            // 57: switchboard.queue.v1.QueueLimits
+	(*structpb.Struct)(nil),        // 58: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 59: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 60: google.protobuf.Duration
+	(*Todo)(nil),                   // 61: switchboard.queue.v1.Todo
+	(TodoState)(0),                 // 62: switchboard.queue.v1.TodoState
+	(*VacuumHealth)(nil),           // 63: switchboard.queue.v1.VacuumHealth
 }
 var file_switchboard_queue_v1_queue_service_proto_depIdxs = []int32{
-	56, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
-	57, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
+	58, // 0: switchboard.queue.v1.EnqueueRequest.payload:type_name -> google.protobuf.Struct
+	59, // 1: switchboard.queue.v1.EnqueueRequest.run_at:type_name -> google.protobuf.Timestamp
 	2,  // 2: switchboard.queue.v1.EnqueueRequest.dedupe_scope:type_name -> switchboard.queue.v1.DedupeScope
-	58, // 3: switchboard.queue.v1.EnqueueRequest.dedupe_window:type_name -> google.protobuf.Duration
-	59, // 4: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
+	60, // 3: switchboard.queue.v1.EnqueueRequest.dedupe_window:type_name -> google.protobuf.Duration
+	61, // 4: switchboard.queue.v1.EnqueueResponse.todo:type_name -> switchboard.queue.v1.Todo
 	3,  // 5: switchboard.queue.v1.EnqueueBatchRequest.requests:type_name -> switchboard.queue.v1.EnqueueRequest
 	4,  // 6: switchboard.queue.v1.EnqueueBatchResponse.responses:type_name -> switchboard.queue.v1.EnqueueResponse
-	58, // 7: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	59, // 8: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
-	56, // 9: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
-	57, // 10: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	56, // 11: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
-	59, // 12: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
-	58, // 13: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	59, // 14: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
-	58, // 15: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	59, // 16: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
-	59, // 17: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
-	59, // 18: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
-	60, // 19: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
-	59, // 20: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
-	61, // 21: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
-	57, // 22: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
-	55, // 23: switchboard.queue.v1.QueueStatsResponse.limits:type_name -> switchboard.queue.v1.QueueLimits
-	31, // 24: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	31, // 25: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	57, // 26: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
-	57, // 27: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
-	55, // 28: switchboard.queue.v1.QueueControl.limits:type_name -> switchboard.queue.v1.QueueLimits
-	34, // 29: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
-	55, // 30: switchboard.queue.v1.QueueSummary.limits:type_name -> switchboard.queue.v1.QueueLimits
-	9,  // 31: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
-	0,  // 32: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	57, // 33: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
-	36, // 34: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
-	11, // 35: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
-	0,  // 36: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
-	39, // 37: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
-	3,  // 38: switchboard.queue.v1.Schedule.template:type_name -> switchboard.queue.v1.EnqueueRequest
-	1,  // 39: switchboard.queue.v1.Schedule.misfire:type_name -> switchboard.queue.v1.Misfire
-	57, // 40: switchboard.queue.v1.Schedule.next_runs:type_name -> google.protobuf.Timestamp
-	57, // 41: switchboard.queue.v1.Schedule.last_run_at:type_name -> google.protobuf.Timestamp
-	57, // 42: switchboard.queue.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
-	57, // 43: switchboard.queue.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
-	3,  // 44: switchboard.queue.v1.CreateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
-	1,  // 45: switchboard.queue.v1.CreateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
-	41, // 46: switchboard.queue.v1.CreateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
-	41, // 47: switchboard.queue.v1.ListSchedulesResponse.schedules:type_name -> switchboard.queue.v1.Schedule
-	41, // 48: switchboard.queue.v1.GetScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
-	3,  // 49: switchboard.queue.v1.UpdateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
-	1,  // 50: switchboard.queue.v1.UpdateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
-	41, // 51: switchboard.queue.v1.UpdateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
-	53, // 52: switchboard.queue.v1.SetQueueLimitsRequest.key_patterns:type_name -> switchboard.queue.v1.KeyPattern
-	31, // 53: switchboard.queue.v1.SetQueueLimitsResponse.control:type_name -> switchboard.queue.v1.QueueControl
-	57, // 54: switchboard.queue.v1.QueueLimits.updated_at:type_name -> google.protobuf.Timestamp
-	53, // 55: switchboard.queue.v1.QueueLimits.key_patterns:type_name -> switchboard.queue.v1.KeyPattern
-	3,  // 56: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
-	5,  // 57: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
-	7,  // 58: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
-	9,  // 59: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
-	11, // 60: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
-	35, // 61: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
-	38, // 62: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
-	13, // 63: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
-	15, // 64: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
-	17, // 65: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
-	19, // 66: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
-	21, // 67: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
-	23, // 68: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
-	25, // 69: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
-	27, // 70: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
-	29, // 71: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
-	32, // 72: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
-	42, // 73: switchboard.queue.v1.QueueService.CreateSchedule:input_type -> switchboard.queue.v1.CreateScheduleRequest
-	44, // 74: switchboard.queue.v1.QueueService.ListSchedules:input_type -> switchboard.queue.v1.ListSchedulesRequest
-	46, // 75: switchboard.queue.v1.QueueService.GetSchedule:input_type -> switchboard.queue.v1.GetScheduleRequest
-	48, // 76: switchboard.queue.v1.QueueService.UpdateSchedule:input_type -> switchboard.queue.v1.UpdateScheduleRequest
-	50, // 77: switchboard.queue.v1.QueueService.DeleteSchedule:input_type -> switchboard.queue.v1.DeleteScheduleRequest
-	52, // 78: switchboard.queue.v1.QueueService.SetQueueLimits:input_type -> switchboard.queue.v1.SetQueueLimitsRequest
-	4,  // 79: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
-	6,  // 80: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
-	8,  // 81: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
-	10, // 82: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
-	12, // 83: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
-	37, // 84: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
-	40, // 85: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
-	14, // 86: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
-	16, // 87: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
-	18, // 88: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
-	20, // 89: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
-	22, // 90: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
-	24, // 91: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
-	26, // 92: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
-	28, // 93: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
-	30, // 94: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
-	33, // 95: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
-	43, // 96: switchboard.queue.v1.QueueService.CreateSchedule:output_type -> switchboard.queue.v1.CreateScheduleResponse
-	45, // 97: switchboard.queue.v1.QueueService.ListSchedules:output_type -> switchboard.queue.v1.ListSchedulesResponse
-	47, // 98: switchboard.queue.v1.QueueService.GetSchedule:output_type -> switchboard.queue.v1.GetScheduleResponse
-	49, // 99: switchboard.queue.v1.QueueService.UpdateSchedule:output_type -> switchboard.queue.v1.UpdateScheduleResponse
-	51, // 100: switchboard.queue.v1.QueueService.DeleteSchedule:output_type -> switchboard.queue.v1.DeleteScheduleResponse
-	54, // 101: switchboard.queue.v1.QueueService.SetQueueLimits:output_type -> switchboard.queue.v1.SetQueueLimitsResponse
-	79, // [79:102] is the sub-list for method output_type
-	56, // [56:79] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	60, // 7: switchboard.queue.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	61, // 8: switchboard.queue.v1.ClaimResponse.todos:type_name -> switchboard.queue.v1.Todo
+	58, // 9: switchboard.queue.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Struct
+	59, // 10: switchboard.queue.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	58, // 11: switchboard.queue.v1.CompleteRequest.result:type_name -> google.protobuf.Struct
+	61, // 12: switchboard.queue.v1.CompleteResponse.todo:type_name -> switchboard.queue.v1.Todo
+	60, // 13: switchboard.queue.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	61, // 14: switchboard.queue.v1.FailResponse.todo:type_name -> switchboard.queue.v1.Todo
+	60, // 15: switchboard.queue.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	61, // 16: switchboard.queue.v1.ReleaseResponse.todo:type_name -> switchboard.queue.v1.Todo
+	61, // 17: switchboard.queue.v1.CancelResponse.todo:type_name -> switchboard.queue.v1.Todo
+	61, // 18: switchboard.queue.v1.GetTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	62, // 19: switchboard.queue.v1.ListTodosRequest.state:type_name -> switchboard.queue.v1.TodoState
+	59, // 20: switchboard.queue.v1.ListTodosRequest.created_after:type_name -> google.protobuf.Timestamp
+	59, // 21: switchboard.queue.v1.ListTodosRequest.created_before:type_name -> google.protobuf.Timestamp
+	61, // 22: switchboard.queue.v1.ListTodosResponse.todos:type_name -> switchboard.queue.v1.Todo
+	61, // 23: switchboard.queue.v1.RetryTodoResponse.todo:type_name -> switchboard.queue.v1.Todo
+	63, // 24: switchboard.queue.v1.QueueStatsResponse.vacuum:type_name -> switchboard.queue.v1.VacuumHealth
+	59, // 25: switchboard.queue.v1.QueueStatsResponse.paused_at:type_name -> google.protobuf.Timestamp
+	57, // 26: switchboard.queue.v1.QueueStatsResponse.limits:type_name -> switchboard.queue.v1.QueueLimits
+	33, // 27: switchboard.queue.v1.PauseQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	33, // 28: switchboard.queue.v1.ResumeQueueResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	59, // 29: switchboard.queue.v1.QueueControl.paused_at:type_name -> google.protobuf.Timestamp
+	59, // 30: switchboard.queue.v1.QueueControl.updated_at:type_name -> google.protobuf.Timestamp
+	57, // 31: switchboard.queue.v1.QueueControl.limits:type_name -> switchboard.queue.v1.QueueLimits
+	36, // 32: switchboard.queue.v1.ListQueuesResponse.queues:type_name -> switchboard.queue.v1.QueueSummary
+	57, // 33: switchboard.queue.v1.QueueSummary.limits:type_name -> switchboard.queue.v1.QueueLimits
+	9,  // 34: switchboard.queue.v1.HeartbeatBatchRequest.items:type_name -> switchboard.queue.v1.HeartbeatRequest
+	0,  // 35: switchboard.queue.v1.HeartbeatBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	59, // 36: switchboard.queue.v1.HeartbeatBatchResult.lease_expires_at:type_name -> google.protobuf.Timestamp
+	38, // 37: switchboard.queue.v1.HeartbeatBatchResponse.results:type_name -> switchboard.queue.v1.HeartbeatBatchResult
+	11, // 38: switchboard.queue.v1.CompleteBatchRequest.items:type_name -> switchboard.queue.v1.CompleteRequest
+	0,  // 39: switchboard.queue.v1.CompleteBatchResult.outcome:type_name -> switchboard.queue.v1.BatchOutcome
+	41, // 40: switchboard.queue.v1.CompleteBatchResponse.results:type_name -> switchboard.queue.v1.CompleteBatchResult
+	3,  // 41: switchboard.queue.v1.Schedule.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 42: switchboard.queue.v1.Schedule.misfire:type_name -> switchboard.queue.v1.Misfire
+	59, // 43: switchboard.queue.v1.Schedule.next_runs:type_name -> google.protobuf.Timestamp
+	59, // 44: switchboard.queue.v1.Schedule.last_run_at:type_name -> google.protobuf.Timestamp
+	59, // 45: switchboard.queue.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
+	59, // 46: switchboard.queue.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 47: switchboard.queue.v1.CreateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 48: switchboard.queue.v1.CreateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
+	43, // 49: switchboard.queue.v1.CreateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	43, // 50: switchboard.queue.v1.ListSchedulesResponse.schedules:type_name -> switchboard.queue.v1.Schedule
+	43, // 51: switchboard.queue.v1.GetScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	3,  // 52: switchboard.queue.v1.UpdateScheduleRequest.template:type_name -> switchboard.queue.v1.EnqueueRequest
+	1,  // 53: switchboard.queue.v1.UpdateScheduleRequest.misfire:type_name -> switchboard.queue.v1.Misfire
+	43, // 54: switchboard.queue.v1.UpdateScheduleResponse.schedule:type_name -> switchboard.queue.v1.Schedule
+	55, // 55: switchboard.queue.v1.SetQueueLimitsRequest.key_patterns:type_name -> switchboard.queue.v1.KeyPattern
+	33, // 56: switchboard.queue.v1.SetQueueLimitsResponse.control:type_name -> switchboard.queue.v1.QueueControl
+	59, // 57: switchboard.queue.v1.QueueLimits.updated_at:type_name -> google.protobuf.Timestamp
+	55, // 58: switchboard.queue.v1.QueueLimits.key_patterns:type_name -> switchboard.queue.v1.KeyPattern
+	3,  // 59: switchboard.queue.v1.QueueService.Enqueue:input_type -> switchboard.queue.v1.EnqueueRequest
+	5,  // 60: switchboard.queue.v1.QueueService.EnqueueBatch:input_type -> switchboard.queue.v1.EnqueueBatchRequest
+	7,  // 61: switchboard.queue.v1.QueueService.Claim:input_type -> switchboard.queue.v1.ClaimRequest
+	9,  // 62: switchboard.queue.v1.QueueService.Heartbeat:input_type -> switchboard.queue.v1.HeartbeatRequest
+	11, // 63: switchboard.queue.v1.QueueService.Complete:input_type -> switchboard.queue.v1.CompleteRequest
+	37, // 64: switchboard.queue.v1.QueueService.HeartbeatBatch:input_type -> switchboard.queue.v1.HeartbeatBatchRequest
+	40, // 65: switchboard.queue.v1.QueueService.CompleteBatch:input_type -> switchboard.queue.v1.CompleteBatchRequest
+	13, // 66: switchboard.queue.v1.QueueService.Fail:input_type -> switchboard.queue.v1.FailRequest
+	15, // 67: switchboard.queue.v1.QueueService.Release:input_type -> switchboard.queue.v1.ReleaseRequest
+	17, // 68: switchboard.queue.v1.QueueService.Cancel:input_type -> switchboard.queue.v1.CancelRequest
+	19, // 69: switchboard.queue.v1.QueueService.GetTodo:input_type -> switchboard.queue.v1.GetTodoRequest
+	21, // 70: switchboard.queue.v1.QueueService.ListTodos:input_type -> switchboard.queue.v1.ListTodosRequest
+	23, // 71: switchboard.queue.v1.QueueService.Redrive:input_type -> switchboard.queue.v1.RedriveRequest
+	25, // 72: switchboard.queue.v1.QueueService.RetryTodo:input_type -> switchboard.queue.v1.RetryTodoRequest
+	27, // 73: switchboard.queue.v1.QueueService.QueueStats:input_type -> switchboard.queue.v1.QueueStatsRequest
+	29, // 74: switchboard.queue.v1.QueueService.PauseQueue:input_type -> switchboard.queue.v1.PauseQueueRequest
+	31, // 75: switchboard.queue.v1.QueueService.ResumeQueue:input_type -> switchboard.queue.v1.ResumeQueueRequest
+	34, // 76: switchboard.queue.v1.QueueService.ListQueues:input_type -> switchboard.queue.v1.ListQueuesRequest
+	44, // 77: switchboard.queue.v1.QueueService.CreateSchedule:input_type -> switchboard.queue.v1.CreateScheduleRequest
+	46, // 78: switchboard.queue.v1.QueueService.ListSchedules:input_type -> switchboard.queue.v1.ListSchedulesRequest
+	48, // 79: switchboard.queue.v1.QueueService.GetSchedule:input_type -> switchboard.queue.v1.GetScheduleRequest
+	50, // 80: switchboard.queue.v1.QueueService.UpdateSchedule:input_type -> switchboard.queue.v1.UpdateScheduleRequest
+	52, // 81: switchboard.queue.v1.QueueService.DeleteSchedule:input_type -> switchboard.queue.v1.DeleteScheduleRequest
+	54, // 82: switchboard.queue.v1.QueueService.SetQueueLimits:input_type -> switchboard.queue.v1.SetQueueLimitsRequest
+	4,  // 83: switchboard.queue.v1.QueueService.Enqueue:output_type -> switchboard.queue.v1.EnqueueResponse
+	6,  // 84: switchboard.queue.v1.QueueService.EnqueueBatch:output_type -> switchboard.queue.v1.EnqueueBatchResponse
+	8,  // 85: switchboard.queue.v1.QueueService.Claim:output_type -> switchboard.queue.v1.ClaimResponse
+	10, // 86: switchboard.queue.v1.QueueService.Heartbeat:output_type -> switchboard.queue.v1.HeartbeatResponse
+	12, // 87: switchboard.queue.v1.QueueService.Complete:output_type -> switchboard.queue.v1.CompleteResponse
+	39, // 88: switchboard.queue.v1.QueueService.HeartbeatBatch:output_type -> switchboard.queue.v1.HeartbeatBatchResponse
+	42, // 89: switchboard.queue.v1.QueueService.CompleteBatch:output_type -> switchboard.queue.v1.CompleteBatchResponse
+	14, // 90: switchboard.queue.v1.QueueService.Fail:output_type -> switchboard.queue.v1.FailResponse
+	16, // 91: switchboard.queue.v1.QueueService.Release:output_type -> switchboard.queue.v1.ReleaseResponse
+	18, // 92: switchboard.queue.v1.QueueService.Cancel:output_type -> switchboard.queue.v1.CancelResponse
+	20, // 93: switchboard.queue.v1.QueueService.GetTodo:output_type -> switchboard.queue.v1.GetTodoResponse
+	22, // 94: switchboard.queue.v1.QueueService.ListTodos:output_type -> switchboard.queue.v1.ListTodosResponse
+	24, // 95: switchboard.queue.v1.QueueService.Redrive:output_type -> switchboard.queue.v1.RedriveResponse
+	26, // 96: switchboard.queue.v1.QueueService.RetryTodo:output_type -> switchboard.queue.v1.RetryTodoResponse
+	28, // 97: switchboard.queue.v1.QueueService.QueueStats:output_type -> switchboard.queue.v1.QueueStatsResponse
+	30, // 98: switchboard.queue.v1.QueueService.PauseQueue:output_type -> switchboard.queue.v1.PauseQueueResponse
+	32, // 99: switchboard.queue.v1.QueueService.ResumeQueue:output_type -> switchboard.queue.v1.ResumeQueueResponse
+	35, // 100: switchboard.queue.v1.QueueService.ListQueues:output_type -> switchboard.queue.v1.ListQueuesResponse
+	45, // 101: switchboard.queue.v1.QueueService.CreateSchedule:output_type -> switchboard.queue.v1.CreateScheduleResponse
+	47, // 102: switchboard.queue.v1.QueueService.ListSchedules:output_type -> switchboard.queue.v1.ListSchedulesResponse
+	49, // 103: switchboard.queue.v1.QueueService.GetSchedule:output_type -> switchboard.queue.v1.GetScheduleResponse
+	51, // 104: switchboard.queue.v1.QueueService.UpdateSchedule:output_type -> switchboard.queue.v1.UpdateScheduleResponse
+	53, // 105: switchboard.queue.v1.QueueService.DeleteSchedule:output_type -> switchboard.queue.v1.DeleteScheduleResponse
+	56, // 106: switchboard.queue.v1.QueueService.SetQueueLimits:output_type -> switchboard.queue.v1.SetQueueLimitsResponse
+	83, // [83:107] is the sub-list for method output_type
+	59, // [59:83] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_queue_v1_queue_service_proto_init() }
@@ -4259,14 +4406,14 @@ func file_switchboard_queue_v1_queue_service_proto_init() {
 	}
 	file_switchboard_queue_v1_queue_proto_init()
 	file_switchboard_queue_v1_queue_service_proto_msgTypes[0].OneofWrappers = []any{}
-	file_switchboard_queue_v1_queue_service_proto_msgTypes[45].OneofWrappers = []any{}
+	file_switchboard_queue_v1_queue_service_proto_msgTypes[47].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_queue_v1_queue_service_proto_rawDesc), len(file_switchboard_queue_v1_queue_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

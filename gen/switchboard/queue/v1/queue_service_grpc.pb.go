@@ -32,6 +32,7 @@ const (
 	QueueService_GetTodo_FullMethodName        = "/switchboard.queue.v1.QueueService/GetTodo"
 	QueueService_ListTodos_FullMethodName      = "/switchboard.queue.v1.QueueService/ListTodos"
 	QueueService_Redrive_FullMethodName        = "/switchboard.queue.v1.QueueService/Redrive"
+	QueueService_RetryTodo_FullMethodName      = "/switchboard.queue.v1.QueueService/RetryTodo"
 	QueueService_QueueStats_FullMethodName     = "/switchboard.queue.v1.QueueService/QueueStats"
 	QueueService_PauseQueue_FullMethodName     = "/switchboard.queue.v1.QueueService/PauseQueue"
 	QueueService_ResumeQueue_FullMethodName    = "/switchboard.queue.v1.QueueService/ResumeQueue"
@@ -149,7 +150,8 @@ type QueueServiceClient interface {
 	// Errors: NOT_FOUND for an unknown id.
 	GetTodo(ctx context.Context, in *GetTodoRequest, opts ...grpc.CallOption) (*GetTodoResponse, error)
 	// ListTodos lists todos, newest (highest id) first, optionally filtered by
-	// queue, state and owner agent, one page at a time.
+	// queue, state, owner agent, kind, event and creation time, one page at a
+	// time.
 	// Errors: INVALID_ARGUMENT for a bad filter, page_size or page_token.
 	ListTodos(ctx context.Context, in *ListTodosRequest, opts ...grpc.CallOption) (*ListTodosResponse, error)
 	// Redrive moves DEAD todos of a queue back to PENDING, runnable
@@ -159,6 +161,16 @@ type QueueServiceClient interface {
 	// DEAD todos of this queue are skipped.
 	// Errors: INVALID_ARGUMENT for a bad field.
 	Redrive(ctx context.Context, in *RedriveRequest, opts ...grpc.CallOption) (*RedriveResponse, error)
+	// RetryTodo runs a PENDING todo that is waiting (a retry's backoff after a
+	// Fail, or a run_at in the future) now: its run_at becomes the current
+	// time and claims waiting on its queue are woken, as after an Enqueue.
+	// Idempotent: a PENDING todo that is already due is returned unchanged.
+	// Emits todo.retried on the realtime channel sys:queue:<queue> when it
+	// changed the todo. DEAD and CANCELLED todos are retried with Redrive;
+	// RUNNING and COMPLETED ones cannot be.
+	// Errors: FAILED_PRECONDITION when the todo is not PENDING; NOT_FOUND for
+	// an unknown id.
+	RetryTodo(ctx context.Context, in *RetryTodoRequest, opts ...grpc.CallOption) (*RetryTodoResponse, error)
 	// QueueStats returns the depth of a queue by state, the age of its oldest
 	// runnable todo, and, to an administrator only, the vacuum health of the
 	// todos table.
@@ -360,6 +372,16 @@ func (c *queueServiceClient) Redrive(ctx context.Context, in *RedriveRequest, op
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RedriveResponse)
 	err := c.cc.Invoke(ctx, QueueService_Redrive_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queueServiceClient) RetryTodo(ctx context.Context, in *RetryTodoRequest, opts ...grpc.CallOption) (*RetryTodoResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RetryTodoResponse)
+	err := c.cc.Invoke(ctx, QueueService_RetryTodo_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -571,7 +593,8 @@ type QueueServiceServer interface {
 	// Errors: NOT_FOUND for an unknown id.
 	GetTodo(context.Context, *GetTodoRequest) (*GetTodoResponse, error)
 	// ListTodos lists todos, newest (highest id) first, optionally filtered by
-	// queue, state and owner agent, one page at a time.
+	// queue, state, owner agent, kind, event and creation time, one page at a
+	// time.
 	// Errors: INVALID_ARGUMENT for a bad filter, page_size or page_token.
 	ListTodos(context.Context, *ListTodosRequest) (*ListTodosResponse, error)
 	// Redrive moves DEAD todos of a queue back to PENDING, runnable
@@ -581,6 +604,16 @@ type QueueServiceServer interface {
 	// DEAD todos of this queue are skipped.
 	// Errors: INVALID_ARGUMENT for a bad field.
 	Redrive(context.Context, *RedriveRequest) (*RedriveResponse, error)
+	// RetryTodo runs a PENDING todo that is waiting (a retry's backoff after a
+	// Fail, or a run_at in the future) now: its run_at becomes the current
+	// time and claims waiting on its queue are woken, as after an Enqueue.
+	// Idempotent: a PENDING todo that is already due is returned unchanged.
+	// Emits todo.retried on the realtime channel sys:queue:<queue> when it
+	// changed the todo. DEAD and CANCELLED todos are retried with Redrive;
+	// RUNNING and COMPLETED ones cannot be.
+	// Errors: FAILED_PRECONDITION when the todo is not PENDING; NOT_FOUND for
+	// an unknown id.
+	RetryTodo(context.Context, *RetryTodoRequest) (*RetryTodoResponse, error)
 	// QueueStats returns the depth of a queue by state, the age of its oldest
 	// runnable todo, and, to an administrator only, the vacuum health of the
 	// todos table.
@@ -696,6 +729,9 @@ func (UnimplementedQueueServiceServer) ListTodos(context.Context, *ListTodosRequ
 }
 func (UnimplementedQueueServiceServer) Redrive(context.Context, *RedriveRequest) (*RedriveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Redrive not implemented")
+}
+func (UnimplementedQueueServiceServer) RetryTodo(context.Context, *RetryTodoRequest) (*RetryTodoResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RetryTodo not implemented")
 }
 func (UnimplementedQueueServiceServer) QueueStats(context.Context, *QueueStatsRequest) (*QueueStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method QueueStats not implemented")
@@ -982,6 +1018,24 @@ func _QueueService_Redrive_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueueService_RetryTodo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RetryTodoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).RetryTodo(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_RetryTodo_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).RetryTodo(ctx, req.(*RetryTodoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _QueueService_QueueStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(QueueStatsRequest)
 	if err := dec(in); err != nil {
@@ -1220,6 +1274,10 @@ var QueueService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Redrive",
 			Handler:    _QueueService_Redrive_Handler,
+		},
+		{
+			MethodName: "RetryTodo",
+			Handler:    _QueueService_RetryTodo_Handler,
 		},
 		{
 			MethodName: "QueueStats",

@@ -484,6 +484,202 @@ func (x *PresenceMember) GetJoinedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// ListChannelsRequest filters and pages the live channels.
+type ListChannelsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only channels whose name starts with this prefix, at most 128
+	// characters of the channel names' alphabet [A-Za-z0-9:._/-]; empty means
+	// every channel.
+	Prefix string `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// Maximum number of channels to return, 0–200; 0 means 50.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Opaque token from a previous ListChannelsResponse.next_page_token, at
+	// most 1024 characters; empty for the first page. Must be used with the
+	// same prefix.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListChannelsRequest) Reset() {
+	*x = ListChannelsRequest{}
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListChannelsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListChannelsRequest) ProtoMessage() {}
+
+func (x *ListChannelsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListChannelsRequest.ProtoReflect.Descriptor instead.
+func (*ListChannelsRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListChannelsRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ListChannelsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListChannelsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListChannelsResponse is one page of live channels.
+type ListChannelsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Channels ordered by name.
+	Channels []*ChannelInfo `protobuf:"bytes,1,rep,name=channels,proto3" json:"channels,omitempty"`
+	// Opaque token for the next page; empty when this is the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListChannelsResponse) Reset() {
+	*x = ListChannelsResponse{}
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListChannelsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListChannelsResponse) ProtoMessage() {}
+
+func (x *ListChannelsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListChannelsResponse.ProtoReflect.Descriptor instead.
+func (*ListChannelsResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListChannelsResponse) GetChannels() []*ChannelInfo {
+	if x != nil {
+		return x.Channels
+	}
+	return nil
+}
+
+func (x *ListChannelsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// ChannelInfo is one channel with a subscriber.
+type ChannelInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Channel name.
+	Channel string `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
+	// Open Subscribe streams on the channel, ≥ 1.
+	Subscribers int32 `protobuf:"varint,2,opt,name=subscribers,proto3" json:"subscribers,omitempty"`
+	// Distinct members ("agent:<uuid>", "human:<uuid>") among them, ≥ 1.
+	Members int32 `protobuf:"varint,3,opt,name=members,proto3" json:"members,omitempty"`
+	// Nodes serving those streams, sorted.
+	NodeIds       []string `protobuf:"bytes,4,rep,name=node_ids,json=nodeIds,proto3" json:"node_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelInfo) Reset() {
+	*x = ChannelInfo{}
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelInfo) ProtoMessage() {}
+
+func (x *ChannelInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelInfo.ProtoReflect.Descriptor instead.
+func (*ChannelInfo) Descriptor() ([]byte, []int) {
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ChannelInfo) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
+}
+
+func (x *ChannelInfo) GetSubscribers() int32 {
+	if x != nil {
+		return x.Subscribers
+	}
+	return 0
+}
+
+func (x *ChannelInfo) GetMembers() int32 {
+	if x != nil {
+		return x.Members
+	}
+	return 0
+}
+
+func (x *ChannelInfo) GetNodeIds() []string {
+	if x != nil {
+		return x.NodeIds
+	}
+	return nil
+}
+
 var File_switchboard_realtime_v1_realtime_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_realtime_v1_realtime_service_proto_rawDesc = "" +
@@ -514,11 +710,26 @@ const file_switchboard_realtime_v1_realtime_service_proto_rawDesc = "" +
 	"\x06member\x18\x01 \x01(\tR\x06member\x12\x18\n" +
 	"\astreams\x18\x02 \x01(\x05R\astreams\x12\x19\n" +
 	"\bnode_ids\x18\x03 \x03(\tR\anodeIds\x127\n" +
-	"\tjoined_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bjoinedAt2\xc3\x03\n" +
+	"\tjoined_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bjoinedAt\"\xa4\x01\n" +
+	"\x13ListChannelsRequest\x12;\n" +
+	"\x06prefix\x18\x01 \x01(\tB#\xbaH \xd8\x01\x01r\x1b2\x19^[A-Za-z0-9:._/-]{1,128}$R\x06prefix\x12'\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"\x80\x01\n" +
+	"\x14ListChannelsResponse\x12@\n" +
+	"\bchannels\x18\x01 \x03(\v2$.switchboard.realtime.v1.ChannelInfoR\bchannels\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"~\n" +
+	"\vChannelInfo\x12\x18\n" +
+	"\achannel\x18\x01 \x01(\tR\achannel\x12 \n" +
+	"\vsubscribers\x18\x02 \x01(\x05R\vsubscribers\x12\x18\n" +
+	"\amembers\x18\x03 \x01(\x05R\amembers\x12\x19\n" +
+	"\bnode_ids\x18\x04 \x03(\tR\anodeIds2\xd1\x04\n" +
 	"\x0fRealtimeService\x12\x92\x01\n" +
 	"\aPublish\x12'.switchboard.realtime.v1.PublishRequest\x1a(.switchboard.realtime.v1.PublishResponse\"4\x82\xd3\xe4\x93\x02.:\x01*\")/api/realtime/channels/{channel}/messages\x12\x85\x01\n" +
 	"\tSubscribe\x12).switchboard.realtime.v1.SubscribeRequest\x1a*.switchboard.realtime.v1.SubscribeResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/api/realtime/subscribe0\x01\x12\x92\x01\n" +
-	"\bPresence\x12(.switchboard.realtime.v1.PresenceRequest\x1a).switchboard.realtime.v1.PresenceResponse\"1\x82\xd3\xe4\x93\x02+\x12)/api/realtime/channels/{channel}/presenceBKZIgithub.com/switchboard/switchboard/gen/switchboard/realtime/v1;realtimev1b\x06proto3"
+	"\bPresence\x12(.switchboard.realtime.v1.PresenceRequest\x1a).switchboard.realtime.v1.PresenceResponse\"1\x82\xd3\xe4\x93\x02+\x12)/api/realtime/channels/{channel}/presence\x12\x8b\x01\n" +
+	"\fListChannels\x12,.switchboard.realtime.v1.ListChannelsRequest\x1a-.switchboard.realtime.v1.ListChannelsResponse\"\x1e\x82\xd3\xe4\x93\x02\x18\x12\x16/api/realtime/channelsBKZIgithub.com/switchboard/switchboard/gen/switchboard/realtime/v1;realtimev1b\x06proto3"
 
 var (
 	file_switchboard_realtime_v1_realtime_service_proto_rawDescOnce sync.Once
@@ -532,7 +743,7 @@ func file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_realtime_v1_realtime_service_proto_rawDescData
 }
 
-var file_switchboard_realtime_v1_realtime_service_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_switchboard_realtime_v1_realtime_service_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_switchboard_realtime_v1_realtime_service_proto_goTypes = []any{
 	(*PublishRequest)(nil),        // 0: switchboard.realtime.v1.PublishRequest
 	(*PublishResponse)(nil),       // 1: switchboard.realtime.v1.PublishResponse
@@ -541,29 +752,35 @@ var file_switchboard_realtime_v1_realtime_service_proto_goTypes = []any{
 	(*PresenceRequest)(nil),       // 4: switchboard.realtime.v1.PresenceRequest
 	(*PresenceResponse)(nil),      // 5: switchboard.realtime.v1.PresenceResponse
 	(*PresenceMember)(nil),        // 6: switchboard.realtime.v1.PresenceMember
-	(*structpb.Struct)(nil),       // 7: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
-	(*RealtimeEvent)(nil),         // 9: switchboard.realtime.v1.RealtimeEvent
-	(*Keepalive)(nil),             // 10: switchboard.realtime.v1.Keepalive
+	(*ListChannelsRequest)(nil),   // 7: switchboard.realtime.v1.ListChannelsRequest
+	(*ListChannelsResponse)(nil),  // 8: switchboard.realtime.v1.ListChannelsResponse
+	(*ChannelInfo)(nil),           // 9: switchboard.realtime.v1.ChannelInfo
+	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(*RealtimeEvent)(nil),         // 12: switchboard.realtime.v1.RealtimeEvent
+	(*Keepalive)(nil),             // 13: switchboard.realtime.v1.Keepalive
 }
 var file_switchboard_realtime_v1_realtime_service_proto_depIdxs = []int32{
-	7,  // 0: switchboard.realtime.v1.PublishRequest.payload:type_name -> google.protobuf.Struct
-	8,  // 1: switchboard.realtime.v1.PublishResponse.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 2: switchboard.realtime.v1.SubscribeResponse.event:type_name -> switchboard.realtime.v1.RealtimeEvent
-	10, // 3: switchboard.realtime.v1.SubscribeResponse.keepalive:type_name -> switchboard.realtime.v1.Keepalive
+	10, // 0: switchboard.realtime.v1.PublishRequest.payload:type_name -> google.protobuf.Struct
+	11, // 1: switchboard.realtime.v1.PublishResponse.created_at:type_name -> google.protobuf.Timestamp
+	12, // 2: switchboard.realtime.v1.SubscribeResponse.event:type_name -> switchboard.realtime.v1.RealtimeEvent
+	13, // 3: switchboard.realtime.v1.SubscribeResponse.keepalive:type_name -> switchboard.realtime.v1.Keepalive
 	6,  // 4: switchboard.realtime.v1.PresenceResponse.members:type_name -> switchboard.realtime.v1.PresenceMember
-	8,  // 5: switchboard.realtime.v1.PresenceMember.joined_at:type_name -> google.protobuf.Timestamp
-	0,  // 6: switchboard.realtime.v1.RealtimeService.Publish:input_type -> switchboard.realtime.v1.PublishRequest
-	2,  // 7: switchboard.realtime.v1.RealtimeService.Subscribe:input_type -> switchboard.realtime.v1.SubscribeRequest
-	4,  // 8: switchboard.realtime.v1.RealtimeService.Presence:input_type -> switchboard.realtime.v1.PresenceRequest
-	1,  // 9: switchboard.realtime.v1.RealtimeService.Publish:output_type -> switchboard.realtime.v1.PublishResponse
-	3,  // 10: switchboard.realtime.v1.RealtimeService.Subscribe:output_type -> switchboard.realtime.v1.SubscribeResponse
-	5,  // 11: switchboard.realtime.v1.RealtimeService.Presence:output_type -> switchboard.realtime.v1.PresenceResponse
-	9,  // [9:12] is the sub-list for method output_type
-	6,  // [6:9] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	11, // 5: switchboard.realtime.v1.PresenceMember.joined_at:type_name -> google.protobuf.Timestamp
+	9,  // 6: switchboard.realtime.v1.ListChannelsResponse.channels:type_name -> switchboard.realtime.v1.ChannelInfo
+	0,  // 7: switchboard.realtime.v1.RealtimeService.Publish:input_type -> switchboard.realtime.v1.PublishRequest
+	2,  // 8: switchboard.realtime.v1.RealtimeService.Subscribe:input_type -> switchboard.realtime.v1.SubscribeRequest
+	4,  // 9: switchboard.realtime.v1.RealtimeService.Presence:input_type -> switchboard.realtime.v1.PresenceRequest
+	7,  // 10: switchboard.realtime.v1.RealtimeService.ListChannels:input_type -> switchboard.realtime.v1.ListChannelsRequest
+	1,  // 11: switchboard.realtime.v1.RealtimeService.Publish:output_type -> switchboard.realtime.v1.PublishResponse
+	3,  // 12: switchboard.realtime.v1.RealtimeService.Subscribe:output_type -> switchboard.realtime.v1.SubscribeResponse
+	5,  // 13: switchboard.realtime.v1.RealtimeService.Presence:output_type -> switchboard.realtime.v1.PresenceResponse
+	8,  // 14: switchboard.realtime.v1.RealtimeService.ListChannels:output_type -> switchboard.realtime.v1.ListChannelsResponse
+	11, // [11:15] is the sub-list for method output_type
+	7,  // [7:11] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_realtime_v1_realtime_service_proto_init() }
@@ -582,7 +799,7 @@ func file_switchboard_realtime_v1_realtime_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_realtime_v1_realtime_service_proto_rawDesc), len(file_switchboard_realtime_v1_realtime_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

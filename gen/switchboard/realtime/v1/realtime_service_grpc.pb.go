@@ -19,9 +19,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RealtimeService_Publish_FullMethodName   = "/switchboard.realtime.v1.RealtimeService/Publish"
-	RealtimeService_Subscribe_FullMethodName = "/switchboard.realtime.v1.RealtimeService/Subscribe"
-	RealtimeService_Presence_FullMethodName  = "/switchboard.realtime.v1.RealtimeService/Presence"
+	RealtimeService_Publish_FullMethodName      = "/switchboard.realtime.v1.RealtimeService/Publish"
+	RealtimeService_Subscribe_FullMethodName    = "/switchboard.realtime.v1.RealtimeService/Subscribe"
+	RealtimeService_Presence_FullMethodName     = "/switchboard.realtime.v1.RealtimeService/Presence"
+	RealtimeService_ListChannels_FullMethodName = "/switchboard.realtime.v1.RealtimeService/ListChannels"
 )
 
 // RealtimeServiceClient is the client API for RealtimeService service.
@@ -63,6 +64,12 @@ type RealtimeServiceClient interface {
 	// members with it once the registry sweeps it.
 	// Errors: INVALID_ARGUMENT for a bad channel.
 	Presence(ctx context.Context, in *PresenceRequest, opts ...grpc.CallOption) (*PresenceResponse, error)
+	// ListChannels lists the tenant's channels that have a subscriber right
+	// now, across every node of the cluster, ordered by name, one page at a
+	// time: for each, its open Subscribe streams, its distinct members and
+	// the nodes serving them (what Presence tells of one channel).
+	// Errors: INVALID_ARGUMENT for a bad prefix, page_size or page_token.
+	ListChannels(ctx context.Context, in *ListChannelsRequest, opts ...grpc.CallOption) (*ListChannelsResponse, error)
 }
 
 type realtimeServiceClient struct {
@@ -112,6 +119,16 @@ func (c *realtimeServiceClient) Presence(ctx context.Context, in *PresenceReques
 	return out, nil
 }
 
+func (c *realtimeServiceClient) ListChannels(ctx context.Context, in *ListChannelsRequest, opts ...grpc.CallOption) (*ListChannelsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListChannelsResponse)
+	err := c.cc.Invoke(ctx, RealtimeService_ListChannels_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RealtimeServiceServer is the server API for RealtimeService service.
 // All implementations must embed UnimplementedRealtimeServiceServer
 // for forward compatibility.
@@ -151,6 +168,12 @@ type RealtimeServiceServer interface {
 	// members with it once the registry sweeps it.
 	// Errors: INVALID_ARGUMENT for a bad channel.
 	Presence(context.Context, *PresenceRequest) (*PresenceResponse, error)
+	// ListChannels lists the tenant's channels that have a subscriber right
+	// now, across every node of the cluster, ordered by name, one page at a
+	// time: for each, its open Subscribe streams, its distinct members and
+	// the nodes serving them (what Presence tells of one channel).
+	// Errors: INVALID_ARGUMENT for a bad prefix, page_size or page_token.
+	ListChannels(context.Context, *ListChannelsRequest) (*ListChannelsResponse, error)
 	mustEmbedUnimplementedRealtimeServiceServer()
 }
 
@@ -169,6 +192,9 @@ func (UnimplementedRealtimeServiceServer) Subscribe(*SubscribeRequest, grpc.Serv
 }
 func (UnimplementedRealtimeServiceServer) Presence(context.Context, *PresenceRequest) (*PresenceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Presence not implemented")
+}
+func (UnimplementedRealtimeServiceServer) ListChannels(context.Context, *ListChannelsRequest) (*ListChannelsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListChannels not implemented")
 }
 func (UnimplementedRealtimeServiceServer) mustEmbedUnimplementedRealtimeServiceServer() {}
 func (UnimplementedRealtimeServiceServer) testEmbeddedByValue()                         {}
@@ -238,6 +264,24 @@ func _RealtimeService_Presence_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RealtimeService_ListChannels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListChannelsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RealtimeServiceServer).ListChannels(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RealtimeService_ListChannels_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RealtimeServiceServer).ListChannels(ctx, req.(*ListChannelsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RealtimeService_ServiceDesc is the grpc.ServiceDesc for RealtimeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -252,6 +296,10 @@ var RealtimeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Presence",
 			Handler:    _RealtimeService_Presence_Handler,
+		},
+		{
+			MethodName: "ListChannels",
+			Handler:    _RealtimeService_ListChannels_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

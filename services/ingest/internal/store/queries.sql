@@ -304,3 +304,77 @@ SET payload = ''::bytea,
 WHERE e.id = ANY (sqlc.arg(ids)::bigint[])
   AND e.payload_pruned_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'));
+
+-- name: DeliveriesRecord :execrows
+-- Appends a batch of deliveries to their endpoints' rings (endpoint_deliveries, at most 100 rows per endpoint):
+-- each endpoint's counter row goes up by its number of deliveries in the batch (the upsert locks it until the
+-- commit, so two nodes' batches of one endpoint take disjoint numbers; rows come sorted by endpoint id, the lock
+-- order), each delivery takes the next number and overwrites slot = number % 100. Only the last 100 of an
+-- endpoint in one batch are written (one row may be written once per statement). Deliveries of an endpoint
+-- deleted meanwhile are left out. event_id 0 means none.
+WITH input AS MATERIALIZED (
+    SELECT i.*
+    FROM (
+        -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
+        SELECT unnest(sqlc.arg(endpoint_ids)::uuid[])                                AS endpoint_id,
+               unnest(sqlc.arg(human_ids)::uuid[])                                   AS human_id,
+               unnest(sqlc.arg(received_ats)::timestamptz[])                         AS received_at,
+               unnest(sqlc.arg(outcomes)::text[])                                    AS outcome,
+               unnest(sqlc.arg(http_statuses)::integer[])                            AS http_status,
+               unnest(sqlc.arg(event_ids)::bigint[])                                 AS event_id,
+               unnest(sqlc.arg(delivery_ids)::text[])                                AS delivery_id,
+               unnest(sqlc.arg(topics)::text[])                                      AS topic,
+               unnest(sqlc.arg(details)::text[])                                     AS detail,
+               unnest(sqlc.arg(sizes)::bigint[])                                     AS size_bytes,
+               unnest(sqlc.arg(dropped)::integer[])                                  AS dropped_before,
+               generate_series(1, cardinality(sqlc.arg(outcomes)::text[]))::bigint AS ord
+    ) AS i
+    WHERE EXISTS (SELECT 1 FROM endpoints AS e WHERE e.id = i.endpoint_id)
+),
+counts AS MATERIALIZED (
+    SELECT c.endpoint_id, count(*) AS n FROM input AS c GROUP BY c.endpoint_id
+),
+bumped AS (
+    INSERT INTO endpoint_delivery_seqs AS s (endpoint_id, seq)
+    SELECT c.endpoint_id, c.n FROM counts AS c ORDER BY c.endpoint_id
+    ON CONFLICT (endpoint_id) DO UPDATE SET seq = s.seq + excluded.seq
+    RETURNING s.endpoint_id, s.seq
+),
+numbered AS (
+    SELECT i.*, b.seq AS last_seq,
+           b.seq - c.n + row_number() OVER (PARTITION BY i.endpoint_id ORDER BY i.ord) AS seq
+    FROM input AS i
+    JOIN counts AS c ON c.endpoint_id = i.endpoint_id
+    JOIN bumped AS b ON b.endpoint_id = i.endpoint_id
+)
+INSERT INTO endpoint_deliveries AS d (endpoint_id, slot, seq, human_id, received_at, outcome, http_status, event_id,
+                                      delivery_id, topic, detail, size_bytes, dropped_before)
+SELECT n.endpoint_id, (n.seq % 100)::smallint, n.seq, n.human_id, n.received_at, n.outcome, n.http_status,
+       nullif(n.event_id, 0), n.delivery_id, n.topic, n.detail, n.size_bytes, n.dropped_before
+FROM numbered AS n
+WHERE n.seq > n.last_seq - 100
+ON CONFLICT (endpoint_id, slot) DO UPDATE
+SET seq            = excluded.seq,
+    human_id       = excluded.human_id,
+    received_at    = excluded.received_at,
+    outcome        = excluded.outcome,
+    http_status    = excluded.http_status,
+    event_id       = excluded.event_id,
+    delivery_id    = excluded.delivery_id,
+    topic          = excluded.topic,
+    detail         = excluded.detail,
+    size_bytes     = excluded.size_bytes,
+    dropped_before = excluded.dropped_before;
+
+-- name: EndpointOfHuman :one
+-- Whether the endpoint exists and is the tenant's (ListDeliveries answers NOT_FOUND otherwise).
+SELECT EXISTS (SELECT 1 FROM endpoints AS e WHERE e.id = sqlc.arg(endpoint_id) AND e.human_id = sqlc.arg(human_id));
+
+-- name: DeliveryList :many
+-- An endpoint's ring, newest first (at most 100 rows: the primary key's range, then a sort).
+SELECT d.received_at, d.outcome, d.http_status, d.event_id, d.delivery_id, d.topic, d.detail, d.size_bytes,
+       d.dropped_before
+FROM endpoint_deliveries AS d
+WHERE d.endpoint_id = sqlc.arg(endpoint_id) AND d.human_id = sqlc.arg(human_id)
+ORDER BY d.seq DESC
+LIMIT sqlc.arg(page_size)::integer;

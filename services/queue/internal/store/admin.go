@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -39,22 +40,64 @@ func (s *Store) Cancel(ctx context.Context, c Caller, id int64, reason string) (
 	return Todo{}, apierr.FailedPrecondition("todo %d is already %s", id, cur.State)
 }
 
-// ListFilter selects todos; nil fields match everything.
+// RetryNow makes a PENDING todo that is waiting (run_at in the future) due
+// now. changed is false for a PENDING todo already due: it is returned as
+// it is. Any other state is FAILED_PRECONDITION; a todo the caller cannot
+// see is NOT_FOUND.
+func (s *Store) RetryNow(ctx context.Context, c Caller, id int64) (Todo, bool, error) {
+	r, err := s.q.TodoRetryNow(ctx, s.pool, dbsqlc.TodoRetryNowParams{ID: id, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+	if err == nil {
+		return r, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return Todo{}, false, mapErr(err, "retry", todoName(id))
+	}
+	cur, err := s.Get(ctx, c, id)
+	switch {
+	case err != nil:
+		return Todo{}, false, err
+	case cur.State == "pending":
+		return cur, false, nil // already due: nothing to do
+	case cur.State == "dead" || cur.State == "cancelled":
+		return Todo{}, false, apierr.FailedPrecondition("todo %d is %s: redrive it (Redrive with its id) to run it again", id, cur.State)
+	}
+	return Todo{}, false, apierr.FailedPrecondition("todo %d is %s: only a pending todo can be retried now", id, cur.State)
+}
+
+// ListFilter selects todos; nil fields (and EventID 0) match everything.
 type ListFilter struct {
 	Queue   *string
 	State   *string
 	AgentID *uuid.UUID
+	Kind    *string
+	EventID int64
+	// CreatedAfter (inclusive) and CreatedBefore (exclusive) bound created_at.
+	CreatedAfter, CreatedBefore *time.Time
 	// BeforeID continues a listing after the last id seen.
 	BeforeID *int64
 	Limit    int32
 }
 
-// List returns the caller's todos, newest first.
+// List returns the caller's todos, newest first. An event's todos are
+// found through the event_id index (TodoListByEvent), whatever the plan.
 func (s *Store) List(ctx context.Context, c Caller, f ListFilter) ([]Todo, error) {
-	rows, err := s.q.TodoList(ctx, s.pool, dbsqlc.TodoListParams{
-		HumanID: c.HumanID, Queue: f.Queue, State: f.State, AgentID: f.AgentID,
-		BeforeID: f.BeforeID, CallerAgentID: c.AgentID, PageSize: f.Limit,
-	})
+	var (
+		rows []Todo
+		err  error
+	)
+	if f.EventID > 0 {
+		rows, err = s.q.TodoListByEvent(ctx, s.pool, dbsqlc.TodoListByEventParams{
+			EventID: f.EventID, HumanID: c.HumanID, Queue: f.Queue, State: f.State, AgentID: f.AgentID, Kind: f.Kind,
+			CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
+			BeforeID: f.BeforeID, CallerAgentID: c.AgentID, PageSize: f.Limit,
+		})
+	} else {
+		rows, err = s.q.TodoList(ctx, s.pool, dbsqlc.TodoListParams{
+			HumanID: c.HumanID, Queue: f.Queue, State: f.State, AgentID: f.AgentID, Kind: f.Kind,
+			CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
+			BeforeID: f.BeforeID, CallerAgentID: c.AgentID, PageSize: f.Limit,
+		})
+	}
 	if err != nil {
 		return nil, mapErr(err, "list todos", "todo")
 	}

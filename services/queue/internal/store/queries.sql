@@ -723,18 +723,55 @@ WHERE id = ANY (sqlc.arg(ids)::bigint[])
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid);
 
 -- name: TodoList :many
--- A tenant's todos newest first, optionally filtered by queue, state and owner agent; keyset pagination on id
--- (pass the last id seen as before_id) stays cheap at any depth, unlike OFFSET. Served by idx_todos_list.
+-- A tenant's todos newest first, optionally filtered by queue, state, owner agent, kind and creation time; keyset
+-- pagination on id (pass the last id seen as before_id) stays cheap at any depth, unlike OFFSET. Served by
+-- idx_todos_list (or the primary key, backwards); kind and the creation times are filters on the rows that scan
+-- reads, bounded by the LIMIT. A listing of one event's todos is TodoListByEvent.
 SELECT *
 FROM todos
 WHERE human_id = sqlc.arg(human_id)
   AND (sqlc.narg(queue)::text IS NULL OR queue = sqlc.narg(queue)::text)
   AND (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state)::text)
   AND (sqlc.narg(agent_id)::uuid IS NULL OR agent_id = sqlc.narg(agent_id)::uuid)
+  AND (sqlc.narg(kind)::text IS NULL OR kind = sqlc.narg(kind)::text)
+  AND (sqlc.narg(created_after)::timestamptz IS NULL OR created_at >= sqlc.narg(created_after)::timestamptz)
+  AND (sqlc.narg(created_before)::timestamptz IS NULL OR created_at < sqlc.narg(created_before)::timestamptz)
   AND (sqlc.narg(before_id)::bigint IS NULL OR id < sqlc.narg(before_id)::bigint)
   AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
 ORDER BY id DESC
 LIMIT sqlc.arg(page_size)::integer;
+
+-- name: TodoListByEvent :many
+-- TodoList for the todos of one event: its own statement, so that even a generic plan finds them through
+-- idx_todos_event_id (partial on event_id IS NOT NULL, which event_id = $1 implies) rather than walking the
+-- tenant's todos for an optional filter it cannot see is set. An event has few todos: the sort is cheap.
+SELECT *
+FROM todos
+WHERE event_id = sqlc.arg(event_id)::bigint
+  AND human_id = sqlc.arg(human_id)
+  AND (sqlc.narg(queue)::text IS NULL OR queue = sqlc.narg(queue)::text)
+  AND (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state)::text)
+  AND (sqlc.narg(agent_id)::uuid IS NULL OR agent_id = sqlc.narg(agent_id)::uuid)
+  AND (sqlc.narg(kind)::text IS NULL OR kind = sqlc.narg(kind)::text)
+  AND (sqlc.narg(created_after)::timestamptz IS NULL OR created_at >= sqlc.narg(created_after)::timestamptz)
+  AND (sqlc.narg(created_before)::timestamptz IS NULL OR created_at < sqlc.narg(created_before)::timestamptz)
+  AND (sqlc.narg(before_id)::bigint IS NULL OR id < sqlc.narg(before_id)::bigint)
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
+ORDER BY id DESC
+LIMIT sqlc.arg(page_size)::integer;
+
+-- name: TodoRetryNow :one
+-- RetryTodo: a pending todo still waiting (run_at in the future: a retry's backoff, or scheduled) becomes due now.
+-- pgx.ErrNoRows when the todo is missing, out of reach, not pending, or already due (TodoGet tells which). run_at
+-- is in no index a lease write touches, but idx_todos_pending holds it: the new entry is what claims find.
+UPDATE todos
+SET run_at = now()
+WHERE id = sqlc.arg(id)
+  AND human_id = sqlc.arg(human_id)
+  AND state = 'pending'
+  AND run_at > now()
+  AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR agent_id IS NULL OR agent_id = sqlc.narg(caller_agent_id)::uuid)
+RETURNING *;
 
 -- name: TodoRedriveByIDs :many
 -- Sends chosen dead todos of a queue back to pending, runnable now, with a fresh budget of max_attempts more

@@ -99,3 +99,20 @@ func (s *Store) ListenedChannels(ctx context.Context, prefix string) ([]Listened
 	}
 	return rows, nil
 }
+
+// ChannelInfo is one channel with a subscriber, cluster-wide.
+type ChannelInfo = dbsqlc.ChannelListRow
+
+// Channels lists up to limit of the tenant's channels with a subscriber
+// whose name starts with prefix, by name, after after ("" for the first).
+func (s *Store) Channels(ctx context.Context, human uuid.UUID, prefix, after string, limit int32) ([]ChannelInfo, error) {
+	p := dbsqlc.ChannelListParams{HumanID: human, Prefix: prefix, PageSize: limit}
+	if after != "" {
+		p.AfterChannel = &after
+	}
+	rows, err := s.q.ChannelList(ctx, s.pool, p)
+	if err != nil {
+		return nil, fmt.Errorf("channel list: %w", err)
+	}
+	return rows, nil
+}

@@ -99,3 +99,18 @@ RETURNING p.human_id, p.channel, p.member, p.node_id;
 -- Every (tenant, channel) with a subscriber anywhere whose name starts with prefix: system lifecycle events are
 -- only published where someone listens.
 SELECT DISTINCT p.human_id, p.channel FROM realtime_presence AS p WHERE starts_with(p.channel, sqlc.arg(prefix)::text);
+
+-- name: ChannelList :many
+-- ListChannels: a tenant's channels with a subscriber, by name after after_channel (keyset), with their open
+-- streams (one row per subscription and channel), distinct members and nodes. The scan walks
+-- idx_realtime_presence_channel in channel order and stops at the LIMIT; the prefix is a filter on it
+-- (starts_with: no LIKE pattern to escape, and the order does not depend on a collation's prefix rules).
+SELECT p.channel, count(*)::integer AS subscribers, count(DISTINCT p.member)::integer AS members,
+       array_agg(DISTINCT p.node_id ORDER BY p.node_id)::text[] AS node_ids
+FROM realtime_presence AS p
+WHERE p.human_id = sqlc.arg(human_id)
+  AND starts_with(p.channel, sqlc.arg(prefix)::text)
+  AND (sqlc.narg(after_channel)::text IS NULL OR p.channel > sqlc.narg(after_channel)::text)
+GROUP BY p.channel
+ORDER BY p.channel
+LIMIT sqlc.arg(page_size)::integer;

@@ -31,6 +31,177 @@ func (q *Queries) AgentOfHuman(ctx context.Context, db DBTX, arg AgentOfHumanPar
 	return found, err
 }
 
+const deliveriesRecord = `-- name: DeliveriesRecord :execrows
+WITH input AS MATERIALIZED (
+    SELECT i.endpoint_id, i.human_id, i.received_at, i.outcome, i.http_status, i.event_id, i.delivery_id, i.topic, i.detail, i.size_bytes, i.dropped_before, i.ord
+    FROM (
+        -- Set-returning functions in one select list advance in lockstep (PostgreSQL ≥ 10): a zip of the arrays.
+        SELECT unnest($1::uuid[])                                AS endpoint_id,
+               unnest($2::uuid[])                                   AS human_id,
+               unnest($3::timestamptz[])                         AS received_at,
+               unnest($4::text[])                                    AS outcome,
+               unnest($5::integer[])                            AS http_status,
+               unnest($6::bigint[])                                 AS event_id,
+               unnest($7::text[])                                AS delivery_id,
+               unnest($8::text[])                                      AS topic,
+               unnest($9::text[])                                     AS detail,
+               unnest($10::bigint[])                                     AS size_bytes,
+               unnest($11::integer[])                                  AS dropped_before,
+               generate_series(1, cardinality($4::text[]))::bigint AS ord
+    ) AS i
+    WHERE EXISTS (SELECT 1 FROM endpoints AS e WHERE e.id = i.endpoint_id)
+),
+counts AS MATERIALIZED (
+    SELECT c.endpoint_id, count(*) AS n FROM input AS c GROUP BY c.endpoint_id
+),
+bumped AS (
+    INSERT INTO endpoint_delivery_seqs AS s (endpoint_id, seq)
+    SELECT c.endpoint_id, c.n FROM counts AS c ORDER BY c.endpoint_id
+    ON CONFLICT (endpoint_id) DO UPDATE SET seq = s.seq + excluded.seq
+    RETURNING s.endpoint_id, s.seq
+),
+numbered AS (
+    SELECT i.endpoint_id, i.human_id, i.received_at, i.outcome, i.http_status, i.event_id, i.delivery_id, i.topic, i.detail, i.size_bytes, i.dropped_before, i.ord, b.seq AS last_seq,
+           b.seq - c.n + row_number() OVER (PARTITION BY i.endpoint_id ORDER BY i.ord) AS seq
+    FROM input AS i
+    JOIN counts AS c ON c.endpoint_id = i.endpoint_id
+    JOIN bumped AS b ON b.endpoint_id = i.endpoint_id
+)
+INSERT INTO endpoint_deliveries AS d (endpoint_id, slot, seq, human_id, received_at, outcome, http_status, event_id,
+                                      delivery_id, topic, detail, size_bytes, dropped_before)
+SELECT n.endpoint_id, (n.seq % 100)::smallint, n.seq, n.human_id, n.received_at, n.outcome, n.http_status,
+       nullif(n.event_id, 0), n.delivery_id, n.topic, n.detail, n.size_bytes, n.dropped_before
+FROM numbered AS n
+WHERE n.seq > n.last_seq - 100
+ON CONFLICT (endpoint_id, slot) DO UPDATE
+SET seq            = excluded.seq,
+    human_id       = excluded.human_id,
+    received_at    = excluded.received_at,
+    outcome        = excluded.outcome,
+    http_status    = excluded.http_status,
+    event_id       = excluded.event_id,
+    delivery_id    = excluded.delivery_id,
+    topic          = excluded.topic,
+    detail         = excluded.detail,
+    size_bytes     = excluded.size_bytes,
+    dropped_before = excluded.dropped_before
+`
+
+type DeliveriesRecordParams struct {
+	EndpointIds  []uuid.UUID
+	HumanIds     []uuid.UUID
+	ReceivedAts  []time.Time
+	Outcomes     []string
+	HttpStatuses []int32
+	EventIds     []int64
+	DeliveryIds  []string
+	Topics       []string
+	Details      []string
+	Sizes        []int64
+	Dropped      []int32
+}
+
+// Appends a batch of deliveries to their endpoints' rings (endpoint_deliveries, at most 100 rows per endpoint):
+// each endpoint's counter row goes up by its number of deliveries in the batch (the upsert locks it until the
+// commit, so two nodes' batches of one endpoint take disjoint numbers; rows come sorted by endpoint id, the lock
+// order), each delivery takes the next number and overwrites slot = number % 100. Only the last 100 of an
+// endpoint in one batch are written (one row may be written once per statement). Deliveries of an endpoint
+// deleted meanwhile are left out. event_id 0 means none.
+func (q *Queries) DeliveriesRecord(ctx context.Context, db DBTX, arg DeliveriesRecordParams) (int64, error) {
+	result, err := db.Exec(ctx, deliveriesRecord,
+		arg.EndpointIds,
+		arg.HumanIds,
+		arg.ReceivedAts,
+		arg.Outcomes,
+		arg.HttpStatuses,
+		arg.EventIds,
+		arg.DeliveryIds,
+		arg.Topics,
+		arg.Details,
+		arg.Sizes,
+		arg.Dropped,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deliveryList = `-- name: DeliveryList :many
+SELECT d.received_at, d.outcome, d.http_status, d.event_id, d.delivery_id, d.topic, d.detail, d.size_bytes,
+       d.dropped_before
+FROM endpoint_deliveries AS d
+WHERE d.endpoint_id = $1 AND d.human_id = $2
+ORDER BY d.seq DESC
+LIMIT $3::integer
+`
+
+type DeliveryListParams struct {
+	EndpointID uuid.UUID
+	HumanID    uuid.UUID
+	PageSize   int32
+}
+
+type DeliveryListRow struct {
+	ReceivedAt    time.Time
+	Outcome       string
+	HttpStatus    int32
+	EventID       *int64
+	DeliveryID    string
+	Topic         string
+	Detail        string
+	SizeBytes     int64
+	DroppedBefore int32
+}
+
+// An endpoint's ring, newest first (at most 100 rows: the primary key's range, then a sort).
+func (q *Queries) DeliveryList(ctx context.Context, db DBTX, arg DeliveryListParams) ([]DeliveryListRow, error) {
+	rows, err := db.Query(ctx, deliveryList, arg.EndpointID, arg.HumanID, arg.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DeliveryListRow{}
+	for rows.Next() {
+		var i DeliveryListRow
+		if err := rows.Scan(
+			&i.ReceivedAt,
+			&i.Outcome,
+			&i.HttpStatus,
+			&i.EventID,
+			&i.DeliveryID,
+			&i.Topic,
+			&i.Detail,
+			&i.SizeBytes,
+			&i.DroppedBefore,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const endpointOfHuman = `-- name: EndpointOfHuman :one
+SELECT EXISTS (SELECT 1 FROM endpoints AS e WHERE e.id = $1 AND e.human_id = $2)
+`
+
+type EndpointOfHumanParams struct {
+	EndpointID uuid.UUID
+	HumanID    uuid.UUID
+}
+
+// Whether the endpoint exists and is the tenant's (ListDeliveries answers NOT_FOUND otherwise).
+func (q *Queries) EndpointOfHuman(ctx context.Context, db DBTX, arg EndpointOfHumanParams) (bool, error) {
+	row := db.QueryRow(ctx, endpointOfHuman, arg.EndpointID, arg.HumanID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const eventByDelivery = `-- name: EventByDelivery :one
 SELECT id, human_id, source, endpoint_id, adapter_id, published_by, agent_id, topic, delivery_id, received_at,
        headers, content_type, payload, size_bytes, replay_count, last_replayed_at, payload_pruned_at

@@ -2922,10 +2922,13 @@ WHERE human_id = $1
   AND ($2::text IS NULL OR queue = $2::text)
   AND ($3::text IS NULL OR state = $3::text)
   AND ($4::uuid IS NULL OR agent_id = $4::uuid)
-  AND ($5::bigint IS NULL OR id < $5::bigint)
-  AND ($6::uuid IS NULL OR agent_id IS NULL OR agent_id = $6::uuid)
+  AND ($5::text IS NULL OR kind = $5::text)
+  AND ($6::timestamptz IS NULL OR created_at >= $6::timestamptz)
+  AND ($7::timestamptz IS NULL OR created_at < $7::timestamptz)
+  AND ($8::bigint IS NULL OR id < $8::bigint)
+  AND ($9::uuid IS NULL OR agent_id IS NULL OR agent_id = $9::uuid)
 ORDER BY id DESC
-LIMIT $7::integer
+LIMIT $10::integer
 `
 
 type TodoListParams struct {
@@ -2933,19 +2936,124 @@ type TodoListParams struct {
 	Queue         *string
 	State         *string
 	AgentID       *uuid.UUID
+	Kind          *string
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
 	BeforeID      *int64
 	CallerAgentID *uuid.UUID
 	PageSize      int32
 }
 
-// A tenant's todos newest first, optionally filtered by queue, state and owner agent; keyset pagination on id
-// (pass the last id seen as before_id) stays cheap at any depth, unlike OFFSET. Served by idx_todos_list.
+// A tenant's todos newest first, optionally filtered by queue, state, owner agent, kind and creation time; keyset
+// pagination on id (pass the last id seen as before_id) stays cheap at any depth, unlike OFFSET. Served by
+// idx_todos_list (or the primary key, backwards); kind and the creation times are filters on the rows that scan
+// reads, bounded by the LIMIT. A listing of one event's todos is TodoListByEvent.
 func (q *Queries) TodoList(ctx context.Context, db DBTX, arg TodoListParams) ([]Todo, error) {
 	rows, err := db.Query(ctx, todoList,
 		arg.HumanID,
 		arg.Queue,
 		arg.State,
 		arg.AgentID,
+		arg.Kind,
+		arg.CreatedAfter,
+		arg.CreatedBefore,
+		arg.BeforeID,
+		arg.CallerAgentID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Todo{}
+	for rows.Next() {
+		var i Todo
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.Queue,
+			&i.AgentID,
+			&i.EventID,
+			&i.Kind,
+			&i.Payload,
+			&i.Priority,
+			&i.State,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.RunAt,
+			&i.LeaseOwner,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.Errors,
+			&i.DedupeKey,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.LeaseExpiries,
+			&i.Result,
+			&i.LeaseToken,
+			&i.LeaseOutcome,
+			&i.TraceParent,
+			&i.Progress,
+			&i.ProgressAt,
+			&i.ConcurrencyKey,
+			&i.DedupeScope,
+			&i.RemoveOnComplete,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const todoListByEvent = `-- name: TodoListByEvent :many
+SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
+FROM todos
+WHERE event_id = $1::bigint
+  AND human_id = $2
+  AND ($3::text IS NULL OR queue = $3::text)
+  AND ($4::text IS NULL OR state = $4::text)
+  AND ($5::uuid IS NULL OR agent_id = $5::uuid)
+  AND ($6::text IS NULL OR kind = $6::text)
+  AND ($7::timestamptz IS NULL OR created_at >= $7::timestamptz)
+  AND ($8::timestamptz IS NULL OR created_at < $8::timestamptz)
+  AND ($9::bigint IS NULL OR id < $9::bigint)
+  AND ($10::uuid IS NULL OR agent_id IS NULL OR agent_id = $10::uuid)
+ORDER BY id DESC
+LIMIT $11::integer
+`
+
+type TodoListByEventParams struct {
+	EventID       int64
+	HumanID       uuid.UUID
+	Queue         *string
+	State         *string
+	AgentID       *uuid.UUID
+	Kind          *string
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+	BeforeID      *int64
+	CallerAgentID *uuid.UUID
+	PageSize      int32
+}
+
+// TodoList for the todos of one event: its own statement, so that even a generic plan finds them through
+// idx_todos_event_id (partial on event_id IS NOT NULL, which event_id = $1 implies) rather than walking the
+// tenant's todos for an optional filter it cannot see is set. An event has few todos: the sort is cheap.
+func (q *Queries) TodoListByEvent(ctx context.Context, db DBTX, arg TodoListByEventParams) ([]Todo, error) {
+	rows, err := db.Query(ctx, todoListByEvent,
+		arg.EventID,
+		arg.HumanID,
+		arg.Queue,
+		arg.State,
+		arg.AgentID,
+		arg.Kind,
+		arg.CreatedAfter,
+		arg.CreatedBefore,
 		arg.BeforeID,
 		arg.CallerAgentID,
 		arg.PageSize,
@@ -3346,6 +3454,64 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 		arg.Token,
 		arg.CallerAgentID,
 	)
+	var i Todo
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.Queue,
+		&i.AgentID,
+		&i.EventID,
+		&i.Kind,
+		&i.Payload,
+		&i.Priority,
+		&i.State,
+		&i.Attempt,
+		&i.MaxAttempts,
+		&i.RunAt,
+		&i.LeaseOwner,
+		&i.LeaseExpiresAt,
+		&i.LastError,
+		&i.Errors,
+		&i.DedupeKey,
+		&i.CreatedAt,
+		&i.AttemptedAt,
+		&i.FinishedAt,
+		&i.LeaseExpiries,
+		&i.Result,
+		&i.LeaseToken,
+		&i.LeaseOutcome,
+		&i.TraceParent,
+		&i.Progress,
+		&i.ProgressAt,
+		&i.ConcurrencyKey,
+		&i.DedupeScope,
+		&i.RemoveOnComplete,
+	)
+	return i, err
+}
+
+const todoRetryNow = `-- name: TodoRetryNow :one
+UPDATE todos
+SET run_at = now()
+WHERE id = $1
+  AND human_id = $2
+  AND state = 'pending'
+  AND run_at > now()
+  AND ($3::uuid IS NULL OR agent_id IS NULL OR agent_id = $3::uuid)
+RETURNING id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
+`
+
+type TodoRetryNowParams struct {
+	ID            int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
+}
+
+// RetryTodo: a pending todo still waiting (run_at in the future: a retry's backoff, or scheduled) becomes due now.
+// pgx.ErrNoRows when the todo is missing, out of reach, not pending, or already due (TodoGet tells which). run_at
+// is in no index a lease write touches, but idx_todos_pending holds it: the new entry is what claims find.
+func (q *Queries) TodoRetryNow(ctx context.Context, db DBTX, arg TodoRetryNowParams) (Todo, error) {
+	row := db.QueryRow(ctx, todoRetryNow, arg.ID, arg.HumanID, arg.CallerAgentID)
 	var i Todo
 	err := row.Scan(
 		&i.ID,

@@ -13,6 +13,66 @@ import (
 	"github.com/google/uuid"
 )
 
+const channelList = `-- name: ChannelList :many
+SELECT p.channel, count(*)::integer AS subscribers, count(DISTINCT p.member)::integer AS members,
+       array_agg(DISTINCT p.node_id ORDER BY p.node_id)::text[] AS node_ids
+FROM realtime_presence AS p
+WHERE p.human_id = $1
+  AND starts_with(p.channel, $2::text)
+  AND ($3::text IS NULL OR p.channel > $3::text)
+GROUP BY p.channel
+ORDER BY p.channel
+LIMIT $4::integer
+`
+
+type ChannelListParams struct {
+	HumanID      uuid.UUID
+	Prefix       string
+	AfterChannel *string
+	PageSize     int32
+}
+
+type ChannelListRow struct {
+	Channel     string
+	Subscribers int32
+	Members     int32
+	NodeIds     []string
+}
+
+// ListChannels: a tenant's channels with a subscriber, by name after after_channel (keyset), with their open
+// streams (one row per subscription and channel), distinct members and nodes. The scan walks
+// idx_realtime_presence_channel in channel order and stops at the LIMIT; the prefix is a filter on it
+// (starts_with: no LIKE pattern to escape, and the order does not depend on a collation's prefix rules).
+func (q *Queries) ChannelList(ctx context.Context, db DBTX, arg ChannelListParams) ([]ChannelListRow, error) {
+	rows, err := db.Query(ctx, channelList,
+		arg.HumanID,
+		arg.Prefix,
+		arg.AfterChannel,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ChannelListRow{}
+	for rows.Next() {
+		var i ChannelListRow
+		if err := rows.Scan(
+			&i.Channel,
+			&i.Subscribers,
+			&i.Members,
+			&i.NodeIds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventInsert = `-- name: EventInsert :one
 
 WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(21314, 21076) AS locked)
