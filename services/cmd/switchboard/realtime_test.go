@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -128,20 +129,27 @@ func (n *rtNode) publish(t *testing.T, channel string, durable bool, fields map[
 	return resp.GetId()
 }
 
-// waitPresent waits until channel has n subscription streams cluster-wide.
+// waitPresent waits until channel has n subscription streams cluster-wide;
+// on timeout it says what Presence last answered.
 func (n *rtNode) waitPresent(t *testing.T, channel string, streams int32) {
 	t.Helper()
-	require.Eventually(t, func() bool {
+	var last string
+	ok := assert.Eventually(t, func() bool {
 		resp, err := n.rt.Presence(t.Context(), &realtimev1.PresenceRequest{Channel: channel})
 		if err != nil {
+			last = "error: " + err.Error()
 			return false
 		}
 		var got int32
 		for _, m := range resp.GetMembers() {
 			got += m.GetStreams()
 		}
+		last = fmt.Sprintf("%d streams: %v", got, resp.GetMembers())
 		return got == streams
 	}, 30*time.Second, 10*time.Millisecond)
+	if !ok {
+		t.Fatalf("waiting for %d streams on %s; Presence last answered %s", streams, channel, last)
+	}
 }
 
 // TestRealtimeThreeNodesNotify: with the pg_notify transport, a subscriber on
