@@ -97,8 +97,12 @@ function makeT(page) {
     },
     async shot(name) {
       if (!shotDir) return;
-      // Fonts and layout settle before the picture; no animation is caught mid-way.
-      await page.evaluate(() => document.fonts.ready);
+      // Fonts and layout settle before the picture; no animation is caught
+      // mid-way, and no passing toast covers the view.
+      await page.evaluate(() => {
+        document.getElementById('toasts')?.replaceChildren();
+        return document.fonts.ready;
+      });
       await page.screenshot({ path: join(shotDir, name + '.png'), fullPage: true, animations: 'disabled' });
       console.log(`  shot ${name}.png`);
     },
