@@ -1,6 +1,6 @@
-// Nodes and sign-in: the administrator sees the node it talks to, live from
-// WatchNodes; signing out asks for a token, and pasting one brings the
-// console back.
+// The administrator's views and sign-in: the node it talks to, live from
+// WatchNodes; a setting edited from Settings; signing out asks for a token,
+// and pasting one brings the console back.
 export default async function (t) {
   const { page } = t;
 
@@ -34,5 +34,24 @@ export default async function (t) {
     await page.locator('#token').fill(t.token);
     await page.locator('#signin button[type="submit"]').click();
     await page.locator('#signin').waitFor({ state: 'hidden' });
+  });
+
+  await t.step('edit a setting from the Settings view', async () => {
+    await page.locator('#nav a[data-view="settings"]').click();
+    const row = page.locator('tr[data-testid="setting-row"]').first();
+    await row.waitFor();
+    const key = await row.getAttribute('data-key');
+    const before = (await t.api('GET', 'api/admin/settings/' + encodeURIComponent(key))).setting;
+    await t.shot('settings');
+    const note = 'edited from the console (' + t.unique('e2e') + ')';
+    await row.locator('[data-action="edit"]').click();
+    const form = page.locator(`[data-testid="setting-form"][data-key="${key}"]`);
+    await form.locator('[data-testid="setting-description"]').fill(note);
+    await form.locator('[data-action="save-setting"]').click();
+    await page.locator(`tr[data-testid="setting-row"][data-key="${key}"]`, { hasText: note }).waitFor();
+    const after = (await t.api('GET', 'api/admin/settings/' + encodeURIComponent(key))).setting;
+    if (after.description !== note) throw new Error('the API has description ' + JSON.stringify(after.description));
+    if (JSON.stringify(after.value) !== JSON.stringify(before.value)) throw new Error('saving the description changed the value');
+    await t.api('PATCH', 'api/admin/settings/' + encodeURIComponent(key), { description: before.description });
   });
 }
