@@ -56,6 +56,9 @@ export function debouncer(fn, waitMs, signal) {
   };
 }
 
+/** How long the queue views gather lifecycle events before re-reading the counts they made stale. */
+export const REFRESH_MS = 400;
+
 /** eventTodoId reads a lifecycle event's todo id (a number or a string of digits). */
 export function eventTodoId(ev) {
   const p = ev && ev.payload;
