@@ -16,7 +16,8 @@
 # REALTIME_EPHEMERAL_TRANSPORT (notify, the default here, or mesh) is passed
 # to the nodes; SWITCHBOARD_CLUSTER_SECRET is a fresh 48-byte value (base64)
 # shared by the three. Ports: SWITCHBOARD_BENCH_GRPC (19390) and
-# SWITCHBOARD_BENCH_HTTP (18390) and the two after each. The NATS CLI is
+# SWITCHBOARD_BENCH_HTTP (18390) and the two after each, and the same for
+# SWITCHBOARD_BENCH_PPROF (unset: no profiler) when set. The NATS CLI is
 # `go install github.com/nats-io/natscli/nats@v0.5.0` into GOBIN when missing
 # (it is a tool of this script, not a dependency of the product).
 #
@@ -44,6 +45,10 @@ transport=${REALTIME_EPHEMERAL_TRANSPORT:-notify}
 case $transport in notify | mesh) ;; *) echo "REALTIME_EPHEMERAL_TRANSPORT must be notify or mesh, got $transport" >&2; exit 2 ;; esac
 grpc0=${SWITCHBOARD_BENCH_GRPC:-19390}
 http0=${SWITCHBOARD_BENCH_HTTP:-18390}
+# SWITCHBOARD_BENCH_PPROF=P: node N serves Go's profiler on 127.0.0.1:P+N-1
+# (curl -o cpu.pb.gz "127.0.0.1:P/debug/pprof/profile?seconds=8" during the
+# run), so the three nodes' listeners do not collide; unset: no profiler.
+pprof0=${SWITCHBOARD_BENCH_PPROF:-}
 nats_url=${NATS_URL:-nats://127.0.0.1:4222}
 [[ $# -gt 0 ]] || set -- --publishers 10 --subscribers 100 --rate 1000 --duration 10s
 
@@ -122,9 +127,10 @@ secret=$(head -c 48 /dev/urandom | base64 -w0)
 addrs=
 # start N [ENV=VALUE...]: node N (1–3) in the background, logging to $work/node-N.log.
 start() {
-  local n=$1 grpc=127.0.0.1:$((grpc0 + $1 - 1)) http=127.0.0.1:$((http0 + $1 - 1))
+  local n=$1 grpc=127.0.0.1:$((grpc0 + $1 - 1)) http=127.0.0.1:$((http0 + $1 - 1)) pprof=
   shift
-  env DATABASE_URL="$url" SWITCHBOARD_GRPC_ADDR="$grpc" SWITCHBOARD_HTTP_ADDR="$http" \
+  [[ -z $pprof0 ]] || pprof=127.0.0.1:$((pprof0 + n - 1))
+  env ${pprof:+SWITCHBOARD_PPROF_ADDR=$pprof} DATABASE_URL="$url" SWITCHBOARD_GRPC_ADDR="$grpc" SWITCHBOARD_HTTP_ADDR="$http" \
     CLUSTER_NODE_ID="bench-$n" SWITCHBOARD_LOG_LEVEL=warn \
     REALTIME_EPHEMERAL_TRANSPORT="$transport" SWITCHBOARD_CLUSTER_SECRET="$secret" "$@" \
     "$bin" serve all 2>"$work/node-$n.log" &
