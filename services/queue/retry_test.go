@@ -104,6 +104,10 @@ func TestRetryTodoStates(t *testing.T) {
 	}
 	_, err = e.srv.RetryTodo(ctx, &queuev1.RetryTodoRequest{Id: dead})
 	require.ErrorContains(t, err, "Redrive")
+	// Redrive takes dead todos only: a cancelled one is not sent there.
+	_, err = e.srv.RetryTodo(ctx, &queuev1.RetryTodoRequest{Id: cancelled})
+	require.ErrorContains(t, err, "enqueue a new one")
+	require.NotContains(t, err.Error(), "Redrive")
 
 	_, err = e.srv.RetryTodo(ctx, &queuev1.RetryTodoRequest{Id: 999999})
 	require.Equal(t, codes.NotFound, code(err))

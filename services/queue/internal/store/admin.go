@@ -58,8 +58,10 @@ func (s *Store) RetryNow(ctx context.Context, c Caller, id int64) (Todo, bool, e
 		return Todo{}, false, err
 	case cur.State == "pending":
 		return cur, false, nil // already due: nothing to do
-	case cur.State == "dead" || cur.State == "cancelled":
-		return Todo{}, false, apierr.FailedPrecondition("todo %d is %s: redrive it (Redrive with its id) to run it again", id, cur.State)
+	case cur.State == "dead":
+		return Todo{}, false, apierr.FailedPrecondition("todo %d is dead: redrive it (Redrive with its id) to run it again", id)
+	case cur.State == "cancelled":
+		return Todo{}, false, apierr.FailedPrecondition("todo %d is cancelled: a cancelled todo does not run again; enqueue a new one", id)
 	}
 	return Todo{}, false, apierr.FailedPrecondition("todo %d is %s: only a pending todo can be retried now", id, cur.State)
 }

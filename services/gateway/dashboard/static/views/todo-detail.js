@@ -77,14 +77,14 @@ export async function mountDetail(root, ctx, id) {
             act(ev.currentTarget, 'Cancelled', () => api.post('api/todos/' + enc(id) + ':cancel', { reason: 'cancelled from the console' }, ctx.signal));
           },
         }),
-      (s === 'dead' || s === 'cancelled') &&
+      s === 'dead' &&
         btn('Redrive', {
           action: 'redrive',
           kind: 'primary',
           onclick: (ev) =>
             act(ev.currentTarget, 'Redriven', async () => {
               const res = await api.post('api/queues/' + enc(todo.queue) + ':redrive', { ids: [String(id)] }, ctx.signal);
-              if (!Number(res.redriven_count)) throw new Error('Nothing was redriven: the server redrives dead todos only (this one is ' + stateName(todo.state) + ').');
+              if (!Number(res.redriven_count)) throw new Error('Nothing was redriven: the todo is no longer dead.');
               return null; // re-read the todo
             }),
         }),
