@@ -25,6 +25,14 @@ func PreEncode(m proto.Message) (*PreEncoded, error) {
 	return &PreEncoded{b: b}, nil
 }
 
+// PreEncodedBytes wraps b, a message serialized by the caller (for example
+// several pre-encoded messages joined into a repeated field), for SendMsg.
+// b must not change afterwards.
+func PreEncodedBytes(b []byte) *PreEncoded { return &PreEncoded{b: b} }
+
+// Bytes is the serialized message; the caller must not change it.
+func (p *PreEncoded) Bytes() []byte { return p.b }
+
 // codec is the server's codec: protobuf, except that a *PreEncoded is sent
 // as it is.
 type codec struct{ proto encoding.CodecV2 }

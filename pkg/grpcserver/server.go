@@ -45,6 +45,15 @@ const (
 	MaxConcurrentStreams = 4096
 )
 
+// Flow-control windows: what a client may send on one stream, and on one
+// connection, before the server has read it. Fixed (see New) and large
+// enough that a request of MaxRecvMsgSize streams at tens of MB/s over a
+// 50 ms round trip.
+const (
+	streamWindow = 1 << 20
+	connWindow   = 4 << 20
+)
+
 // Keepalive: the server pings a connection silent for keepaliveTime
 // (long-lived streams sit idle between events, and pings keep NATs and
 // proxies from dropping them silently) and drops it when the ping goes
@@ -142,6 +151,14 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: minPingInterval, PermitWithoutStream: true}),
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		// Fixed flow-control windows. With grpc-go's default (dynamic)
+		// windows every data frame the server receives after a quiet
+		// moment makes it ping the client to estimate the bandwidth-delay
+		// product: at a thousand small requests a second that is a ping,
+		// its ack and two more syscalls per request on each side, for
+		// windows that requests of this API never fill.
+		grpc.InitialWindowSize(streamWindow),
+		grpc.InitialConnWindowSize(connWindow),
 		// Protobuf, plus PreEncoded messages sent as they are (fan-out).
 		grpc.ForceServerCodecV2(newCodec()),
 	)

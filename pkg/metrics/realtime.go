@@ -30,10 +30,10 @@ func (r *Realtime) Subscribed(delta int) {
 	}
 }
 
-// Delivered counts one event sent to one subscriber.
-func (r *Realtime) Delivered() {
-	if r != nil {
-		r.delivered.Inc()
+// Delivered counts n events sent to one subscriber.
+func (r *Realtime) Delivered(n int) {
+	if r != nil && n > 0 {
+		r.delivered.Add(float64(n))
 	}
 }
 

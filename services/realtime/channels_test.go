@@ -29,6 +29,10 @@ func TestListChannelsCountsPagesAndIsolatesTenants(t *testing.T) {
 		return err == nil && len(res.GetChannels()) == 1 && res.GetChannels()[0].GetChannel() == "live"
 	}, waitFor, 5*time.Millisecond, "a subscription's channel is listed")
 
+	// The seeded rows' nodes are registered: the presence sweep (every
+	// PresenceInterval) removes the rows of nodes that are not.
+	_, err := e.pool.Exec(t.Context(), `INSERT INTO node_registry (node_id, endpoint) VALUES ('n1', '127.0.0.1:1'), ('n2', '127.0.0.1:2')`)
+	require.NoError(t, err)
 	seed := func(human uuid.UUID, channel, member, node string) {
 		t.Helper()
 		_, err := e.pool.Exec(t.Context(), `INSERT INTO realtime_presence (subscription_id, channel, node_id, human_id, member)
@@ -43,7 +47,7 @@ func TestListChannelsCountsPagesAndIsolatesTenants(t *testing.T) {
 		seed(e.human, fmt.Sprintf("room:b%d", i), "human:x", "n1")
 	}
 	other := uuid.New()
-	_, err := e.pool.Exec(t.Context(), `INSERT INTO humans (id, email) VALUES ($1, $2)`, other, other.String()+"@example.test")
+	_, err = e.pool.Exec(t.Context(), `INSERT INTO humans (id, email) VALUES ($1, $2)`, other, other.String()+"@example.test")
 	require.NoError(t, err)
 	seed(other, "room:secret", "human:z", "n1")
 	seed(other, "room:a", "human:z", "n1")

@@ -11,36 +11,35 @@ import (
 )
 
 // durableEvent renders a stored row once for all its subscribers.
-func durableEvent(e store.Event) (durable, error) {
+func durableEvent(e store.Event) (keyed, error) {
 	p, err := structjson.FromJSON(e.Payload)
 	if err != nil {
-		return durable{}, err
+		return keyed{}, err
 	}
-	out, err := newOutbound(&realtimev1.RealtimeEvent{
+	out, err := encodeEvent(&realtimev1.RealtimeEvent{
 		Durable: true, Id: e.ID, Channel: e.Channel, Kind: e.Kind, Payload: p,
 		PublishedBy: e.PublishedBy, CreatedAt: timestamppb.New(e.CreatedAt),
-	})
+	}, "")
 	if err != nil {
-		return durable{}, err
+		return keyed{}, err
 	}
-	return durable{key: channelKey{e.HumanID, e.Channel}, out: out}, nil
+	return keyed{key: channelKey{e.HumanID, e.Channel}, part: out}, nil
 }
 
 // ephemeralEvent renders an ephemeral event; payload is its Struct when the
 // caller already has it (a local publish), else parsed from e.Payload.
-func ephemeralEvent(e wire.Ephemeral, payload *structpb.Struct) (*outbound, error) {
+func ephemeralEvent(e wire.Ephemeral, payload *structpb.Struct) (keyed, error) {
 	if payload == nil {
 		var err error
 		if payload, err = structjson.FromJSON(e.Payload); err != nil {
-			return nil, err
+			return keyed{}, err
 		}
 	}
-	out, err := newOutbound(&realtimev1.RealtimeEvent{
+	out, err := encodeEvent(&realtimev1.RealtimeEvent{
 		Channel: e.Channel, Kind: e.Kind, Payload: payload, PublishedBy: e.PublishedBy, CreatedAt: timestamppb.New(e.CreatedAt),
-	})
+	}, e.Audience)
 	if err != nil {
-		return nil, err
+		return keyed{}, err
 	}
-	out.audience = e.Audience
-	return out, nil
+	return keyed{key: channelKey{e.HumanID, e.Channel}, part: out}, nil
 }

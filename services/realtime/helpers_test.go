@@ -132,6 +132,9 @@ type stream struct {
 	events chan *realtimev1.SubscribeResponse
 	err    chan error
 	cancel context.CancelFunc
+	// pending holds the rest of a batch (SubscribeResponse.events) that
+	// nextAny has begun.
+	pending []*realtimev1.RealtimeEvent
 }
 
 func (e *env) subscribe(human uuid.UUID, req *realtimev1.SubscribeRequest) *stream {
@@ -177,6 +180,11 @@ func (s *stream) next(t *testing.T) *realtimev1.RealtimeEvent {
 // nextAny returns the next event of any kind (keepalives skipped).
 func (s *stream) nextAny(t *testing.T) *realtimev1.RealtimeEvent {
 	t.Helper()
+	if len(s.pending) > 0 {
+		ev := s.pending[0]
+		s.pending = s.pending[1:]
+		return ev
+	}
 	deadline := time.After(waitFor)
 	for {
 		select {
@@ -184,10 +192,37 @@ func (s *stream) nextAny(t *testing.T) *realtimev1.RealtimeEvent {
 			if ev := m.GetEvent(); ev != nil {
 				return ev
 			}
+			if evs := m.GetEvents().GetEvents(); len(evs) > 0 {
+				s.pending = evs[1:]
+				return evs[0]
+			}
 		case err := <-s.err:
 			t.Fatalf("stream ended: %v", err)
 		case <-deadline:
 			t.Fatalf("no event within %s", waitFor)
+		}
+	}
+}
+
+// nextMessage returns the events of the next message that carries any: one
+// for SubscribeResponse.event, all of SubscribeResponse.events.
+func (s *stream) nextMessage(t *testing.T) []*realtimev1.RealtimeEvent {
+	t.Helper()
+	require.Empty(t, s.pending, "nextMessage after nextAny began a batch")
+	deadline := time.After(waitFor)
+	for {
+		select {
+		case m := <-s.events:
+			if ev := m.GetEvent(); ev != nil {
+				return []*realtimev1.RealtimeEvent{ev}
+			}
+			if evs := m.GetEvents().GetEvents(); len(evs) > 0 {
+				return evs
+			}
+		case err := <-s.err:
+			t.Fatalf("stream ended: %v", err)
+		case <-deadline:
+			t.Fatalf("no message within %s", waitFor)
 		}
 	}
 }

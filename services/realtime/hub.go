@@ -7,8 +7,6 @@ import (
 
 	"github.com/google/uuid"
 
-	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
-	"github.com/switchboard/switchboard/pkg/grpcserver"
 	"github.com/switchboard/switchboard/pkg/metrics"
 )
 
@@ -20,9 +18,9 @@ type channelKey struct {
 }
 
 // subscriber is one Subscribe stream as the hub sees it. The hub only ever
-// offers it events without blocking: a full buffer cuts the subscriber off
-// (RESOURCE_EXHAUSTED; it resumes with after_id), so one slow client never
-// delays the fan-out to the others.
+// offers it events without blocking: when more than its buffer's worth of
+// events wait, it is cut off (RESOURCE_EXHAUSTED; it resumes with after_id),
+// so one slow client never delays the fan-out to the others.
 type subscriber struct {
 	id        uuid.UUID
 	human     uuid.UUID
@@ -30,7 +28,12 @@ type subscriber struct {
 	channels  []string
 	ephemeral bool
 
+	// out holds at most buffer outbounds (each carries ≥ 1 event), and
+	// queued counts the events in them: the cut-off is by events, however
+	// they were grouped.
 	out     chan *outbound
+	queued  atomic.Int64
+	buffer  int64
 	cut     chan struct{}
 	cutOnce sync.Once
 	metrics *metrics.Realtime // the hub's, set by add
@@ -39,20 +42,59 @@ type subscriber struct {
 func newSubscriber(human uuid.UUID, member string, channels []string, ephemeral bool, buffer int) *subscriber {
 	return &subscriber{
 		id: uuid.New(), human: human, member: member, channels: channels, ephemeral: ephemeral,
-		out: make(chan *outbound, buffer), cut: make(chan struct{}),
+		out: make(chan *outbound, buffer), buffer: int64(buffer), cut: make(chan struct{}),
 	}
 }
 
 // offer queues ev, or cuts the subscriber off when it is too far behind.
 func (s *subscriber) offer(ev *outbound) {
+	n := int64(len(ev.parts))
 	select {
 	case <-s.cut:
 		s.metrics.Dropped(false)
-	case s.out <- ev:
+		return
 	default:
-		s.cutOnce.Do(func() { close(s.cut) })
-		s.metrics.Dropped(true)
 	}
+	// An empty queue takes any one outbound (a read of the table may hold
+	// more events than a small buffer): only a subscriber that has not
+	// taken what it was offered before is behind.
+	if q := s.queued.Add(n); q > n && q > s.buffer {
+		s.queued.Add(-n)
+		s.cutOff()
+		return
+	}
+	select {
+	case s.out <- ev:
+	default: // unreachable while queued ≤ buffer = cap(out); cut rather than block
+		s.queued.Add(-n)
+		s.cutOff()
+	}
+}
+
+func (s *subscriber) cutOff() {
+	s.cutOnce.Do(func() { close(s.cut) })
+	s.metrics.Dropped(true)
+}
+
+// taken is the receiving side's half of queued.
+func (s *subscriber) taken(ev *outbound) { s.queued.Add(-int64(len(ev.parts))) }
+
+// receives reports whether s may be sent an event for audience
+// (wire.Ephemeral.Audience): "" is everyone's; a lifecycle event about one
+// agent's work goes to that agent and to the tenant's own credentials, not
+// to its other agents (as GetEvent and ListEvents read).
+func (s *subscriber) receives(audience string) bool {
+	return audience == "" || s.member == audience || !strings.HasPrefix(s.member, memberAgentPrefix)
+}
+
+// follows reports whether s subscribed to channel.
+func (s *subscriber) follows(channel string) bool {
+	for _, c := range s.channels {
+		if c == channel {
+			return true
+		}
+	}
+	return false
 }
 
 // hub is this node's broadcast-and-discard fan-out: events reach the local
@@ -119,63 +161,6 @@ func (h *hub) start(cursor int64) {
 	h.mu.Lock()
 	h.cursor = cursor
 	h.mu.Unlock()
-}
-
-// outbound is an event as every subscriber stream sends it: serialized once
-// (a SubscribeResponse), whatever the fan-out.
-type outbound struct {
-	id      int64
-	durable bool
-	msg     *grpcserver.PreEncoded
-	// audience is wire.Ephemeral.Audience: "" for every subscriber, else
-	// the one agent (member "agent:<uuid>") that may see it besides the
-	// tenant's own credentials.
-	audience string
-}
-
-// receives reports whether s may be sent ev: a lifecycle event about one
-// agent's work goes to that agent and to the tenant's own credentials, not
-// to its other agents (as GetEvent and ListEvents read).
-func (s *subscriber) receives(ev *outbound) bool {
-	return ev.audience == "" || s.member == ev.audience || !strings.HasPrefix(s.member, memberAgentPrefix)
-}
-
-func newOutbound(ev *realtimev1.RealtimeEvent) (*outbound, error) {
-	msg, err := grpcserver.PreEncode(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Event{Event: ev}})
-	if err != nil {
-		return nil, err
-	}
-	return &outbound{id: ev.GetId(), durable: ev.GetDurable(), msg: msg}, nil
-}
-
-// durable is a durable event ready to fan out.
-type durable struct {
-	key channelKey
-	out *outbound
-}
-
-// dispatchDurable offers evs (ascending ids) and moves the cursor to upto.
-func (h *hub) dispatchDurable(evs []durable, upto int64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, d := range evs {
-		for s := range h.subs[d.key] {
-			s.offer(d.out)
-		}
-	}
-	h.cursor = max(h.cursor, upto)
-}
-
-// dispatchEphemeral offers ev to the subscribers of k that take ephemeral
-// events.
-func (h *hub) dispatchEphemeral(k channelKey, ev *outbound) {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	for s := range h.subs[k] {
-		if s.ephemeral && s.receives(ev) {
-			s.offer(ev)
-		}
-	}
 }
 
 // listening reports whether k has a local subscriber.

@@ -56,6 +56,14 @@ type Options struct {
 	// without a notification (NOTIFY is an accelerator, not the source of
 	// truth: a lost one costs at most this much latency).
 	PollInterval time.Duration
+	// ReadGap is the least time between two reads of the table by the
+	// reader: events that commit within it are read, and reach each
+	// subscriber, together (SubscribeRequest.max_batch). It adds at most
+	// this much latency, and none to the first event after a quiet spell.
+	ReadGap time.Duration
+	// EphemeralGap is the least time between two hand-overs of ephemeral
+	// events to the subscribers (pump.go), as ReadGap is for durable ones.
+	EphemeralGap time.Duration
 	// HoleRecheck is how soon the reader looks again when the ids it read
 	// have a hole that an in-progress publish may still fill.
 	HoleRecheck time.Duration
@@ -79,8 +87,8 @@ type Options struct {
 	// own rows survived (a Postgres crash empties UNLOGGED tables).
 	PresenceInterval time.Duration
 	// EphemeralQueue bounds ephemeral events waiting for the notifier's
-	// sender; past it they are dropped and counted (ephemeral delivery is
-	// best effort).
+	// sender, and those waiting for the pump; past it they are dropped and
+	// counted (ephemeral delivery is best effort).
 	EphemeralQueue int
 }
 
@@ -102,6 +110,8 @@ func (o Options) withDefaults() Options {
 	def(&o.MetricsInterval, 15*time.Second)
 	def(&o.PollInterval, time.Second)
 	def(&o.HoleRecheck, time.Millisecond)
+	def(&o.ReadGap, 2*time.Millisecond)
+	def(&o.EphemeralGap, 2*time.Millisecond)
 	def(&o.NotifyWindow, time.Millisecond)
 	def(&o.RetentionInterval, time.Minute)
 	def(&o.PresenceInterval, 2*time.Second)

@@ -92,13 +92,12 @@ func (s *Server) publishEphemeral(e wire.Ephemeral, payload *structpb.Struct) er
 	if err != nil || len(encoded) > maxNotifyPayload {
 		return invalid("payload", fmt.Sprintf("with its channel, kind and envelope the event must fit %d bytes", maxNotifyPayload+1))
 	}
-	k := channelKey{e.HumanID, e.Channel}
-	if s.hub.listening(k) {
+	if s.hub.listening(channelKey{e.HumanID, e.Channel}) {
 		ev, err := ephemeralEvent(e, payload)
 		if err != nil {
 			return fmt.Errorf("render ephemeral event: %w", err)
 		}
-		s.hub.dispatchEphemeral(k, ev)
+		s.pump.add(ev)
 	}
 	if s.ephemeralOut != nil {
 		s.sendEphemeral(encoded)
@@ -115,8 +114,7 @@ func (s *Server) deliverRemote(e wire.Ephemeral) {
 	if e.Origin == s.opts.NodeID {
 		return
 	}
-	k := channelKey{e.HumanID, e.Channel}
-	if !s.hub.listening(k) {
+	if !s.hub.listening(channelKey{e.HumanID, e.Channel}) {
 		return
 	}
 	ev, err := ephemeralEvent(e, nil)
@@ -125,7 +123,7 @@ func (s *Server) deliverRemote(e wire.Ephemeral) {
 			zap.String("human_id", e.HumanID.String()), zap.String("channel", e.Channel), zap.Error(err))
 		return
 	}
-	s.hub.dispatchEphemeral(k, ev)
+	s.pump.add(ev)
 }
 
 // invalid is INVALID_ARGUMENT for one field.

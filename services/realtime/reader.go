@@ -32,9 +32,10 @@ type reader struct {
 	log   *zap.Logger
 	store *store.Store
 	hub   *hub
-	conv  func(store.Event) (durable, error)
+	conv  func(store.Event) (keyed, error)
 	recheck,
-	poll time.Duration
+	poll,
+	gap time.Duration
 
 	kick   chan struct{}
 	cursor int64
@@ -48,8 +49,8 @@ type hole struct {
 	resolved bool // every one of waitFor has ended since the hole was seen
 }
 
-func newReader(log *zap.Logger, st *store.Store, h *hub, conv func(store.Event) (durable, error), o Options) *reader {
-	return &reader{log: log, store: st, hub: h, conv: conv, recheck: o.HoleRecheck, poll: o.PollInterval, kick: make(chan struct{}, 1)}
+func newReader(log *zap.Logger, st *store.Store, h *hub, conv func(store.Event) (keyed, error), o Options) *reader {
+	return &reader{log: log, store: st, hub: h, conv: conv, recheck: o.HoleRecheck, poll: o.PollInterval, gap: o.ReadGap, kick: make(chan struct{}, 1)}
 }
 
 // poke asks the reader to look for new rows now.
@@ -89,11 +90,15 @@ func (r *reader) init(ctx context.Context) error {
 }
 
 // run drains new rows whenever poked, on every poll tick, and soon again
-// while a hole is pending.
+// while a hole is pending; but never sooner than gap after the previous
+// drain began. Under load that turns a read per publish into a read per gap,
+// whose events reach each subscriber as one batch; a poke after a quiet
+// spell is served at once.
 func (r *reader) run(ctx context.Context) {
 	poll := time.NewTicker(r.poll)
 	defer poll.Stop()
 	var again <-chan time.Time
+	var began time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -103,6 +108,16 @@ func (r *reader) run(ctx context.Context) {
 		case <-again:
 		}
 		again = nil
+		if wait := r.gap - time.Since(began); wait > 0 && !lifecycle.Sleep(ctx, wait) {
+			return
+		}
+		began = time.Now()
+		// Pokes so far are answered by the read below (a poke follows its
+		// commit); one that comes after this line drains again.
+		select {
+		case <-r.kick:
+		default:
+		}
 		pending, err := r.drain(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -134,7 +149,7 @@ func (r *reader) drain(ctx context.Context) (pending bool, err error) {
 		if err != nil {
 			return false, err
 		}
-		out := make([]durable, 0, len(rows))
+		out := make([]keyed, 0, len(rows))
 		next, stopped := r.cursor+1, false
 		for _, e := range rows {
 			if e.ID > next {

@@ -55,6 +55,7 @@ type Server struct {
 
 	hub      *hub
 	reader   *reader
+	pump     *pump
 	relay    *lifecycle.Goroutines
 	loops    []lifecycle.Component // presence upkeep, retention
 	presence presenceSet
@@ -82,6 +83,7 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	st := store.New(pool)
 	s := &Server{log: log, store: st, opts: o, hub: newHub(o.Metrics.RealtimeSeries()), ready: make(chan struct{})}
 	s.reader = newReader(log, st, s.hub, durableEvent, o)
+	s.pump = newPump(s.hub, o.EphemeralGap, o.EphemeralQueue, func() { s.hub.m.Dropped(false) })
 	s.transport = o.Transport
 	// After the reader and the transport: it subscribes the reader, and
 	// the ephemeral channel only when no other transport was given.
@@ -104,8 +106,8 @@ func (s *Server) Desc() *grpc.ServiceDesc { return &realtimev1.RealtimeService_S
 // Components are the service's background parts, to run in the node's
 // lifecycle group before the gRPC server serves, in this order: the private
 // notifier when Options.Notifier was nil (with a shared one the node runs
-// it, before these), the mesh's links, the reader, presence upkeep and
-// retention.
+// it, before these), the mesh's links, the reader, the ephemeral pump,
+// presence upkeep and retention.
 func (s *Server) Components() []lifecycle.Component {
 	out := []lifecycle.Component{}
 	if s.ownNotifier != nil {
@@ -114,7 +116,7 @@ func (s *Server) Components() []lifecycle.Component {
 	if s.mesh != nil {
 		out = append(out, s.mesh)
 	}
-	return append(append(out, s.relay), s.loops...)
+	return append(append(out, s.relay, s.pump.component()), s.loops...)
 }
 
 // DeliverRemote hands an ephemeral event that another node sent (over the

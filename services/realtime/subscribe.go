@@ -59,30 +59,24 @@ func (s *Server) Subscribe(req *realtimev1.SubscribeRequest, stream grpc.ServerS
 	s.joined(ctx, sub)
 	defer s.left(sub)
 
+	w := newSender(stream, sub, req.GetMaxBatch(), last)
 	if last < cursor {
-		if last, err = s.replay(stream, sub, last, cursor); err != nil {
+		if err := s.replay(w, cursor); err != nil {
 			return err
 		}
 	}
-	last = max(last, cursor)
+	w.last = max(w.last, cursor)
 
 	keepalive := time.NewTimer(s.opts.Keepalive)
 	defer keepalive.Stop()
 	for {
 		select {
-		case ev := <-sub.out:
-			if ev.durable {
-				if ev.id <= last {
-					continue
-				}
-				last = ev.id
-			}
-			if err := stream.SendMsg(ev.msg); err != nil {
+		case ob := <-sub.out:
+			if err := w.sendQueued(ob); err != nil {
 				return err
 			}
-			sub.metrics.Delivered()
 		case <-sub.cut:
-			return behind(last)
+			return behind(w.last)
 		case <-keepalive.C:
 			ka := &realtimev1.Keepalive{SentAt: timestamppb.Now()}
 			if err := stream.Send(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Keepalive{Keepalive: ka}}); err != nil {
@@ -112,14 +106,15 @@ func (s *Server) awaitReady(ctx context.Context) error {
 	}
 }
 
-// replay sends the stored events after `after` up to `upto` and returns the
-// last id sent (upto when it is done).
-func (s *Server) replay(stream grpc.ServerStreamingServer[realtimev1.SubscribeResponse], sub *subscriber, after, upto int64) (int64, error) {
-	ctx := stream.Context()
+// replay sends the stored events after w.last up to upto, batched as
+// live events are, and leaves w.last at upto when it is done.
+func (s *Server) replay(w *sender, upto int64) error {
+	ctx := w.stream.Context()
+	sub := w.sub
 	for {
-		evs, err := s.store.Replay(ctx, sub.human, sub.channels, after, upto, s.opts.ReplayPage)
+		evs, err := s.store.Replay(ctx, sub.human, sub.channels, w.last, upto, s.opts.ReplayPage)
 		if err != nil {
-			return after, err
+			return err
 		}
 		sub.metrics.Replayed(len(evs))
 		for _, e := range evs {
@@ -128,20 +123,22 @@ func (s *Server) replay(stream grpc.ServerStreamingServer[realtimev1.SubscribeRe
 				// Skipped as the live fan-out skips it: failing the stream
 				// would fail its resume from after_id too, forever.
 				undeliverable(s.log, e, err)
-			} else if err := stream.SendMsg(d.out.msg); err != nil {
-				return after, err
-			} else {
-				sub.metrics.Delivered()
+			} else if err := w.addParts(d.part); err != nil {
+				return err
 			}
-			after = e.ID
+			w.last = e.ID
+		}
+		if err := w.flush(); err != nil {
+			return err
 		}
 		select {
 		case <-sub.cut: // live events overflowed while replaying
-			return after, behind(after)
+			return behind(w.last)
 		default:
 		}
 		if len(evs) < s.opts.ReplayPage {
-			return upto, nil
+			w.last = upto
+			return nil
 		}
 	}
 }
@@ -159,6 +156,9 @@ func subscribeChannels(req *realtimev1.SubscribeRequest) ([]string, error) {
 	}
 	if req.GetAfterId() < 0 {
 		return nil, invalid("after_id", "must be ≥ 0")
+	}
+	if req.GetMaxBatch() > MaxBatch {
+		return nil, invalid("max_batch", fmt.Sprintf("must be at most %d", MaxBatch))
 	}
 	seen := make(map[string]struct{}, len(chs))
 	for i, ch := range chs {

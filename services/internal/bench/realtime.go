@@ -14,7 +14,7 @@ import (
 )
 
 // RealtimeUsage is the command line of `bench realtime`.
-const RealtimeUsage = `switchboard bench realtime --publishers P --subscribers S --rate R [--addrs 127.0.0.1:9090[,HOST:PORT...]] [--duration 10s] [--warmup 2s] [--size 128] [--ephemeral] [--channel bench] [--cacert ca.pem | --tls]`
+const RealtimeUsage = `switchboard bench realtime --publishers P --subscribers S --rate R [--addrs 127.0.0.1:9090[,HOST:PORT...]] [--duration 10s] [--warmup 2s] [--size 128] [--ephemeral] [--max-batch 100] [--channel bench] [--cacert ca.pem | --tls]`
 
 // benchRealtimeConfig is the parsed command line of `bench realtime`.
 type benchRealtimeConfig struct {
@@ -28,6 +28,7 @@ type benchRealtimeConfig struct {
 	warmup      time.Duration // publishing at the rate before the window opens
 	size        int           // serialized JSON payload, bytes (about)
 	ephemeral   bool
+	maxBatch    int         // SubscribeRequest.max_batch
 	tls         *tls.Config // nil: plaintext
 	// drainQuiet ends the wait for the last deliveries once none arrived
 	// for this long (rtDrainQuiet).
@@ -69,6 +70,7 @@ func parseBenchRealtime(args []string, lookup func(string) (string, bool)) (benc
 	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "publishing before the measured window")
 	fs.IntVar(&cfg.size, "size", 128, "payload bytes (serialized JSON object)")
 	fs.BoolVar(&cfg.ephemeral, "ephemeral", false, "publish ephemeral events (default: durable)")
+	fs.IntVar(&cfg.maxBatch, "max-batch", 100, "most events per stream message the subscribers accept (SubscribeRequest.max_batch; 1: one per message)")
 	var tf tlsFlags
 	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -90,6 +92,8 @@ func parseBenchRealtime(args []string, lookup func(string) (string, bool)) (benc
 		return cfg, usageErr("bench realtime: --subscribers must be 1–10000")
 	case cfg.rate < 1 || cfg.rate > 1_000_000:
 		return cfg, usageErr("bench realtime: --rate must be 1–1000000 (publishes per second)")
+	case cfg.maxBatch < 1 || cfg.maxBatch > 1000:
+		return cfg, usageErr("bench realtime: --max-batch must be 1–1000")
 	case cfg.duration <= 0:
 		return cfg, usageErr("bench realtime: --duration must be positive")
 	case cfg.warmup < 0:

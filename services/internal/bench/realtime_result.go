@@ -71,7 +71,7 @@ func (b *rtBench) result(measureFrom, stop time.Time) (rtResult, error) {
 	var measured int64
 	lastNs := stop.UnixNano()
 	byAddr := map[string][][]time.Duration{}
-	var others int64
+	var others, messages, events int64
 	var lastResumeErr error
 	for _, s := range b.subs {
 		res.resumes += s.resumes
@@ -85,6 +85,8 @@ func (b *rtBench) result(measureFrom, stop time.Time) (rtResult, error) {
 		res.outOfOrder += s.outOfOrder
 		res.malformed += s.malformed
 		others += s.others
+		messages += s.messages
+		events += s.events
 		measured += t.measured
 		lastNs = max(lastNs, t.lastMeasuredNs)
 		byAddr[s.addr] = append(byAddr[s.addr], t.lat)
@@ -123,6 +125,8 @@ func (b *rtBench) result(measureFrom, stop time.Time) (rtResult, error) {
 			addr, len(lat), ms(percentile(lat, 50)), ms(percentile(lat, 99)))
 	}
 	kind := map[bool]string{false: "ephemeral (best effort)", true: "durable"}[res.durable]
+	fmt.Fprintf(b.stderr, "bench: %d stream messages carried %d events (%.2f per message, --max-batch %d)\n",
+		messages, events, float64(events)/float64(max(messages, 1)), b.cfg.maxBatch)
 	fmt.Fprintf(b.stderr, "bench: %s events: %d of %d expected deliveries arrived, %d lost, %d duplicated, %d out of id order, %d malformed; %d other events on the channel ignored\n",
 		kind, res.deliveries, int64(res.published)*int64(len(b.subs)), res.lost, res.dups, res.outOfOrder, res.malformed, others)
 	if res.resumes > 0 {

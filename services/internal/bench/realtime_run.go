@@ -45,6 +45,7 @@ type rtSub struct {
 	// the progress line and the drain, which read it while the loop runs.
 	distinct                      atomic.Int64
 	outOfOrder, malformed, others int64
+	messages, events              int64 // stream messages with events, and the events in them
 	resumes                       int   // streams resumed with after_id
 	resumeErr                     error // why the last one ended
 

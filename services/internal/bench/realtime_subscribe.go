@@ -45,11 +45,13 @@ func (b *rtBench) receive(sctx context.Context, s *rtSub) {
 		var err error
 		stream, err = s.client.Subscribe(sctx, &realtimev1.SubscribeRequest{
 			Channels: []string{b.cfg.channel}, AfterId: lastID, IncludeEphemeral: b.cfg.ephemeral,
+			MaxBatch: uint32(b.cfg.maxBatch),
 		}, grpc.ForceCodecV2(newRawCodec()))
 		return err
 	}
 	err := subscribe()
 	var frame rawFrame
+	var evs []wireEvent
 	for err == nil {
 		err = stream.RecvMsg(&frame)
 		recvNs := time.Now().UnixNano()
@@ -65,48 +67,56 @@ func (b *rtBench) receive(sctx context.Context, s *rtSub) {
 			}
 			continue
 		}
-		ev, perr := parseWireEvent(frame.b)
-		if perr != nil {
+		var perr error
+		if evs, perr = parseWireEvents(frame.b, evs[:0]); perr != nil {
 			s.malformed++
 			continue
 		}
-		if !ev.isEvent {
-			continue // a keepalive
+		if len(evs) > 0 {
+			s.messages++
+			s.events += int64(len(evs))
 		}
-		if ev.durable {
-			if ev.id <= lastID {
-				s.outOfOrder++
-			}
-			lastID = ev.id
+		for _, ev := range evs {
+			b.take(s, ev, recvNs, &lastID, probed, &left)
 		}
-		if ev.run != b.run {
-			s.others++ // another run, presence events, other publishers
-			continue
-		}
-		pub := ev.pub
-		switch ev.kind {
-		case rtKindProb:
-			if p := int(pub); left > 0 && p >= 0 && p < probers && !probed[p] {
-				probed[p] = true
-				if left--; left == 0 {
-					close(s.ready)
-				}
-			}
-			continue
-		case rtKindData:
-		default:
-			continue
-		}
-		sent, perr := strconv.ParseInt(ev.sent, 10, 64)
-		seq := ev.seq
-		if perr != nil || pub != float64(int(pub)) || seq != float64(int(seq)) ||
-			!s.tally.record(int(pub), int(seq), sent, recvNs, b.measureFromNs.Load()) {
-			s.malformed++
-			continue
-		}
-		s.distinct.Store(s.tally.distinct)
 	}
 	b.broke(sctx, s, err)
+}
+
+// take tallies one received event: durable order, probes, data.
+func (b *rtBench) take(s *rtSub, ev wireEvent, recvNs int64, lastID *int64, probed []bool, left *int) {
+	if ev.durable {
+		if ev.id <= *lastID {
+			s.outOfOrder++
+		}
+		*lastID = ev.id
+	}
+	if ev.run != b.run {
+		s.others++ // another run, presence events, other publishers
+		return
+	}
+	pub := ev.pub
+	switch ev.kind {
+	case rtKindProb:
+		if p := int(pub); *left > 0 && p >= 0 && p < len(probed) && !probed[p] {
+			probed[p] = true
+			if *left--; *left == 0 {
+				close(s.ready)
+			}
+		}
+		return
+	case rtKindData:
+	default:
+		return
+	}
+	sent, perr := strconv.ParseInt(ev.sent, 10, 64)
+	seq := ev.seq
+	if perr != nil || pub != float64(int(pub)) || seq != float64(int(seq)) ||
+		!s.tally.record(int(pub), int(seq), sent, recvNs, b.measureFromNs.Load()) {
+		s.malformed++
+		return
+	}
+	s.distinct.Store(s.tally.distinct)
 }
 
 // broke records why a subscription ended, unless the run ended it.

@@ -23,17 +23,17 @@ func TestParseBenchRealtime(t *testing.T) {
 	require.Equal(t, benchRealtimeConfig{
 		addrs: []string{"127.0.0.1:9090"}, token: "sb_tok", channel: "bench",
 		publishers: 10, subscribers: 100, rate: 1000,
-		duration: 10 * time.Second, warmup: 2 * time.Second, size: 128, drainQuiet: rtDrainQuiet,
+		duration: 10 * time.Second, warmup: 2 * time.Second, size: 128, maxBatch: 100, drainQuiet: rtDrainQuiet,
 	}, cfg)
 
 	cfg, err = parseBenchRealtime([]string{"--addrs", "127.0.0.1:1, 127.0.0.1:2,[::1]:3", "--publishers=2",
 		"--subscribers=3", "--rate=50", "--duration", "1m", "--warmup", "0s", "--size", "7168",
-		"--ephemeral", "--channel", "room:42/typing"}, lookup)
+		"--ephemeral", "--max-batch", "1", "--channel", "room:42/typing"}, lookup)
 	require.NoError(t, err)
 	require.Equal(t, benchRealtimeConfig{
 		addrs: []string{"127.0.0.1:1", "127.0.0.1:2", "[::1]:3"}, token: "sb_tok", channel: "room:42/typing",
 		publishers: 2, subscribers: 3, rate: 50, duration: time.Minute, size: 7168, ephemeral: true,
-		drainQuiet: rtDrainQuiet,
+		maxBatch: 1, drainQuiet: rtDrainQuiet,
 	}, cfg)
 
 	ok := []string{"--publishers", "1", "--subscribers", "1", "--rate", "1"}
@@ -43,6 +43,8 @@ func TestParseBenchRealtime(t *testing.T) {
 		"no subscribers":        {"--publishers", "1", "--rate", "1"},
 		"no rate":               {"--publishers", "1", "--subscribers", "1"},
 		"zero rate":             with("--rate", "0"),
+		"zero max batch":        with("--max-batch", "0"),
+		"max batch over 1000":   with("--max-batch", "1001"),
 		"negative publishers":   with("--publishers", "-1"),
 		"too many subscribers":  with("--subscribers", "10001"),
 		"zero duration":         with("--duration", "0s"),
@@ -131,20 +133,22 @@ func TestRTResult(t *testing.T) {
 	require.NotErrorAs(t, r.failure(), &u, "a failed run is no usage error (exit code 1)")
 }
 
-// TestParseWireEventReadsWhatProtoWrote: the bench's lean decoder agrees
-// with protobuf on every field it reads, skips the others, and refuses
-// truncated input.
-func TestParseWireEventReadsWhatProtoWrote(t *testing.T) {
+// TestParseWireEventsReadsWhatProtoWrote: the bench's lean decoder agrees
+// with protobuf on every field it reads, single events and batches alike,
+// skips the others, and refuses truncated input.
+func TestParseWireEventsReadsWhatProtoWrote(t *testing.T) {
 	t.Parallel()
-	p, err := structpb.NewStruct(map[string]any{rtKeyRun: "r1", rtKeyPub: 3.0, rtKeySeq: 41.0, rtKeySent: "1700000000123", rtKeyPad: "xxxx"})
+	event := func(id int64, seq float64) *realtimev1.RealtimeEvent {
+		p, err := structpb.NewStruct(map[string]any{rtKeyRun: "r1", rtKeyPub: 3.0, rtKeySeq: seq, rtKeySent: "1700000000123", rtKeyPad: "xxxx"})
+		require.NoError(t, err)
+		return &realtimev1.RealtimeEvent{Durable: true, Id: id, Channel: "bench", Kind: rtKindData, Payload: p, PublishedBy: "agent:x"}
+	}
+	b, err := proto.Marshal(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Event{Event: event(1234567890123, 41)}})
 	require.NoError(t, err)
-	b, err := proto.Marshal(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Event{Event: &realtimev1.RealtimeEvent{
-		Durable: true, Id: 1234567890123, Channel: "bench", Kind: rtKindData, Payload: p, PublishedBy: "agent:x",
-	}}})
+	evs, err := parseWireEvents(b, nil)
 	require.NoError(t, err)
-	ev, err := parseWireEvent(b)
-	require.NoError(t, err)
-	require.True(t, ev.isEvent)
+	require.Len(t, evs, 1)
+	ev := evs[0]
 	require.True(t, ev.durable)
 	require.Equal(t, int64(1234567890123), ev.id)
 	require.Equal(t, rtKindData, ev.kind)
@@ -153,12 +157,26 @@ func TestParseWireEventReadsWhatProtoWrote(t *testing.T) {
 	require.InDelta(t, 3, ev.pub, 0)
 	require.InDelta(t, 41, ev.seq, 0)
 
+	batch, err := proto.Marshal(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Events{
+		Events: &realtimev1.EventBatch{Events: []*realtimev1.RealtimeEvent{event(7, 1), event(8, 2), event(9, 3)}},
+	}})
+	require.NoError(t, err)
+	evs, err = parseWireEvents(batch, evs[:0])
+	require.NoError(t, err)
+	require.Len(t, evs, 3)
+	for i, ev := range evs {
+		require.Equal(t, int64(7+i), ev.id)
+		require.InDelta(t, float64(1+i), ev.seq, 0)
+	}
+
 	ka, err := proto.Marshal(&realtimev1.SubscribeResponse{Message: &realtimev1.SubscribeResponse_Keepalive{Keepalive: &realtimev1.Keepalive{}}})
 	require.NoError(t, err)
-	ev, err = parseWireEvent(ka)
+	evs, err = parseWireEvents(ka, evs[:0])
 	require.NoError(t, err)
-	require.False(t, ev.isEvent, "a keepalive is not an event")
+	require.Empty(t, evs, "a keepalive is not an event")
 
-	_, err = parseWireEvent(b[:len(b)-3])
+	_, err = parseWireEvents(b[:len(b)-3], nil)
 	require.Error(t, err, "truncated")
+	_, err = parseWireEvents(batch[:len(batch)-3], nil)
+	require.Error(t, err, "truncated batch")
 }

@@ -38,9 +38,8 @@ func (c rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 
 func (rawCodec) Name() string { return "proto" }
 
-// wireEvent is what the bench reads of a SubscribeResponse.
+// wireEvent is what the bench reads of a RealtimeEvent.
 type wireEvent struct {
-	isEvent bool // false: a keepalive
 	durable bool
 	id      int64
 	kind    string
@@ -55,6 +54,8 @@ var errWire = errors.New("malformed SubscribeResponse")
 // google/protobuf/struct.proto).
 const (
 	wireRespEvent    = 1 // SubscribeResponse.event
+	wireRespEvents   = 3 // SubscribeResponse.events (EventBatch)
+	wireBatchEvents  = 1 // EventBatch.events
 	wireEvDurable    = 1 // RealtimeEvent.durable
 	wireEvID         = 2 // RealtimeEvent.id
 	wireEvKind       = 4 // RealtimeEvent.kind
@@ -64,27 +65,45 @@ const (
 	wireValueString  = 3 // Value.string_value
 )
 
-// parseWireEvent reads a SubscribeResponse.
-func parseWireEvent(b []byte) (wireEvent, error) {
-	var ev wireEvent
+// parseWireEvents appends the events of a SubscribeResponse to evs: none for
+// a keepalive, one for `event`, each of a batch (`events`, an EventBatch).
+func parseWireEvents(b []byte, evs []wireEvent) ([]wireEvent, error) {
 	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
-		if num != wireRespEvent || typ != protowire.BytesType {
-			return nil
+		switch {
+		case num == wireRespEvent && typ == protowire.BytesType:
+			ev, err := parseRealtimeEvent(v)
+			evs = append(evs, ev)
+			return err
+		case num == wireRespEvents && typ == protowire.BytesType:
+			return fields(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+				if num != wireBatchEvents || typ != protowire.BytesType {
+					return nil
+				}
+				ev, err := parseRealtimeEvent(v)
+				evs = append(evs, ev)
+				return err
+			})
 		}
-		ev.isEvent = true
-		return fields(v, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
-			switch {
-			case num == wireEvDurable && typ == protowire.VarintType:
-				ev.durable = x != 0
-			case num == wireEvID && typ == protowire.VarintType:
-				ev.id = int64(x)
-			case num == wireEvKind && typ == protowire.BytesType:
-				ev.kind = string(v)
-			case num == wireEvPayload && typ == protowire.BytesType:
-				return ev.parseStruct(v)
-			}
-			return nil
-		})
+		return nil
+	})
+	return evs, err
+}
+
+// parseRealtimeEvent reads a RealtimeEvent.
+func parseRealtimeEvent(b []byte) (wireEvent, error) {
+	var ev wireEvent
+	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+		switch {
+		case num == wireEvDurable && typ == protowire.VarintType:
+			ev.durable = x != 0
+		case num == wireEvID && typ == protowire.VarintType:
+			ev.id = int64(x)
+		case num == wireEvKind && typ == protowire.BytesType:
+			ev.kind = string(v)
+		case num == wireEvPayload && typ == protowire.BytesType:
+			return ev.parseStruct(v)
+		}
+		return nil
 	})
 	return ev, err
 }

@@ -177,8 +177,17 @@ type SubscribeRequest struct {
 	AfterId int64 `protobuf:"varint,2,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
 	// Also deliver ephemeral events. False means durable events only.
 	IncludeEphemeral bool `protobuf:"varint,3,opt,name=include_ephemeral,json=includeEphemeral,proto3" json:"include_ephemeral,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Most events per stream message, 0–1000. 0 or 1: every event arrives in
+	// its own message (`event`), as clients that predate batches expect. 2 or
+	// more: events that are ready together (one read of the table, or what
+	// queued while the previous message was being written) may arrive as one
+	// `events` message of up to this many, in delivery order, at most 1 MiB
+	// of events; a lone event still arrives as `event`. Batching never waits
+	// for more events: it saves a write, an HTTP/2 frame and a read per event
+	// when the stream is busy.
+	MaxBatch      uint32 `protobuf:"varint,4,opt,name=max_batch,json=maxBatch,proto3" json:"max_batch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubscribeRequest) Reset() {
@@ -232,6 +241,13 @@ func (x *SubscribeRequest) GetIncludeEphemeral() bool {
 	return false
 }
 
+func (x *SubscribeRequest) GetMaxBatch() uint32 {
+	if x != nil {
+		return x.MaxBatch
+	}
+	return 0
+}
+
 // SubscribeResponse is one message on a subscription stream.
 type SubscribeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -241,6 +257,7 @@ type SubscribeResponse struct {
 	//
 	//	*SubscribeResponse_Event
 	//	*SubscribeResponse_Keepalive
+	//	*SubscribeResponse_Events
 	Message       isSubscribeResponse_Message `protobuf_oneof:"message"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -301,6 +318,15 @@ func (x *SubscribeResponse) GetKeepalive() *Keepalive {
 	return nil
 }
 
+func (x *SubscribeResponse) GetEvents() *EventBatch {
+	if x != nil {
+		if x, ok := x.Message.(*SubscribeResponse_Events); ok {
+			return x.Events
+		}
+	}
+	return nil
+}
+
 type isSubscribeResponse_Message interface {
 	isSubscribeResponse_Message()
 }
@@ -315,9 +341,64 @@ type SubscribeResponse_Keepalive struct {
 	Keepalive *Keepalive `protobuf:"bytes,2,opt,name=keepalive,proto3,oneof"`
 }
 
+type SubscribeResponse_Events struct {
+	// Two or more events, in delivery order (only with
+	// SubscribeRequest.max_batch ≥ 2).
+	Events *EventBatch `protobuf:"bytes,3,opt,name=events,proto3,oneof"`
+}
+
 func (*SubscribeResponse_Event) isSubscribeResponse_Message() {}
 
 func (*SubscribeResponse_Keepalive) isSubscribeResponse_Message() {}
+
+func (*SubscribeResponse_Events) isSubscribeResponse_Message() {}
+
+// EventBatch is events delivered together, in order: durable ones by
+// increasing id, ephemeral ones interleaved as they happened.
+type EventBatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The events, as SubscribeResponse.event would carry each one.
+	Events        []*RealtimeEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventBatch) Reset() {
+	*x = EventBatch{}
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventBatch) ProtoMessage() {}
+
+func (x *EventBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventBatch.ProtoReflect.Descriptor instead.
+func (*EventBatch) Descriptor() ([]byte, []int) {
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *EventBatch) GetEvents() []*RealtimeEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
 
 // PresenceRequest names the channel.
 type PresenceRequest struct {
@@ -330,7 +411,7 @@ type PresenceRequest struct {
 
 func (x *PresenceRequest) Reset() {
 	*x = PresenceRequest{}
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[4]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -342,7 +423,7 @@ func (x *PresenceRequest) String() string {
 func (*PresenceRequest) ProtoMessage() {}
 
 func (x *PresenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[4]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -355,7 +436,7 @@ func (x *PresenceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PresenceRequest.ProtoReflect.Descriptor instead.
 func (*PresenceRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{4}
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PresenceRequest) GetChannel() string {
@@ -376,7 +457,7 @@ type PresenceResponse struct {
 
 func (x *PresenceResponse) Reset() {
 	*x = PresenceResponse{}
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[5]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -388,7 +469,7 @@ func (x *PresenceResponse) String() string {
 func (*PresenceResponse) ProtoMessage() {}
 
 func (x *PresenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[5]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -401,7 +482,7 @@ func (x *PresenceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PresenceResponse.ProtoReflect.Descriptor instead.
 func (*PresenceResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{5}
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PresenceResponse) GetMembers() []*PresenceMember {
@@ -428,7 +509,7 @@ type PresenceMember struct {
 
 func (x *PresenceMember) Reset() {
 	*x = PresenceMember{}
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[6]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -440,7 +521,7 @@ func (x *PresenceMember) String() string {
 func (*PresenceMember) ProtoMessage() {}
 
 func (x *PresenceMember) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[6]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -453,7 +534,7 @@ func (x *PresenceMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PresenceMember.ProtoReflect.Descriptor instead.
 func (*PresenceMember) Descriptor() ([]byte, []int) {
-	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{6}
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PresenceMember) GetMember() string {
@@ -503,7 +584,7 @@ type ListChannelsRequest struct {
 
 func (x *ListChannelsRequest) Reset() {
 	*x = ListChannelsRequest{}
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[7]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -515,7 +596,7 @@ func (x *ListChannelsRequest) String() string {
 func (*ListChannelsRequest) ProtoMessage() {}
 
 func (x *ListChannelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[7]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -528,7 +609,7 @@ func (x *ListChannelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChannelsRequest.ProtoReflect.Descriptor instead.
 func (*ListChannelsRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{7}
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListChannelsRequest) GetPrefix() string {
@@ -565,7 +646,7 @@ type ListChannelsResponse struct {
 
 func (x *ListChannelsResponse) Reset() {
 	*x = ListChannelsResponse{}
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[8]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +658,7 @@ func (x *ListChannelsResponse) String() string {
 func (*ListChannelsResponse) ProtoMessage() {}
 
 func (x *ListChannelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[8]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +671,7 @@ func (x *ListChannelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChannelsResponse.ProtoReflect.Descriptor instead.
 func (*ListChannelsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{8}
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListChannelsResponse) GetChannels() []*ChannelInfo {
@@ -624,7 +705,7 @@ type ChannelInfo struct {
 
 func (x *ChannelInfo) Reset() {
 	*x = ChannelInfo{}
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[9]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +717,7 @@ func (x *ChannelInfo) String() string {
 func (*ChannelInfo) ProtoMessage() {}
 
 func (x *ChannelInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[9]
+	mi := &file_switchboard_realtime_v1_realtime_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +730,7 @@ func (x *ChannelInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelInfo.ProtoReflect.Descriptor instead.
 func (*ChannelInfo) Descriptor() ([]byte, []int) {
-	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{9}
+	return file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ChannelInfo) GetChannel() string {
@@ -693,15 +774,20 @@ const file_switchboard_realtime_v1_realtime_service_proto_rawDesc = "" +
 	"\x0fPublishResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x129\n" +
 	"\n" +
-	"created_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xb7\x01\n" +
+	"created_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xde\x01\n" +
 	"\x10SubscribeRequest\x12R\n" +
 	"\bchannels\x18\x01 \x03(\tB6\xbaH3\x92\x010\b\x01\x10d\x18\x01\"(r&2$^[A-Za-z0-9][A-Za-z0-9:._/-]{0,127}$R\bchannels\x12\"\n" +
 	"\bafter_id\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\aafterId\x12+\n" +
-	"\x11include_ephemeral\x18\x03 \x01(\bR\x10includeEphemeral\"\xa2\x01\n" +
+	"\x11include_ephemeral\x18\x03 \x01(\bR\x10includeEphemeral\x12%\n" +
+	"\tmax_batch\x18\x04 \x01(\rB\b\xbaH\x05*\x03\x18\xe8\aR\bmaxBatch\"\xe1\x01\n" +
 	"\x11SubscribeResponse\x12>\n" +
 	"\x05event\x18\x01 \x01(\v2&.switchboard.realtime.v1.RealtimeEventH\x00R\x05event\x12B\n" +
-	"\tkeepalive\x18\x02 \x01(\v2\".switchboard.realtime.v1.KeepaliveH\x00R\tkeepaliveB\t\n" +
-	"\amessage\"[\n" +
+	"\tkeepalive\x18\x02 \x01(\v2\".switchboard.realtime.v1.KeepaliveH\x00R\tkeepalive\x12=\n" +
+	"\x06events\x18\x03 \x01(\v2#.switchboard.realtime.v1.EventBatchH\x00R\x06eventsB\t\n" +
+	"\amessage\"L\n" +
+	"\n" +
+	"EventBatch\x12>\n" +
+	"\x06events\x18\x01 \x03(\v2&.switchboard.realtime.v1.RealtimeEventR\x06events\"[\n" +
 	"\x0fPresenceRequest\x12H\n" +
 	"\achannel\x18\x01 \x01(\tB.\xbaH+\xc8\x01\x01r&2$^[A-Za-z0-9][A-Za-z0-9:._/-]{0,127}$R\achannel\"U\n" +
 	"\x10PresenceResponse\x12A\n" +
@@ -743,44 +829,47 @@ func file_switchboard_realtime_v1_realtime_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_realtime_v1_realtime_service_proto_rawDescData
 }
 
-var file_switchboard_realtime_v1_realtime_service_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_switchboard_realtime_v1_realtime_service_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_switchboard_realtime_v1_realtime_service_proto_goTypes = []any{
 	(*PublishRequest)(nil),        // 0: switchboard.realtime.v1.PublishRequest
 	(*PublishResponse)(nil),       // 1: switchboard.realtime.v1.PublishResponse
 	(*SubscribeRequest)(nil),      // 2: switchboard.realtime.v1.SubscribeRequest
 	(*SubscribeResponse)(nil),     // 3: switchboard.realtime.v1.SubscribeResponse
-	(*PresenceRequest)(nil),       // 4: switchboard.realtime.v1.PresenceRequest
-	(*PresenceResponse)(nil),      // 5: switchboard.realtime.v1.PresenceResponse
-	(*PresenceMember)(nil),        // 6: switchboard.realtime.v1.PresenceMember
-	(*ListChannelsRequest)(nil),   // 7: switchboard.realtime.v1.ListChannelsRequest
-	(*ListChannelsResponse)(nil),  // 8: switchboard.realtime.v1.ListChannelsResponse
-	(*ChannelInfo)(nil),           // 9: switchboard.realtime.v1.ChannelInfo
-	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
-	(*RealtimeEvent)(nil),         // 12: switchboard.realtime.v1.RealtimeEvent
-	(*Keepalive)(nil),             // 13: switchboard.realtime.v1.Keepalive
+	(*EventBatch)(nil),            // 4: switchboard.realtime.v1.EventBatch
+	(*PresenceRequest)(nil),       // 5: switchboard.realtime.v1.PresenceRequest
+	(*PresenceResponse)(nil),      // 6: switchboard.realtime.v1.PresenceResponse
+	(*PresenceMember)(nil),        // 7: switchboard.realtime.v1.PresenceMember
+	(*ListChannelsRequest)(nil),   // 8: switchboard.realtime.v1.ListChannelsRequest
+	(*ListChannelsResponse)(nil),  // 9: switchboard.realtime.v1.ListChannelsResponse
+	(*ChannelInfo)(nil),           // 10: switchboard.realtime.v1.ChannelInfo
+	(*structpb.Struct)(nil),       // 11: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*RealtimeEvent)(nil),         // 13: switchboard.realtime.v1.RealtimeEvent
+	(*Keepalive)(nil),             // 14: switchboard.realtime.v1.Keepalive
 }
 var file_switchboard_realtime_v1_realtime_service_proto_depIdxs = []int32{
-	10, // 0: switchboard.realtime.v1.PublishRequest.payload:type_name -> google.protobuf.Struct
-	11, // 1: switchboard.realtime.v1.PublishResponse.created_at:type_name -> google.protobuf.Timestamp
-	12, // 2: switchboard.realtime.v1.SubscribeResponse.event:type_name -> switchboard.realtime.v1.RealtimeEvent
-	13, // 3: switchboard.realtime.v1.SubscribeResponse.keepalive:type_name -> switchboard.realtime.v1.Keepalive
-	6,  // 4: switchboard.realtime.v1.PresenceResponse.members:type_name -> switchboard.realtime.v1.PresenceMember
-	11, // 5: switchboard.realtime.v1.PresenceMember.joined_at:type_name -> google.protobuf.Timestamp
-	9,  // 6: switchboard.realtime.v1.ListChannelsResponse.channels:type_name -> switchboard.realtime.v1.ChannelInfo
-	0,  // 7: switchboard.realtime.v1.RealtimeService.Publish:input_type -> switchboard.realtime.v1.PublishRequest
-	2,  // 8: switchboard.realtime.v1.RealtimeService.Subscribe:input_type -> switchboard.realtime.v1.SubscribeRequest
-	4,  // 9: switchboard.realtime.v1.RealtimeService.Presence:input_type -> switchboard.realtime.v1.PresenceRequest
-	7,  // 10: switchboard.realtime.v1.RealtimeService.ListChannels:input_type -> switchboard.realtime.v1.ListChannelsRequest
-	1,  // 11: switchboard.realtime.v1.RealtimeService.Publish:output_type -> switchboard.realtime.v1.PublishResponse
-	3,  // 12: switchboard.realtime.v1.RealtimeService.Subscribe:output_type -> switchboard.realtime.v1.SubscribeResponse
-	5,  // 13: switchboard.realtime.v1.RealtimeService.Presence:output_type -> switchboard.realtime.v1.PresenceResponse
-	8,  // 14: switchboard.realtime.v1.RealtimeService.ListChannels:output_type -> switchboard.realtime.v1.ListChannelsResponse
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	11, // 0: switchboard.realtime.v1.PublishRequest.payload:type_name -> google.protobuf.Struct
+	12, // 1: switchboard.realtime.v1.PublishResponse.created_at:type_name -> google.protobuf.Timestamp
+	13, // 2: switchboard.realtime.v1.SubscribeResponse.event:type_name -> switchboard.realtime.v1.RealtimeEvent
+	14, // 3: switchboard.realtime.v1.SubscribeResponse.keepalive:type_name -> switchboard.realtime.v1.Keepalive
+	4,  // 4: switchboard.realtime.v1.SubscribeResponse.events:type_name -> switchboard.realtime.v1.EventBatch
+	13, // 5: switchboard.realtime.v1.EventBatch.events:type_name -> switchboard.realtime.v1.RealtimeEvent
+	7,  // 6: switchboard.realtime.v1.PresenceResponse.members:type_name -> switchboard.realtime.v1.PresenceMember
+	12, // 7: switchboard.realtime.v1.PresenceMember.joined_at:type_name -> google.protobuf.Timestamp
+	10, // 8: switchboard.realtime.v1.ListChannelsResponse.channels:type_name -> switchboard.realtime.v1.ChannelInfo
+	0,  // 9: switchboard.realtime.v1.RealtimeService.Publish:input_type -> switchboard.realtime.v1.PublishRequest
+	2,  // 10: switchboard.realtime.v1.RealtimeService.Subscribe:input_type -> switchboard.realtime.v1.SubscribeRequest
+	5,  // 11: switchboard.realtime.v1.RealtimeService.Presence:input_type -> switchboard.realtime.v1.PresenceRequest
+	8,  // 12: switchboard.realtime.v1.RealtimeService.ListChannels:input_type -> switchboard.realtime.v1.ListChannelsRequest
+	1,  // 13: switchboard.realtime.v1.RealtimeService.Publish:output_type -> switchboard.realtime.v1.PublishResponse
+	3,  // 14: switchboard.realtime.v1.RealtimeService.Subscribe:output_type -> switchboard.realtime.v1.SubscribeResponse
+	6,  // 15: switchboard.realtime.v1.RealtimeService.Presence:output_type -> switchboard.realtime.v1.PresenceResponse
+	9,  // 16: switchboard.realtime.v1.RealtimeService.ListChannels:output_type -> switchboard.realtime.v1.ListChannelsResponse
+	13, // [13:17] is the sub-list for method output_type
+	9,  // [9:13] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_realtime_v1_realtime_service_proto_init() }
@@ -792,6 +881,7 @@ func file_switchboard_realtime_v1_realtime_service_proto_init() {
 	file_switchboard_realtime_v1_realtime_service_proto_msgTypes[3].OneofWrappers = []any{
 		(*SubscribeResponse_Event)(nil),
 		(*SubscribeResponse_Keepalive)(nil),
+		(*SubscribeResponse_Events)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -799,7 +889,7 @@ func file_switchboard_realtime_v1_realtime_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_realtime_v1_realtime_service_proto_rawDesc), len(file_switchboard_realtime_v1_realtime_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

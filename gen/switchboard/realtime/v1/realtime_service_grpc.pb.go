@@ -51,7 +51,8 @@ type RealtimeServiceClient interface {
 	// two phases. Durable events arrive in id order; ephemeral ones are
 	// interleaved as they happen. A Keepalive is sent after 15 seconds without
 	// events. The stream runs until the client cancels or the server shuts
-	// down (then UNAVAILABLE; reconnect with the last durable id seen). REST:
+	// down (then UNAVAILABLE; reconnect with the last durable id seen). With
+	// max_batch ≥ 2, events that are ready together share one message. REST:
 	// newline-delimited JSON, each message wrapped as {"result": {...}}.
 	// Errors: INVALID_ARGUMENT for a bad channel list.
 	Subscribe(ctx context.Context, in *SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeResponse], error)
@@ -155,7 +156,8 @@ type RealtimeServiceServer interface {
 	// two phases. Durable events arrive in id order; ephemeral ones are
 	// interleaved as they happen. A Keepalive is sent after 15 seconds without
 	// events. The stream runs until the client cancels or the server shuts
-	// down (then UNAVAILABLE; reconnect with the last durable id seen). REST:
+	// down (then UNAVAILABLE; reconnect with the last durable id seen). With
+	// max_batch ≥ 2, events that are ready together share one message. REST:
 	// newline-delimited JSON, each message wrapped as {"result": {...}}.
 	// Errors: INVALID_ARGUMENT for a bad channel list.
 	Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscribeResponse]) error
