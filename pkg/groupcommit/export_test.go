@@ -8,8 +8,4 @@ type Clock = clock
 func SetClock[K comparable, I, R any](b *Batcher[K, I, R], c Clock) { b.clock = c }
 
 // Queued is how many calls wait in b's queue (not yet sent).
-func Queued[K comparable, I, R any](b *Batcher[K, I, R]) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.queue)
-}
+func Queued[K comparable, I, R any](b *Batcher[K, I, R]) int { return b.Queued() }

@@ -86,11 +86,33 @@ func (b *Batcher[K, I, R]) flush(ctx context.Context) {
 			// for any ID that is not unique after all.
 			slices.SortStableFunc(calls, func(x, y *call[K, I, R]) int { return cmp.Compare(b.id(x.item), b.id(y.item)) })
 		}
-		for chunk := range slices.Chunk(calls, b.maxItems) {
+		for _, chunk := range b.chunks(calls) {
 			wg.Go(func() { b.send(ctx, key, chunk) })
 		}
 	}
 	wg.Wait()
+}
+
+// chunks splits one group's calls, in order, into statements of at most
+// MaxItems items and, with a Size, at most MaxSize summed size.
+func (b *Batcher[K, I, R]) chunks(calls []*call[K, I, R]) [][]*call[K, I, R] {
+	var out [][]*call[K, I, R]
+	start, size := 0, 0
+	for i, c := range calls {
+		n := 0
+		if b.size != nil {
+			n = b.size(c.item)
+		}
+		if i > start && (i-start >= b.maxItems || (b.size != nil && size+n > b.maxSize)) {
+			out = append(out, calls[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(calls) {
+		out = append(out, calls[start:])
+	}
+	return out
 }
 
 // take removes this flush's calls from the queue, grouped by key in arrival
@@ -137,7 +159,7 @@ func (b *Batcher[K, I, R]) send(ctx context.Context, key K, calls []*call[K, I, 
 		items[i] = c.item
 	}
 	res, err := b.statement(ctx, key, items)
-	if err != nil && len(calls) > 1 && ctx.Err() == nil {
+	if err != nil && len(calls) > 1 && ctx.Err() == nil && (b.retry == nil || b.retry(err)) {
 		// The statement applied nothing; let each item meet its own fate.
 		// In order, one at a time: the retries lock rows in the same
 		// order, and a failing batch does not take len(calls) connections.

@@ -21,7 +21,11 @@
 //   - if a batch statement fails, each of its items is retried alone, so
 //     one caller's bad item or a deadlock never becomes another caller's
 //     error. This needs a statement that applies all or nothing (one SQL
-//     statement, or one transaction).
+//     statement, or one transaction). Retry narrows it for writes that are
+//     not idempotent: a statement whose connection was lost may have
+//     committed, and sending its items again would write them twice.
+//   - with a Size, MaxSize bounds a statement by its items' summed size
+//     too (bytes of payload, say), as MaxItems bounds their number.
 //
 // A Batcher is a lifecycle component: before Start and after Stop it runs
 // every call directly, as a batch of one on the caller's context, so the
@@ -75,6 +79,16 @@ type Options[I any] struct {
 	// ignored (1) with an ID, whose one-row-once-per-flush promise needs
 	// flushes in turn.
 	Flushers int
+	// Retry, when set, decides whether the items of a failed batch are
+	// retried one by one (true) or all get its error (false). Nil: always
+	// retried. Writes without an idempotency key should retry only errors
+	// that prove nothing was applied (the server refused the statement).
+	Retry func(err error) bool
+	// Size, with a positive MaxSize, is an item's share of a statement's
+	// MaxSize: a statement carries items while their sizes sum to at most
+	// MaxSize (an item larger than MaxSize goes alone).
+	Size    func(item I) int
+	MaxSize int
 }
 
 // Batcher is the group commit of one kind of write. Create it with New;
@@ -88,6 +102,9 @@ type Batcher[K comparable, I, R any] struct {
 	timeout  time.Duration
 	onFlush  func(n int)
 	flushers int
+	retry    func(error) bool
+	size     func(I) int
+	maxSize  int
 	clock    clock
 	// onStatement is the test hook (OnStatement); a pointer so it may be
 	// set while calls run.
@@ -132,9 +149,12 @@ func New[K comparable, I, R any](name string, exec Exec[K, I, R], o Options[I]) 
 	if o.Flushers <= 0 || o.ID != nil {
 		o.Flushers = 1
 	}
+	if o.MaxSize <= 0 {
+		o.Size = nil
+	}
 	return &Batcher[K, I, R]{
 		name: name, exec: exec, window: max(o.Window, 0), maxItems: o.MaxItems, id: o.ID, timeout: o.Timeout, onFlush: o.OnFlush,
-		flushers: o.Flushers, clock: realClock{}, kick: make(chan struct{}, 1),
+		flushers: o.Flushers, retry: o.Retry, size: o.Size, maxSize: o.MaxSize, clock: realClock{}, kick: make(chan struct{}, 1),
 	}
 }
 
@@ -143,6 +163,14 @@ func New[K comparable, I, R any](name string, exec Exec[K, I, R], o Options[I]) 
 // It may be set at any time; nil removes it. f runs on the goroutine about
 // to send the statement and must not block.
 func (b *Batcher[K, I, R]) OnStatement(f func(n int)) { b.onStatement.Store(&f) }
+
+// Queued is how many calls wait in the queue, not yet sent (tests wait for
+// it; a gauge could sample it).
+func (b *Batcher[K, I, R]) Queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue)
+}
 
 // Name implements lifecycle.Component.
 func (b *Batcher[K, I, R]) Name() string { return b.name }

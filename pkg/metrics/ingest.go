@@ -61,7 +61,8 @@ func (i *Ingest) AdapterLag(adapter string, seconds float64) {
 }
 
 // GroupCommit is the batch sizes of the group-commit batchers (ingest's
-// webhooks, the queue's merged acks), by batcher name.
+// webhooks, the queue's merged acks, realtime's durable publishes), by
+// batcher name.
 type GroupCommit struct {
 	size *prometheus.HistogramVec
 }

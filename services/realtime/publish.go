@@ -71,18 +71,6 @@ func (s *Server) Publish(ctx context.Context, req *realtimev1.PublishRequest) (*
 	return &realtimev1.PublishResponse{CreatedAt: timestamppb.New(e.CreatedAt)}, nil
 }
 
-// publishDurable stores e, then (after the commit) pokes this node's reader
-// and marks the cluster-wide notification.
-func (s *Server) publishDurable(ctx context.Context, e store.Event) (int64, time.Time, error) {
-	id, at, err := s.store.Insert(ctx, e)
-	if err != nil {
-		return 0, time.Time{}, err
-	}
-	s.reader.poke()
-	s.markDurable(id)
-	return id, at, nil
-}
-
 // publishEphemeral delivers e here and sends it to the other nodes. payload
 // is e's Struct when the caller has it (saves parsing it back).
 func (s *Server) publishEphemeral(e wire.Ephemeral, payload *structpb.Struct) error {

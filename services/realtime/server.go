@@ -1,7 +1,8 @@
 // Package realtime fans events out to live subscribers over gRPC server
 // streams (it replaces WebSockets), in two tiers:
 //
-//   - Durable events are rows in realtime_events. After the insert commits,
+//   - Durable events are rows in realtime_events (a node's concurrent
+//     publishes share one insert: publisher.go). After the insert commits,
 //     a coalesced pg_notify tells every node "there are new rows" (never the
 //     payload: NOTIFY caps payloads at 8000 bytes, takes a cluster-wide lock
 //     at commit and replays nothing to a listener that was away). Each node
@@ -53,13 +54,15 @@ type Server struct {
 	store *store.Store
 	opts  Options
 
-	hub      *hub
-	reader   *reader
-	pump     *pump
-	relay    *lifecycle.Goroutines
-	loops    []lifecycle.Component // presence upkeep, retention
-	presence presenceSet
-	listened listenedSet
+	hub       *hub
+	reader    *reader
+	pump      *pump
+	pumping   *lifecycle.Goroutines // runs pump
+	publisher *publisher            // durable inserts' group commit (publisher.go)
+	relay     *lifecycle.Goroutines
+	loops     []lifecycle.Component // presence upkeep, retention
+	presence  presenceSet
+	listened  listenedSet
 
 	// ready is closed once the reader's cursor is set (relay.startReader).
 	ready chan struct{}
@@ -84,6 +87,8 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	s := &Server{log: log, store: st, opts: o, hub: newHub(o.Metrics.RealtimeSeries()), ready: make(chan struct{})}
 	s.reader = newReader(log, st, s.hub, durableEvent, o)
 	s.pump = newPump(s.hub, o.EphemeralGap, o.EphemeralQueue, func() { s.hub.m.Dropped(false) })
+	s.pumping = s.pump.component()
+	s.publisher = s.newPublisher()
 	s.transport = o.Transport
 	// After the reader and the transport: it subscribes the reader, and
 	// the ephemeral channel only when no other transport was given.
@@ -106,8 +111,10 @@ func (s *Server) Desc() *grpc.ServiceDesc { return &realtimev1.RealtimeService_S
 // Components are the service's background parts, to run in the node's
 // lifecycle group before the gRPC server serves, in this order: the private
 // notifier when Options.Notifier was nil (with a shared one the node runs
-// it, before these), the mesh's links, the reader, the ephemeral pump,
-// presence upkeep and retention.
+// it, before these), the mesh's links, the durable publishes' group commit
+// (stopped after the reader and before the notifier: its last flush still
+// marks its ids), the reader, the ephemeral pump, presence upkeep and
+// retention.
 func (s *Server) Components() []lifecycle.Component {
 	out := []lifecycle.Component{}
 	if s.ownNotifier != nil {
@@ -116,7 +123,7 @@ func (s *Server) Components() []lifecycle.Component {
 	if s.mesh != nil {
 		out = append(out, s.mesh)
 	}
-	return append(append(out, s.relay, s.pump.component()), s.loops...)
+	return append(append(out, s.publisher, s.relay, s.pumping), s.loops...)
 }
 
 // DeliverRemote hands an ephemeral event that another node sent (over the

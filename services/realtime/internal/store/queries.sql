@@ -1,15 +1,25 @@
 -- Realtime's statements (sqlc: services/realtime/internal/store/dbsqlc).
 
--- name: EventInsert :one
--- Stores one durable event. The MATERIALIZED CTE takes the publishers' shared advisory lock BEFORE the identity's
--- nextval runs, and the lock is held until the transaction ends: so an id that is allocated but not yet
--- visible always belongs to a transaction that holds this lock. The reader uses that to tell a hole in the ids
--- that may still fill from one that never will (store.PublishersInProgress; reader.go). Shared: publishers never wait
--- for each other.
+-- name: EventInsert :many
+-- Stores durable events in ONE statement, and so one transaction and one commit: a lone Publish, or the group commit
+-- of a node's concurrent ones (publisher.go). Arrays are parallel, one element per event. The MATERIALIZED CTE takes
+-- the publishers' shared advisory lock BEFORE the identity's nextval runs (no row reaches the INSERT without l's
+-- row), and the lock is held until the transaction ends: so an id that is allocated but not yet visible always
+-- belongs to a transaction that holds this lock. The reader uses that to tell a hole in the ids that may still fill
+-- from one that never will (store.PublishersInProgress; reader.go). Shared: publishers never wait for each other.
+-- Rows go in array order, so ids ascend in array order: the caller maps the returned ids back sorted ascending.
 WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(21314, 21076) AS locked)
 INSERT INTO realtime_events (human_id, channel, kind, payload, published_by)
-SELECT sqlc.arg(human_id), sqlc.arg(channel), sqlc.arg(kind), sqlc.arg(payload), sqlc.arg(published_by)
-FROM l
+SELECT u.human_id, u.channel, u.kind, u.payload, u.published_by
+FROM l, (
+    SELECT unnest(sqlc.arg(human_ids)::uuid[]) AS human_id,
+           unnest(sqlc.arg(channels)::text[]) AS channel,
+           unnest(sqlc.arg(kinds)::text[]) AS kind,
+           unnest(sqlc.arg(payloads)::jsonb[]) AS payload,
+           unnest(sqlc.arg(published_bys)::text[]) AS published_by,
+           generate_series(1, cardinality(sqlc.arg(human_ids)::uuid[]))::bigint AS ord
+) AS u
+ORDER BY u.ord
 RETURNING id, created_at;
 
 -- name: EventsAfter :many

@@ -4,9 +4,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,15 +38,37 @@ type Event struct {
 	CreatedAt   time.Time
 }
 
-// Insert stores a durable event and returns its id and time (committed).
-func (s *Store) Insert(ctx context.Context, e Event) (int64, time.Time, error) {
-	r, err := s.q.EventInsert(ctx, s.pool, dbsqlc.EventInsertParams{
-		HumanID: e.HumanID, Channel: e.Channel, Kind: e.Kind, Payload: e.Payload, PublishedBy: e.PublishedBy,
-	})
-	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("insert realtime event: %w", err)
+// Stored is where a durable event went: its id and commit-time stamp.
+type Stored struct {
+	ID        int64
+	CreatedAt time.Time
+}
+
+// Insert stores durable events in one statement (all or none) and returns
+// where each went, in events' order. Ids ascend in events' order.
+func (s *Store) Insert(ctx context.Context, events []Event) ([]Stored, error) {
+	p := dbsqlc.EventInsertParams{
+		HumanIds: make([]uuid.UUID, len(events)), Channels: make([]string, len(events)), Kinds: make([]string, len(events)),
+		Payloads: make([]json.RawMessage, len(events)), PublishedBys: make([]string, len(events)),
 	}
-	return r.ID, r.CreatedAt, nil
+	for i, e := range events {
+		p.HumanIds[i], p.Channels[i], p.Kinds[i], p.Payloads[i], p.PublishedBys[i] = e.HumanID, e.Channel, e.Kind, e.Payload, e.PublishedBy
+	}
+	rows, err := s.q.EventInsert(ctx, s.pool, p)
+	if err != nil {
+		return nil, fmt.Errorf("insert realtime events: %w", err)
+	}
+	if len(rows) != len(events) {
+		return nil, fmt.Errorf("insert realtime events: %d rows for %d events", len(rows), len(events))
+	}
+	// RETURNING's order is not promised; the ids' is (the statement draws
+	// them in events' order), so the i-th smallest id is events[i]'s.
+	slices.SortFunc(rows, func(a, b dbsqlc.EventInsertRow) int { return cmp.Compare(a.ID, b.ID) })
+	out := make([]Stored, len(rows))
+	for i, r := range rows {
+		out[i] = Stored{ID: r.ID, CreatedAt: r.CreatedAt}
+	}
+	return out, nil
 }
 
 // After returns up to max durable events of every tenant with id > after.

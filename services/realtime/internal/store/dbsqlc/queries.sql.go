@@ -73,21 +73,29 @@ func (q *Queries) ChannelList(ctx context.Context, db DBTX, arg ChannelListParam
 	return items, nil
 }
 
-const eventInsert = `-- name: EventInsert :one
+const eventInsert = `-- name: EventInsert :many
 
 WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(21314, 21076) AS locked)
 INSERT INTO realtime_events (human_id, channel, kind, payload, published_by)
-SELECT $1, $2, $3, $4, $5
-FROM l
+SELECT u.human_id, u.channel, u.kind, u.payload, u.published_by
+FROM l, (
+    SELECT unnest($1::uuid[]) AS human_id,
+           unnest($2::text[]) AS channel,
+           unnest($3::text[]) AS kind,
+           unnest($4::jsonb[]) AS payload,
+           unnest($5::text[]) AS published_by,
+           generate_series(1, cardinality($1::uuid[]))::bigint AS ord
+) AS u
+ORDER BY u.ord
 RETURNING id, created_at
 `
 
 type EventInsertParams struct {
-	HumanID     uuid.UUID
-	Channel     string
-	Kind        string
-	Payload     json.RawMessage
-	PublishedBy string
+	HumanIds     []uuid.UUID
+	Channels     []string
+	Kinds        []string
+	Payloads     []json.RawMessage
+	PublishedBys []string
 }
 
 type EventInsertRow struct {
@@ -96,22 +104,37 @@ type EventInsertRow struct {
 }
 
 // Realtime's statements (sqlc: services/realtime/internal/store/dbsqlc).
-// Stores one durable event. The MATERIALIZED CTE takes the publishers' shared advisory lock BEFORE the identity's
-// nextval runs, and the lock is held until the transaction ends: so an id that is allocated but not yet
-// visible always belongs to a transaction that holds this lock. The reader uses that to tell a hole in the ids
-// that may still fill from one that never will (store.PublishersInProgress; reader.go). Shared: publishers never wait
-// for each other.
-func (q *Queries) EventInsert(ctx context.Context, db DBTX, arg EventInsertParams) (EventInsertRow, error) {
-	row := db.QueryRow(ctx, eventInsert,
-		arg.HumanID,
-		arg.Channel,
-		arg.Kind,
-		arg.Payload,
-		arg.PublishedBy,
+// Stores durable events in ONE statement, and so one transaction and one commit: a lone Publish, or the group commit
+// of a node's concurrent ones (publisher.go). Arrays are parallel, one element per event. The MATERIALIZED CTE takes
+// the publishers' shared advisory lock BEFORE the identity's nextval runs (no row reaches the INSERT without l's
+// row), and the lock is held until the transaction ends: so an id that is allocated but not yet visible always
+// belongs to a transaction that holds this lock. The reader uses that to tell a hole in the ids that may still fill
+// from one that never will (store.PublishersInProgress; reader.go). Shared: publishers never wait for each other.
+// Rows go in array order, so ids ascend in array order: the caller maps the returned ids back sorted ascending.
+func (q *Queries) EventInsert(ctx context.Context, db DBTX, arg EventInsertParams) ([]EventInsertRow, error) {
+	rows, err := db.Query(ctx, eventInsert,
+		arg.HumanIds,
+		arg.Channels,
+		arg.Kinds,
+		arg.Payloads,
+		arg.PublishedBys,
 	)
-	var i EventInsertRow
-	err := row.Scan(&i.ID, &i.CreatedAt)
-	return i, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventInsertRow{}
+	for rows.Next() {
+		var i EventInsertRow
+		if err := rows.Scan(&i.ID, &i.CreatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const eventsAfter = `-- name: EventsAfter :many
