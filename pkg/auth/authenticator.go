@@ -3,11 +3,12 @@ package auth
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
@@ -32,18 +33,33 @@ type Authenticator struct {
 	hasher *Hasher
 	cache  *cache
 	now    func() time.Time
+
+	// lookups makes concurrent verifications of one token (misses and the
+	// background refresh alike) share one database statement: each stamps
+	// last_used_at on the same row, so a crowd of them queues on its lock.
+	lookups   singleflight.Group
+	refreshes sync.WaitGroup // background refreshes in flight
+
+	// lookup is the store's credential lookup; tests wrap it to count and
+	// hold lookups.
+	lookup func(ctx context.Context, hash []byte) (Principal, time.Duration, error)
+	// joined, when set (tests), runs once a request waits on a lookup.
+	joined func()
 }
 
 // NewAuthenticator verifies tokens against store, caching results for ttl.
 func NewAuthenticator(log *zap.Logger, store *Store, hasher *Hasher, ttl time.Duration) *Authenticator {
-	return &Authenticator{log: log, store: store, hasher: hasher, cache: newCache(ttl, cacheEntries), now: time.Now}
+	return &Authenticator{
+		log: log, store: store, hasher: hasher, cache: newCache(ttl, cacheEntries), now: time.Now, lookup: store.authenticate,
+	}
 }
 
 // Authorize checks the caller of fullMethod ("/pkg.Service/Method") and
 // returns ctx carrying its Principal, moved to the tenant an administrator
 // names in TenantHeader. Open methods pass without a token.
 // Errors are apierr kinds: Unauthenticated, PermissionDenied, or Unavailable
-// when the credentials cannot be checked at all.
+// when the credentials cannot be checked at all; or ctx's own error when it
+// ends while the call waits for the database to verify the token.
 func (a *Authenticator) Authorize(ctx context.Context, fullMethod string) (context.Context, error) {
 	rule, ok := RuleFor(fullMethod)
 	if !ok {
@@ -69,29 +85,6 @@ func (a *Authenticator) Authorize(ctx context.Context, fullMethod string) (conte
 		return nil, err
 	}
 	return NewContext(ctx, p), nil
-}
-
-func (a *Authenticator) principal(ctx context.Context, token string) (Principal, error) {
-	var key [32]byte
-	copy(key[:], a.hasher.Hash(token))
-	now := a.now()
-	if e, ok := a.cache.get(key, now); ok {
-		if !e.known {
-			return Principal{}, unauthenticated()
-		}
-		return e.p, nil
-	}
-	p, validFor, err := a.store.authenticate(ctx, key[:])
-	switch {
-	case errors.Is(err, errUnknownCredential):
-		a.cache.put(key, cacheEntry{}, 0, now)
-		return Principal{}, unauthenticated()
-	case err != nil:
-		a.log.Warn("cannot verify credentials", zap.Error(err))
-		return Principal{}, apierr.Unavailable("credentials cannot be verified right now; retry")
-	}
-	a.cache.put(key, cacheEntry{p: p, known: true}, validFor, now)
-	return p, nil
 }
 
 // Authenticate checks who calls fullMethod, not what they may do: an open

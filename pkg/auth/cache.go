@@ -7,7 +7,9 @@ import (
 
 // cache remembers verified tokens (and, briefly, unknown ones) so that
 // authentication costs no database round trip per RPC at load. A revocation,
-// expiry or disable therefore takes effect within the TTL on every node.
+// expiry or disable therefore takes effect within the TTL on every node: an
+// entry is never served past its until, which counts from before the
+// database looked.
 type cache struct {
 	ttl time.Duration
 	max int
@@ -20,29 +22,67 @@ type cacheEntry struct {
 	p     Principal
 	known bool
 	until time.Time
+	// refreshAt: from here on the entry is still served, but the first
+	// request to see it re-verifies it in the background, so that steady
+	// traffic never waits for the database when the entry would expire. Zero
+	// for entries not worth refreshing (see put).
+	refreshAt  time.Time
+	refreshing bool // a request has claimed the refresh
+}
+
+// result is what a request carrying the entry's token gets.
+func (e cacheEntry) result() (Principal, error) {
+	if !e.known {
+		return Principal{}, unauthenticated()
+	}
+	return e.p, nil
 }
 
 func newCache(ttl time.Duration, maxEntries int) *cache {
 	return &cache{ttl: ttl, max: maxEntries, m: make(map[[32]byte]cacheEntry)}
 }
 
-func (c *cache) get(key [32]byte, now time.Time) (cacheEntry, bool) {
+// get returns the live entry for key. refresh is true for exactly one caller
+// per entry once the entry is past its refreshAt: that caller must start the
+// background refresh. A refresh that fails is not retried on this entry; it
+// expires and the next request verifies synchronously, which reports the
+// failure (so a database outage costs one background try per entry, not one
+// per request).
+func (c *cache) get(key [32]byte, now time.Time) (e cacheEntry, ok, refresh bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[key]
+	e, ok = c.m[key]
 	if !ok || !now.Before(e.until) {
-		return cacheEntry{}, false
+		return cacheEntry{}, false, false
 	}
-	return e, true
+	if !e.refreshAt.IsZero() && !now.Before(e.refreshAt) && !e.refreshing {
+		e.refreshing = true
+		c.m[key] = e
+		refresh = true
+	}
+	return e, true, refresh
 }
 
-// put stores an entry for the TTL, or until validFor runs out if sooner.
-func (c *cache) put(key [32]byte, e cacheEntry, validFor time.Duration, now time.Time) {
+// refreshAfter is the part of the TTL an entry is served before the first
+// request to see it refreshes it: the last quarter of its life is the
+// window a background refresh has to finish in.
+func refreshAfter(ttl time.Duration) time.Duration { return ttl - ttl/4 }
+
+// put stores an entry verified at now (taken before the lookup started) for
+// the TTL, or until validFor runs out if sooner, and returns it.
+func (c *cache) put(key [32]byte, e cacheEntry, validFor time.Duration, now time.Time) cacheEntry {
 	ttl := c.ttl
 	if validFor > 0 && validFor < ttl {
 		ttl = validFor
 	}
 	e.until = now.Add(ttl)
+	// Only a verified token is refreshed ahead: an unknown one keeps its
+	// short negative entry and is looked up again when that expires. An
+	// entry cut short by the credential's own expiry is not refreshed either
+	// when the refresh could not come before it; the credential is ending.
+	if at := now.Add(refreshAfter(c.ttl)); e.known && at.Before(e.until) {
+		e.refreshAt = at
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= c.max {
@@ -56,4 +96,5 @@ func (c *cache) put(key [32]byte, e cacheEntry, validFor time.Duration, now time
 		}
 	}
 	c.m[key] = e
+	return e
 }
