@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/structjson"
 	"github.com/switchboard/switchboard/services/realtime/internal/store"
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
@@ -47,7 +47,7 @@ func (s *Server) Publish(ctx context.Context, req *realtimev1.PublishRequest) (*
 	if payload == nil {
 		payload = &structpb.Struct{}
 	}
-	raw, err := protojson.Marshal(payload)
+	raw, err := structjson.AppendJSON(nil, payload)
 	if err != nil {
 		return nil, invalid("payload", "must be a JSON object")
 	}

@@ -40,7 +40,8 @@ type PublishRequest struct {
 	// event and 7 KiB for an ephemeral one (ephemeral events travel inside a
 	// Postgres NOTIFY, whose payload is capped at 8000 bytes); checked by the
 	// server, since protovalidate cannot measure a serialized size. Unset means
-	// an empty object.
+	// an empty object. (A Struct has no rules: protovalidate is told not to
+	// walk it, which it would otherwise do for every publish.)
 	Payload *structpb.Struct `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
 	// True: store the event (it gets an id and can be replayed). False: fan it
 	// out to current subscribers only.
@@ -765,11 +766,11 @@ var File_switchboard_realtime_v1_realtime_service_proto protoreflect.FileDescrip
 
 const file_switchboard_realtime_v1_realtime_service_proto_rawDesc = "" +
 	"\n" +
-	".switchboard/realtime/v1/realtime_service.proto\x12\x17switchboard.realtime.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a&switchboard/realtime/v1/realtime.proto\"\xc5\x01\n" +
+	".switchboard/realtime/v1/realtime_service.proto\x12\x17switchboard.realtime.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a&switchboard/realtime/v1/realtime.proto\"\xcd\x01\n" +
 	"\x0ePublishRequest\x12H\n" +
 	"\achannel\x18\x01 \x01(\tB.\xbaH+\xc8\x01\x01r&2$^[A-Za-z0-9][A-Za-z0-9:._/-]{0,127}$R\achannel\x12\x1c\n" +
-	"\x04kind\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x04kind\x121\n" +
-	"\apayload\x18\x03 \x01(\v2\x17.google.protobuf.StructR\apayload\x12\x18\n" +
+	"\x04kind\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\x04kind\x129\n" +
+	"\apayload\x18\x03 \x01(\v2\x17.google.protobuf.StructB\x06\xbaH\x03\xd8\x01\x03R\apayload\x12\x18\n" +
 	"\adurable\x18\x04 \x01(\bR\adurable\"\\\n" +
 	"\x0fPublishResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x129\n" +
