@@ -10,20 +10,14 @@ import (
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
 
-// durableEvent renders a stored row once for all its subscribers.
+// durableEvent renders a stored row once for all its subscribers
+// (encodeDurable).
 func durableEvent(e store.Event) (keyed, error) {
-	p, err := structjson.FromJSON(e.Payload)
+	msg, err := encodeDurable(e)
 	if err != nil {
 		return keyed{}, err
 	}
-	out, err := encodeEvent(&realtimev1.RealtimeEvent{
-		Durable: true, Id: e.ID, Channel: e.Channel, Kind: e.Kind, Payload: p,
-		PublishedBy: e.PublishedBy, CreatedAt: timestamppb.New(e.CreatedAt),
-	}, "")
-	if err != nil {
-		return keyed{}, err
-	}
-	return keyed{key: channelKey{e.HumanID, e.Channel}, part: out}, nil
+	return keyed{key: channelKey{e.HumanID, e.Channel}, part: part{id: e.ID, msg: msg}}, nil
 }
 
 // ephemeralEvent renders an ephemeral event; payload is its Struct when the
