@@ -43,6 +43,18 @@ func ids(evs []*realtimev1.RealtimeEvent) []int64 {
 	return out
 }
 
+// messages reads messages until n events have arrived: their ids, and how
+// many each message carried.
+func (s *stream) messages(t *testing.T, n int) (got []int64, sizes []int) {
+	t.Helper()
+	for len(got) < n {
+		m := s.nextMessage(t)
+		sizes = append(sizes, len(m))
+		got = append(got, ids(m)...)
+	}
+	return got, sizes
+}
+
 func repeat(channel string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -63,13 +75,7 @@ func TestEventsReadTogetherArriveAsBatchesOfMaxBatch(t *testing.T) {
 	e.subscribed(2)
 	want := e.commitTogether(repeat("burst", 30)...)
 
-	var got []int64
-	var sizes []int
-	for len(got) < len(want) {
-		m := batched.nextMessage(t)
-		sizes = append(sizes, len(m))
-		got = append(got, ids(m)...)
-	}
+	got, sizes := batched.messages(t, len(want))
 	require.Equal(t, want, got)
 	require.Equal(t, []int{8, 8, 8, 6}, sizes)
 
@@ -131,13 +137,7 @@ func TestReplayIsBatched(t *testing.T) {
 		got = sentinel.next(t).GetId()
 	}
 	s := e.subscribe(e.human, &realtimev1.SubscribeRequest{Channels: []string{"replay"}, AfterId: from, MaxBatch: 5})
-	var got []int64
-	var sizes []int
-	for len(got) < len(stored) {
-		m := s.nextMessage(t)
-		sizes = append(sizes, len(m))
-		got = append(got, ids(m)...)
-	}
+	got, sizes := s.messages(t, len(stored))
 	require.Equal(t, stored, got)
 	require.Equal(t, []int{5, 2, 5, 1}, sizes, "pages of 7 and 6, messages of at most 5")
 	live := e.publish(t.Context(), "replay", true, map[string]any{"live": true}).GetId()
