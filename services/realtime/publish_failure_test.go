@@ -16,7 +16,7 @@ import (
 // TestBadEventInMergedPublishFailsOnlyItsCaller: a tenant deleted between
 // its publish queuing and the flush makes the merged statement fail (a
 // foreign-key violation); each event is then retried alone, so only that
-// tenant's caller fails, with today's answer to a store error (INTERNAL).
+// tenant's caller fails, with NOT_FOUND (its tenant is gone).
 func TestBadEventInMergedPublishFailsOnlyItsCaller(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, realtime.Options{})
@@ -42,7 +42,7 @@ func TestBadEventInMergedPublishFailsOnlyItsCaller(t *testing.T) {
 		require.Equal(t, "kept", channel)
 		require.InDelta(t, i, got, 0)
 	}
-	require.Equal(t, "Internal", statusCode(outcome(t, bad).err))
+	require.Equal(t, "NotFound", statusCode(outcome(t, bad).err), "its tenant is gone")
 	require.Equal(t, []int{1, 3, 1, 1, 1}, st.seen(), "the merged statement, then each event alone")
 	var lost int
 	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT count(*) FROM realtime_events WHERE channel = 'lost'`).Scan(&lost))

@@ -57,7 +57,9 @@ func (s *Server) publishDurable(ctx context.Context, e store.Event) (int64, time
 			s.log.Warn("durable publish not stored in time", zap.Error(err))
 			return 0, time.Time{}, apierr.Unavailable("the database is unavailable; retry shortly")
 		}
-		return 0, time.Time{}, err
+		// A foreign-key refusal is the caller's tenant, deleted while its
+		// publish was in flight: NOT_FOUND, not an internal error.
+		return 0, time.Time{}, apierr.FromPostgres(err, "insert realtime event", "the publishing tenant", nil)
 	}
 	return r.ID, r.CreatedAt, nil
 }
