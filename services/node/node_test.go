@@ -86,7 +86,11 @@ func setupFull(t *testing.T, services, dbURL string, tweak func(*config.Config),
 	cfg := config.Default()
 	cfg.Cluster.NodeID = "test-node" // a tweak may name it otherwise (two nodes on one database)
 	cfg.Postgres.URL = dbURL
-	cfg.Cluster.HeartbeatInterval, cfg.Cluster.StaleThreshold = 100*time.Millisecond, 500*time.Millisecond
+	// Fast heartbeats, but a tolerant threshold: on a loaded CI machine a
+	// node can miss half a second of them, and a peer on the same database
+	// would then evict it and end its Run (TestTraceFollowsAWebhookToIts…
+	// failed that way). No test here relies on a quick eviction.
+	cfg.Cluster.HeartbeatInterval, cfg.Cluster.StaleThreshold = 100*time.Millisecond, 10*time.Second
 	token, _, err := auth.NewToken()
 	require.NoError(t, err)
 	cfg.Auth.BootstrapToken = token
