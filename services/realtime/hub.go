@@ -28,12 +28,11 @@ type subscriber struct {
 	channels  []string
 	ephemeral bool
 
-	// out holds at most buffer outbounds (each carries ≥ 1 event), and
-	// queued counts the events in them: the cut-off is by events, however
-	// they were grouped.
+	// out holds at most cap(out) outbounds (each carries ≥ 1 event), and
+	// queued counts the events in them: the cut-off is at cap(out) events,
+	// however they were grouped.
 	out     chan *outbound
 	queued  atomic.Int64
-	buffer  int64
 	cut     chan struct{}
 	cutOnce sync.Once
 	metrics *metrics.Realtime // the hub's, set by add
@@ -42,7 +41,7 @@ type subscriber struct {
 func newSubscriber(human uuid.UUID, member string, channels []string, ephemeral bool, buffer int) *subscriber {
 	return &subscriber{
 		id: uuid.New(), human: human, member: member, channels: channels, ephemeral: ephemeral,
-		out: make(chan *outbound, buffer), buffer: int64(buffer), cut: make(chan struct{}),
+		out: make(chan *outbound, buffer), cut: make(chan struct{}),
 	}
 }
 
@@ -58,14 +57,14 @@ func (s *subscriber) offer(ev *outbound) {
 	// An empty queue takes any one outbound (a read of the table may hold
 	// more events than a small buffer): only a subscriber that has not
 	// taken what it was offered before is behind.
-	if q := s.queued.Add(n); q > n && q > s.buffer {
+	if q := s.queued.Add(n); q > n && q > int64(cap(s.out)) {
 		s.queued.Add(-n)
 		s.cutOff()
 		return
 	}
 	select {
 	case s.out <- ev:
-	default: // unreachable while queued ≤ buffer = cap(out); cut rather than block
+	default: // unreachable while queued ≤ cap(out); cut rather than block
 		s.queued.Add(-n)
 		s.cutOff()
 	}
