@@ -34,9 +34,31 @@
 #     core's (JetStream, the durable peer, is not run here).
 #   - our payload is a JSON object of about --size bytes; NATS sends --size
 #     raw bytes. nats bench has no warmup.
+#
+# The floor, for durable runs: the same NATS core run again with pgbench
+# storing the bench's events into realtime_events alongside (the node's
+# insert statement, one event per commit, --rate paced, one connection per
+# publisher), and the machine's idle CPU meanwhile. It is less work than
+# ours (no reads, notifications, HTTP/2 or three nodes), so where its
+# latencies miss the goal, ours cannot meet it on that machine.
+#
+# CPU: what each side's processes used, in CPU-seconds per 1,000 events
+# published (utime+stime from /proc, so only on Linux): ours is the three
+# nodes, the bench process (load generator and timing) and every local
+# `postgres` process (the whole cluster: run it on a quiet one; with a
+# Postgres elsewhere that share is missing and the line says so); NATS's is
+# nats-server (when local) and the `nats bench` publisher and subscriber
+# processes (`nats latency`, a probe we do not have, is left out). On a
+# machine that the run saturates the rate and latencies mostly measure the
+# queueing, while CPU per event still measures the work: the cpu_ratio is the
+# figure that stays put from run to run.
 # The last line is machine-readable:
-#   RATIO delivered_per_s=<n> nats_delivered_per_s=<n> delivered_ratio=<n> p50_ms=<n> nats_p50_ms=<n> p99_ms=<n> nats_p99_ms=<n> p99_ratio=<n>
-# (ratios are ours / NATS: delivered_ratio above 1 and p99_ratio below 1 favour us).
+#   RATIO delivered_per_s=<n> nats_delivered_per_s=<n> delivered_ratio=<n> p50_ms=<n> nats_p50_ms=<n>
+#     p99_ms=<n> nats_p99_ms=<n> p99_ratio=<n> cpu_per_1000=<n> nats_cpu_per_1000=<n> cpu_ratio=<n>
+#     floor_nats_p99_ms=<n> floor_insert_p99_ms=<n>
+# (ratios are ours / NATS: delivered_ratio above 1, p99_ratio and cpu_ratio
+# below 1 favour us; the CPU figures are 0 where /proc could not be read, the
+# floor's 0 in ephemeral runs).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -92,6 +114,8 @@ seconds() {
     print t
   }'
 }
+# shellcheck source=deploy/local/bench-realtime-peers.sh
+source "$repo/deploy/local/bench-realtime-peers.sh"
 secs=$(seconds "$duration") || { echo "--duration $duration is not a Go duration" >&2; exit 2; }
 
 # The NATS CLI, v0.5.0 (its bench flags are the ones used below).
@@ -164,6 +188,11 @@ curl -fsS -X PATCH -H "Authorization: Bearer $token" "http://$http/api/admin/set
   -d "{\"value\":{\"max_per_credential\":$((subscribers > 100 ? subscribers : 100)),\"max_per_tenant\":$((subscribers > 1000 ? subscribers : 1000))}}" >/dev/null
 
 echo "switchboard: 3 nodes ($addrs), REALTIME_EPHEMERAL_TRANSPORT=$transport" >&2
+# CPU so far, to subtract: the nodes', Postgres's (this call only marks
+# where the next one starts) and this shell's waited-for children's.
+nodes0=$(cpu_of "${nodes[@]}")
+postgres_cpu _pg_start
+children_cpu kids0
 # stdout (the RESULT line) to grep, stderr to the terminal and bench.err.
 line=$({ SWITCHBOARD_TOKEN=$cred "$bin" bench realtime --addrs "$addrs" "$@" 2>&1 1>&3 |
   tee "$work/bench.err" >&2; } 3>&1 | grep '^RESULT') || {
@@ -172,50 +201,37 @@ line=$({ SWITCHBOARD_TOKEN=$cred "$bin" bench realtime --addrs "$addrs" "$@" 2>&
   exit 1
 }
 echo "$line" >&2
+# The bench is a waited-for child by now (children_cpu); the nodes are alive.
+nodes_cpu=$(sub_cpu "$(cpu_of "${nodes[@]}")" "$nodes0")
+postgres_cpu pg_cpu
+children_cpu kids1
+bench_cpu=$(sub_cpu "$kids1" "$kids0")
 stop_nodes
 
 # NATS core on the same machine: the same publishers, subscribers, size,
 # rate and length (messages: rate × duration, rounded down to a multiple of
 # the publishers so each sends the same count).
 msgs=$(awk -v r="$rate" -v s="$secs" -v p="$publishers" 'BEGIN { m = int(r * s / p) * p; print (m < p ? p : m) }')
-subject=bench.realtime.$$
+nats_pid=$(pgrep -x nats-server | head -n 1 || true)
 echo "nats: bench sub --clients $subscribers, bench pub --clients $publishers --throughput $rate, $msgs messages of $size bytes; nats latency at $rate/s alongside" >&2
-timeout $((${secs%.*} + 120)) "$nats" -s "$nats_url" bench sub "$subject" --clients "$subscribers" --msgs "$msgs" \
-  --size "$size" --no-progress >"$work/nats-sub.out" 2>&1 &
-sub=$!
-# Until every subscriber is subscribed (the tool prints a line per client as it starts).
-for _ in $(seq 100); do
-  (($(grep -c 'Starting Core NATS subscriber,' "$work/nats-sub.out" || true) >= subscribers)) && break
-  sleep 0.1
-done
-sleep 0.5
-"$nats" -s "$nats_url" latency --server-b "$nats_url" --size "$size" --rate "$rate" --duration "$duration" >"$work/nats-lat.out" 2>&1 &
-lat=$!
-"$nats" -s "$nats_url" bench pub "$subject" --clients "$publishers" --msgs "$msgs" --throughput "$rate" \
-  --size "$size" --no-progress >"$work/nats-pub.out" 2>&1
-wait "$lat" || { echo "nats latency failed:" >&2; cat "$work/nats-lat.out" >&2; exit 1; }
-if ! wait "$sub"; then
+if ! nats_phase nats; then
   echo "nats bench sub did not get its $msgs messages per subscriber (core NATS drops for slow consumers):" >&2
   tail -n 5 "$work/nats-sub.out" >&2
   exit 1
 fi
+fan_server_cpu=$nats_server_cpu fan_clients_cpu=$nats_clients_cpu
 grep -h 'aggregated stats' "$work/nats-pub.out" "$work/nats-sub.out" >&2
 grep -E ' (50|90|99|99\.9): ' "$work/nats-lat.out" >&2
 
 # "… subscriber aggregated stats: 10,005 msgs/sec ~ …" → 10005.
 nats_del=$(sed -n 's/.*subscriber aggregated stats: \([0-9,.]*\) msgs\/sec.*/\1/p' "$work/nats-sub.out" | tr -d ,)
-# "… 99:       426µs" → 0.426 (ms).
-nats_ms() {
-  awk -v p="$1:" '$2 == p {
-    v = $3; n = v; sub(/[^0-9.]+$/, "", n); u = substr(v, length(n) + 1)
-    f = (u == "ns") ? 1e-6 : (u == "µs" || u == "us") ? 1e-3 : (u == "ms") ? 1 : (u == "s") ? 1000 : -1
-    if (f < 0) exit 1
-    printf "%.3f", n * f; exit
-  }' "$work/nats-lat.out"
-}
 nats_p50=$(nats_ms 50)
 nats_p99=$(nats_ms 99)
 [[ -n $nats_del && -n $nats_p50 && -n $nats_p99 ]] || { echo "could not read the NATS figures:" >&2; cat "$work"/nats-*.out >&2; exit 1; }
+
+# The floor, for durable runs (floor_phase, bench-realtime-peers.sh).
+floor_nats_p99=0 floor_insert_p99=0
+[[ $ephemeral == true ]] || floor_phase
 
 ours() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$line"; }
 del=$(ours delivered_per_s) p50=$(ours p50_ms) p99=$(ours p99_ms)
@@ -229,5 +245,14 @@ if [[ $ephemeral == true ]]; then
 else
   echo "goal, durable: p99 <= 20 ms at 1,000 msg/s with 100 subscribers across 3 nodes: $(awk -v p="$p99" 'BEGIN { print (p <= 20 ? "met" : "not met") }') ($run)" >&2
 fi
-printf 'RATIO delivered_per_s=%s nats_delivered_per_s=%.0f delivered_ratio=%s p50_ms=%s nats_p50_ms=%s p99_ms=%s nats_p99_ms=%s p99_ratio=%s\n' \
-  "$del" "$nats_del" "$(ratio "$del" "$nats_del")" "$p50" "$nats_p50" "$p99" "$nats_p99" "$p99_ratio"
+# CPU per 1,000 events published (ours: warmup and window, as the CPU was
+# sampled around the whole bench; NATS: every message its publishers sent).
+published=$(sed -n 's/^bench: published \([0-9]*\) events.*/\1/p' "$work/bench.err")
+per1000() { awk -v c="$1" -v n="$2" 'BEGIN { printf "%.2f", (n > 0 ? c * 1000 / n : 0) }'; }
+ours_cpu=$(awk -v a="$nodes_cpu" -v b="$bench_cpu" -v c="$pg_cpu" 'BEGIN { printf "%.3f", a + b + c }')
+nats_cpu=$(awk -v a="$fan_server_cpu" -v b="$fan_clients_cpu" 'BEGIN { printf "%.3f", a + b }')
+cpu=$(per1000 "$ours_cpu" "$published") nats_cpu1000=$(per1000 "$nats_cpu" "$msgs")
+echo "cpu, CPU-seconds per 1,000 events published: ours $cpu (nodes $(per1000 "$nodes_cpu" "$published"), bench $(per1000 "$bench_cpu" "$published"), postgres $(per1000 "$pg_cpu" "$published")$([[ ${#pg_seen[@]} -gt 0 ]] || echo ': not local, not counted'); $published events)," \
+  "NATS core $nats_cpu1000 (nats-server $(per1000 "$fan_server_cpu" "$msgs")$([[ -n $nats_pid ]] || echo ': not local, not counted'), bench clients $(per1000 "$fan_clients_cpu" "$msgs"); $msgs messages): $(ratio "$cpu" "$nats_cpu1000")x" >&2
+printf 'RATIO delivered_per_s=%s nats_delivered_per_s=%.0f delivered_ratio=%s p50_ms=%s nats_p50_ms=%s p99_ms=%s nats_p99_ms=%s p99_ratio=%s cpu_per_1000=%s nats_cpu_per_1000=%s cpu_ratio=%s floor_nats_p99_ms=%s floor_insert_p99_ms=%s\n' \
+  "$del" "$nats_del" "$(ratio "$del" "$nats_del")" "$p50" "$nats_p50" "$p99" "$nats_p99" "$p99_ratio" "$cpu" "$nats_cpu1000" "$(ratio "$cpu" "$nats_cpu1000")" "$floor_nats_p99" "$floor_insert_p99"
