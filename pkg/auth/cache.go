@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// cache remembers verified tokens (and, briefly, unknown ones) so that
-// authentication costs no database round trip per RPC at load. A revocation,
-// expiry or disable therefore takes effect within the TTL on every node: an
-// entry is never served past its until, which counts from before the
-// database looked.
+// cache remembers verified tokens (and, for at most negativeTTL, unknown
+// ones) so that authentication costs no database round trip per RPC at load.
+// A revocation, expiry or disable therefore takes effect within the TTL on
+// every node: an entry is never served past its until, which counts from
+// before the database looked.
 type cache struct {
 	ttl time.Duration
 	max int
@@ -37,6 +37,14 @@ func (e cacheEntry) result() (Principal, error) {
 	}
 	return e.p, nil
 }
+
+// negativeTTL caps the life of an unknown token's entry. Refusals are cheap
+// to look up again, and a short life keeps them from piling up: a client
+// retrying with a revoked token costs one lookup per second per node, a
+// re-enabled credential works again within a second, and a flood of made-up
+// tokens does not fill the cache with entries that no one will ask for
+// twice.
+const negativeTTL = time.Second
 
 func newCache(ttl time.Duration, maxEntries int) *cache {
 	return &cache{ttl: ttl, max: maxEntries, m: make(map[[32]byte]cacheEntry)}
@@ -69,11 +77,15 @@ func (c *cache) get(key [32]byte, now time.Time) (e cacheEntry, ok, refresh bool
 func refreshAfter(ttl time.Duration) time.Duration { return ttl - ttl/4 }
 
 // put stores an entry verified at now (taken before the lookup started) for
-// the TTL, or until validFor runs out if sooner, and returns it.
+// the TTL, or until validFor runs out if sooner (an unknown token's for
+// negativeTTL at most), and returns it.
 func (c *cache) put(key [32]byte, e cacheEntry, validFor time.Duration, now time.Time) cacheEntry {
 	ttl := c.ttl
 	if validFor > 0 && validFor < ttl {
 		ttl = validFor
+	}
+	if !e.known {
+		ttl = min(ttl, negativeTTL)
 	}
 	e.until = now.Add(ttl)
 	// Only a verified token is refreshed ahead: an unknown one keeps its
@@ -86,15 +98,31 @@ func (c *cache) put(key [32]byte, e cacheEntry, validFor time.Duration, now time
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= c.max {
-		for k, old := range c.m {
-			if !now.Before(old.until) {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m) >= c.max { // all live: a flood of distinct tokens; start over
-			clear(c.m)
-		}
+		c.evict(now)
 	}
 	c.m[key] = e
 	return e
+}
+
+// evict makes room in a full cache: expired entries go first, then refusals
+// (a flood of distinct made-up tokens must not push out the callers who
+// hold real ones), and if every entry is a live verified token, all of them
+// (they are looked up again as they come back). The caller holds c.mu.
+func (c *cache) evict(now time.Time) {
+	for k, old := range c.m {
+		if !now.Before(old.until) {
+			delete(c.m, k)
+		}
+	}
+	if len(c.m) < c.max {
+		return
+	}
+	for k, old := range c.m {
+		if !old.known {
+			delete(c.m, k)
+		}
+	}
+	if len(c.m) >= c.max {
+		clear(c.m)
+	}
 }

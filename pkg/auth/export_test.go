@@ -37,5 +37,12 @@ func (a *Authenticator) CachedUntil(token string) (time.Time, bool) {
 	return e.until, ok
 }
 
+// SetCacheMax bounds the token cache to n entries (the default is far more
+// than a test can fill).
+func (a *Authenticator) SetCacheMax(n int) { a.cache.max = n }
+
+// NegativeTTL is how long an unknown token's refusal is cached at most.
+const NegativeTTL = negativeTTL
+
 // RefreshAfter is how old a cache entry gets before it is refreshed.
 func RefreshAfter(ttl time.Duration) time.Duration { return refreshAfter(ttl) }
