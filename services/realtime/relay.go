@@ -35,7 +35,7 @@ func (s *Server) useNotifier(log *zap.Logger, pool *pgxpool.Pool, n *pgnotify.No
 	}
 	s.durable = n.Coalescer(durableChannel, s.opts.NotifyWindow)
 	err := n.Subscribe(durableChannel, pgnotify.Subscriber{
-		OnNotify:  func(string) { s.reader.poke() },
+		OnNotify:  s.newDurable,
 		OnConnect: s.reader.poke,
 	})
 	if err == nil && s.transport == nil {
@@ -47,6 +47,19 @@ func (s *Server) useNotifier(log *zap.Logger, pool *pgxpool.Pool, n *pgnotify.No
 		// it starts the notifier), and New has no error to return.
 		panic(fmt.Sprintf("realtime: %v", err))
 	}
+}
+
+// newDurable handles a "durable events up to id N" notification: it pokes
+// the reader unless the reader has already dispatched every id up to N. A
+// node's own publishes poke its reader at once (insertDurable) and come back
+// to it as notifications that announce nothing new: measured at full load,
+// a quarter of all reads found no rows. A payload that is not an id pokes
+// (the reader reads the table whatever a notification says).
+func (s *Server) newDurable(payload string) {
+	if id, err := strconv.ParseInt(payload, 10, 64); err == nil && id <= s.hub.position() {
+		return
+	}
+	s.reader.poke()
 }
 
 // markDurable tells the other nodes, coalesced, that durable events up to
