@@ -1,3 +1,5 @@
+# shellcheck shell=bash disable=SC2154,SC2034
+# (SC2154, SC2034: the variables are the sourcing script's, both ways.)
 # bench-realtime-peers.sh: the peer side of deploy/local/bench-realtime.sh,
 # sourced by it (it reads that script's variables: nats, nats_url, url,
 # work, secs, duration, size, rate, publishers, subscribers, msgs,
@@ -48,7 +50,7 @@ postgres_cpu() {
 # (the latency probe left out) and returns 1 when a subscriber missed
 # messages (core NATS drops for slow consumers).
 nats_phase() {
-  local tag=$1 sub lat side= server0 kids0 kids1 rc=0
+  local tag=$1 sub lat side='' server0 kids0 kids1 rc=0
   shift
   timeout $((${secs%.*} + 120)) "$nats" -s "$nats_url" bench sub "bench.realtime.$$.$tag" --clients "$subscribers" --msgs "$msgs" \
     --size "$size" --no-progress >"$work/$tag-sub.out" 2>&1 &
@@ -59,7 +61,7 @@ nats_phase() {
     sleep 0.1
   done
   sleep 0.5
-  server0=$(cpu_of $nats_pid)
+  server0=$(cpu_of ${nats_pid:+"$nats_pid"})
   children_cpu kids0
   # In a subshell whose `times` says what the latency probe alone used (it
   # is left out of NATS's CPU: our bench's timing is in ours, but this is a
@@ -79,7 +81,7 @@ nats_phase() {
   wait "$lat" || { echo "nats latency failed:" >&2; cat "$work/$tag-lat.out" >&2; exit 1; }
   [[ -z $side ]] || wait "$side" || { echo "$1 failed; its output:" >&2; cat "$work/$tag-side.out" >&2; exit 1; }
   wait "$sub" || rc=1
-  nats_server_cpu=$(sub_cpu "$(cpu_of $nats_pid)" "$server0")
+  nats_server_cpu=$(sub_cpu "$(cpu_of ${nats_pid:+"$nats_pid"})" "$server0")
   children_cpu kids1
   nats_clients_cpu=$(sub_cpu "$(sub_cpu "$kids1" "$kids0")" "$(cat "$work/$tag-lat.cpu")")
   return $rc
@@ -112,6 +114,7 @@ INSERT INTO realtime_events (human_id, channel, kind, payload, published_by)
 SELECT :human::uuid, :channel, :kind, :payload::jsonb, :by FROM l
 RETURNING id, created_at;
 SQL
+  # shellcheck disable=SC2317 # run by nats_phase
   floor_inserts() {
     pgbench -n -M prepared -c "$publishers" -j "$((publishers < 2 ? publishers : 2))" -R "$rate" \
       -T "$(awk -v s="$secs" 'BEGIN { print (s == int(s) ? s : int(s) + 1) }')" -l --log-prefix="$work/floorlog" \

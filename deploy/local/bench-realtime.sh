@@ -77,7 +77,7 @@ nats_url=${NATS_URL:-nats://127.0.0.1:4222}
 [[ $# -gt 0 ]] || set -- --publishers 10 --subscribers 100 --rate 1000 --duration 10s
 
 # What NATS must match, read from the bench's flags (the bench checks them).
-publishers= subscribers= rate= duration=10s size=128 ephemeral=false
+publishers='' subscribers='' rate='' duration=10s size=128 ephemeral=false
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   a=${args[i]}
@@ -126,14 +126,14 @@ gobin=$(go env GOBIN)
 nats=$gobin/nats
 if [[ ! -x $nats ]] || [[ $("$nats" --version 2>&1) != v0.5.0 ]]; then
   echo "installing the NATS CLI v0.5.0 into $gobin" >&2
-  (cd "${TMPDIR:-/tmp}" && GOFLAGS= GOBIN=$gobin go install github.com/nats-io/natscli/nats@v0.5.0)
+  (cd "${TMPDIR:-/tmp}" && GOFLAGS='' GOBIN=$gobin go install github.com/nats-io/natscli/nats@v0.5.0)
 fi
 
 eval "$("$repo/deploy/local/postgres.sh")"
 admin=$TEST_DATABASE_URL
 db=benchrt_$$
 psql "$admin" -XAtqc "CREATE DATABASE $db" >/dev/null
-url=${admin%/*}/$db?${admin#*\?}
+url="${admin%/*}/$db?${admin#*\?}"
 work=$(mktemp -d)
 nodes=()
 stop_nodes() {
@@ -205,6 +205,7 @@ line=$({ SWITCHBOARD_TOKEN=$cred "$bin" bench realtime --addrs "$addrs" "$@" 2>&
 echo "$line" >&2
 # The bench is a waited-for child by now (children_cpu); the nodes are alive.
 nodes_cpu=$(sub_cpu "$(cpu_of "${nodes[@]}")" "$nodes0")
+pg_cpu=0
 postgres_cpu pg_cpu
 children_cpu kids1
 bench_cpu=$(sub_cpu "$kids1" "$kids0")
@@ -245,7 +246,12 @@ run="this run: $achieved/s published of $rate/s asked, $subscribers subscribers,
 if [[ $ephemeral == true ]]; then
   echo "goal, ephemeral over the mesh: p99 within 2x NATS core's: $(awk -v r="$p99_ratio" 'BEGIN { print (r <= 2 ? "met" : "not met") }') with $transport ($p99_ratio x; $run)" >&2
 else
-  echo "goal, durable: p99 <= 20 ms at 1,000 msg/s with 100 subscribers across 3 nodes: $(awk -v p="$p99" 'BEGIN { print (p <= 20 ? "met" : "not met") }') ($run)" >&2
+  # Met only at the goal's load: 1,000/s asked, at least 990/s published,
+  # 100 subscribers or more, p99 within 20 ms.
+  verdict=$(awk -v p="$p99" -v a="${achieved:-0}" -v r="$rate" -v s="$subscribers" 'BEGIN {
+    if (r < 1000 || s < 100) print "not measured (this run is lighter than the goal)"
+    else print ((p <= 20 && a >= 990) ? "met" : "not met") }')
+  echo "goal, durable: >= 990/s published and p99 <= 20 ms at 1,000 msg/s with 100 subscribers across 3 nodes: $verdict ($run)" >&2
 fi
 # CPU per 1,000 events published (ours: warmup and window, as the CPU was
 # sampled around the whole bench; NATS: every message its publishers sent).
