@@ -52,8 +52,8 @@
 # machine that the run saturates the rate and latencies mostly measure the
 # queueing, while CPU per event still measures the work. Both sides count
 # their whole run (connecting, subscribing, warmup), so a run that publishes
-# less spreads that over fewer events: on a 2-core machine ours moved ±10 %
-# and NATS's ±25 % over nine runs, the ratio 2.6–3.7.
+# less spreads that over fewer events: on a 2-core machine ours moved ±15 %
+# and NATS's ±25 % over fourteen runs, the ratio 2.2–3.7.
 # The last line is machine-readable:
 #   RATIO delivered_per_s=<n> nats_delivered_per_s=<n> delivered_ratio=<n> p50_ms=<n> nats_p50_ms=<n>
 #     p99_ms=<n> nats_p99_ms=<n> p99_ratio=<n> cpu_per_1000=<n> nats_cpu_per_1000=<n> cpu_ratio=<n>
