@@ -39,6 +39,10 @@ type Authenticator struct {
 	// last_used_at on the same row, so a crowd of them queues on its lock.
 	lookups   singleflight.Group
 	refreshes sync.WaitGroup // background refreshes in flight
+	// refreshMu orders starting a refresh against Close: none starts once
+	// closed is set, so Close's wait covers every one that did.
+	refreshMu sync.Mutex
+	closed    bool
 
 	// lookup is the store's credential lookup; tests wrap it to count and
 	// hold lookups.

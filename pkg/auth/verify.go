@@ -47,14 +47,41 @@ func (a *Authenticator) principal(ctx context.Context, token string) (Principal,
 
 // refresh re-verifies key's entry in the background while the entry is
 // still served. The cache hands the refresh of an entry to one request only,
-// so at most one runs per token, and lookupTimeout bounds it.
+// so at most one runs per token, and lookupTimeout bounds it. After Close
+// none starts: the entry expires when it would have.
 func (a *Authenticator) refresh(ctx context.Context, key [32]byte) {
+	a.refreshMu.Lock()
+	defer a.refreshMu.Unlock()
+	if a.closed {
+		return
+	}
 	a.refreshes.Go(func() {
 		_, err, _ := a.lookups.Do(string(key[:]), func() (any, error) { return a.verify(ctx, key) })
 		if err != nil {
 			a.log.Warn("cannot refresh cached credentials; they are served until their entry expires", zap.Error(err))
 		}
 	})
+}
+
+// Close ends the background refreshes: it starts no more and waits for those
+// in flight (each bounded by lookupTimeout), or until ctx ends. A node calls
+// it once its servers have drained and before its pool closes, so no refresh
+// runs into a closed pool. Requests still verify synchronously after it.
+func (a *Authenticator) Close(ctx context.Context) error {
+	a.refreshMu.Lock()
+	a.closed = true
+	a.refreshMu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		a.refreshes.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // verify looks key up in the store and caches the outcome: the principal,

@@ -105,6 +105,9 @@ func (a *assembly) buildCore() error {
 			a.pool.Close()
 			return nil
 		}},
+		// Stops after the servers drained, before the pools close: the
+		// token cache's background refreshes use the pool.
+		lifecycle.Func{ComponentName: "auth-refresh", OnStop: a.authn.Close},
 		// Serves health (NOT_SERVING) while the node migrates. It stops
 		// gracefully as "grpc-drain", late in start order (see components);
 		// by its own Stop there is nothing left to stop.

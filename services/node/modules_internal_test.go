@@ -92,9 +92,9 @@ func TestShutdownOrder(t *testing.T) {
 		return i
 	}
 	require.Equal(t, []string{"drain", "http", "grpc-drain"}, stop[:3], "health, then the edges drain")
-	require.Equal(t, []string{"readiness", "membership", "migrate", "grpc", "postgres", "tracing"}, stop[len(stop)-6:],
-		"deregistration and the pools come last, and only then the spans' last export")
-	background := stop[3 : len(stop)-6]
+	require.Equal(t, []string{"readiness", "membership", "migrate", "grpc", "auth-refresh", "postgres", "tracing"}, stop[len(stop)-7:],
+		"deregistration, the token cache's refreshes and the pools come last, and only then the spans' last export")
+	background := stop[3 : len(stop)-7]
 	require.Equal(t, "pgnotify", background[len(background)-1], "the notifier outlives every loop that uses it: %v", background)
 	for _, loop := range []string{"queue-reaper", "queue-retention", "ingest-retention", "realtime-retention"} {
 		require.Contains(t, background, loop)
