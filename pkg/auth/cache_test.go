@@ -88,9 +88,11 @@ func TestConcurrentMissesShareOneLookup(t *testing.T) {
 // An entry in the last part of its life is still served at once, and the
 // first request to see it refreshes it in the background, once: steady
 // traffic never waits for the database when the entry would expire.
-func TestAgingEntryIsRefreshedAheadOfExpiry(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
+// cachedAdmin mints an administrator's token and has it verified once,
+// through a gate (so the test sees every later lookup): the token, a context
+// carrying it, and the gate.
+func cachedAdmin(t *testing.T, b *testBundle) (string, context.Context, *gate) {
+	t.Helper()
 	tok := b.mintAdmin(t, "root@example.com")
 	ctx := withToken(t.Context(), "Bearer "+tok)
 	g := newGate(t, b)
@@ -98,6 +100,13 @@ func TestAgingEntryIsRefreshedAheadOfExpiry(t *testing.T) {
 	_, err := b.authn.Authorize(ctx, adminMethod)
 	require.NoError(t, err)
 	recv(t, g.started, "the first lookup")
+	return tok, ctx, g
+}
+
+func TestAgingEntryIsRefreshedAheadOfExpiry(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tok, ctx, g := cachedAdmin(t, b)
 	until, ok := b.authn.CachedUntil(tok)
 	require.True(t, ok)
 
@@ -115,7 +124,7 @@ func TestAgingEntryIsRefreshedAheadOfExpiry(t *testing.T) {
 	require.Equal(t, until.Add(auth.RefreshAfter(ttl)), refreshed, "a full TTL from the refresh")
 
 	b.clock.Advance(ttl - auth.RefreshAfter(ttl))
-	_, err = b.authn.Authorize(ctx, adminMethod)
+	_, err := b.authn.Authorize(ctx, adminMethod)
 	require.NoError(t, err, "the old entry's expiry passes unnoticed")
 	require.EqualValues(t, 2, g.lookups.Load())
 }

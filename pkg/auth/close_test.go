@@ -16,16 +16,10 @@ import (
 func TestCloseWaitsForRefreshesAndStartsNoMore(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	tok := b.mintAdmin(t, "root@example.com")
-	ctx := withToken(t.Context(), "Bearer "+tok)
-	g := newGate(t, b)
-	g.allow(1)
-	_, err := b.authn.Authorize(ctx, adminMethod)
-	require.NoError(t, err)
-	recv(t, g.started, "the first lookup")
+	_, ctx, g := cachedAdmin(t, b)
 
 	b.clock.Advance(auth.RefreshAfter(ttl))
-	_, err = b.authn.Authorize(ctx, adminMethod)
+	_, err := b.authn.Authorize(ctx, adminMethod)
 	require.NoError(t, err, "served while its refresh is held")
 	recv(t, g.started, "the refresh")
 	gone, cancel := context.WithCancel(t.Context())
