@@ -85,9 +85,6 @@ func TestConcurrentMissesShareOneLookup(t *testing.T) {
 	require.EqualValues(t, 1, g.lookups.Load(), "one statement for all %d", n)
 }
 
-// An entry in the last part of its life is still served at once, and the
-// first request to see it refreshes it in the background, once: steady
-// traffic never waits for the database when the entry would expire.
 // cachedAdmin mints an administrator's token and has it verified once,
 // through a gate (so the test sees every later lookup): the token, a context
 // carrying it, and the gate.
@@ -103,6 +100,9 @@ func cachedAdmin(t *testing.T, b *testBundle) (string, context.Context, *gate) {
 	return tok, ctx, g
 }
 
+// An entry in the last part of its life is still served at once, and the
+// first request to see it refreshes it in the background, once: steady
+// traffic never waits for the database when the entry would expire.
 func TestAgingEntryIsRefreshedAheadOfExpiry(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

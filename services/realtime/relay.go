@@ -63,8 +63,8 @@ func (s *Server) newDurable(payload string) {
 }
 
 // markDurable tells the other nodes, coalesced, that durable events up to
-// id exist. The payload is advisory (readers read the table, whatever it
-// says) but stays the newest id marked so far, as it always was.
+// id exist. The payload is the newest id marked so far: a reader already past
+// it skips the notification (newDurable), any other reads the table.
 func (s *Server) markDurable(id int64) {
 	newest := s.newestID.Load()
 	for id > newest && !s.newestID.CompareAndSwap(newest, id) {
