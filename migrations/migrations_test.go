@@ -287,15 +287,18 @@ func TestSettingsSeeded(t *testing.T) {
 	require.NoError(t, rows.Err())
 
 	want := map[string]string{
-		"retention.events":          `{"max_age_seconds": 2592000, "max_rows": 1000000}`,
-		"retention.todos":           `{"max_age_seconds": 604800, "max_rows": 1000000}`,
-		"retention.realtime_events": `{"max_age_seconds": 86400, "max_rows": 100000}`,
+		"retention.events":          `{"max_age_seconds": 2592000, "max_rows": 10000000, "max_rows_per_tenant": 1000000}`,
+		"retention.todos":           `{"max_age_seconds": 604800, "max_rows": 10000000, "max_rows_per_tenant": 1000000}`,
+		"retention.realtime_events": `{"max_age_seconds": 86400, "max_rows": 1000000, "max_rows_per_tenant": 100000}`,
 		"queue.defaults":            `{"max_attempts": 25, "lease_seconds": 30}`,
 		"ingest.dedup":              `{"window_seconds": 259200}`,
 		"ingest.limits":             `{"tenant_requests_per_second": 1000}`,
 		"streams.limits":            `{"max_per_credential": 100, "max_per_tenant": 1000}`,
 		"auth.credentials":          `{"max_ttl_seconds": 31536000}`,
 		"retention.event_payloads":  `{"max_age_seconds": 0}`,
+		"tenant.limits":             `{"max_agents": 1000, "max_credentials": 10000, "max_endpoints": 1000, "max_adapters": 10, "max_schedules": 1000}`,
+		"realtime.limits":           `{"tenant_durable_per_second": 1000, "tenant_ephemeral_per_second": 10000}`,
+		"queue.schedules":           `{"min_interval_seconds": 10}`,
 	}
 	require.Len(t, got, len(want))
 	for key, value := range want {

@@ -26,14 +26,22 @@ const (
 	IngestLimits            = "ingest.limits"
 	StreamLimits            = "streams.limits"
 	AuthCredentials         = "auth.credentials"
+	TenantLimits            = "tenant.limits"
+	RealtimeLimits          = "realtime.limits"
+	QueueSchedules          = "queue.schedules"
 )
 
 // Retention is a retention.* value: rows older than MaxAgeSeconds go, and
-// so do the oldest beyond MaxRows (either alone leaves the other dimension
-// unbounded).
+// so do a tenant's oldest beyond its newest MaxRowsPerTenant (either bound
+// alone leaves the other dimension unbounded). MaxRows is the whole table's
+// safety net, for when the tenants together outgrow what the operator
+// provisioned: the only cap under which one tenant's rows can go because of
+// another's writes, so it should stay above tenants × MaxRowsPerTenant
+// (docs/data-model.md says which rows it takes).
 type Retention struct {
-	MaxAgeSeconds int64 `json:"max_age_seconds"`
-	MaxRows       int64 `json:"max_rows"`
+	MaxAgeSeconds    int64 `json:"max_age_seconds"`
+	MaxRows          int64 `json:"max_rows"`
+	MaxRowsPerTenant int64 `json:"max_rows_per_tenant"`
 }
 
 // MaxAge is MaxAgeSeconds as a duration.
@@ -90,12 +98,58 @@ type Credentials struct {
 // MaxTTL is MaxTTLSeconds as a duration (0: no maximum).
 func (c Credentials) MaxTTL() time.Duration { return time.Duration(c.MaxTTLSeconds) * time.Second }
 
+// Tenant is tenant.limits: how many of each resource one tenant may hold.
+// Each is enforced by the table's owner when the resource is created (one
+// more is RESOURCE_EXHAUSTED); lowering a limit removes nothing a tenant
+// already holds.
+type Tenant struct {
+	// MaxAgents bounds the tenant's agents.
+	MaxAgents int32 `json:"max_agents"`
+	// MaxCredentials bounds its live credentials (neither revoked nor
+	// expired).
+	MaxCredentials int32 `json:"max_credentials"`
+	// MaxEndpoints bounds its webhook endpoints.
+	MaxEndpoints int32 `json:"max_endpoints"`
+	// MaxAdapters bounds its pull adapters: each holds a blocking Redis
+	// connection and a goroutine on every ingest node.
+	MaxAdapters int32 `json:"max_adapters"`
+	// MaxSchedules bounds its schedules: every node ticks every tenant's
+	// schedules.
+	MaxSchedules int32 `json:"max_schedules"`
+}
+
+// Realtime is realtime.limits: the publishes per second one node accepts
+// for one tenant (a cluster of N nodes accepts up to N times as many; like
+// ingest.limits it protects each node and the database, it is not a meter).
+type Realtime struct {
+	// TenantDurablePerSecond bounds durable publishes: each is a row.
+	TenantDurablePerSecond int32 `json:"tenant_durable_per_second"`
+	// TenantEphemeralPerSecond bounds ephemeral publishes: each is fan-out
+	// work on every node, and a notification when the transport is Postgres.
+	TenantEphemeralPerSecond int32 `json:"tenant_ephemeral_per_second"`
+}
+
+// Schedules is queue.schedules.
+type Schedules struct {
+	// MinIntervalSeconds is the shortest gap a schedule's spec may put
+	// between two of its ticks (CreateSchedule and UpdateSchedule refuse a
+	// spec that fires more often).
+	MinIntervalSeconds int32 `json:"min_interval_seconds"`
+}
+
+// MinInterval is MinIntervalSeconds as a duration.
+func (s Schedules) MinInterval() time.Duration {
+	return time.Duration(s.MinIntervalSeconds) * time.Second
+}
+
 // The defaults: what the migrations seed, and what a reader uses when an
 // operator deleted the row or a field of it.
 var (
-	DefaultRetentionEvents         = Retention{MaxAgeSeconds: 30 * 86400, MaxRows: 1_000_000}
-	DefaultRetentionTodos          = Retention{MaxAgeSeconds: 7 * 86400, MaxRows: 1_000_000}
-	DefaultRetentionRealtimeEvents = Retention{MaxAgeSeconds: 86400, MaxRows: 100_000}
+	// A tenant keeps what the whole table kept before the caps were per
+	// tenant; the table-wide safety net is ten tenants' worth.
+	DefaultRetentionEvents         = Retention{MaxAgeSeconds: 30 * 86400, MaxRows: 10_000_000, MaxRowsPerTenant: 1_000_000}
+	DefaultRetentionTodos          = Retention{MaxAgeSeconds: 7 * 86400, MaxRows: 10_000_000, MaxRowsPerTenant: 1_000_000}
+	DefaultRetentionRealtimeEvents = Retention{MaxAgeSeconds: 86400, MaxRows: 1_000_000, MaxRowsPerTenant: 100_000}
 	DefaultQueue                   = Queue{MaxAttempts: 25, LeaseSeconds: 30}
 	DefaultDedup                   = Dedup{WindowSeconds: 3 * 86400}
 	DefaultLimits                  = Limits{TenantRequestsPerSecond: 1000}
@@ -110,6 +164,18 @@ var (
 
 	// Off: an existing install keeps every payload as long as its event.
 	DefaultRetentionEventPayloads = PayloadRetention{MaxAgeSeconds: 0}
+
+	// Generous for a team's real use, small enough that a hostile tenant
+	// cannot hold a node's goroutines, Redis connections or the
+	// tickers' time: adapters are the dear ones (a blocking connection on
+	// every ingest node each).
+	DefaultTenant = Tenant{MaxAgents: 1000, MaxCredentials: 10_000, MaxEndpoints: 1000, MaxAdapters: 10, MaxSchedules: 1000}
+	// Like ingest.limits' 1,000 webhooks a second; ephemeral events are
+	// cheaper (no row), so ten times as many.
+	DefaultRealtime = Realtime{TenantDurablePerSecond: 1000, TenantEphemeralPerSecond: 10_000}
+	// Ten seconds: the ticker looks once a second on every node, and a
+	// spec firing every second would make one schedule a tight loop.
+	DefaultSchedules = Schedules{MinIntervalSeconds: 10}
 )
 
 // Defaults maps every known key to its default value.
@@ -124,6 +190,9 @@ func Defaults() map[string]any {
 		IngestLimits:            DefaultLimits,
 		StreamLimits:            DefaultStreams,
 		AuthCredentials:         DefaultCredentials,
+		TenantLimits:            DefaultTenant,
+		RealtimeLimits:          DefaultRealtime,
+		QueueSchedules:          DefaultSchedules,
 	}
 }
 
@@ -137,7 +206,7 @@ type intRange struct{ min, max float64 }
 type shape map[string]intRange
 
 var (
-	retentionShape = shape{"max_age_seconds": {1, math.MaxInt32}, "max_rows": {1, math.MaxInt32}}
+	retentionShape = shape{"max_age_seconds": {1, math.MaxInt32}, "max_rows": {1, math.MaxInt32}, "max_rows_per_tenant": {1, math.MaxInt32}}
 	shapes         = map[string]shape{
 		QueueDefaults: {"max_attempts": {1, 1000}, "lease_seconds": {1, 3600}},
 		IngestDedup:   {"window_seconds": {1, math.MaxInt32}},
@@ -148,6 +217,14 @@ var (
 		// Payloads only, no row cap (the events' own cap is retention.events);
 		// 0 is "as long as the event".
 		RetentionEventPayloads: {"max_age_seconds": {0, math.MaxInt32}},
+		TenantLimits: {
+			"max_agents": {1, 1_000_000}, "max_credentials": {1, 1_000_000}, "max_endpoints": {1, 1_000_000},
+			"max_adapters": {1, 10_000}, "max_schedules": {1, 1_000_000},
+		},
+		// 0 would refuse every publish: switching them off is not a limit.
+		RealtimeLimits: {"tenant_durable_per_second": {1, 1_000_000}, "tenant_ephemeral_per_second": {1, 1_000_000}},
+		// At least a second: the ticker's own resolution.
+		QueueSchedules: {"min_interval_seconds": {1, 86400}},
 	}
 )
 

@@ -18,8 +18,8 @@ func TestCheck(t *testing.T) {
 		value     any
 		err       string
 	}{
-		{"retention fits", settings.RetentionTodos, map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0}, ""},
-		{"any retention key", "retention.future_table", map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0}, ""},
+		{"retention fits", settings.RetentionTodos, map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0, "max_rows_per_tenant": 5.0}, ""},
+		{"any retention key", "retention.future_table", map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0, "max_rows_per_tenant": 5.0}, ""},
 		{"payload retention off", settings.RetentionEventPayloads, map[string]any{"max_age_seconds": 0.0}, ""},
 		{"payload retention has no row cap", settings.RetentionEventPayloads, map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0}, `has unknown field "max_rows" (allowed: max_age_seconds)`},
 		{"payload retention not negative", settings.RetentionEventPayloads, map[string]any{"max_age_seconds": -1.0}, `field "max_age_seconds" must be an integer from 0 to 2147483647`},
@@ -34,6 +34,11 @@ func TestCheck(t *testing.T) {
 		{"streams need a cap", settings.StreamLimits, map[string]any{"max_per_credential": 0.0, "max_per_tenant": 50.0}, `field "max_per_credential" must be an integer from 1 to 1000000`},
 		{"credentials without maximum", settings.AuthCredentials, map[string]any{"max_ttl_seconds": 0.0}, ""},
 		{"negative lifetime", settings.AuthCredentials, map[string]any{"max_ttl_seconds": -1.0}, `field "max_ttl_seconds" must be an integer from 0 to 2147483647`},
+		{"retention needs a tenant cap", settings.RetentionEvents, map[string]any{"max_age_seconds": 60.0, "max_rows": 10.0}, `is missing field "max_rows_per_tenant"`},
+		{"tenant limits fit", settings.TenantLimits, map[string]any{"max_agents": 1.0, "max_credentials": 2.0, "max_endpoints": 3.0, "max_adapters": 4.0, "max_schedules": 5.0}, ""},
+		{"adapters bounded", settings.TenantLimits, map[string]any{"max_agents": 1.0, "max_credentials": 2.0, "max_endpoints": 3.0, "max_adapters": 10001.0, "max_schedules": 5.0}, `field "max_adapters" must be an integer from 1 to 10000`},
+		{"publishes cannot be switched off", settings.RealtimeLimits, map[string]any{"tenant_durable_per_second": 0.0, "tenant_ephemeral_per_second": 1.0}, `field "tenant_durable_per_second" must be an integer from 1 to 1000000`},
+		{"schedules tick at most every second", settings.QueueSchedules, map[string]any{"min_interval_seconds": 0.0}, `field "min_interval_seconds" must be an integer from 1 to 86400`},
 		{"unknown key", "feature.flags", []any{"x"}, ""},
 	}
 	for _, tc := range cases {

@@ -43,7 +43,7 @@ func TestReadFallsBack(t *testing.T) {
 	require.NoError(t, err)
 	got, err := settings.Read(ctx, pool, settings.RetentionTodos, settings.DefaultRetentionTodos)
 	require.NoError(t, err)
-	require.Equal(t, settings.Retention{MaxAgeSeconds: settings.DefaultRetentionTodos.MaxAgeSeconds, MaxRows: 7}, got)
+	require.Equal(t, settings.Retention{MaxAgeSeconds: settings.DefaultRetentionTodos.MaxAgeSeconds, MaxRows: 7, MaxRowsPerTenant: settings.DefaultRetentionTodos.MaxRowsPerTenant}, got)
 
 	_, err = pool.Exec(ctx, `DELETE FROM settings WHERE key = $1`, settings.QueueDefaults)
 	require.NoError(t, err)

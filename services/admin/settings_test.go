@@ -27,8 +27,9 @@ func TestReadSettings(t *testing.T) {
 		keys = append(keys, s.GetKey())
 	}
 	require.Equal(t, []string{
-		"auth.credentials", "ingest.dedup", "ingest.limits", "queue.defaults", "retention.event_payloads", "retention.events",
-		"retention.realtime_events", "retention.todos", "streams.limits",
+		"auth.credentials", "ingest.dedup", "ingest.limits", "queue.defaults", "queue.schedules", "realtime.limits",
+		"retention.event_payloads", "retention.events", "retention.realtime_events", "retention.todos", "streams.limits",
+		"tenant.limits",
 	}, keys)
 
 	got, err := e.srv.GetSetting(ctx, &adminv1.GetSettingRequest{Key: "queue.defaults"})
@@ -48,7 +49,7 @@ func TestUpdateSetting(t *testing.T) {
 	orig, err := e.srv.GetSetting(ctx, &adminv1.GetSettingRequest{Key: "retention.events"})
 	require.NoError(t, err)
 
-	v := objectValue(t, map[string]any{"max_age_seconds": 3600, "max_rows": 500})
+	v := objectValue(t, map[string]any{"max_age_seconds": 3600, "max_rows": 500, "max_rows_per_tenant": 50})
 	upd, err := e.srv.UpdateSetting(ctx, &adminv1.UpdateSettingRequest{
 		// A path inside value (what the gateway derives from a PATCH body)
 		// replaces the whole value; description is not in the mask.
@@ -56,7 +57,7 @@ func TestUpdateSetting(t *testing.T) {
 		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"value.max_rows"}},
 	})
 	require.NoError(t, err)
-	require.Equal(t, map[string]any{"max_age_seconds": float64(3600), "max_rows": float64(500)}, upd.GetSetting().GetValue().GetStructValue().AsMap())
+	require.Equal(t, map[string]any{"max_age_seconds": float64(3600), "max_rows": float64(500), "max_rows_per_tenant": float64(50)}, upd.GetSetting().GetValue().GetStructValue().AsMap())
 	require.Equal(t, orig.GetSetting().GetDescription(), upd.GetSetting().GetDescription())
 	require.True(t, upd.GetSetting().GetUpdatedAt().AsTime().After(orig.GetSetting().GetUpdatedAt().AsTime()))
 
@@ -64,7 +65,7 @@ func TestUpdateSetting(t *testing.T) {
 	desc, err := e.srv.UpdateSetting(ctx, &adminv1.UpdateSettingRequest{Setting: &adminv1.Setting{Key: "retention.events", Description: "shorter"}})
 	require.NoError(t, err)
 	require.Equal(t, "shorter", desc.GetSetting().GetDescription())
-	require.Equal(t, map[string]any{"max_age_seconds": float64(3600), "max_rows": float64(500)}, desc.GetSetting().GetValue().GetStructValue().AsMap())
+	require.Equal(t, map[string]any{"max_age_seconds": float64(3600), "max_rows": float64(500), "max_rows_per_tenant": float64(50)}, desc.GetSetting().GetValue().GetStructValue().AsMap())
 	require.True(t, desc.GetSetting().GetUpdatedAt().AsTime().Equal(upd.GetSetting().GetUpdatedAt().AsTime()))
 
 	got, err := e.srv.GetSetting(ctx, &adminv1.GetSettingRequest{Key: "retention.events"})
@@ -107,12 +108,16 @@ func TestUpdateSettingRefusals(t *testing.T) {
 		req   *adminv1.UpdateSettingRequest
 		field string
 	}{
-		"retention max_age_seconds zero":  {retention(map[string]any{"max_age_seconds": 0, "max_rows": 1}), "setting.value"},
-		"retention max_rows negative":     {retention(map[string]any{"max_age_seconds": 1, "max_rows": -5}), "setting.value"},
-		"retention max_rows fractional":   {retention(map[string]any{"max_age_seconds": 1, "max_rows": 1.5}), "setting.value"},
-		"retention max_rows a string":     {retention(map[string]any{"max_age_seconds": 1, "max_rows": "10"}), "setting.value"},
+		"retention max_age_seconds zero":  {retention(map[string]any{"max_age_seconds": 0, "max_rows": 1, "max_rows_per_tenant": 1}), "setting.value"},
+		"retention max_rows negative":     {retention(map[string]any{"max_age_seconds": 1, "max_rows": -5, "max_rows_per_tenant": 1}), "setting.value"},
+		"retention max_rows fractional":   {retention(map[string]any{"max_age_seconds": 1, "max_rows": 1.5, "max_rows_per_tenant": 1}), "setting.value"},
+		"retention max_rows a string":     {retention(map[string]any{"max_age_seconds": 1, "max_rows": "10", "max_rows_per_tenant": 1}), "setting.value"},
 		"retention missing a field":       {retention(map[string]any{"max_age_seconds": 1}), "setting.value"},
-		"retention with an extra field":   {retention(map[string]any{"max_age_seconds": 1, "max_rows": 1, "x": 1}), "setting.value"},
+		"retention without a tenant cap":  {retention(map[string]any{"max_age_seconds": 1, "max_rows": 1}), "setting.value"},
+		"tenant limits without adapters":  {setting("tenant.limits", map[string]any{"max_agents": 1, "max_credentials": 1, "max_endpoints": 1, "max_schedules": 1}), "setting.value"},
+		"publishes switched off":          {setting("realtime.limits", map[string]any{"tenant_durable_per_second": 0, "tenant_ephemeral_per_second": 1}), "setting.value"},
+		"schedules every 0 seconds":       {setting("queue.schedules", map[string]any{"min_interval_seconds": 0}), "setting.value"},
+		"retention with an extra field":   {retention(map[string]any{"max_age_seconds": 1, "max_rows": 1, "x": 1, "max_rows_per_tenant": 1}), "setting.value"},
 		"queue max_attempts over 1000":    {queue(map[string]any{"max_attempts": 1001, "lease_seconds": 30}), "setting.value"},
 		"queue lease_seconds over 3600":   {queue(map[string]any{"max_attempts": 5, "lease_seconds": 3601}), "setting.value"},
 		"queue lease_seconds zero":        {queue(map[string]any{"max_attempts": 5, "lease_seconds": 0}), "setting.value"},
@@ -121,9 +126,9 @@ func TestUpdateSettingRefusals(t *testing.T) {
 		"value named but missing":         {&adminv1.UpdateSettingRequest{Setting: &adminv1.Setting{Key: "queue.defaults"}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"value"}}}, "setting.value"},
 		"key not updatable":               {&adminv1.UpdateSettingRequest{Setting: &adminv1.Setting{Key: "queue.defaults"}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"key"}}}, "update_mask"},
 		"missing key":                     {&adminv1.UpdateSettingRequest{Setting: &adminv1.Setting{Description: "x"}}, "setting.key"},
-		"retention value far too large":   {retention(map[string]any{"max_age_seconds": 1e12, "max_rows": 1}), "setting.value"},
+		"retention value far too large":   {retention(map[string]any{"max_age_seconds": 1e12, "max_rows": 1, "max_rows_per_tenant": 1}), "setting.value"},
 		"queue defaults as a list":        {&adminv1.UpdateSettingRequest{Setting: &adminv1.Setting{Key: "queue.defaults", Value: structpb.NewListValue(&structpb.ListValue{})}}, "setting.value"},
-		"retention max_rows boolean true": {retention(map[string]any{"max_age_seconds": 1, "max_rows": true}), "setting.value"},
+		"retention max_rows boolean true": {retention(map[string]any{"max_age_seconds": 1, "max_rows": true, "max_rows_per_tenant": 1}), "setting.value"},
 		"streams without a cap":           {setting("streams.limits", map[string]any{"max_per_credential": 0, "max_per_tenant": 10}), "setting.value"},
 		"streams missing the tenant cap":  {setting("streams.limits", map[string]any{"max_per_credential": 10}), "setting.value"},
 		"credentials negative lifetime":   {setting("auth.credentials", map[string]any{"max_ttl_seconds": -1}), "setting.value"},

@@ -1249,14 +1249,19 @@ func (x *Adapter) GetUpdatedAt() *timestamppb.Timestamp {
 
 // Setting is one deployment-wide default (table settings). Seeded keys:
 //
-//	retention.events          {"max_age_seconds": 2592000, "max_rows": 1000000}
-//	retention.todos           {"max_age_seconds": 604800, "max_rows": 1000000}
-//	retention.realtime_events {"max_age_seconds": 86400, "max_rows": 100000}
+//	retention.events          {"max_age_seconds": 2592000, "max_rows": 10000000, "max_rows_per_tenant": 1000000}
+//	retention.todos           {"max_age_seconds": 604800, "max_rows": 10000000, "max_rows_per_tenant": 1000000}
+//	retention.realtime_events {"max_age_seconds": 86400, "max_rows": 1000000, "max_rows_per_tenant": 100000}
 //	retention.event_payloads  {"max_age_seconds": 0}
 //	queue.defaults            {"max_attempts": 25, "lease_seconds": 30}
+//	tenant.limits             {"max_agents": 1000, "max_credentials": 10000, "max_endpoints": 1000, "max_adapters": 10, "max_schedules": 1000}
+//	realtime.limits           {"tenant_durable_per_second": 1000, "tenant_ephemeral_per_second": 10000}
+//	queue.schedules           {"min_interval_seconds": 10}
 //
-// Retention removes rows older than max_age_seconds and, beyond that, the
-// oldest rows above max_rows (for todos: terminal todos only).
+// Retention removes rows older than max_age_seconds and, beyond that, each
+// tenant's oldest rows above max_rows_per_tenant (for todos: terminal todos
+// only); max_rows is the whole table's safety net, taken from the tenants
+// that hold the most rows.
 // retention.event_payloads empties the payload of events received more than
 // max_age_seconds ago and keeps the event (0, the default: never; no
 // max_rows).
