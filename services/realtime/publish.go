@@ -42,8 +42,9 @@ func (s *Server) Publish(ctx context.Context, req *realtimev1.PublishRequest) (*
 		return nil, invalid("channel", "must match ^[A-Za-z0-9][A-Za-z0-9:._/-]{0,127}$")
 	case strings.HasPrefix(ch, SystemPrefix):
 		return nil, invalid("channel", "channels starting with "+SystemPrefix+" are reserved for the services' own events")
-	case len(req.GetKind()) > 255:
-		return nil, invalid("kind", "must be at most 255 characters")
+	}
+	if err := checkKind(req.GetKind()); err != nil {
+		return nil, err
 	}
 	payload := req.GetPayload()
 	if payload == nil {
