@@ -64,7 +64,8 @@ func visible(s string, prose bool) error {
 			prev = r
 			continue
 		}
-		if what := refused(r); what != "" && !(r == zeroWidthJoiner && joinsEmoji(prev, s[i+utf8.RuneLen(r):])) {
+		what := refused(r)
+		if what != "" && (r != zeroWidthJoiner || !joinsEmoji(prev, s[i+utf8.RuneLen(r):])) {
 			return &InvisibleError{Rune: r, what: what}
 		}
 		prev = r
