@@ -14,6 +14,12 @@
 // The gRPC request guard (pkg/grpcserver) applies Check to every string of
 // every request message, and the webhook edge (services/ingest) to every
 // header it stores.
+//
+// Label (label.go) is the stricter rule for the text a person reads to tell
+// things apart (display names, kinds, topics): no control, format,
+// separator, private-use or blank filler characters. Each service applies
+// it to its own such fields, where it validates them; payloads and other
+// free-form content are held to Check only.
 package textcheck
 
 import (

@@ -31,6 +31,9 @@ func (s *Server) CreateAgent(ctx context.Context, req *adminv1.CreateAgentReques
 	if in.GetName() == "" {
 		return nil, invalid("agent.name", "is required")
 	}
+	if err := prose("agent.description", in.GetDescription()); err != nil {
+		return nil, err
+	}
 	meta, err := metadataJSON(in.GetMetadata())
 	if err != nil {
 		return nil, err
@@ -76,6 +79,9 @@ func (s *Server) UpdateAgent(ctx context.Context, req *adminv1.UpdateAgentReques
 		patch.Name = ptr(in.GetName())
 	}
 	if fields["description"] {
+		if err := prose("agent.description", in.GetDescription()); err != nil {
+			return nil, err
+		}
 		patch.Description = ptr(in.GetDescription())
 	}
 	if fields["metadata"] {

@@ -28,6 +28,9 @@ func (s *Server) MintCredential(ctx context.Context, req *adminv1.MintCredential
 	if err != nil {
 		return nil, err
 	}
+	if err := label("name", req.GetName()); err != nil {
+		return nil, err
+	}
 	var expires *time.Time
 	if ts := req.GetExpiresAt(); ts != nil {
 		if err := ts.CheckValid(); err != nil {

@@ -21,6 +21,12 @@ func (s *Server) CreateHuman(ctx context.Context, req *adminv1.CreateHumanReques
 	if in.GetEmail() == "" {
 		return nil, invalid("human.email", "is required")
 	}
+	if err := label("human.email", in.GetEmail()); err != nil {
+		return nil, err
+	}
+	if err := label("human.display_name", in.GetDisplayName()); err != nil {
+		return nil, err
+	}
 	h, err := s.identity.CreateHuman(ctx, auth.NewHuman{Email: in.GetEmail(), DisplayName: in.GetDisplayName(), IsAdmin: in.GetIsAdmin()})
 	return apierr.Reply(&adminv1.CreateHumanResponse{Human: humanProto(h)}, err)
 }
@@ -68,9 +74,15 @@ func (s *Server) UpdateHuman(ctx context.Context, req *adminv1.UpdateHumanReques
 		if in.GetEmail() == "" {
 			return nil, invalid("human.email", "is required")
 		}
+		if err := label("human.email", in.GetEmail()); err != nil {
+			return nil, err
+		}
 		patch.Email = ptr(in.GetEmail())
 	}
 	if fields["display_name"] {
+		if err := label("human.display_name", in.GetDisplayName()); err != nil {
+			return nil, err
+		}
 		patch.DisplayName = ptr(in.GetDisplayName())
 	}
 	if fields["is_admin"] {

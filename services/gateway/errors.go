@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -47,12 +50,32 @@ func (g *Gateway) handleError(ctx context.Context, mux *runtime.ServeMux, m runt
 		// The rest of the body is not worth reading.
 		w.Header().Set("Connection", "close")
 	}
-	if status.Code(err) == codes.Unavailable {
+	if after, ok := retryAfter(err); ok {
+		// The upstream said when (a google.rpc.RetryInfo: a rate limit).
+		w.Header().Set("Retry-After", after)
+	} else if status.Code(err) == codes.Unavailable {
 		// HTTP clients and proxies use it to pace their retries (a
 		// database fault, a draining node).
 		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+}
+
+// retryAfter is the Retry-After of an upstream status that carries a
+// google.rpc.RetryInfo: its delay in whole seconds, rounded up (HTTP has
+// no finer unit; a client that retries sooner is only refused again).
+func retryAfter(err error) (string, bool) {
+	s, ok := status.FromError(err)
+	if !ok {
+		return "", false
+	}
+	for _, d := range s.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay().IsValid() {
+			secs := math.Ceil(max(ri.GetRetryDelay().AsDuration().Seconds(), 1))
+			return strconv.FormatFloat(secs, 'f', 0, 64), true
+		}
+	}
+	return "", false
 }
 
 // clientError is what the client is told about err.

@@ -18,6 +18,7 @@ import (
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/textcheck"
 	"github.com/switchboard/switchboard/pkg/tracing"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
 )
@@ -114,6 +115,9 @@ func checkPublish(req *ingestv1.PublishEventRequest) error {
 		return apierr.Invalid(apierr.FieldViolation{Field: "delivery_id", Description: "must be at most 255 characters"})
 	case len(req.GetHeaders()) > 100:
 		return apierr.Invalid(apierr.FieldViolation{Field: "headers", Description: "must hold at most 100 entries"})
+	}
+	if err := textcheck.Label(req.GetTopic()); err != nil { // routed on and read in the console: no bidi or invisible characters
+		return apierr.Invalid(apierr.FieldViolation{Field: "topic", Description: err.Error()})
 	}
 	return nil
 }

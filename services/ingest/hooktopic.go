@@ -35,13 +35,17 @@ func (s *Server) eventFacts(e *store.Event, r *http.Request, ep *hookEndpoint, r
 }
 
 // storableTopic is topic cut to maxTopicLen bytes (at a rune boundary), or
-// "" when it holds text a column cannot (a NUL from a JSON "\u0000"): the
-// signature already passed, so the event is stored without its topic (its
-// todo's kind is then "webhook") rather than refused, and the drop logged.
+// "" when it holds text a column cannot (a NUL from a JSON "\u0000") or a
+// label must not (textcheck.Label: a bidi override or an invisible
+// character would make the topic read as another in the console and to
+// routes): the signature already passed, so the event is stored without its
+// topic (its todo's kind is then "webhook") rather than refused, and the
+// drop logged.
 func (s *Server) storableTopic(ep *hookEndpoint, topic string) string {
-	if err := textcheck.Check(topic); err != nil {
-		s.log.Info("webhook topic dropped: text that cannot be stored", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
+	topic = cut(topic, maxTopicLen) // first: a cut may leave a joiner dangling
+	if err := textcheck.Label(topic); err != nil {
+		s.log.Info("webhook topic dropped: text a topic may not hold", zap.String("endpoint_id", ep.ID.String()), zap.Error(err))
 		return ""
 	}
-	return cut(topic, maxTopicLen)
+	return topic
 }

@@ -136,6 +136,9 @@ func newTodo(prefix string, r *queuev1.EnqueueRequest) (store.NewTodo, error) {
 	if len(r.GetKind()) > 255 || len(r.GetDedupeKey()) > 255 {
 		return store.NewTodo{}, invalid(prefix+"kind", "kind and dedupe_key must be at most 255 characters")
 	}
+	if err := textcheck.Label(r.GetKind()); err != nil { // read in the console and by workers: no bidi or invisible characters
+		return store.NewTodo{}, invalid(prefix+"kind", err.Error())
+	}
 	if n.DedupeScope, n.DedupeWindow, err = dedupeScope(prefix, r); err != nil {
 		return store.NewTodo{}, err
 	}

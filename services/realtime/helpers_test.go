@@ -89,10 +89,17 @@ func newEnvLogged(t *testing.T, pool *pgxpool.Pool, opts realtime.Options, log *
 	return e
 }
 
-// testAuthorize makes the caller the human (and agent) named in metadata.
+// testAuthorize makes the caller the human (and agent) named in metadata;
+// through the REST edge, which forwards no other header, "Authorization:
+// Bearer test-human:<uuid>" names the human.
 func testAuthorize(ctx context.Context, _ string) (context.Context, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	h := md.Get("x-test-human")
+	if a := md.Get("authorization"); len(h) == 0 && len(a) == 1 {
+		if id, ok := strings.CutPrefix(a[0], "Bearer test-human:"); ok {
+			h = []string{id}
+		}
+	}
 	if len(h) != 1 {
 		return nil, apierr.Unauthenticated("no test caller")
 	}

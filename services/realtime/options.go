@@ -86,6 +86,10 @@ type Options struct {
 	// nodes that are gone (sending their leave events) and checks that its
 	// own rows survived (a Postgres crash empties UNLOGGED tables).
 	PresenceInterval time.Duration
+	// LimitsInterval is how often the setting realtime.limits is read: how
+	// soon a change of it applies on a running node. Until the first read
+	// the defaults apply.
+	LimitsInterval time.Duration
 	// EphemeralQueue bounds ephemeral events waiting for the notifier's
 	// sender, and those waiting for the pump; past it they are dropped and
 	// counted (ephemeral delivery is best effort).
@@ -115,6 +119,7 @@ func (o Options) withDefaults() Options {
 	def(&o.NotifyWindow, time.Millisecond)
 	def(&o.RetentionInterval, time.Minute)
 	def(&o.PresenceInterval, 2*time.Second)
+	def(&o.LimitsInterval, 2*time.Second)
 	defInt(&o.Buffer, 1024)
 	defInt(&o.ReplayPage, 500)
 	defInt(&o.RetentionBatch, 5000)

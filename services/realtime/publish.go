@@ -29,7 +29,9 @@ const SystemPrefix = "sys:"
 
 // Publish sends one event. A durable one is committed before the call
 // returns; an ephemeral one is handed to this node's subscribers and to the
-// transport (best effort) and never stored.
+// transport (best effort) and never stored. A request whose fields pass
+// then takes a token of its tenant's rate on this node (limits.go); the
+// services' own events (presence, lifecycle) never do.
 func (s *Server) Publish(ctx context.Context, req *realtimev1.PublishRequest) (*realtimev1.PublishResponse, error) {
 	c, err := caller(ctx)
 	if err != nil {
@@ -40,8 +42,9 @@ func (s *Server) Publish(ctx context.Context, req *realtimev1.PublishRequest) (*
 		return nil, invalid("channel", "must match ^[A-Za-z0-9][A-Za-z0-9:._/-]{0,127}$")
 	case strings.HasPrefix(ch, SystemPrefix):
 		return nil, invalid("channel", "channels starting with "+SystemPrefix+" are reserved for the services' own events")
-	case len(req.GetKind()) > 255:
-		return nil, invalid("kind", "must be at most 255 characters")
+	}
+	if err := checkKind(req.GetKind()); err != nil {
+		return nil, err
 	}
 	payload := req.GetPayload()
 	if payload == nil {
@@ -55,6 +58,9 @@ func (s *Server) Publish(ctx context.Context, req *realtimev1.PublishRequest) (*
 		if len(raw) > MaxDurablePayload {
 			return nil, invalid("payload", fmt.Sprintf("is %d bytes serialized; a durable event's payload is at most %d bytes", len(raw), MaxDurablePayload))
 		}
+		if err := s.admit(c.human, true); err != nil {
+			return nil, err
+		}
 		id, at, err := s.publishDurable(ctx, store.Event{HumanID: c.human, Channel: req.GetChannel(), Kind: req.GetKind(), Payload: raw, PublishedBy: c.member})
 		if err != nil {
 			return nil, err
@@ -63,6 +69,9 @@ func (s *Server) Publish(ctx context.Context, req *realtimev1.PublishRequest) (*
 	}
 	if len(raw) > MaxEphemeralPayload {
 		return nil, invalid("payload", fmt.Sprintf("is %d bytes serialized; an ephemeral event's payload is at most %d bytes (it must fit a Postgres NOTIFY, 8000 bytes with its envelope)", len(raw), MaxEphemeralPayload))
+	}
+	if err := s.admit(c.human, false); err != nil {
+		return nil, err
 	}
 	e := wire.Ephemeral{Origin: s.opts.NodeID, HumanID: c.human, Channel: req.GetChannel(), Kind: req.GetKind(), Payload: raw, PublishedBy: c.member, CreatedAt: time.Now()}
 	if err := s.publishEphemeral(e, payload); err != nil {

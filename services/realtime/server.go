@@ -60,7 +60,8 @@ type Server struct {
 	pumping   *lifecycle.Goroutines // runs pump
 	publisher *publisher            // durable inserts' group commit (publisher.go)
 	relay     *lifecycle.Goroutines
-	loops     []lifecycle.Component // presence upkeep, retention
+	loops     []lifecycle.Component // presence upkeep, retention, realtime.limits
+	limiter   *publishLimiter       // realtime.limits per tenant (limits.go)
 	presence  presenceSet
 	listened  listenedSet
 
@@ -84,7 +85,7 @@ type Server struct {
 func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	o := opts.withDefaults()
 	st := store.New(pool)
-	s := &Server{log: log, store: st, opts: o, hub: newHub(o.Metrics.RealtimeSeries()), ready: make(chan struct{})}
+	s := &Server{log: log, store: st, opts: o, hub: newHub(o.Metrics.RealtimeSeries()), ready: make(chan struct{}), limiter: newPublishLimiter()}
 	s.reader = newReader(log, st, s.hub, durableEvent, o)
 	s.pump = newPump(s.hub, o.EphemeralGap, o.EphemeralQueue, func() { s.hub.m.Dropped(false) })
 	s.pumping = s.pump.component()
@@ -97,6 +98,7 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 	s.loops = []lifecycle.Component{
 		lifecycle.NewLoop(Name+"-presence", o.PresenceInterval, s.presenceTick),
 		lifecycle.NewLoop(Name+"-retention", o.RetentionInterval, lifecycle.Warned(log, "realtime retention failed", s.PruneOnce)),
+		lifecycle.NewLoop(Name+"-limits", o.LimitsInterval, s.refreshLimits),
 	}
 	if o.Metrics != nil {
 		s.loops = append(s.loops, lifecycle.NewLoop(Name+"-metrics", o.MetricsInterval,
@@ -113,8 +115,8 @@ func (s *Server) Desc() *grpc.ServiceDesc { return &realtimev1.RealtimeService_S
 // notifier when Options.Notifier was nil (with a shared one the node runs
 // it, before these), the mesh's links, the durable publishes' group commit
 // (stopped after the reader and before the notifier: its last flush still
-// marks its ids), the reader, the ephemeral pump, presence upkeep and
-// retention.
+// marks its ids), the reader, the ephemeral pump, presence upkeep,
+// retention and the reading of realtime.limits.
 func (s *Server) Components() []lifecycle.Component {
 	out := []lifecycle.Component{}
 	if s.ownNotifier != nil {

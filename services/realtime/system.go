@@ -3,6 +3,9 @@ package realtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,7 +88,9 @@ func AgentMember(agent uuid.UUID) string { return memberAgentPrefix + agent.Stri
 // System publishes a service's lifecycle event (kind, payload fields) on a
 // system channel of human, if anyone listens; fields is only called then, so
 // an unwatched channel costs no allocation. It never blocks and never fails
-// the caller: lifecycle events are ephemeral, best effort.
+// the caller: lifecycle events are ephemeral, best effort. kind must be in a
+// namespace reserved for the services (ReservedKindPrefixes); any other is
+// not sent.
 //
 // agent is the agent the event is about (a todo's or an event's agent_id),
 // nil for the tenant's shared work: an agent's credential receives only
@@ -96,9 +101,9 @@ func (s *Server) System(human uuid.UUID, agent *uuid.UUID, channel, kind string,
 	if !s.hub.listening(k) && !s.listened.has(k) {
 		return
 	}
-	e, ok := systemEvent(s.opts.NodeID, human, agent, channel, kind, fields)
-	if !ok {
-		s.log.Debug("lifecycle event not encodable", zap.String("channel", channel))
+	e, err := systemEvent(s.opts.NodeID, human, agent, channel, kind, fields)
+	if err != nil {
+		logUnsent(s.log, channel, kind, err)
 		return
 	}
 	if err := s.publishEphemeral(e, nil); err != nil {
@@ -106,17 +111,37 @@ func (s *Server) System(human uuid.UUID, agent *uuid.UUID, channel, kind string,
 	}
 }
 
+// errUnreservedKind is a lifecycle event whose kind a client could publish
+// too (kinds.go): a bug of the service that sends it.
+var errUnreservedKind = errors.New("a lifecycle event's kind must be in a reserved namespace (" +
+	strings.Join(ReservedKindPrefixes, ", ") + ")")
+
 // systemEvent is the envelope of a lifecycle event that node publishes (the
 // same from a Server and from a SystemPublisher, so subscribers cannot tell
-// them apart); false if the fields cannot be encoded.
-func systemEvent(node string, human uuid.UUID, agent *uuid.UUID, channel, kind string, fields func() map[string]any) (wire.Ephemeral, bool) {
+// them apart); an error if the fields cannot be encoded or the kind is not
+// reserved for the services (clients could then forge it).
+func systemEvent(node string, human uuid.UUID, agent *uuid.UUID, channel, kind string, fields func() map[string]any) (wire.Ephemeral, error) {
+	if !ReservedKind(kind) {
+		return wire.Ephemeral{}, errUnreservedKind
+	}
 	p, err := json.Marshal(fields())
 	if err != nil {
-		return wire.Ephemeral{}, false
+		return wire.Ephemeral{}, fmt.Errorf("encode lifecycle event: %w", err)
 	}
 	e := wire.Ephemeral{Origin: node, HumanID: human, Channel: channel, Kind: kind, Payload: p, PublishedBy: "node:" + node, CreatedAt: time.Now()}
 	if agent != nil {
 		e.Audience = AgentMember(*agent)
 	}
-	return e, true
+	return e, nil
+}
+
+// logUnsent logs a lifecycle event systemEvent refused: loudly for a kind
+// outside the reserved namespaces (DPanic: a development build panics), as
+// a debug line for fields that do not encode.
+func logUnsent(log *zap.Logger, channel, kind string, err error) {
+	if errors.Is(err, errUnreservedKind) {
+		log.DPanic("lifecycle event not sent", zap.String("channel", channel), zap.String("kind", kind), zap.Error(err))
+		return
+	}
+	log.Debug("lifecycle event not encodable", zap.String("channel", channel), zap.Error(err))
 }

@@ -101,9 +101,9 @@ func (p *SystemPublisher) System(human uuid.UUID, agent *uuid.UUID, channel, kin
 	if !p.listened.has(channelKey{human, channel}) {
 		return
 	}
-	e, ok := systemEvent(p.nodeID, human, agent, channel, kind, fields)
-	if !ok {
-		p.log.Debug("lifecycle event not encodable", zap.String("channel", channel))
+	e, err := systemEvent(p.nodeID, human, agent, channel, kind, fields)
+	if err != nil {
+		logUnsent(p.log, channel, kind, err)
 		return
 	}
 	// The size limit is the notify transport's, for both (as Server's

@@ -41,6 +41,8 @@ func checkRoutes(routes []Route) error {
 			return invalid(field+".queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 		case utf8.RuneCountInString(r.Topic) > maxTopicGlobLen || !utf8.ValidString(r.Topic) || containsNUL(r.Topic):
 			return invalid(field+".topic", "must be at most 255 characters of valid UTF-8")
+		case textcheck.Label(r.Topic) != nil: // a topic is a label: no bidi or invisible characters
+			return invalid(field+".topic", textcheck.Label(r.Topic).Error())
 		case len(r.Filter) > maxFilterBytes:
 			return invalid(field+".filter", "must be at most 2048 bytes")
 		case !utf8.ValidString(r.Filter) || containsNUL(r.Filter):

@@ -52,6 +52,8 @@ func checkEndpoint(f EndpointFields) error {
 		return invalid("endpoint.queue", "is required")
 	case utf8.RuneCountInString(f.Name) > maxEndpointNameLen:
 		return invalid("endpoint.name", "must be at most 200 characters")
+	case textcheck.Label(f.Name) != nil:
+		return invalid("endpoint.name", textcheck.Label(f.Name).Error())
 	case !textcheck.QueueName(f.Queue):
 		return invalid("endpoint.queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 	case f.SignatureHeader != nil && len(*f.SignatureHeader) > maxHeaderLen:

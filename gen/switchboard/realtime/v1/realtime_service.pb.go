@@ -34,7 +34,11 @@ type PublishRequest struct {
 	// decodes only with runtime.UnescapingModeAllExceptReserved.
 	Channel string `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
 	// Application-defined message type, for example "message" or "typing"; at
-	// most 255 characters; may be empty.
+	// most 255 characters; may be empty. Visible text only: no control
+	// characters and no bidi or other invisible formatting characters
+	// (U+202E, U+200B…). The namespaces the services publish in are theirs:
+	// kinds starting "presence.", "todo.", "queue.", "schedule." or "event."
+	// (in any case) are refused.
 	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Message body as a JSON object. Serialized, at most 64 KiB for a durable
 	// event and 7 KiB for an ephemeral one (ephemeral events travel inside a

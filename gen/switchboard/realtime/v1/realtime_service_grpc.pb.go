@@ -43,7 +43,10 @@ type RealtimeServiceClient interface {
 	// resume); an ephemeral one is delivered best-effort to current
 	// subscribers.
 	// Errors: INVALID_ARGUMENT for a bad channel, kind or payload (including
-	// one over the size limit).
+	// one over the size limit); RESOURCE_EXHAUSTED past the tenant's
+	// publishes per second on this node (the setting realtime.limits, durable
+	// and ephemeral apart), with a google.rpc.RetryInfo saying when to retry
+	// (REST: 429 with Retry-After).
 	Publish(ctx context.Context, in *PublishRequest, opts ...grpc.CallOption) (*PublishResponse, error)
 	// Subscribe streams events from 1–100 channels. With after_id set it first
 	// replays the stored durable events with a greater id on those channels,
@@ -148,7 +151,10 @@ type RealtimeServiceServer interface {
 	// resume); an ephemeral one is delivered best-effort to current
 	// subscribers.
 	// Errors: INVALID_ARGUMENT for a bad channel, kind or payload (including
-	// one over the size limit).
+	// one over the size limit); RESOURCE_EXHAUSTED past the tenant's
+	// publishes per second on this node (the setting realtime.limits, durable
+	// and ephemeral apart), with a google.rpc.RetryInfo saying when to retry
+	// (REST: 429 with Retry-After).
 	Publish(context.Context, *PublishRequest) (*PublishResponse, error)
 	// Subscribe streams events from 1–100 channels. With after_id set it first
 	// replays the stored durable events with a greater id on those channels,
