@@ -221,8 +221,10 @@ type EnqueueRequest struct {
 	// Owner agent id (uuid) the work is addressed to; must belong to the
 	// caller's human. Empty for none.
 	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	// Id of the ingested event the work is about, ≥ 1; must belong to the
-	// caller's human. 0 for none.
+	// Id of the ingested event the work is about, ≥ 1; must be one the caller
+	// may read with GetEvent (the tenant's; for an agent's credential one
+	// addressed to it, published by it or shared), else NOT_FOUND as for a
+	// missing one. 0 for none.
 	EventId int64 `protobuf:"varint,3,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	// What to do, an application-defined verb; at most 255 characters. Empty
 	// is allowed.

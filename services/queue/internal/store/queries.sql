@@ -31,6 +31,12 @@
 -- name: TodoCheckRefs :one
 -- The 1-based position of the first batch entry whose agent_id or event_id is not the caller's (0 = all good):
 -- an agent or event of another tenant must look unknown (NOT_FOUND), which a foreign key alone would not give.
+-- An event must also be one the caller may read, by exactly GetEvent's rule (services/ingest's EventGet): a
+-- credential acting as an agent reaches the events addressed to it, those it published and the tenant's shared
+-- ones (agent_id NULL). Otherwise an agent could learn which of another agent's event ids exist and tie them to
+-- its own work (a live todo keeps its event from retention; a published event's replay goes where its oldest todo
+-- went), so "not yours" answers exactly as "missing". A todo may still be addressed to any agent of the tenant:
+-- handing work to another agent is what agents do.
 SELECT coalesce(min(u.ord), 0)::bigint AS first_bad
 FROM (
     SELECT unnest(sqlc.arg(agent_ids)::text[])                                AS agent_id,
@@ -40,7 +46,10 @@ FROM (
 WHERE (u.agent_id <> '' AND NOT EXISTS (
           SELECT 1 FROM agents AS a WHERE a.id = nullif(u.agent_id, '')::uuid AND a.human_id = sqlc.arg(human_id)))
    OR (u.event_id <> 0 AND NOT EXISTS (
-          SELECT 1 FROM events AS e WHERE e.id = u.event_id AND e.human_id = sqlc.arg(human_id)));
+          SELECT 1 FROM events AS e
+          WHERE e.id = u.event_id AND e.human_id = sqlc.arg(human_id)
+            AND (sqlc.narg(caller_agent_id)::uuid IS NULL OR e.agent_id IS NULL
+                 OR e.agent_id = sqlc.narg(caller_agent_id)::uuid OR e.published_by = sqlc.narg(caller_agent_id)::uuid)));
 
 -- name: TodoInsertBatch :many
 -- Enqueues a whole batch in one statement. Arrays are parallel, one element per todo; "none" is encoded as ''

@@ -1345,13 +1345,17 @@ FROM (
 WHERE (u.agent_id <> '' AND NOT EXISTS (
           SELECT 1 FROM agents AS a WHERE a.id = nullif(u.agent_id, '')::uuid AND a.human_id = $3))
    OR (u.event_id <> 0 AND NOT EXISTS (
-          SELECT 1 FROM events AS e WHERE e.id = u.event_id AND e.human_id = $3))
+          SELECT 1 FROM events AS e
+          WHERE e.id = u.event_id AND e.human_id = $3
+            AND ($4::uuid IS NULL OR e.agent_id IS NULL
+                 OR e.agent_id = $4::uuid OR e.published_by = $4::uuid)))
 `
 
 type TodoCheckRefsParams struct {
-	AgentIds []string
-	EventIds []int64
-	HumanID  uuid.UUID
+	AgentIds      []string
+	EventIds      []int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
 }
 
 // The queue's SQL. Conventions every statement follows:
@@ -1386,8 +1390,19 @@ type TodoCheckRefsParams struct {
 //
 // The 1-based position of the first batch entry whose agent_id or event_id is not the caller's (0 = all good):
 // an agent or event of another tenant must look unknown (NOT_FOUND), which a foreign key alone would not give.
+// An event must also be one the caller may read, by exactly GetEvent's rule (services/ingest's EventGet): a
+// credential acting as an agent reaches the events addressed to it, those it published and the tenant's shared
+// ones (agent_id NULL). Otherwise an agent could learn which of another agent's event ids exist and tie them to
+// its own work (a live todo keeps its event from retention; a published event's replay goes where its oldest todo
+// went), so "not yours" answers exactly as "missing". A todo may still be addressed to any agent of the tenant:
+// handing work to another agent is what agents do.
 func (q *Queries) TodoCheckRefs(ctx context.Context, db DBTX, arg TodoCheckRefsParams) (int64, error) {
-	row := db.QueryRow(ctx, todoCheckRefs, arg.AgentIds, arg.EventIds, arg.HumanID)
+	row := db.QueryRow(ctx, todoCheckRefs,
+		arg.AgentIds,
+		arg.EventIds,
+		arg.HumanID,
+		arg.CallerAgentID,
+	)
 	var first_bad int64
 	err := row.Scan(&first_bad)
 	return first_bad, err
