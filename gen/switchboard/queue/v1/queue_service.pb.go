@@ -3531,9 +3531,9 @@ type SetQueueLimitsRequest struct {
 	// no limit.
 	KeyMaxRunning int32 `protobuf:"varint,3,opt,name=key_max_running,json=keyMaxRunning,proto3" json:"key_max_running,omitempty"`
 	// Claims per second for the whole queue (todos leased, shared by every
-	// node: GCRA held in the queue's row), > 0 and ≤ 1,000,000; 0 for no
-	// rate limit. A Claim that finds only rate-limited work waits for the
-	// next token (within its wait).
+	// node: GCRA held in the queue's row), from 1/86400 (one claim a day) to
+	// 1,000,000; 0 for no rate limit. A Claim that finds only rate-limited
+	// work waits for the next token (within its wait).
 	RatePerSecond float64 `protobuf:"fixed64,4,opt,name=rate_per_second,json=ratePerSecond,proto3" json:"rate_per_second,omitempty"`
 	// How many claims may go at once after an idle spell, 1–1,000,000; 0
 	// means 1.
@@ -3646,7 +3646,8 @@ type KeyPattern struct {
 	Pattern string `protobuf:"bytes,1,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	// Most todos with one matching key RUNNING at once, 1–1,000,000.
 	MaxRunning int32 `protobuf:"varint,2,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
-	// Claims per second for each matching key, ≤ 1,000,000.
+	// Claims per second for each matching key, from 1/86400 (one claim a
+	// day) to 1,000,000.
 	RatePerSecond float64 `protobuf:"fixed64,3,opt,name=rate_per_second,json=ratePerSecond,proto3" json:"rate_per_second,omitempty"`
 	// The burst of that rate, 1–1,000,000.
 	RateBurst     int32 `protobuf:"varint,4,opt,name=rate_burst,json=rateBurst,proto3" json:"rate_burst,omitempty"`
