@@ -47,7 +47,7 @@ func (s *Server) CreateSchedule(ctx context.Context, req *queuev1.CreateSchedule
 		}
 		f.NextRunAt = nextAfter(spec, now)
 	}
-	row, err := s.store.CreateSchedule(ctx, c, f, s.opts.MaxSchedulesPerTenant)
+	row, err := s.store.CreateSchedule(ctx, c, f)
 	if err != nil {
 		return nil, err
 	}

@@ -209,7 +209,8 @@ type QueueServiceClient interface {
 	// unknown time zone, or a template Enqueue would refuse), ALREADY_EXISTS
 	// for a name the tenant already uses, NOT_FOUND for an unknown
 	// template.agent_id, RESOURCE_EXHAUSTED when the tenant already has the
-	// most schedules a node allows (1,000 by default).
+	// most schedules the setting tenant.limits.max_schedules allows (1,000 by
+	// default).
 	CreateSchedule(ctx context.Context, in *CreateScheduleRequest, opts ...grpc.CallOption) (*CreateScheduleResponse, error)
 	// ListSchedules lists the tenant's schedules by name, each with its next
 	// runs and its last run.
@@ -652,7 +653,8 @@ type QueueServiceServer interface {
 	// unknown time zone, or a template Enqueue would refuse), ALREADY_EXISTS
 	// for a name the tenant already uses, NOT_FOUND for an unknown
 	// template.agent_id, RESOURCE_EXHAUSTED when the tenant already has the
-	// most schedules a node allows (1,000 by default).
+	// most schedules the setting tenant.limits.max_schedules allows (1,000 by
+	// default).
 	CreateSchedule(context.Context, *CreateScheduleRequest) (*CreateScheduleResponse, error)
 	// ListSchedules lists the tenant's schedules by name, each with its next
 	// runs and its last run.
