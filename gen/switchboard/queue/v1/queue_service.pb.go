@@ -2808,8 +2808,13 @@ type Schedule struct {
 	// ^[a-z0-9][a-z0-9._-]{0,62}$.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// 5 fields (minute hour day-of-month month day-of-week), 6 with seconds
-	// first, "@every <duration>" (anchored at the previous tick, at least 1 s)
-	// or a descriptor (@yearly, @monthly, @weekly, @daily, @hourly).
+	// first, "@every <duration>" (anchored at the previous tick, a positive
+	// whole number of seconds) or a descriptor (@yearly, @monthly, @weekly,
+	// @daily, @hourly). Two ticks may be no closer than the setting
+	// queue.schedules.min_interval_seconds (10 s by default), measured on the
+	// time zone's wall clock (a DST change may bring the two ticks around it
+	// closer); a schedule stored before the minimum was raised ticks at most
+	// that often, and next_runs shows it.
 	Cron string `protobuf:"bytes,3,opt,name=cron,proto3" json:"cron,omitempty"`
 	// IANA time zone name the fields are read in ("Europe/Berlin"); "UTC"
 	// when created empty.

@@ -60,6 +60,17 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return now, nil
 }
 
+// MinScheduleInterval is the setting queue.schedules.min_interval_seconds:
+// the shortest gap a schedule's spec may put between two ticks, within the
+// setting's own range (1 s to a day) whatever SQL stored.
+func (s *Store) MinScheduleInterval(ctx context.Context) (time.Duration, error) {
+	v, err := settings.Read(ctx, s.pool, settings.QueueSchedules, settings.DefaultSchedules)
+	if err != nil {
+		return 0, err
+	}
+	return min(max(v.MinInterval(), time.Second), 24*time.Hour), nil
+}
+
 // CreateSchedule stores a new schedule for the caller's tenant, which may
 // hold at most the setting tenant.limits.max_schedules: every node ticks
 // every tenant's schedules, so one tenant's thousands would delay the
