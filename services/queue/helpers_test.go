@@ -172,6 +172,16 @@ func (e *env) snapshot(t *testing.T) string {
 	return s
 }
 
+// setSetting sets one integer field of a stored setting, as an operator's
+// UpdateSetting would (the queue reads settings on every use).
+func (e *env) setSetting(t *testing.T, key, field string, value int) {
+	t.Helper()
+	tag, err := e.pool.Exec(t.Context(),
+		`UPDATE settings SET value = jsonb_set(value, ARRAY[$2::text], to_jsonb($3::integer)) WHERE key = $1`, key, field, value)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected(), "setting %s", key)
+}
+
 // dbNow is the database clock.
 func (e *env) dbNow(t *testing.T) time.Time {
 	t.Helper()

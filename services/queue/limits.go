@@ -39,14 +39,18 @@ func (s *Server) SetQueueLimits(ctx context.Context, req *queuev1.SetQueueLimits
 	}{
 		{"max_running", l.MaxRunning < 0 || l.MaxRunning > maxLimit},
 		{"key_max_running", l.KeyMaxRunning < 0 || l.KeyMaxRunning > maxLimit},
-		{"rate_per_second", !(l.Rate >= 0 && l.Rate <= maxLimit)}, // also NaN
 		{"rate_burst", l.RateBurst < 0 || l.RateBurst > maxLimit},
-		{"key_rate_per_second", !(l.KeyRate >= 0 && l.KeyRate <= maxLimit)},
 		{"key_rate_burst", l.KeyRateBurst < 0 || l.KeyRateBurst > maxLimit},
 	} {
 		if f.bad {
 			return nil, invalid(f.name, "must be between 0 (none) and 1000000")
 		}
+	}
+	if !rateOK(l.Rate) {
+		return nil, invalid("rate_per_second", rateRange("none"))
+	}
+	if !rateOK(l.KeyRate) {
+		return nil, invalid("key_rate_per_second", rateRange("none"))
 	}
 	if l.KeyPatterns, err = keyPatterns(req.GetKeyPatterns()); err != nil {
 		return nil, err
@@ -84,14 +88,34 @@ func limitsProto(l store.Limits, running int32, at *time.Time) *queuev1.QueueLim
 	return out
 }
 
+// rateOK reports whether r is a rate SetQueueLimits accepts: 0 (none) or
+// within [store.MinRate, store.MaxRate]. NaN and the infinities, which
+// protojson accepts as "NaN" and "Infinity", are not.
+func rateOK(r float64) bool {
+	return r == 0 || (r >= store.MinRate && r <= store.MaxRate)
+}
+
+// rateRange is the refusal of a rate out of range; zero names what 0 means.
+func rateRange(zero string) string {
+	return "must be 0 (" + zero + ") or from 1/86400 (one claim a day, 0.0000115741) to 1000000 claims per second"
+}
+
 // RepairOnce recounts the running counters of the limited queues that are
 // due (store.RepairDue: not since 2 s after their limits changed, or not
 // for Options.RepairInterval) and returns how many were wrong;
 // every node runs it on the reaper's tick, one node per queue at a time.
+// A queue found holding a rate out of bounds (stored before SetQueueLimits
+// refused such rates; claims read it clamped) is reported once per node.
 func (s *Server) RepairOnce(ctx context.Context) (int64, error) {
-	n, err := s.store.RepairDue(ctx, s.opts.RepairInterval, repairBatch)
+	n, outOfBounds, err := s.store.RepairDue(ctx, s.opts.RepairInterval, repairBatch)
 	if n > 0 {
 		s.log.Warn("queue limit counters repaired", zap.Int64("counters", n))
+	}
+	for _, q := range outOfBounds {
+		if _, warned := s.rateWarned.LoadOrStore(queueKey{human: q.HumanID, queue: q.Queue}, true); !warned {
+			s.log.Warn("queue has a rate limit out of bounds, stored before they were checked: claims use the nearest bound (one claim a day at least, 1,000,000 a second at most); set its limits again",
+				zap.Stringer("human", q.HumanID), zap.String("queue", q.Queue))
+		}
 	}
 	return n, err
 }
@@ -116,8 +140,8 @@ func keyPatterns(in []*queuev1.KeyPattern) ([]store.KeyPattern, error) {
 			return nil, invalid(field("pattern"), "must be 1 to 255 characters of text")
 		case p.GetMaxRunning() < 0 || p.GetMaxRunning() > maxLimit:
 			return nil, invalid(field("max_running"), "must be between 0 (the default) and 1000000")
-		case !(p.GetRatePerSecond() >= 0 && p.GetRatePerSecond() <= maxLimit):
-			return nil, invalid(field("rate_per_second"), "must be between 0 (the default) and 1000000")
+		case !rateOK(p.GetRatePerSecond()):
+			return nil, invalid(field("rate_per_second"), rateRange("the default"))
 		case p.GetRateBurst() < 0 || p.GetRateBurst() > maxLimit:
 			return nil, invalid(field("rate_burst"), "must be between 0 (the default) and 1000000")
 		}

@@ -59,12 +59,11 @@ type Options struct {
 	MaxLeaseExpiries int32
 
 	// ScheduleInterval is how often the schedule ticker looks for due
-	// ticks (every node runs one; see TickSchedules). Default 1 s.
+	// ticks (every node runs one; see TickSchedules). Default 1 s. How many
+	// schedules a tenant may have and how often each may tick are the
+	// operator's settings tenant.limits.max_schedules and
+	// queue.schedules.min_interval_seconds.
 	ScheduleInterval time.Duration
-	// MaxSchedulesPerTenant bounds a tenant's schedules (CreateSchedule
-	// beyond it is RESOURCE_EXHAUSTED): every node ticks every tenant's
-	// schedules, 100 due ones per read. Default 1000.
-	MaxSchedulesPerTenant int
 
 	// RetentionInterval is how often finished todos are pruned by the
 	// setting retention.todos. Default 1 min.
@@ -199,9 +198,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxBatchesPerTick <= 0 {
 		o.MaxBatchesPerTick = 100
-	}
-	if o.MaxSchedulesPerTenant <= 0 {
-		o.MaxSchedulesPerTenant = 1000
 	}
 	return o
 }

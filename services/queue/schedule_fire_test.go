@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/queue"
 )
 
@@ -102,6 +103,7 @@ func TestScheduleFiresTheTemplate(t *testing.T) {
 func TestScheduleMisfire(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	e.setSetting(t, settings.QueueSchedules, "min_interval_seconds", 1) // per-second ticks
 	mk := func(name string, m queuev1.Misfire) string {
 		return e.createSchedule(t, &queuev1.CreateScheduleRequest{Name: name, Cron: "@every 1s", Misfire: m, Template: &queuev1.EnqueueRequest{Queue: "q"}}).GetId()
 	}
@@ -147,6 +149,7 @@ func TestScheduleMisfire(t *testing.T) {
 func TestSchedulePausedNeverFires(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	e.setSetting(t, settings.QueueSchedules, "min_interval_seconds", 1)
 	s := e.createSchedule(t, &queuev1.CreateScheduleRequest{Name: "p", Cron: "@every 1s", Paused: true, Template: &queuev1.EnqueueRequest{Queue: "q"}})
 	require.Empty(t, s.GetNextRuns())
 	e.dueAt(t, s.GetId(), -time.Minute) // as if a tick were pending when it was paused
@@ -169,6 +172,7 @@ func TestSchedulePausedNeverFires(t *testing.T) {
 func TestScheduleTickersRace(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	e.setSetting(t, settings.QueueSchedules, "min_interval_seconds", 1)
 	due := map[string]time.Time{}
 	for i := range 5 {
 		s := e.createSchedule(t, &queuev1.CreateScheduleRequest{Name: fmt.Sprintf("race-%d", i), Cron: "@every 1s", Template: &queuev1.EnqueueRequest{Queue: "q"}})

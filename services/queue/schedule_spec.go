@@ -33,6 +33,11 @@ const maxCatchUpSteps = 100_000
 type scheduleSpec struct {
 	sched cron.Schedule
 	loc   *time.Location
+	// spacing, when set, is the least time between two ticks: the spec
+	// fires more often than the setting queue.schedules.min_interval_seconds
+	// allows (it was stored before the minimum was raised, or before there
+	// was one), so it ticks at most that often (spacedFor).
+	spacing time.Duration
 }
 
 // parseSpec parses expr in the IANA zone tz ("" is UTC); the error names
@@ -57,13 +62,54 @@ func parseSpec(expr, tz string) (scheduleSpec, error) {
 	return scheduleSpec{sched: s, loc: loc}, nil
 }
 
-// next is the first tick strictly after t; ok is false when there is none
-// (an expression such as "0 0 30 2 *" never fires). Ticks fall on whole
-// seconds. "@every" counts from t, so successive ticks stay anchored at the
-// stored previous tick and every node computes the same one.
-func (sp scheduleSpec) next(t time.Time) (time.Time, bool) {
+// spacedFor is sp as the ticker runs it under the minimum interval least:
+// unchanged when its ticks are never closer (checkInterval let it in, or
+// the minimum was lowered since), else ticking at most every least — each
+// tick the spec's first at least least after the previous one. So a
+// schedule stored before a raised minimum keeps running, at the rate the
+// operator allows; the spacing is measured in absolute time.
+func (sp scheduleSpec) spacedFor(least time.Duration) scheduleSpec {
+	sp.spacing = 0
+	if sp.shortestGap() < least {
+		sp.spacing = least
+	}
+	return sp
+}
+
+// after is the spec's first tick strictly after t (the first tick of a new
+// or resumed schedule); ok is false when there is none (an expression such
+// as "0 0 30 2 *" never fires). Ticks fall on whole seconds.
+func (sp scheduleSpec) after(t time.Time) (time.Time, bool) {
 	n := sp.sched.Next(t.In(sp.loc))
 	return n, !n.IsZero()
+}
+
+// next is the tick that follows the tick t: the spec's first after it, or
+// with spacing its first at least spacing after it. "@every" counts from
+// t, so successive ticks stay anchored at the stored previous tick and
+// every node computes the same one.
+func (sp scheduleSpec) next(t time.Time) (time.Time, bool) {
+	if sp.spacing <= 0 {
+		return sp.after(t)
+	}
+	if every, ok := sp.every(); ok {
+		return t.Add(every), true
+	}
+	return sp.after(t.Add(sp.spacing - time.Nanosecond))
+}
+
+// every is an "@every" spec's step between ticks, with spacing the
+// smallest multiple of its delay that is at least the spacing; ok is false
+// for a cron expression.
+func (sp scheduleSpec) every() (time.Duration, bool) {
+	c, ok := sp.sched.(cron.ConstantDelaySchedule)
+	if !ok {
+		return 0, false
+	}
+	if sp.spacing <= c.Delay {
+		return c.Delay, true
+	}
+	return (sp.spacing + c.Delay - 1) / c.Delay * c.Delay, true
 }
 
 // nextRuns lists up to n ticks from first (itself included).
@@ -105,10 +151,10 @@ func (sp scheduleSpec) plan(due, now time.Time, misfire string) tickPlan {
 // latestBefore walks from the missed tick due to the latest tick ≤ now and
 // returns it with the first tick after now.
 func (sp scheduleSpec) latestBefore(due, now time.Time) (latest, next time.Time, ok bool) {
-	if every, isEvery := sp.sched.(cron.ConstantDelaySchedule); isEvery {
-		steps := now.Sub(due) / every.Delay
-		latest = due.Add(steps * every.Delay)
-		return latest, latest.Add(every.Delay), true
+	if every, isEvery := sp.every(); isEvery {
+		steps := now.Sub(due) / every
+		latest = due.Add(steps * every)
+		return latest, latest.Add(every), true
 	}
 	latest = due
 	for range maxCatchUpSteps {
@@ -117,6 +163,12 @@ func (sp scheduleSpec) latestBefore(due, now time.Time) (latest, next time.Time,
 		}
 		latest = next
 	}
-	next, ok = sp.next(now)
+	// The walk gave up: the first tick after now, and no closer to latest
+	// (fired as the misfire's one todo) than the spacing.
+	from := now
+	if spaced := latest.Add(sp.spacing - time.Nanosecond); spaced.After(from) {
+		from = spaced
+	}
+	next, ok = sp.after(from)
 	return latest, next, ok
 }

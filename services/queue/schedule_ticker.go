@@ -21,18 +21,26 @@ const scheduleBatch = 100
 // wins, so the passes of all nodes together make one todo per tick. A pass
 // reads again while a fired schedule's next tick is already due (catching
 // up on ticks missed within the grace period) or a full batch was read, at
-// most MaxBatchesPerTick times.
+// most MaxBatchesPerTick times. A schedule whose spec ticks more often than
+// the setting queue.schedules.min_interval_seconds allows (stored before
+// the minimum was raised) ticks at most that often (spacedFor).
 func (s *Server) TickSchedules(ctx context.Context) (int, error) {
 	fired := 0
 	var errs []error
+	var least time.Duration // read once a pass, when something is due
 	for range s.opts.MaxBatchesPerTick {
 		due, err := s.store.DueSchedules(ctx, scheduleBatch)
 		if err != nil {
 			return fired, err
 		}
+		if len(due) > 0 && least == 0 {
+			if least, err = s.store.MinScheduleInterval(ctx); err != nil {
+				return fired, err
+			}
+		}
 		again := len(due) == scheduleBatch
 		for _, d := range due {
-			todo, p, err := s.fireDue(ctx, d)
+			todo, p, err := s.fireDue(ctx, d, least)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -49,13 +57,14 @@ func (s *Server) TickSchedules(ctx context.Context) (int, error) {
 	return fired, errors.Join(errs...)
 }
 
-// fireDue plans and fires one due schedule's tick and, when it made a
-// todo, announces it like any enqueue.
-func (s *Server) fireDue(ctx context.Context, d store.DueSchedule) (*store.Todo, tickPlan, error) {
+// fireDue plans and fires one due schedule's tick under the minimum
+// interval least and, when it made a todo, announces it like any enqueue.
+func (s *Server) fireDue(ctx context.Context, d store.DueSchedule, least time.Duration) (*store.Todo, tickPlan, error) {
 	spec, err := parseSpec(d.Cron, d.TimeZone)
 	if err != nil { // stored only after the same check: cannot happen unless the parser changed
 		return nil, tickPlan{}, err
 	}
+	spec = spec.spacedFor(least)
 	p := spec.plan(d.NextRunAt, d.Now, d.Misfire)
 	t := store.Tick{ID: d.ID, Expected: d.NextRunAt, Fire: p.fire, At: p.at}
 	if p.hasNext {

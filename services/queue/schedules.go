@@ -22,7 +22,8 @@ var templateJSON = protojson.MarshalOptions{UseProtoNames: true}
 
 // CreateSchedule stores a schedule whose first tick is the expression's
 // first after now (on the database clock); a paused one has none until it
-// is resumed.
+// is resumed. An expression that ticks more often than the setting
+// queue.schedules.min_interval_seconds allows is refused (checkInterval).
 func (s *Server) CreateSchedule(ctx context.Context, req *queuev1.CreateScheduleRequest) (*queuev1.CreateScheduleResponse, error) {
 	c, err := caller(ctx)
 	if err != nil {
@@ -36,6 +37,13 @@ func (s *Server) CreateSchedule(ctx context.Context, req *queuev1.CreateSchedule
 	if err != nil {
 		return nil, err
 	}
+	least, err := s.store.MinScheduleInterval(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInterval(f.Cron, spec, least); err != nil {
+		return nil, err
+	}
 	if f.Queue, f.AgentID, f.Template, err = scheduleTemplate(req.GetTemplate()); err != nil {
 		return nil, err
 	}
@@ -47,11 +55,11 @@ func (s *Server) CreateSchedule(ctx context.Context, req *queuev1.CreateSchedule
 		}
 		f.NextRunAt = nextAfter(spec, now)
 	}
-	row, err := s.store.CreateSchedule(ctx, c, f, s.opts.MaxSchedulesPerTenant)
+	row, err := s.store.CreateSchedule(ctx, c, f)
 	if err != nil {
 		return nil, err
 	}
-	return &queuev1.CreateScheduleResponse{Schedule: scheduleProto(row)}, nil
+	return &queuev1.CreateScheduleResponse{Schedule: scheduleProto(row, least)}, nil
 }
 
 // GetSchedule returns one of the tenant's schedules.
@@ -64,7 +72,11 @@ func (s *Server) GetSchedule(ctx context.Context, req *queuev1.GetScheduleReques
 	if err != nil {
 		return nil, err
 	}
-	return &queuev1.GetScheduleResponse{Schedule: scheduleProto(row)}, nil
+	least, err := s.store.MinScheduleInterval(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &queuev1.GetScheduleResponse{Schedule: scheduleProto(row, least)}, nil
 }
 
 // ListSchedules lists the tenant's schedules by name, keyset-paginated on
@@ -78,18 +90,24 @@ func (s *Server) ListSchedules(ctx context.Context, req *queuev1.ListSchedulesRe
 	if err != nil {
 		return nil, err
 	}
+	least, err := s.store.MinScheduleInterval(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := &queuev1.ListSchedulesResponse{}
 	rows, out.NextPageToken = cutNamePage(rows, limit, func(r store.Schedule) string { return r.Name })
 	out.Schedules = make([]*queuev1.Schedule, len(rows))
 	for i, r := range rows {
-		out.Schedules[i] = scheduleProto(r)
+		out.Schedules[i] = scheduleProto(r, least)
 	}
 	return out, nil
 }
 
 // UpdateSchedule changes the fields the request sets. A new expression or
 // zone, or a resume, computes the next tick from now; a pause clears it;
-// any other change keeps it.
+// any other change keeps it. A new expression or zone must respect the
+// minimum interval; a schedule stored before a raised minimum may still be
+// paused, resumed, renamed or retargeted, and ticks at most that often.
 func (s *Server) UpdateSchedule(ctx context.Context, req *queuev1.UpdateScheduleRequest) (*queuev1.UpdateScheduleResponse, error) {
 	c, id, err := callerOfSchedule(ctx, req.GetId())
 	if err != nil {
@@ -98,17 +116,22 @@ func (s *Server) UpdateSchedule(ctx context.Context, req *queuev1.UpdateSchedule
 	if req.Name != nil && !textcheck.QueueName(req.GetName()) {
 		return nil, invalid("name", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 	}
+	least, err := s.store.MinScheduleInterval(ctx)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.store.UpdateSchedule(ctx, c, id, func(cur store.Schedule, now time.Time) (store.ScheduleFields, error) {
-		return mergeSchedule(req, cur, now)
+		return mergeSchedule(req, cur, now, least)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &queuev1.UpdateScheduleResponse{Schedule: scheduleProto(row)}, nil
+	return &queuev1.UpdateScheduleResponse{Schedule: scheduleProto(row, least)}, nil
 }
 
 // mergeSchedule applies req to cur: the fields UpdateSchedule writes.
-func mergeSchedule(req *queuev1.UpdateScheduleRequest, cur store.Schedule, now time.Time) (store.ScheduleFields, error) {
+// least is the minimum interval a new expression or zone must respect.
+func mergeSchedule(req *queuev1.UpdateScheduleRequest, cur store.Schedule, now time.Time, least time.Duration) (store.ScheduleFields, error) {
 	f := store.ScheduleFields{
 		Name: cur.Name, Queue: cur.Queue, AgentID: cur.AgentID, Cron: cur.Cron, TimeZone: cur.TimeZone,
 		Template: cur.Template, Misfire: misfireName(req.GetMisfire(), cur.Misfire), Paused: cur.PausedAt != nil,
@@ -127,6 +150,11 @@ func mergeSchedule(req *queuev1.UpdateScheduleRequest, cur store.Schedule, now t
 	spec, err := parseSpec(f.Cron, f.TimeZone)
 	if err != nil {
 		return f, err
+	}
+	if req.Cron != nil || req.TimeZone != nil {
+		if err := checkInterval(f.Cron, spec, least); err != nil {
+			return f, err
+		}
 	}
 	if req.GetTemplate() != nil {
 		if f.Queue, f.AgentID, f.Template, err = scheduleTemplate(req.GetTemplate()); err != nil {
@@ -201,8 +229,9 @@ func scheduleTemplate(r *queuev1.EnqueueRequest) (queue string, agent *uuid.UUID
 }
 
 // scheduleProto renders a row, with its next ticks computed from the stored
-// next_run_at.
-func scheduleProto(r store.Schedule) *queuev1.Schedule {
+// next_run_at as the ticker will fire them under the minimum interval
+// least.
+func scheduleProto(r store.Schedule, least time.Duration) *queuev1.Schedule {
 	template := &queuev1.EnqueueRequest{}
 	// Stored by this server from a checked request: it parses.
 	_ = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(r.Template, template)
@@ -220,7 +249,7 @@ func scheduleProto(r store.Schedule) *queuev1.Schedule {
 	if r.NextRunAt != nil {
 		runs := []time.Time{*r.NextRunAt}
 		if spec, err := parseSpec(r.Cron, r.TimeZone); err == nil {
-			runs = spec.nextRuns(*r.NextRunAt, shownNextRuns)
+			runs = spec.spacedFor(least).nextRuns(*r.NextRunAt, shownNextRuns)
 		}
 		for i := range runs {
 			out.NextRuns = append(out.NextRuns, timestamp(&runs[i]))
@@ -231,7 +260,7 @@ func scheduleProto(r store.Schedule) *queuev1.Schedule {
 
 // nextAfter is spec's first tick after now, nil when none is left.
 func nextAfter(spec scheduleSpec, now time.Time) *time.Time {
-	if n, ok := spec.next(now); ok {
+	if n, ok := spec.after(now); ok {
 		return &n
 	}
 	return nil

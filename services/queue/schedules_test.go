@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
-	"github.com/switchboard/switchboard/services/queue"
+	"github.com/switchboard/switchboard/pkg/settings"
 )
 
 // createSchedule creates a schedule of the env's tenant.
@@ -169,12 +169,14 @@ func TestScheduleValidationNamesTheField(t *testing.T) {
 }
 
 // TestSchedulesPerTenantAreCapped: concurrent creations never take a tenant
-// past Options.MaxSchedulesPerTenant (the rest get RESOURCE_EXHAUSTED), a
-// delete makes room, and another tenant's count is its own.
+// past the setting tenant.limits.max_schedules (the rest get
+// RESOURCE_EXHAUSTED naming it), a delete makes room, another tenant's
+// count is its own, and a raised setting applies at once.
 func TestSchedulesPerTenantAreCapped(t *testing.T) {
 	t.Parallel()
 	const most = 3
-	e := newEnv(t, queue.Options{MaxSchedulesPerTenant: most})
+	e := newEnv(t)
+	e.setSetting(t, settings.TenantLimits, "max_schedules", most)
 	create := func(ctx context.Context, name string) (*queuev1.CreateScheduleResponse, error) {
 		return e.srv.CreateSchedule(ctx, &queuev1.CreateScheduleRequest{
 			Name: name, Cron: "@hourly", Template: &queuev1.EnqueueRequest{Queue: "capped", Kind: "k"},
@@ -194,6 +196,7 @@ func TestSchedulesPerTenantAreCapped(t *testing.T) {
 		case codes.OK:
 			created++
 		case codes.ResourceExhausted:
+			require.ErrorContains(t, err, "tenant.limits.max_schedules")
 			exhausted++
 		default:
 			t.Fatalf("unexpected %v", err)
@@ -212,4 +215,10 @@ func TestSchedulesPerTenantAreCapped(t *testing.T) {
 
 	_, err = create(asHuman(t, seedHuman(t, e.pool)), "theirs")
 	require.NoError(t, err, "another tenant's schedules are counted apart")
+
+	_, err = create(e.owner(t), "one-more")
+	require.Equal(t, codes.ResourceExhausted, code(err))
+	e.setSetting(t, settings.TenantLimits, "max_schedules", most+1)
+	_, err = create(e.owner(t), "one-more")
+	require.NoError(t, err, "a raised setting applies to the next creation")
 }

@@ -75,6 +75,9 @@ type Server struct {
 	// rateWatch holds, per queue, the watch one waiting claim keeps on a
 	// rate limit's next token (tokenWait).
 	rateWatch sync.Map
+	// rateWarned holds the queues (queueKey) whose out-of-bounds stored
+	// rate this node has reported (RepairOnce), so it says so once.
+	rateWarned sync.Map
 }
 
 // New returns the queue service over pool. opts may be omitted or zero:

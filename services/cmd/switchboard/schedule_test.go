@@ -37,6 +37,10 @@ func TestScheduleOneTodoPerTickAcrossThreeNodes(t *testing.T) {
 		return startNode(t, db, fmt.Sprintf("sched-%d-%d", slot, incarnation))
 	}
 	nodes := []*clusterNode{start(0), start(1), start(2)}
+	// Every second is below the default minimum interval: the operator
+	// allows it (queue.schedules, read on every creation and tick).
+	_, err := pool.Exec(t.Context(), `UPDATE settings SET value = '{"min_interval_seconds": 1}' WHERE key = 'queue.schedules'`)
+	require.NoError(t, err)
 
 	// Created over REST on one node, in a named zone: the binary carries
 	// its own time zone database (time/tzdata).

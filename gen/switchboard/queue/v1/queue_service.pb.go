@@ -221,8 +221,10 @@ type EnqueueRequest struct {
 	// Owner agent id (uuid) the work is addressed to; must belong to the
 	// caller's human. Empty for none.
 	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	// Id of the ingested event the work is about, ≥ 1; must belong to the
-	// caller's human. 0 for none.
+	// Id of the ingested event the work is about, ≥ 1; must be one the caller
+	// may read with GetEvent (the tenant's; for an agent's credential one
+	// addressed to it, published by it or shared), else NOT_FOUND as for a
+	// missing one. 0 for none.
 	EventId int64 `protobuf:"varint,3,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	// What to do, an application-defined verb; at most 255 characters. Empty
 	// is allowed.
@@ -2806,8 +2808,13 @@ type Schedule struct {
 	// ^[a-z0-9][a-z0-9._-]{0,62}$.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// 5 fields (minute hour day-of-month month day-of-week), 6 with seconds
-	// first, "@every <duration>" (anchored at the previous tick, at least 1 s)
-	// or a descriptor (@yearly, @monthly, @weekly, @daily, @hourly).
+	// first, "@every <duration>" (anchored at the previous tick, a positive
+	// whole number of seconds) or a descriptor (@yearly, @monthly, @weekly,
+	// @daily, @hourly). Two ticks may be no closer than the setting
+	// queue.schedules.min_interval_seconds (10 s by default), measured on the
+	// time zone's wall clock (a DST change may bring the two ticks around it
+	// closer); a schedule stored before the minimum was raised ticks at most
+	// that often, and next_runs shows it.
 	Cron string `protobuf:"bytes,3,opt,name=cron,proto3" json:"cron,omitempty"`
 	// IANA time zone name the fields are read in ("Europe/Berlin"); "UTC"
 	// when created empty.
@@ -3529,9 +3536,9 @@ type SetQueueLimitsRequest struct {
 	// no limit.
 	KeyMaxRunning int32 `protobuf:"varint,3,opt,name=key_max_running,json=keyMaxRunning,proto3" json:"key_max_running,omitempty"`
 	// Claims per second for the whole queue (todos leased, shared by every
-	// node: GCRA held in the queue's row), > 0 and ≤ 1,000,000; 0 for no
-	// rate limit. A Claim that finds only rate-limited work waits for the
-	// next token (within its wait).
+	// node: GCRA held in the queue's row), from 1/86400 (one claim a day) to
+	// 1,000,000; 0 for no rate limit. A Claim that finds only rate-limited
+	// work waits for the next token (within its wait).
 	RatePerSecond float64 `protobuf:"fixed64,4,opt,name=rate_per_second,json=ratePerSecond,proto3" json:"rate_per_second,omitempty"`
 	// How many claims may go at once after an idle spell, 1–1,000,000; 0
 	// means 1.
@@ -3644,7 +3651,8 @@ type KeyPattern struct {
 	Pattern string `protobuf:"bytes,1,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	// Most todos with one matching key RUNNING at once, 1–1,000,000.
 	MaxRunning int32 `protobuf:"varint,2,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
-	// Claims per second for each matching key, ≤ 1,000,000.
+	// Claims per second for each matching key, from 1/86400 (one claim a
+	// day) to 1,000,000.
 	RatePerSecond float64 `protobuf:"fixed64,3,opt,name=rate_per_second,json=ratePerSecond,proto3" json:"rate_per_second,omitempty"`
 	// The burst of that rate, 1–1,000,000.
 	RateBurst     int32 `protobuf:"varint,4,opt,name=rate_burst,json=rateBurst,proto3" json:"rate_burst,omitempty"`

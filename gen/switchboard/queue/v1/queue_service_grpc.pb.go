@@ -205,11 +205,14 @@ type QueueServiceClient interface {
 	// the cluster (each todo's dedupe_key is "schedule:<id>:<tick unix
 	// seconds>"). Emits todo.enqueued and schedule.fired on sys:queue:<queue>
 	// for each fired tick.
-	// Errors: INVALID_ARGUMENT naming the field (a bad cron expression,
-	// unknown time zone, or a template Enqueue would refuse), ALREADY_EXISTS
+	// Errors: INVALID_ARGUMENT naming the field (a bad cron expression, one
+	// that ticks more often than the setting
+	// queue.schedules.min_interval_seconds allows, an unknown time zone, or a
+	// template Enqueue would refuse), ALREADY_EXISTS
 	// for a name the tenant already uses, NOT_FOUND for an unknown
 	// template.agent_id, RESOURCE_EXHAUSTED when the tenant already has the
-	// most schedules a node allows (1,000 by default).
+	// most schedules the setting tenant.limits.max_schedules allows (1,000 by
+	// default).
 	CreateSchedule(ctx context.Context, in *CreateScheduleRequest, opts ...grpc.CallOption) (*CreateScheduleResponse, error)
 	// ListSchedules lists the tenant's schedules by name, each with its next
 	// runs and its last run.
@@ -648,11 +651,14 @@ type QueueServiceServer interface {
 	// the cluster (each todo's dedupe_key is "schedule:<id>:<tick unix
 	// seconds>"). Emits todo.enqueued and schedule.fired on sys:queue:<queue>
 	// for each fired tick.
-	// Errors: INVALID_ARGUMENT naming the field (a bad cron expression,
-	// unknown time zone, or a template Enqueue would refuse), ALREADY_EXISTS
+	// Errors: INVALID_ARGUMENT naming the field (a bad cron expression, one
+	// that ticks more often than the setting
+	// queue.schedules.min_interval_seconds allows, an unknown time zone, or a
+	// template Enqueue would refuse), ALREADY_EXISTS
 	// for a name the tenant already uses, NOT_FOUND for an unknown
 	// template.agent_id, RESOURCE_EXHAUSTED when the tenant already has the
-	// most schedules a node allows (1,000 by default).
+	// most schedules the setting tenant.limits.max_schedules allows (1,000 by
+	// default).
 	CreateSchedule(context.Context, *CreateScheduleRequest) (*CreateScheduleResponse, error)
 	// ListSchedules lists the tenant's schedules by name, each with its next
 	// runs and its last run.

@@ -53,8 +53,10 @@ type Enqueued struct {
 // Enqueue stores todos in queue for the caller, in one transaction: the
 // reference check, one INSERT for the whole batch, and one lookup of the
 // duplicates. Either every todo is stored (or recognised as a duplicate) or
-// nothing is. The result is in request order. An agent_id or event_id that
-// is not the caller's is NOT_FOUND, naming the entry's index. The insert
+// nothing is. The result is in request order. An agent_id that is not the
+// caller's tenant's, or an event_id the caller could not read with GetEvent
+// (another tenant's, or for an agent another agent's), is NOT_FOUND naming
+// the entry's index, in the same words as a missing one. The insert
 // takes its dedupe keys in one order (see TodoInsertBatch), so concurrent
 // batches do not deadlock; a conflict that still aborts the transaction is
 // retried here, and so is a duplicate whose holder finished (LIVE) or was
@@ -90,7 +92,9 @@ func (s *Store) enqueueTx(ctx context.Context, c Caller, queue string, items []N
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		p := insertParams(c, queue, items)
 		if refs(items) {
-			bad, err := s.q.TodoCheckRefs(ctx, tx, dbsqlc.TodoCheckRefsParams{AgentIds: p.AgentIds, EventIds: p.EventIds, HumanID: c.HumanID})
+			bad, err := s.q.TodoCheckRefs(ctx, tx, dbsqlc.TodoCheckRefsParams{
+				AgentIds: p.AgentIds, EventIds: p.EventIds, HumanID: c.HumanID, CallerAgentID: c.AgentID,
+			})
 			if err != nil {
 				return fmt.Errorf("check references: %w", err)
 			}

@@ -12,6 +12,19 @@ import (
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
 
+// MinRate and MaxRate bound every rate a queue, its keys or a key pattern
+// may have (claims per second; 0 is none). MinRate is one claim a day: a
+// GCRA row advances its tat by n / rate a claim and runs at most
+// burst / rate ahead of now, which at MinRate and the largest burst
+// (1,000,000) is 2,700 years, far inside PostgreSQL's timestamps and
+// intervals; 1e-300 made every claim of the queue fail. The claim and its
+// hint also read every stored rate clamped to these bounds, so a value
+// stored before they were enforced cannot fail a claim.
+const (
+	MinRate = 1.0 / 86400
+	MaxRate = 1_000_000
+)
+
 // Limits are a queue's concurrency limits and rates (claims per second,
 // with their bursts, ≥ 1); 0 means none.
 type Limits struct {
@@ -86,7 +99,7 @@ func (s *Store) claim(ctx context.Context, c Caller, a ClaimArgs, limited bool) 
 		return s.q.TodoClaimLimited(ctx, s.hot, dbsqlc.TodoClaimLimitedParams{
 			DefaultLeaseSeconds: settings.DefaultQueue.LeaseSeconds,
 			Worker:              a.Worker, LeaseSeconds: a.LeaseSeconds, HumanID: c.HumanID, Queue: a.Queue,
-			CallerAgentID: c.AgentID, BatchSize: a.Max,
+			CallerAgentID: c.AgentID, BatchSize: a.Max, MinRatePerSecond: MinRate,
 		})
 	}
 	return s.q.TodoClaim(ctx, s.hot, dbsqlc.TodoClaimParams{
@@ -139,14 +152,23 @@ func (s *Store) Limited(c Caller, queue string) bool {
 
 // NextToken is how long until a rate of the queue (its own, or its keys')
 // next lets a claim through; 0 when no rate holds its claims back (nothing
-// due, limits reached, or a token is there).
+// due, limits reached, or a token is there). At most maxTokenWait: a
+// waiting claim only uses a wait shorter than its poll interval, and a
+// float beyond int64 nanoseconds would convert to garbage.
 func (s *Store) NextToken(ctx context.Context, c Caller, queue string) (time.Duration, error) {
-	r, err := s.q.QueueClaimHint(ctx, s.hot, dbsqlc.QueueClaimHintParams{HumanID: c.HumanID, Queue: queue})
+	r, err := s.q.QueueClaimHint(ctx, s.hot, dbsqlc.QueueClaimHintParams{HumanID: c.HumanID, Queue: queue, MinRatePerSecond: MinRate})
 	if err != nil {
 		return 0, mapErr(err, "claim hint", "queue "+queue)
 	}
-	return max(0, time.Duration(max(r.QueueWait, r.KeyWait)*float64(time.Second))), nil
+	wait := max(r.QueueWait, r.KeyWait)
+	if !(wait > 0) { // NaN too
+		return 0, nil
+	}
+	return time.Duration(min(wait, maxTokenWait.Seconds()) * float64(time.Second)), nil
 }
+
+// maxTokenWait caps NextToken.
+const maxTokenWait = time.Hour
 
 // keyIdleAfter is how long a key row that holds nothing (no running or
 // pending todo, a full rate burst) stays before a repair deletes it.
@@ -157,9 +179,9 @@ const keyIdleAfter = time.Minute
 // one transaction that first locks every key row in key order and then the
 // queue row (the lock order of every completion), each before the recount's
 // statement takes its snapshot, so the recount cannot race them. wait false
-// skips a queue another node is repairing. repaired is how many counters
-// were wrong.
-func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait bool) (repaired int64, err error) {
+// skips a queue another node is repairing. r says how many counters were
+// wrong and whether a stored rate is out of bounds.
+func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait bool) (r Repaired, err error) {
 	err = postgres.RetryConflicts(ctx, func() error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if !wait {
@@ -180,11 +202,11 @@ func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait 
 			if err := s.q.QueueKeysResolve(ctx, tx, dbsqlc.QueueKeysResolveParams{HumanID: human, Queue: queue}); err != nil {
 				return err
 			}
-			r, err := s.q.QueueRecount(ctx, tx, dbsqlc.QueueRecountParams{HumanID: human, Queue: queue})
+			rc, err := s.q.QueueRecount(ctx, tx, dbsqlc.QueueRecountParams{HumanID: human, Queue: queue, MinRatePerSecond: MinRate})
 			if err != nil {
 				return err
 			}
-			repaired = r.Repaired
+			r = Repaired{Counters: rc.Repaired, RateOutOfBounds: rc.OutOfRange}
 			_, err = s.q.QueueKeysPruneIdle(ctx, tx, dbsqlc.QueueKeysPruneIdleParams{
 				HumanID: human, Queue: queue, IdleSeconds: keyIdleAfter.Seconds(),
 			})
@@ -192,29 +214,50 @@ func (s *Store) Repair(ctx context.Context, human uuid.UUID, queue string, wait 
 		})
 	})
 	if err != nil {
-		return 0, mapErr(err, "repair queue counters", "queue "+queue)
+		return Repaired{}, mapErr(err, "repair queue counters", "queue "+queue)
 	}
 	if err := s.q.QueueRepaired(ctx, s.pool, dbsqlc.QueueRepairedParams{HumanID: human, Queue: queue}); err != nil {
-		return repaired, mapErr(err, "repair queue counters", "queue "+queue)
+		return r, mapErr(err, "repair queue counters", "queue "+queue)
 	}
-	return repaired, nil
+	return r, nil
+}
+
+// Repaired is what one queue's repair found.
+type Repaired struct {
+	// Counters is how many running counters were wrong.
+	Counters int64
+	// RateOutOfBounds: a stored rate of the queue (its own, its keys'
+	// default or a key pattern's) is outside [MinRate, MaxRate], stored
+	// before SetQueueLimits refused it; claims read it clamped.
+	RateOutOfBounds bool
+}
+
+// QueueRef names one tenant's queue.
+type QueueRef struct {
+	HumanID uuid.UUID
+	Queue   string
 }
 
 // RepairDue repairs up to limit limited queues that are due (QueueRepairDue:
 // not repaired since 2 s after their limits changed, or not for every) and
-// returns how many counters were wrong in total.
-func (s *Store) RepairDue(ctx context.Context, every time.Duration, limit int32) (int64, error) {
+// returns how many counters were wrong in total, and the queues it found
+// with a rate out of bounds.
+func (s *Store) RepairDue(ctx context.Context, every time.Duration, limit int32) (int64, []QueueRef, error) {
 	due, err := s.q.QueueRepairDue(ctx, s.pool, dbsqlc.QueueRepairDueParams{RepairEverySeconds: every.Seconds(), RowLimit: limit})
 	if err != nil {
-		return 0, mapErr(err, "list queues to repair", "queues")
+		return 0, nil, mapErr(err, "list queues to repair", "queues")
 	}
 	var total int64
+	var outOfBounds []QueueRef
 	for _, q := range due {
-		n, err := s.Repair(ctx, q.HumanID, q.Queue, false)
+		r, err := s.Repair(ctx, q.HumanID, q.Queue, false)
 		if err != nil {
-			return total, err
+			return total, outOfBounds, err
 		}
-		total += n
+		total += r.Counters
+		if r.RateOutOfBounds {
+			outOfBounds = append(outOfBounds, QueueRef{HumanID: q.HumanID, Queue: q.Queue})
+		}
 	}
-	return total, nil
+	return total, outOfBounds, nil
 }

@@ -60,18 +60,39 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return now, nil
 }
 
+// MinScheduleInterval is the setting queue.schedules.min_interval_seconds:
+// the shortest gap a schedule's spec may put between two ticks, within the
+// setting's own range (1 s to a day) whatever SQL stored.
+func (s *Store) MinScheduleInterval(ctx context.Context) (time.Duration, error) {
+	v, err := settings.Read(ctx, s.pool, settings.QueueSchedules, settings.DefaultSchedules)
+	if err != nil {
+		return 0, err
+	}
+	return min(max(v.MinInterval(), time.Second), 24*time.Hour), nil
+}
+
 // CreateSchedule stores a new schedule for the caller's tenant, which may
-// hold at most maxPerTenant: every node ticks every tenant's schedules, so
-// one tenant's thousands would delay the others' ticks.
-func (s *Store) CreateSchedule(ctx context.Context, c Caller, f ScheduleFields, maxPerTenant int) (Schedule, error) {
+// hold at most the setting tenant.limits.max_schedules: every node ticks
+// every tenant's schedules, so one tenant's thousands would delay the
+// others' ticks. The count and the insert run under a per-tenant lock, so
+// concurrent creations cannot pass the cap together.
+func (s *Store) CreateSchedule(ctx context.Context, c Caller, f ScheduleFields) (Schedule, error) {
 	var rows []Schedule
 	full := false
+	var most int32
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := s.q.ScheduleLockTenant(ctx, tx, c.HumanID); err != nil {
 			return err
 		}
+		limits, err := settings.Read(ctx, tx, settings.TenantLimits, settings.DefaultTenant)
+		if err != nil {
+			return err
+		}
+		// A value below the setting's shape (only SQL can store one) must
+		// not refuse every schedule.
+		most = max(1, limits.MaxSchedules)
 		n, err := s.q.ScheduleCount(ctx, tx, c.HumanID)
-		if err != nil || n >= int64(maxPerTenant) {
+		if err != nil || n >= int64(most) {
 			full = err == nil
 			return err
 		}
@@ -85,7 +106,7 @@ func (s *Store) CreateSchedule(ctx context.Context, c Caller, f ScheduleFields, 
 	case err != nil:
 		return Schedule{}, scheduleErr(err, "create schedule", "schedule")
 	case full:
-		return Schedule{}, apierr.ResourceExhausted("the tenant has %d schedules, the most it may have; delete one first", maxPerTenant)
+		return Schedule{}, apierr.ResourceExhausted("the tenant has %d schedules, the most it may have (setting tenant.limits.max_schedules); delete one first", most)
 	case len(rows) == 0:
 		return Schedule{}, agentNotFound(f.AgentID)
 	}

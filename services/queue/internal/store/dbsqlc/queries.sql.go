@@ -15,16 +15,20 @@ import (
 
 const queueClaimHint = `-- name: QueueClaimHint :one
 SELECT coalesce((
-           SELECT extract(epoch FROM greatest(c.tat, now()) - now()) - (c.rate_burst - 1) / c.rate_per_second
+           SELECT extract(epoch FROM greatest(c.tat, now()) - now())
+                  - (least(greatest(c.rate_burst, 1), 1000000) - 1)
+                    / least(greatest(c.rate_per_second, $1::float8), 1000000)
            FROM queue_controls AS c
-           WHERE c.human_id = $1 AND c.queue = $2::text
+           WHERE c.human_id = $2 AND c.queue = $3::text
              AND c.rate_per_second IS NOT NULL), 0)::float8 AS queue_wait,
        coalesce((
            SELECT min(extract(epoch FROM greatest(k.tat, now()) - now())
-                      - (coalesce(k.rate_burst, c.key_rate_burst) - 1) / coalesce(k.rate_per_second, c.key_rate_per_second))
+                      - (least(greatest(coalesce(k.rate_burst, c.key_rate_burst), 1), 1000000) - 1)
+                        / least(greatest(coalesce(k.rate_per_second, c.key_rate_per_second),
+                                         $1::float8), 1000000))
            FROM queue_keys AS k
            JOIN queue_controls AS c ON c.human_id = k.human_id AND c.queue = k.queue
-           WHERE k.human_id = $1 AND k.queue = $2::text
+           WHERE k.human_id = $2 AND k.queue = $3::text
              AND coalesce(k.rate_per_second, c.key_rate_per_second) IS NOT NULL
              AND k.running < coalesce(k.max_running, c.key_max_running, 1000000)
              AND (SELECT true FROM todos AS x
@@ -34,8 +38,9 @@ SELECT coalesce((
 `
 
 type QueueClaimHintParams struct {
-	HumanID uuid.UUID
-	Queue   string
+	MinRatePerSecond float64
+	HumanID          uuid.UUID
+	Queue            string
 }
 
 type QueueClaimHintRow struct {
@@ -45,9 +50,10 @@ type QueueClaimHintRow struct {
 
 // After a limited queue's claim came back empty: in how many seconds the queue's rate (queue_wait) and the keys'
 // rates (key_wait: the soonest over keys with due work and room) next give a token, so a waiting claim sleeps
-// until the later of the two instead of polling; 0 where no rate applies or a token is there. Read only.
+// until the later of the two instead of polling; 0 where no rate applies or a token is there. Read only. Rates and
+// bursts are read clamped as TodoClaimLimited reads them.
 func (q *Queries) QueueClaimHint(ctx context.Context, db DBTX, arg QueueClaimHintParams) (QueueClaimHintRow, error) {
-	row := db.QueryRow(ctx, queueClaimHint, arg.HumanID, arg.Queue)
+	row := db.QueryRow(ctx, queueClaimHint, arg.MinRatePerSecond, arg.HumanID, arg.Queue)
 	var i QueueClaimHintRow
 	err := row.Scan(&i.QueueWait, &i.KeyWait)
 	return i, err
@@ -432,51 +438,59 @@ func (q *Queries) QueuePause(ctx context.Context, db DBTX, arg QueuePauseParams)
 
 const queueRecount = `-- name: QueueRecount :one
 WITH q AS MATERIALIZED (
-    SELECT c.max_running, c.limited
+    SELECT c.max_running, c.limited,
+           coalesce(c.rate_per_second NOT BETWEEN $1::float8 AND 1000000, false)
+           OR coalesce(c.key_rate_per_second NOT BETWEEN $1::float8 AND 1000000, false)
+           OR EXISTS (SELECT 1 FROM jsonb_array_elements(c.key_patterns) AS p (e)
+                      WHERE (p.e ->> 'rate_per_second')::float8 NOT BETWEEN $1::float8 AND 1000000)
+               AS out_of_range
     FROM queue_controls AS c
-    WHERE c.human_id = $1 AND c.queue = $2::text
+    WHERE c.human_id = $2 AND c.queue = $3::text
     FOR NO KEY UPDATE
 ),
 counts AS MATERIALIZED (
     SELECT t.concurrency_key AS key, count(*)::integer AS n
     FROM todos AS t
-    WHERE t.human_id = $1 AND t.queue = $2::text AND t.state = 'running'
+    WHERE t.human_id = $2 AND t.queue = $3::text AND t.state = 'running'
     GROUP BY t.concurrency_key
 ),
 keys_fixed AS (
     UPDATE queue_keys AS k
     SET running = coalesce((SELECT counts.n FROM counts WHERE counts.key = k.key), 0)
-    WHERE k.human_id = $1 AND k.queue = $2::text
+    WHERE k.human_id = $2 AND k.queue = $3::text
       AND k.running <> coalesce((SELECT counts.n FROM counts WHERE counts.key = k.key), 0)
       AND (SELECT q.limited FROM q)
     RETURNING k.key
 ),
 keys_dropped AS (
     DELETE FROM queue_keys AS k
-    WHERE k.human_id = $1 AND k.queue = $2::text
+    WHERE k.human_id = $2 AND k.queue = $3::text
       AND NOT coalesce((SELECT q.limited FROM q), false)
     RETURNING k.key
 ),
 queue_fixed AS (
     UPDATE queue_controls AS c
     SET running = CASE WHEN c.max_running IS NULL THEN 0 ELSE (SELECT coalesce(sum(counts.n), 0) FROM counts)::integer END
-    WHERE c.human_id = $1 AND c.queue = $2::text
+    WHERE c.human_id = $2 AND c.queue = $3::text
       AND c.running <> CASE WHEN c.max_running IS NULL THEN 0 ELSE (SELECT coalesce(sum(counts.n), 0) FROM counts)::integer END
       AND EXISTS (SELECT 1 FROM q)
     RETURNING c.queue
 )
 SELECT ((SELECT count(*) FROM keys_fixed) + (SELECT count(*) FROM queue_fixed))::bigint AS repaired,
-       coalesce((SELECT q.limited FROM q), false)::boolean AS limited
+       coalesce((SELECT q.limited FROM q), false)::boolean AS limited,
+       coalesce((SELECT q.out_of_range FROM q), false)::boolean AS out_of_range
 `
 
 type QueueRecountParams struct {
-	HumanID uuid.UUID
-	Queue   string
+	MinRatePerSecond float64
+	HumanID          uuid.UUID
+	Queue            string
 }
 
 type QueueRecountRow struct {
-	Repaired int64
-	Limited  bool
+	Repaired   int64
+	Limited    bool
+	OutOfRange bool
 }
 
 // Repair, step 3 (its own statement, so its snapshot is taken after step 1's and 1b's locks were granted): sets
@@ -484,11 +498,13 @@ type QueueRecountRow struct {
 // committed yet is still counted here: that completion is waiting for a key row (or the queue row) this
 // transaction holds, and subtracts it after. A queue without limits loses its key rows (the queue is back on
 // the fast path, where nothing counts). Returns how many counters were wrong (0 unless something drifted,
-// e.g. a claim in flight while the limits changed) and whether the queue is limited.
+// e.g. a claim in flight while the limits changed), whether the queue is limited, and whether a stored rate (the
+// queue's, the key default's, a key pattern's) is outside [min_rate_per_second, 1000000]: one stored before
+// SetQueueLimits refused it, which claims read clamped (TodoClaimLimited) and the node reports.
 func (q *Queries) QueueRecount(ctx context.Context, db DBTX, arg QueueRecountParams) (QueueRecountRow, error) {
-	row := db.QueryRow(ctx, queueRecount, arg.HumanID, arg.Queue)
+	row := db.QueryRow(ctx, queueRecount, arg.MinRatePerSecond, arg.HumanID, arg.Queue)
 	var i QueueRecountRow
-	err := row.Scan(&i.Repaired, &i.Limited)
+	err := row.Scan(&i.Repaired, &i.Limited, &i.OutOfRange)
 	return i, err
 }
 
@@ -1345,13 +1361,17 @@ FROM (
 WHERE (u.agent_id <> '' AND NOT EXISTS (
           SELECT 1 FROM agents AS a WHERE a.id = nullif(u.agent_id, '')::uuid AND a.human_id = $3))
    OR (u.event_id <> 0 AND NOT EXISTS (
-          SELECT 1 FROM events AS e WHERE e.id = u.event_id AND e.human_id = $3))
+          SELECT 1 FROM events AS e
+          WHERE e.id = u.event_id AND e.human_id = $3
+            AND ($4::uuid IS NULL OR e.agent_id IS NULL
+                 OR e.agent_id = $4::uuid OR e.published_by = $4::uuid)))
 `
 
 type TodoCheckRefsParams struct {
-	AgentIds []string
-	EventIds []int64
-	HumanID  uuid.UUID
+	AgentIds      []string
+	EventIds      []int64
+	HumanID       uuid.UUID
+	CallerAgentID *uuid.UUID
 }
 
 // The queue's SQL. Conventions every statement follows:
@@ -1386,8 +1406,19 @@ type TodoCheckRefsParams struct {
 //
 // The 1-based position of the first batch entry whose agent_id or event_id is not the caller's (0 = all good):
 // an agent or event of another tenant must look unknown (NOT_FOUND), which a foreign key alone would not give.
+// An event must also be one the caller may read, by exactly GetEvent's rule (services/ingest's EventGet): a
+// credential acting as an agent reaches the events addressed to it, those it published and the tenant's shared
+// ones (agent_id NULL). Otherwise an agent could learn which of another agent's event ids exist and tie them to
+// its own work (a live todo keeps its event from retention; a published event's replay goes where its oldest todo
+// went), so "not yours" answers exactly as "missing". A todo may still be addressed to any agent of the tenant:
+// handing work to another agent is what agents do.
 func (q *Queries) TodoCheckRefs(ctx context.Context, db DBTX, arg TodoCheckRefsParams) (int64, error) {
-	row := db.QueryRow(ctx, todoCheckRefs, arg.AgentIds, arg.EventIds, arg.HumanID)
+	row := db.QueryRow(ctx, todoCheckRefs,
+		arg.AgentIds,
+		arg.EventIds,
+		arg.HumanID,
+		arg.CallerAgentID,
+	)
 	var first_bad int64
 	err := row.Scan(&first_bad)
 	return first_bad, err
@@ -1514,28 +1545,37 @@ func (q *Queries) TodoClaim(ctx context.Context, db DBTX, arg TodoClaimParams) (
 
 const todoClaimLimited = `-- name: TodoClaimLimited :many
 WITH q AS MATERIALIZED (
-    SELECT c.max_running, c.rate_per_second, c.key_max_running, c.key_rate_per_second, c.key_rate_burst
+    SELECT c.max_running, c.rate_per_second, c.key_max_running,
+           CASE WHEN c.key_rate_per_second IS NOT NULL
+                THEN least(greatest(c.key_rate_per_second, $4::float8), 1000000) END
+               AS key_rate_per_second,
+           least(greatest(c.key_rate_burst, 1), 1000000) AS key_rate_burst
     FROM queue_controls AS c
-    WHERE c.human_id = $4 AND c.queue = $5 AND NOT c.paused
+    WHERE c.human_id = $5 AND c.queue = $6 AND NOT c.paused
 ),
 ql AS MATERIALIZED (
     -- GCRA tokens available now: floor((now - max(tat, now)) · rate) + burst, never negative (§3c).
-    SELECT least(coalesce(c.max_running - c.running, 1000000),
-                 CASE WHEN c.rate_per_second IS NULL THEN 1000000
-                      ELSE floor(extract(epoch FROM now() - greatest(c.tat, now())) * c.rate_per_second + 1e-9)::integer
-                           + c.rate_burst END) AS room
+    SELECT least(coalesce(least(c.max_running, 1000000) - c.running, 1000000),
+                 CASE WHEN r.rate IS NULL THEN 1000000
+                      ELSE greatest(-1000000, floor(extract(epoch FROM now() - greatest(c.tat, now())) * r.rate + 1e-9))::integer
+                           + least(greatest(c.rate_burst, 1), 1000000) END) AS room,
+           r.rate
     FROM queue_controls AS c
-    WHERE c.human_id = $4 AND c.queue = $5 AND NOT c.paused
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN c.rate_per_second IS NOT NULL
+                    THEN least(greatest(c.rate_per_second, $4::float8), 1000000) END AS rate
+    ) AS r
+    WHERE c.human_id = $5 AND c.queue = $6 AND NOT c.paused
       AND (c.max_running IS NOT NULL OR c.rate_per_second IS NOT NULL)
-    FOR NO KEY UPDATE
+    FOR NO KEY UPDATE OF c
 ),
 budget AS MATERIALIZED (
     -- ql is the newest row version (a locking read waits and re-reads); q is the snapshot's. When q has a
     -- queue-wide limit but ql no row, the queue was paused meanwhile: 0.
-    SELECT greatest(0, least($6::integer,
+    SELECT greatest(0, least($7::integer,
                              coalesce((SELECT ql.room FROM ql),
                                       CASE WHEN q.max_running IS NULL AND q.rate_per_second IS NULL
-                                           THEN $6::integer ELSE 0 END)))
+                                           THEN $7::integer ELSE 0 END)))
                AS n
     FROM q
 ),
@@ -1552,46 +1592,54 @@ due_keys AS MATERIALIZED (
                -- a scalar subquery, not EXISTS, so it stays a per-key probe of idx_todos_pending_key (an EXISTS is
                -- pulled up into a semi-join, which a plan may run as a scan of the whole queue per key)
                (SELECT true FROM todos AS x
-                WHERE x.state = 'pending' AND x.human_id = $4 AND x.queue = $5
+                WHERE x.state = 'pending' AND x.human_id = $5 AND x.queue = $6
                   AND x.concurrency_key = k.key AND x.run_at <= now()
-                  AND ($7::uuid IS NULL OR x.agent_id IS NULL
-                       OR x.agent_id = $7::uuid)
+                  AND ($8::uuid IS NULL OR x.agent_id IS NULL
+                       OR x.agent_id = $8::uuid)
                 LIMIT 1) AS due
         FROM queue_keys AS k
-        WHERE k.human_id = $4 AND k.queue = $5
+        CROSS JOIN LATERAL (
+            SELECT least(coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000), 1000000) AS max_running,
+                   CASE WHEN coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NOT NULL
+                        THEN least(greatest(coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)),
+                                            $4::float8), 1000000) END AS rate,
+                   least(greatest(coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)), 1), 1000000) AS burst
+        ) AS kl
+        WHERE k.human_id = $5 AND k.queue = $6
           AND (SELECT b.n FROM budget AS b) > 0
-          AND k.running < coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000)
+          AND k.running < kl.max_running
           -- a token: tat ≤ now + (burst - 1) / rate
-          AND (coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NULL
-               OR greatest(k.tat, now()) <= now() + make_interval(secs =>
-                      (coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)) - 1)
-                      / coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q))))
+          AND (kl.rate IS NULL OR greatest(k.tat, now()) <= now() + make_interval(secs => (kl.burst - 1) / kl.rate))
         ORDER BY k.served_at, k.key
         OFFSET 0
     ) AS c
     WHERE c.due
-    LIMIT least($6::integer, 32) + 8
+    LIMIT least($7::integer, 32) + 8
 ),
 walk AS MATERIALIZED (
-    -- Each key's limits: its own (resolved from the queue's key_patterns), else the queue's key defaults. Room and
-    -- token are checked again on the row as locked (the newest version: a claim may have served it meanwhile).
-    SELECT k.key, k.served_at,
-           least(coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000) - k.running,
-                 coalesce(floor(extract(epoch FROM now() - greatest(k.tat, now()))
-                                * coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) + 1e-9)::integer
-                          + coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)), 1000000)) AS room
+    -- Each key's limits (kl): its own (resolved from the queue's key_patterns), else the queue's key defaults. Room
+    -- and token are checked again on the row as locked (the newest version: a claim may have served it meanwhile).
+    SELECT k.key, k.served_at, kl.rate,
+           least(kl.max_running - k.running,
+                 CASE WHEN kl.rate IS NULL THEN 1000000
+                      ELSE greatest(-1000000, floor(extract(epoch FROM now() - greatest(k.tat, now())) * kl.rate + 1e-9))::integer
+                           + kl.burst END) AS room
     FROM queue_keys AS k
-    WHERE k.human_id = $4 AND k.queue = $5
+    CROSS JOIN LATERAL (
+        SELECT least(coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000), 1000000) AS max_running,
+               CASE WHEN coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NOT NULL
+                    THEN least(greatest(coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)),
+                                        $4::float8), 1000000) END AS rate,
+               least(greatest(coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)), 1), 1000000) AS burst
+    ) AS kl
+    WHERE k.human_id = $5 AND k.queue = $6
       AND k.key = ANY (ARRAY(SELECT d.key FROM due_keys AS d))
-      AND k.running < coalesce(k.max_running, (SELECT q.key_max_running FROM q), 1000000)
-      AND (coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NULL
-           OR greatest(k.tat, now()) <= now() + make_interval(secs =>
-                  (coalesce(k.rate_burst, (SELECT q.key_rate_burst FROM q)) - 1)
-                  / coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q))))
+      AND k.running < kl.max_running
+      AND (kl.rate IS NULL OR greatest(k.tat, now()) <= now() + make_interval(secs => (kl.burst - 1) / kl.rate))
     ORDER BY k.served_at, k.key
     -- At most 32 keys per claim: concurrent claims then hold different keys (a claim that locked every key would
     -- leave the others nothing and make every completion wait for it); the rest are served by the next claims.
-    LIMIT least($6::integer, 32)
+    LIMIT least($7::integer, 32)
     FOR UPDATE OF k SKIP LOCKED
 ),
 ranked AS MATERIALIZED (
@@ -1604,10 +1652,10 @@ keyed AS MATERIALIZED (
     CROSS JOIN LATERAL (
         SELECT x.id, x.priority, x.run_at
         FROM todos AS x
-        WHERE x.state = 'pending' AND x.human_id = $4 AND x.queue = $5
+        WHERE x.state = 'pending' AND x.human_id = $5 AND x.queue = $6
           AND x.concurrency_key = r.key AND x.run_at <= now()
-          AND ($7::uuid IS NULL OR x.agent_id IS NULL
-               OR x.agent_id = $7::uuid)
+          AND ($8::uuid IS NULL OR x.agent_id IS NULL
+               OR x.agent_id = $8::uuid)
         ORDER BY x.concurrency_key, x.priority, x.run_at, x.id
         LIMIT least(r.room, ((SELECT b.n FROM budget AS b) + r.nkeys - 1) / r.nkeys)
         FOR UPDATE OF x SKIP LOCKED
@@ -1616,15 +1664,15 @@ keyed AS MATERIALIZED (
 keyless AS MATERIALIZED (
     SELECT x.id, x.priority, x.run_at
     FROM todos AS x
-    WHERE x.state = 'pending' AND x.human_id = $4 AND x.queue = $5
+    WHERE x.state = 'pending' AND x.human_id = $5 AND x.queue = $6
       AND x.concurrency_key IS NULL AND x.run_at <= now()
-      AND ($7::uuid IS NULL OR x.agent_id IS NULL
-           OR x.agent_id = $7::uuid)
+      AND ($8::uuid IS NULL OR x.agent_id IS NULL
+           OR x.agent_id = $8::uuid)
       AND (SELECT b.n FROM budget AS b) > 0
     -- concurrency_key leads the ORDER BY (it is NULL in every row) so that the order is idx_todos_pending_key's and
     -- the scan starts at the keyless entries; ordered as idx_todos_pending it would walk every keyed one first.
     ORDER BY x.concurrency_key, x.priority, x.run_at, x.id
-    LIMIT $6::integer
+    LIMIT $7::integer
     FOR UPDATE OF x SKIP LOCKED
 ),
 cut AS MATERIALIZED (
@@ -1640,25 +1688,26 @@ cut AS MATERIALIZED (
     LIMIT (SELECT b.n FROM budget AS b)
 ),
 cut_keys AS MATERIALIZED (
-    SELECT cut.key, count(*)::integer AS n FROM cut WHERE cut.key IS NOT NULL GROUP BY cut.key
+    SELECT cut.key, count(*)::integer AS n, (SELECT w.rate FROM walk AS w WHERE w.key = cut.key) AS rate
+    FROM cut WHERE cut.key IS NOT NULL GROUP BY cut.key
 ),
 key_bump AS (
-    -- By primary key (= ANY), not joined to cut_keys: the generic plan must not hash the queue's keys.
+    -- By primary key (= ANY), not joined to cut_keys: the generic plan must not hash the queue's keys. The rate is
+    -- the one walk read (clamped), so the step n / rate stays small.
     UPDATE queue_keys AS k
     SET running   = k.running + (SELECT c.n FROM cut_keys AS c WHERE c.key = k.key),
         served_at = now(),
-        tat       = CASE WHEN coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q)) IS NULL THEN k.tat
-                         ELSE greatest(k.tat, now()) + make_interval(secs => (SELECT c.n FROM cut_keys AS c WHERE c.key = k.key)
-                                  / coalesce(k.rate_per_second, (SELECT q.key_rate_per_second FROM q))) END
-    WHERE k.human_id = $4 AND k.queue = $5
+        tat       = coalesce(greatest(k.tat, now()) + (SELECT make_interval(secs => c.n / c.rate) FROM cut_keys AS c
+                                                        WHERE c.key = k.key), k.tat)
+    WHERE k.human_id = $5 AND k.queue = $6
       AND k.key = ANY (ARRAY(SELECT c.key FROM cut_keys AS c))
 ),
 queue_bump AS (
     UPDATE queue_controls AS c
     SET running = CASE WHEN c.max_running IS NULL THEN c.running ELSE c.running + (SELECT count(*) FROM cut)::integer END,
-        tat     = CASE WHEN c.rate_per_second IS NULL THEN c.tat
-                       ELSE greatest(c.tat, now()) + make_interval(secs => (SELECT count(*) FROM cut) / c.rate_per_second) END
-    WHERE c.human_id = $4 AND c.queue = $5 AND EXISTS (SELECT 1 FROM ql)
+        tat     = coalesce(greatest(c.tat, now()) + (SELECT make_interval(secs => (SELECT count(*) FROM cut) / ql.rate) FROM ql),
+                           c.tat)
+    WHERE c.human_id = $5 AND c.queue = $6 AND EXISTS (SELECT 1 FROM ql)
       AND EXISTS (SELECT 1 FROM cut)
 )
 UPDATE todos AS t
@@ -1684,6 +1733,7 @@ type TodoClaimLimitedParams struct {
 	Worker              string
 	LeaseSeconds        int32
 	DefaultLeaseSeconds int32
+	MinRatePerSecond    float64
 	HumanID             uuid.UUID
 	Queue               string
 	BatchSize           int32
@@ -1698,11 +1748,17 @@ type TodoClaimLimitedParams struct {
 // (key order), then the queue_controls row; a claim waits only for the queue row (taken first, in budget's
 // InitPlan, and only when max_running or a queue rate is set: that one counter serializes the queue's claims) and
 // skips every other row it finds locked, so it never waits while holding anything.
+// No stored value can make it fail: every rate is read clamped to [min_rate_per_second, 1000000] (a rate stored
+// before SetQueueLimits refused tiny ones, 1e-300, made the GCRA step n / rate overflow the interval and tat), every
+// burst and count to [1, 1000000], and token counts are clamped before they become integers (a tat far ahead,
+// left by a slow rate that was then raised, would overflow integer). With these bounds a tat is never more than
+// 1000000 · 86400 s (2,700 years) ahead of now, well inside timestamps and intervals.
 //   - q: the queue's limits (no row = paused: budget is then empty and nothing is claimed).
 //   - ql, budget: how many this claim may take: batch_size, cut to max_running - running and to the queue rate's
 //     tokens (GCRA: floor((now - max(tat, now)) · rate) + burst) when those are set.
 //
-// Each key's limits are its own (queue_keys.max_running/rate_*, from the key patterns) or the queue's defaults.
+// Each key's limits are its own (queue_keys.max_running/rate_*, from the key patterns) or the queue's defaults
+// (kl, the same expression in due_keys and walk).
 //   - due_keys, walk: up to 32 keys with room and due work, least recently served first (served_at), locked SKIP
 //     LOCKED: a key another claimer holds is served by that one. Each key gives at most its room and its share of the
 //     budget, so a claim spreads over the keys instead of filling itself from the first.
@@ -1716,6 +1772,7 @@ func (q *Queries) TodoClaimLimited(ctx context.Context, db DBTX, arg TodoClaimLi
 		arg.Worker,
 		arg.LeaseSeconds,
 		arg.DefaultLeaseSeconds,
+		arg.MinRatePerSecond,
 		arg.HumanID,
 		arg.Queue,
 		arg.BatchSize,
