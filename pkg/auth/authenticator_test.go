@@ -20,6 +20,8 @@ import (
 )
 
 const (
+	// roomy is a tenant limit no test of this package reaches by accident.
+	roomy        = 1000
 	ttl          = 10 * time.Second
 	adminMethod  = "/switchboard.admin.v1.AdminService/ListAgents"
 	clusterAdmin = "/switchboard.registry.v1.RegistryService/ListNodes"
