@@ -159,7 +159,7 @@ func TestUpdateSettingRefusals(t *testing.T) {
 		t.Parallel()
 		_, err := e.srv.UpdateSetting(aliceCtx, queue(map[string]any{"max_attempts": 5, "lease_seconds": 30}))
 		requireCode(t, codes.PermissionDenied, err)
-		require.Equal(t, before, snapshot(t.Context(), t, e.pool))
+		require.Equal(t, before, snapshot(aliceCtx, t, e.pool))
 	})
 }
 
