@@ -298,7 +298,8 @@ func TestRevokedCredentialsEndTheirStreams(t *testing.T) {
 
 // The console's REST stream through the gateway: once its credential is
 // revoked the NDJSON stream's last line is the 401 of a call,
-// UNAUTHENTICATED, and a new request is answered 401 outright.
+// UNAUTHENTICATED, and a new request is answered 401 outright. The listing
+// shows who minted it.
 func TestRevokedCredentialsRESTStreamEndsUnauthenticated(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, "all", func(cfg *config.Config) { cfg.Auth.CacheTTL = streamTTL })
@@ -316,4 +317,30 @@ func TestRevokedCredentialsRESTStreamEndsUnauthenticated(t *testing.T) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	// The REST listing shows the revoked credential's lineage: the
+	// bootstrap token's call minted it.
+	req, err = http.NewRequestWithContext(t.Context(), http.MethodGet,
+		"http://"+b.node.HTTPAddr()+"/api/admin/credentials?include_inactive=true", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	list, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer list.Body.Close()
+	require.Equal(t, http.StatusOK, list.StatusCode)
+	var body struct {
+		Credentials []struct {
+			ID       string `json:"id"`
+			MintedBy string `json:"minted_by"`
+		} `json:"credentials"`
+	}
+	require.NoError(t, json.NewDecoder(list.Body).Decode(&body))
+	parents := map[string]string{}
+	for _, c := range body.Credentials {
+		parents[c.ID] = c.MintedBy
+	}
+	require.Contains(t, parents, id)
+	require.NotEmpty(t, parents[id], "minted_by is in the REST answer")
+	require.Contains(t, parents, parents[id], "its minter is listed")
+	require.Empty(t, parents[parents[id]], "the bootstrap token has no minter")
 }
