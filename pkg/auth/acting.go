@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
 )
@@ -17,16 +16,14 @@ import (
 // refused (PERMISSION_DENIED) rather than ignored, so a mistake is visible.
 const TenantHeader = "x-switchboard-tenant"
 
-// actIn applies the request's TenantHeader to p: the one place an
+// actIn applies the request's TenantHeader values to p: the one place an
 // administrator switches tenants. p is returned unchanged without the header.
-func (a *Authenticator) actIn(ctx context.Context, p Principal) (Principal, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	values := md.Get(TenantHeader)
+func (a *Authenticator) actIn(ctx context.Context, p Principal, values []string) (Principal, error) {
 	if len(values) == 0 {
 		return p, nil
 	}
 	if !p.Administrator {
-		return Principal{}, apierr.PermissionDenied("only an administrator's admin credential may name a tenant (%s)", TenantHeader)
+		return Principal{}, notAdministrator()
 	}
 	if len(values) > 1 {
 		return Principal{}, apierr.Invalid(apierr.FieldViolation{Field: TenantHeader, Description: "must be given once"})
@@ -49,4 +46,10 @@ func (a *Authenticator) actIn(ctx context.Context, p Principal) (Principal, erro
 	// acting in the named tenant and for no agent of it.
 	p.HumanID, p.AgentID = id, nil
 	return p, nil
+}
+
+// notAdministrator refuses a tenant named by a caller that is not an
+// administrator (or no longer is: CheckStreams).
+func notAdministrator() error {
+	return apierr.PermissionDenied("only an administrator's admin credential may name a tenant (%s)", TenantHeader)
 }

@@ -39,7 +39,7 @@ func TestAdministratorNamesTheTenant(t *testing.T) {
 	disabled := true
 	_, err = b.store.UpdateHuman(t.Context(), everyone, gone.ID, auth.HumanPatch{Disabled: &disabled})
 	require.NoError(t, err)
-	_, adaAdmin, err := b.store.MintCredential(t.Context(), everyone, auth.NewCredential{HumanID: ada.ID, Scopes: []string{"admin"}})
+	_, adaAdmin, err := b.store.MintCredential(t.Context(), everyone, auth.NewCredential{HumanID: ada.ID, Scopes: []string{"admin"}}, roomy)
 	require.NoError(t, err)
 
 	ctx, err := b.authn.Authorize(asTenant(t.Context(), root), enqueue)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth/internal/dbsqlc"
@@ -50,16 +51,35 @@ type AgentPatch struct {
 }
 
 // CreateAgent inserts an agent for a.HumanID, which t must be able to act
-// for; otherwise (or when the human does not exist) NOT_FOUND.
-func (s *Store) CreateAgent(ctx context.Context, t Tenant, a NewAgent) (Agent, error) {
-	r, err := s.q.AgentInsert(ctx, s.pool, dbsqlc.AgentInsertParams{
-		Name: a.Name, Description: a.Description, Metadata: a.Metadata,
-		HumanID: a.HumanID, Administrator: t.Administrator, CallerID: t.HumanID,
+// for; otherwise (or when the human does not exist) NOT_FOUND. The human may
+// hold at most maxAgents (tenant.limits' max_agents): one more is
+// RESOURCE_EXHAUSTED, also under concurrent calls (the count and the insert
+// run under the tenant's lock).
+func (s *Store) CreateAgent(ctx context.Context, t Tenant, a NewAgent, maxAgents int) (Agent, error) {
+	var row dbsqlc.Agent
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		lock := dbsqlc.AgentLockTenantParams{HumanID: a.HumanID, Administrator: t.Administrator, CallerID: t.HumanID}
+		if err := s.q.AgentLockTenant(ctx, tx, lock); err != nil {
+			return dbErr(err, "lock tenant's agents", "agent")
+		}
+		n, err := s.q.AgentCount(ctx, tx, dbsqlc.AgentCountParams(lock))
+		if err != nil {
+			return dbErr(err, "count agents", "agent")
+		}
+		if n >= int64(maxAgents) {
+			return apierr.ResourceExhausted("the tenant holds %d agents, the most it may hold "+
+				"(setting tenant.limits, max_agents = %d); delete one first", n, maxAgents)
+		}
+		row, err = s.q.AgentInsert(ctx, tx, dbsqlc.AgentInsertParams{
+			Name: a.Name, Description: a.Description, Metadata: a.Metadata,
+			HumanID: a.HumanID, Administrator: t.Administrator, CallerID: t.HumanID,
+		})
+		return dbErr(err, "insert agent", "human "+a.HumanID.String())
 	})
 	if err != nil {
-		return Agent{}, dbErr(err, "insert agent", "human "+a.HumanID.String())
+		return Agent{}, err
 	}
-	return Agent(r), nil
+	return Agent(row), nil
 }
 
 // GetAgent returns an agent of a human t may act for.

@@ -44,6 +44,9 @@ type Authenticator struct {
 	refreshMu sync.Mutex
 	closed    bool
 
+	// streams are the open streams CheckStreams watches (streamwatch.go).
+	streams openStreams
+
 	// lookup is the store's credential lookup; tests wrap it to count and
 	// hold lookups.
 	lookup func(ctx context.Context, hash []byte) (Principal, time.Duration, error)
@@ -55,6 +58,7 @@ type Authenticator struct {
 func NewAuthenticator(log *zap.Logger, store *Store, hasher *Hasher, ttl time.Duration) *Authenticator {
 	return &Authenticator{
 		log: log, store: store, hasher: hasher, cache: newCache(ttl, cacheEntries), now: time.Now, lookup: store.authenticate,
+		streams: openStreams{groups: map[streamKey]*streamGroup{}},
 	}
 }
 
@@ -65,30 +69,45 @@ func NewAuthenticator(log *zap.Logger, store *Store, hasher *Hasher, ttl time.Du
 // when the credentials cannot be checked at all; or ctx's own error when it
 // ends while the call waits for the database to verify the token.
 func (a *Authenticator) Authorize(ctx context.Context, fullMethod string) (context.Context, error) {
+	ctx, _, err := a.authorize(ctx, fullMethod)
+	return ctx, err
+}
+
+// authorize is Authorize, which also returns what a stream of the call is
+// watched by (AuthorizeStream): the token's cache key and the tenant it
+// named; nil for an open method.
+func (a *Authenticator) authorize(ctx context.Context, fullMethod string) (context.Context, *streamKey, error) {
 	rule, ok := RuleFor(fullMethod)
 	if !ok {
 		// Deny by default: a method without a rule is a bug, not open.
 		a.log.Error("no authorization rule for method; denying", zap.String("grpc_method", fullMethod))
-		return nil, permissionDenied(fullMethod)
+		return nil, nil, permissionDenied(fullMethod)
 	}
 	if rule.Open {
-		return ctx, nil
+		return ctx, nil, nil
 	}
 	token, ok := bearer(ctx)
 	if !ok || ParseToken(token) != nil {
-		return nil, unauthenticated()
+		return nil, nil, unauthenticated()
 	}
-	p, err := a.principal(ctx, token)
+	key := a.key(token)
+	p, err := a.principal(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !rule.Allows(p) {
-		return nil, permissionDenied(fullMethod)
+		return nil, nil, permissionDenied(fullMethod)
 	}
-	if p, err = a.actIn(ctx, p); err != nil {
-		return nil, err
+	md, _ := metadata.FromIncomingContext(ctx)
+	named := md.Get(TenantHeader)
+	if p, err = a.actIn(ctx, p, named); err != nil {
+		return nil, nil, err
 	}
-	return NewContext(ctx, p), nil
+	sk := &streamKey{token: key}
+	if len(named) == 1 {
+		sk.tenant = named[0]
+	}
+	return NewContext(ctx, p), sk, nil
 }
 
 // Authenticate checks who calls fullMethod, not what they may do: an open
@@ -107,8 +126,16 @@ func (a *Authenticator) Authenticate(ctx context.Context, fullMethod string, aut
 	if !ok || ParseToken(token) != nil {
 		return unauthenticated()
 	}
-	_, err := a.principal(ctx, token)
+	_, err := a.principal(ctx, a.key(token))
 	return err
+}
+
+// key is token's cache key: its keyed hash, which is also what the
+// credentials table stores.
+func (a *Authenticator) key(token string) [32]byte {
+	var key [32]byte
+	copy(key[:], a.hasher.Hash(token))
+	return key
 }
 
 // bearer extracts the token from "authorization: Bearer <token>".

@@ -20,12 +20,15 @@ import (
 )
 
 const (
+	// roomy is a tenant limit no test of this package reaches by accident.
+	roomy        = 1000
 	ttl          = 10 * time.Second
 	adminMethod  = "/switchboard.admin.v1.AdminService/ListAgents"
 	clusterAdmin = "/switchboard.registry.v1.RegistryService/ListNodes"
 )
 
 type testBundle struct {
+	url    string // the test's database
 	pool   *pgxpool.Pool
 	store  *auth.Store
 	hasher *auth.Hasher
@@ -52,9 +55,10 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	pool := pgtest.NewPool(t)
+	url := pgtest.NewDatabase(t)
+	pool := pgtest.OpenPool(t, url, nil)
 	hasher := auth.NewHasher([]byte("test key of at least thirty-two bytes"))
-	b := &testBundle{pool: pool, store: auth.NewStore(pool, hasher), hasher: hasher, clock: &fakeClock{now: time.Now()}}
+	b := &testBundle{url: url, pool: pool, store: auth.NewStore(pool, hasher), hasher: hasher, clock: &fakeClock{now: time.Now()}}
 	b.authn = auth.NewAuthenticator(zap.NewNop(), b.store, b.hasher, ttl)
 	b.authn.SetClock(b.clock.Now)
 	return b

@@ -21,7 +21,7 @@ func TestBootstrapNeverPromotesATenantImplicitly(t *testing.T) {
 	tenant, err := b.store.CreateHuman(ctx, auth.NewHuman{Email: "tenant@example.com", DisplayName: "Tenant"})
 	require.NoError(t, err)
 	self := auth.Tenant{HumanID: tenant.ID}
-	_, tenantTok, err := b.store.MintCredential(ctx, self, auth.NewCredential{HumanID: tenant.ID, Name: "own", Scopes: []string{"admin"}})
+	_, tenantTok, err := b.store.MintCredential(ctx, self, auth.NewCredential{HumanID: tenant.ID, Name: "own", Scopes: []string{"admin"}}, roomy)
 	require.NoError(t, err)
 	taken := "ops@example.com"
 	_, err = b.store.UpdateHuman(ctx, self, tenant.ID, auth.HumanPatch{Email: &taken})

@@ -2,11 +2,13 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth/internal/dbsqlc"
@@ -27,6 +29,10 @@ type Credential struct {
 	ExpiresAt   *time.Time
 	LastUsedAt  *time.Time
 	RevokedAt   *time.Time
+	// MintedBy is the credential whose call minted this one; nil when none
+	// did through the API (bootstrap, the command line) or when it was minted
+	// before lineage was recorded (migration 00030).
+	MintedBy *uuid.UUID
 }
 
 // Position is the credential's place in its lists (keyset.Row).
@@ -48,7 +54,9 @@ type NewCredential struct {
 	// auth.credentials for a tenant admin's request).
 	MaxLifetime time.Duration
 	// Minter is the credential minting this one (nil: none, as at
-	// bootstrap). The new credential expires no later than it does.
+	// bootstrap). The new credential expires no later than it does, is
+	// recorded as minted by it, and is revoked with it (RevokeCredential);
+	// a minter that is no longer live in the database mints nothing.
 	Minter *uuid.UUID
 }
 
@@ -85,32 +93,64 @@ var (
 // (INVALID_ARGUMENT on scopes); NOT_FOUND when the human is unknown or out
 // of t's reach, or the agent is not that human's; INVALID_ARGUMENT on
 // expires_at when it is not in the future by the database clock, or beyond
-// c.MaxLifetime or the minter's expiry (see mintExpiry).
-func (s *Store) MintCredential(ctx context.Context, t Tenant, c NewCredential) (Credential, string, error) {
+// c.MaxLifetime or the minter's expiry (see mintExpiry); UNAUTHENTICATED
+// when c.Minter is revoked or expired by now (the token cache may still have
+// let its call through); RESOURCE_EXHAUSTED when the human already holds
+// maxLive live credentials (tenant.limits' max_credentials).
+func (s *Store) MintCredential(ctx context.Context, t Tenant, c NewCredential, maxLive int) (Credential, string, error) {
 	scopes, err := mintScopes(c.Scopes, c.AgentID != nil)
 	if err != nil {
-		return Credential{}, "", err
-	}
-	if c.ExpiresAt, err = s.mintExpiry(ctx, c); err != nil {
 		return Credential{}, "", err
 	}
 	token, display, err := NewToken()
 	if err != nil {
 		return Credential{}, "", fmt.Errorf("mint token: %w", err)
 	}
-	r, err := s.q.CredentialInsert(ctx, s.pool, dbsqlc.CredentialInsertParams{
-		Name: c.Name, TokenPrefix: display, TokenHash: s.hasher.Hash(token), Scopes: scopes,
-		ExpiresAt: c.ExpiresAt, AgentID: c.AgentID, HumanID: c.HumanID,
-		Administrator: t.Administrator, CallerID: t.HumanID,
+	var row dbsqlc.CredentialInsertRow
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The tenant's lock first, then the minter's row: a revocation of
+		// the minter's tree takes row locks only, so it never waits on
+		// the tenant's lock while holding a row this mint wants.
+		lock := dbsqlc.CredentialLockTenantParams{HumanID: c.HumanID, Administrator: t.Administrator, CallerID: t.HumanID}
+		if err := s.q.CredentialLockTenant(ctx, tx, lock); err != nil {
+			return dbErr(err, "lock tenant's credentials", "credential")
+		}
+		if c.Minter != nil {
+			if _, err := s.q.CredentialLockMinter(ctx, tx, *c.Minter); errors.Is(err, pgx.ErrNoRows) {
+				return unauthenticated()
+			} else if err != nil {
+				return dbErr(err, "lock minting credential", "credential")
+			}
+		}
+		if c.ExpiresAt, err = s.mintExpiry(ctx, tx, c); err != nil {
+			return err
+		}
+		n, err := s.q.CredentialCountLive(ctx, tx, dbsqlc.CredentialCountLiveParams(lock))
+		if err != nil {
+			return dbErr(err, "count live credentials", "credential")
+		}
+		if n >= int64(maxLive) {
+			return apierr.ResourceExhausted("the tenant holds %d live credentials, the most it may hold "+
+				"(setting tenant.limits, max_credentials = %d); revoke one first", n, maxLive)
+		}
+		row, err = s.q.CredentialInsert(ctx, tx, dbsqlc.CredentialInsertParams{
+			Name: c.Name, TokenPrefix: display, TokenHash: s.hasher.Hash(token), Scopes: scopes,
+			ExpiresAt: c.ExpiresAt, AgentID: c.AgentID, HumanID: c.HumanID, MintedBy: c.Minter,
+			Administrator: t.Administrator, CallerID: t.HumanID,
+		})
+		if err != nil {
+			what := "human " + c.HumanID.String()
+			if c.AgentID != nil {
+				what += " or its agent " + c.AgentID.String()
+			}
+			return dbErr(err, "insert credential", what)
+		}
+		return nil
 	})
 	if err != nil {
-		what := "human " + c.HumanID.String()
-		if c.AgentID != nil {
-			what += " or its agent " + c.AgentID.String()
-		}
-		return Credential{}, "", dbErr(err, "insert credential", what)
+		return Credential{}, "", err
 	}
-	return Credential(r), token, nil
+	return Credential(row), token, nil
 }
 
 // mintScopes validates requested scope names (unknown → INVALID_ARGUMENT)
@@ -153,12 +193,55 @@ func (s *Store) ListCredentials(ctx context.Context, t Tenant, f CredentialFilte
 	return postgres.Convert(rows, func(r dbsqlc.CredentialListRow) Credential { return Credential(r) }), nil
 }
 
-// RevokeCredential revokes a credential t may reach; revoking it again
-// succeeds and keeps the first revoked_at.
-func (s *Store) RevokeCredential(ctx context.Context, t Tenant, id uuid.UUID) (Credential, error) {
-	r, err := s.q.CredentialRevoke(ctx, s.pool, dbsqlc.CredentialRevokeParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
+// maxRevokePasses bounds RevokeCredential's passes over a tree. Each pass
+// but the last finds mints that committed while the one before waited for
+// its locks, and every row a pass finds stays locked, so mints under it
+// wait and then fail: two passes are the rule, a third is rare.
+const maxRevokePasses = 16
+
+// RevokeCredential revokes a credential t may reach and, transitively, every
+// credential it minted, in one transaction, and returns it with how many
+// others this call revoked. by is the credential making the call: when it
+// lies in the tree it is spared with what it minted, so a successor minted
+// by a token may revoke that token (rotation). Revoking a revoked credential
+// succeeds, keeps its revoked_at, and still revokes what it minted since.
+// NOT_FOUND when the credential is unknown or out of t's reach.
+func (s *Store) RevokeCredential(ctx context.Context, t Tenant, id uuid.UUID, by *uuid.UUID) (Credential, int, error) {
+	var (
+		row     dbsqlc.CredentialGetRow
+		revoked []uuid.UUID
+	)
+	err := postgres.RetryConflicts(ctx, func() error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			arg := dbsqlc.CredentialRevokeTreeParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID, SparedID: by}
+			var err error
+			if revoked, err = untilSettled(func() ([]uuid.UUID, error) { return s.q.CredentialRevokeTree(ctx, tx, arg) }); err != nil {
+				return err
+			}
+			row, err = s.q.CredentialGet(ctx, tx, dbsqlc.CredentialGetParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
+			return err
+		})
+	})
 	if err != nil {
-		return Credential{}, dbErr(err, "revoke credential", "credential "+id.String())
+		return Credential{}, 0, dbErr(err, "revoke credential", "credential "+id.String())
 	}
-	return Credential(r), nil
+	minted := len(revoked)
+	if slices.Contains(revoked, id) {
+		minted-- // the credential itself
+	}
+	return Credential(row), minted, nil
+}
+
+// untilSettled runs a tree revocation pass until one revokes nothing (see
+// CredentialRevokeTree) and returns the ids the passes revoked.
+func untilSettled(pass func() ([]uuid.UUID, error)) ([]uuid.UUID, error) {
+	var all []uuid.UUID
+	for range maxRevokePasses {
+		ids, err := pass()
+		if err != nil || len(ids) == 0 {
+			return all, err
+		}
+		all = append(all, ids...)
+	}
+	return all, fmt.Errorf("credential tree still growing after %d passes", maxRevokePasses)
 }

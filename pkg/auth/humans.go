@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/pkg/auth/internal/dbsqlc"
@@ -101,8 +102,24 @@ func (s *Store) UpdateHuman(ctx context.Context, t Tenant, id uuid.UUID, p Human
 }
 
 // DeleteHuman deletes a human and, through ON DELETE CASCADE in the same
-// statement, everything it owns. Only an administrator's call matches.
+// statement, everything it owns. Only an administrator's call matches. The
+// credentials its own credentials minted in other tenants (an administrator
+// mints tenants' first ones) are revoked in the same transaction first: a
+// tree never outlives its root, deleted or revoked.
 func (s *Store) DeleteHuman(ctx context.Context, t Tenant, id uuid.UUID) error {
-	n, err := s.q.HumanDelete(ctx, s.pool, dbsqlc.HumanDeleteParams{ID: id, Administrator: t.Administrator})
+	if !t.Administrator {
+		return apierr.NotFound("human %s not found", id)
+	}
+	var n int64
+	err := postgres.RetryConflicts(ctx, func() error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := untilSettled(func() ([]uuid.UUID, error) { return s.q.CredentialRevokeMintedByHuman(ctx, tx, id) }); err != nil {
+				return err
+			}
+			var err error
+			n, err = s.q.HumanDelete(ctx, tx, dbsqlc.HumanDeleteParams{ID: id, Administrator: t.Administrator})
+			return err
+		})
+	})
 	return apierr.Affected(n, err, "delete human", "human "+id.String(), constraints)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/auth/internal/dbsqlc"
 )
 
 // mintExpiry bounds a new credential's expiry, on the database clock:
@@ -16,12 +17,13 @@ import (
 //     without an expiry gets it, a later one is INVALID_ARGUMENT. A stolen
 //     short-lived token must not mint itself a longer life.
 //
-// It returns the expiry to store (nil: never expires).
-func (s *Store) mintExpiry(ctx context.Context, c NewCredential) (*time.Time, error) {
+// It returns the expiry to store (nil: never expires). It runs in the
+// mint's transaction, tx.
+func (s *Store) mintExpiry(ctx context.Context, tx dbsqlc.DBTX, c NewCredential) (*time.Time, error) {
 	if c.MaxLifetime <= 0 && c.Minter == nil {
 		return c.ExpiresAt, nil
 	}
-	b, err := s.q.CredentialMintBounds(ctx, s.pool, c.Minter)
+	b, err := s.q.CredentialMintBounds(ctx, tx, c.Minter)
 	if err != nil {
 		return nil, dbErr(err, "read credential bounds", "credential")
 	}

@@ -92,6 +92,21 @@ DELETE FROM humans
 WHERE id = sqlc.arg(id)
   AND sqlc.arg(administrator)::boolean;
 
+-- name: AgentLockTenant :exec
+-- Serializes the creation of one tenant's agents (a transaction-level advisory lock), so that AgentCount and the
+-- insert after it see every earlier creation: tenant.limits' max_agents holds under concurrent calls. Taken only
+-- for a human the caller may act for, so nobody can hold up another tenant's creations.
+SELECT pg_advisory_xact_lock(hashtextextended('agents:' || sqlc.arg(human_id)::uuid::text, 0))
+WHERE sqlc.arg(administrator)::boolean OR sqlc.arg(human_id)::uuid = sqlc.arg(caller_id)::uuid;
+
+-- name: AgentCount :one
+-- The agents a human holds (disabled ones too: each is a row and a persona), for max_agents. Zero for a human out
+-- of the caller's reach, whose insert then matches nothing: a full tenant is never told apart from a missing one.
+SELECT count(*)
+FROM agents
+WHERE human_id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
 -- name: AgentInsert :one
 -- Creates an agent for a human the caller may act for; no row when that human is unknown or another tenant.
 INSERT INTO agents (human_id, name, description, metadata)
@@ -145,22 +160,53 @@ WHERE id = sqlc.arg(id)
 -- no row when either is unknown or out of reach. created_at defaults to now(), so credentials_expires_at_check
 -- (expires_at > created_at) is the "expires_at must be in the future" rule on the database clock. ON CONFLICT makes
 -- the bootstrap token idempotent: every node of a cluster may insert the same SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN at boot
--- (a minted token's hash is new, so for MintCredential no row means the human or agent is out of reach).
-INSERT INTO credentials (human_id, agent_id, name, token_prefix, token_hash, scopes, expires_at)
+-- (a minted token's hash is new, so for MintCredential no row means the human or agent is out of reach). minted_by
+-- is the credential whose call mints this one (NULL at bootstrap and from the command line).
+INSERT INTO credentials (human_id, agent_id, name, token_prefix, token_hash, scopes, expires_at, minted_by)
 SELECT h.id,
        a.id,
        sqlc.arg(name)::text,
        sqlc.arg(token_prefix)::text,
        sqlc.arg(token_hash)::bytea,
        sqlc.arg(scopes)::text[],
-       sqlc.narg(expires_at)::timestamptz
+       sqlc.narg(expires_at)::timestamptz,
+       sqlc.narg(minted_by)::uuid
 FROM humans AS h
 LEFT JOIN agents AS a ON a.id = sqlc.narg(agent_id)::uuid AND a.human_id = h.id
 WHERE h.id = sqlc.arg(human_id)::uuid
   AND (sqlc.arg(administrator)::boolean OR h.id = sqlc.arg(caller_id)::uuid)
   AND (sqlc.narg(agent_id)::uuid IS NULL OR a.id IS NOT NULL)
 ON CONFLICT (token_hash) DO NOTHING
-RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at;
+RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at, minted_by;
+
+-- name: CredentialLockTenant :exec
+-- Serializes the minting of one tenant's credentials, as AgentLockTenant does its agents: tenant.limits'
+-- max_credentials holds under concurrent calls.
+SELECT pg_advisory_xact_lock(hashtextextended('credentials:' || sqlc.arg(human_id)::uuid::text, 0))
+WHERE sqlc.arg(administrator)::boolean OR sqlc.arg(human_id)::uuid = sqlc.arg(caller_id)::uuid;
+
+-- name: CredentialCountLive :one
+-- A human's live credentials (neither revoked nor expired, on the database clock), for max_credentials; zero out of
+-- the caller's reach, as AgentCount. idx_credentials_live skips the revoked ones.
+SELECT count(*)
+FROM credentials
+WHERE human_id = sqlc.arg(human_id)::uuid
+  AND revoked_at IS NULL
+  AND (expires_at IS NULL OR expires_at > now())
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
+-- name: CredentialLockMinter :one
+-- The minting credential, still live, share-locked until the mint commits. The token cache may still serve a
+-- credential revoked seconds ago, so the database has the last word: no row (revoked or expired) refuses the mint.
+-- The lock orders a mint against a revocation of its minter's tree (CredentialRevokeTree locks each row FOR
+-- UPDATE): a mint that locked first commits before the revocation reads the tree again and finds its row; one that
+-- waits re-reads the minter after the revocation commits and finds it revoked.
+SELECT id
+FROM credentials
+WHERE id = sqlc.arg(id)
+  AND revoked_at IS NULL
+  AND (expires_at IS NULL OR expires_at > now())
+FOR SHARE;
 
 -- name: CredentialMintBounds :one
 -- What bounds the expiry of a credential minted now, on the database clock: now() (the deployment's maximum
@@ -172,7 +218,7 @@ SELECT now()::timestamptz AS now,
 -- name: CredentialList :many
 -- A page of credentials, newest first, strictly before the keyset position; never the token hash. Without
 -- include_inactive only usable ones (not revoked, not expired by the database clock).
-SELECT id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at
+SELECT id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at, minted_by
 FROM credentials
 WHERE (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
   AND (sqlc.narg(human_id)::uuid IS NULL OR human_id = sqlc.narg(human_id)::uuid)
@@ -183,11 +229,73 @@ WHERE (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
 ORDER BY created_at DESC, id DESC
 LIMIT sqlc.arg(max_rows)::integer;
 
--- name: CredentialRevoke :one
--- Revokes a credential. Idempotent: coalesce keeps the first revoked_at, also when two revokes race (the second
--- re-reads the row after the first commits).
-UPDATE credentials
-SET revoked_at = coalesce(revoked_at, now())
+-- name: CredentialGet :one
+-- One credential the caller may reach, without its token hash.
+SELECT id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at, minted_by
+FROM credentials
 WHERE id = sqlc.arg(id)
-  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid)
-RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at;
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
+-- name: CredentialRevokeTree :many
+-- Revokes a credential the caller may reach and everything it minted, transitively (minted_by), whoever's tenant
+-- those are in: a token that minted them could only do so while it was trusted. The credential making the call
+-- (spared_id) is left out with its own subtree when it lies in the tree, so a token's successor, minted by it,
+-- may revoke it: that is rotation. Every row of the tree is locked FOR UPDATE in id order before any changes (two
+-- revocations of overlapping trees wait rather than deadlock); the rows already revoked are locked too, and keep
+-- their revoked_at. Returns the ids revoked by this statement. The tree is read from the statement's snapshot, so
+-- a mint under it that committed while this waited for a lock is missed: the caller runs it again in the same
+-- transaction until it revokes nothing (see CredentialLockMinter).
+WITH RECURSIVE tree AS (
+    SELECT c.id
+    FROM credentials AS c
+    WHERE c.id = sqlc.arg(id)
+      AND (sqlc.arg(administrator)::boolean OR c.human_id = sqlc.arg(caller_id)::uuid)
+    UNION
+    SELECT c.id
+    FROM credentials AS c
+    JOIN tree AS t ON c.minted_by = t.id
+    WHERE c.id IS DISTINCT FROM sqlc.narg(spared_id)::uuid
+),
+locked AS MATERIALIZED (
+    SELECT c.id
+    FROM credentials AS c
+    JOIN tree USING (id)
+    ORDER BY c.id
+    FOR UPDATE OF c
+)
+UPDATE credentials AS c
+SET revoked_at = now()
+FROM locked
+WHERE c.id = locked.id
+  AND c.revoked_at IS NULL
+RETURNING c.id;
+
+-- name: CredentialRevokeMintedByHuman :many
+-- Before a human is deleted (HumanDelete), revokes the trees its credentials minted in other tenants (an
+-- administrator mints tenants' first credentials); its own credentials go with it. Locks and returns as
+-- CredentialRevokeTree, and is run again until it revokes nothing for the same reason.
+WITH RECURSIVE tree AS (
+    SELECT c.id
+    FROM credentials AS c
+    JOIN credentials AS m ON m.id = c.minted_by
+    WHERE m.human_id = sqlc.arg(human_id)::uuid
+      AND c.human_id <> sqlc.arg(human_id)::uuid
+    UNION
+    SELECT c.id
+    FROM credentials AS c
+    JOIN tree AS t ON c.minted_by = t.id
+    WHERE c.human_id <> sqlc.arg(human_id)::uuid
+),
+locked AS MATERIALIZED (
+    SELECT c.id
+    FROM credentials AS c
+    JOIN tree USING (id)
+    ORDER BY c.id
+    FOR UPDATE OF c
+)
+UPDATE credentials AS c
+SET revoked_at = now()
+FROM locked
+WHERE c.id = locked.id
+  AND c.revoked_at IS NULL
+RETURNING c.id;

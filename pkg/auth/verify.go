@@ -15,12 +15,10 @@ import (
 // so it needs a limit of its own.
 const lookupTimeout = 5 * time.Second
 
-// principal resolves token to its principal: from the cache while the entry
-// lives, else by one database lookup shared by every request carrying the
-// token at that moment.
-func (a *Authenticator) principal(ctx context.Context, token string) (Principal, error) {
-	var key [32]byte
-	copy(key[:], a.hasher.Hash(token))
+// principal resolves a token, by its key, to its principal: from the cache
+// while the entry lives, else by one database lookup shared by every request
+// carrying the token at that moment.
+func (a *Authenticator) principal(ctx context.Context, key [32]byte) (Principal, error) {
 	if e, ok, refresh := a.cache.get(key, a.now()); ok {
 		if refresh {
 			a.refresh(ctx, key)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -40,7 +41,9 @@ func RequestID(ctx context.Context) string {
 //  4. error mapping, so logging sees the status the client gets and internal
 //     causes are logged exactly once;
 //  5. authorization, before validation, so a caller without a valid
-//     credential learns nothing about the request's shape;
+//     credential learns nothing about the request's shape; a stream stays
+//     watched until it ends, and is ended when its credential stops
+//     verifying (Options.AuthorizeStream);
 //  6. streams only: the cap on open streams (Options.LimitStreams), right
 //     after authorization, whose caller it counts, and before anything reads
 //     the request;
@@ -221,6 +224,9 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 }
 
 func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if s.authorizeStream != nil {
+		return s.streamAuthWatched(srv, ss, info, h)
+	}
 	if s.authorize == nil {
 		return h(srv, ss)
 	}
@@ -229,6 +235,25 @@ func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 		return err
 	}
 	return h(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
+}
+
+// streamAuthWatched authorizes a stream through Options.AuthorizeStream,
+// whose context ends when the caller's credential stops verifying: the
+// handler sees its context end (as when the client leaves), and the client
+// gets the reason, UNAUTHENTICATED say, rather than whatever the handler
+// made of its context ending.
+func (s *Server) streamAuthWatched(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	ctx, release, err := s.authorizeStream(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = h(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
+	var revoked *apierr.Error
+	if ctx.Err() != nil && ss.Context().Err() == nil && errors.As(context.Cause(ctx), &revoked) {
+		return revoked
+	}
+	return err
 }
 
 type wrappedStream struct {

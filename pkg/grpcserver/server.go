@@ -75,10 +75,11 @@ type Server struct {
 	delay    time.Duration
 	services []string
 
-	validator protovalidate.Validator
-	authorize func(ctx context.Context, fullMethod string) (context.Context, error)
-	limit     grpc.StreamServerInterceptor
-	streams   atomic.Int64
+	validator       protovalidate.Validator
+	authorize       func(ctx context.Context, fullMethod string) (context.Context, error)
+	authorizeStream func(ctx context.Context, fullMethod string) (context.Context, func(), error)
+	limit           grpc.StreamServerInterceptor
+	streams         atomic.Int64
 
 	drainCtx context.Context
 	drain    context.CancelFunc
@@ -102,6 +103,12 @@ type Options struct {
 	// it returns the context to continue with (carrying the caller) or an
 	// apierr error (Unauthenticated, PermissionDenied, …).
 	Authorize func(ctx context.Context, fullMethod string) (context.Context, error)
+	// AuthorizeStream, if set, vets every stream instead of Authorize, and
+	// may end it later: the context it returns ends, with the apierr error
+	// the client gets as its cause, when the caller's credential stops
+	// verifying (auth.Authenticator.AuthorizeStream). release runs when the
+	// stream ends.
+	AuthorizeStream func(ctx context.Context, fullMethod string) (_ context.Context, release func(), _ error)
 	// TLS, if set, secures the listener (pkg/tlsconfig.Server); nil serves
 	// plaintext.
 	TLS *tls.Config
@@ -133,18 +140,19 @@ func New(ctx context.Context, log *zap.Logger, opts Options) (*Server, error) {
 	}
 	drainCtx, drain := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{
-		log:       log.With(sblog.Component("grpc")),
-		validator: validator,
-		authorize: opts.Authorize,
-		limit:     opts.LimitStreams,
-		health:    health.NewServer(),
-		lis:       lis,
-		delay:     opts.ShutdownDelay,
-		drainCtx:  drainCtx,
-		drain:     drain,
-		failed:    make(chan error, 1),
-		served:    make(chan struct{}),
-		metrics:   newServerMetrics(opts.Metrics),
+		log:             log.With(sblog.Component("grpc")),
+		validator:       validator,
+		authorize:       opts.Authorize,
+		authorizeStream: opts.AuthorizeStream,
+		limit:           opts.LimitStreams,
+		health:          health.NewServer(),
+		lis:             lis,
+		delay:           opts.ShutdownDelay,
+		drainCtx:        drainCtx,
+		drain:           drain,
+		failed:          make(chan error, 1),
+		served:          make(chan struct{}),
+		metrics:         newServerMetrics(opts.Metrics),
 	}
 	serverOpts := append(s.chain(),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),

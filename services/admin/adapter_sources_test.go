@@ -43,7 +43,7 @@ func TestCreateAdapterRefusesAddressesNotAllowed(t *testing.T) {
 		sources.AllowRule{Prefix: netip.MustParsePrefix("10.1.0.0/16"), Port: 6379},
 	)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	before := snapshot(t.Context(), t, e.pool)
 	for addr, why := range map[string]string{
 		"127.0.0.1:5432":          "loopback",
@@ -91,7 +91,7 @@ func TestCreateAdapterWithoutAllowList(t *testing.T) {
 	t.Parallel()
 	e := newEnvAllowing(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	for _, addr := range []string{"8.8.8.8:6379", "redis.internal:6379", "127.0.0.1:6379"} {
 		_, err := e.srv.CreateAdapter(ctx, &adminv1.CreateAdapterRequest{Adapter: redisAt(t, "x", addr, "s")})
 		require.Equal(t, addr+" is not allowed by SWITCHBOARD_ADAPTER_ALLOW (it is unset, so no address is allowed)",
@@ -109,7 +109,7 @@ func TestAdapterSourceHasOneOwner(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice, bob := e.seedTenant(t, "alice"), e.seedTenant(t, "bob")
-	aliceCtx, bobCtx := asTenant(t, mustUUID(t, alice.human.GetId())), asTenant(t, mustUUID(t, bob.human.GetId()))
+	aliceCtx, bobCtx := e.asTenant(t, mustUUID(t, alice.human.GetId())), e.asTenant(t, mustUUID(t, bob.human.GetId()))
 	mine := e.createAdapter(aliceCtx, t, redisAt(t, "orders", "redis.internal:6379", "orders"))
 
 	for _, steal := range []*adminv1.Adapter{
@@ -170,7 +170,7 @@ func TestAdapterSourceRace(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice, bob := e.seedTenant(t, "alice"), e.seedTenant(t, "bob")
-	ctxs := []context.Context{asTenant(t, mustUUID(t, alice.human.GetId())), asTenant(t, mustUUID(t, bob.human.GetId()))}
+	ctxs := []context.Context{e.asTenant(t, mustUUID(t, alice.human.GetId())), e.asTenant(t, mustUUID(t, bob.human.GetId()))}
 	const rounds = 20
 	for round := range rounds {
 		stream := fmt.Sprint("contested-", round)

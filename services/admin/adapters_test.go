@@ -79,7 +79,7 @@ func TestCreateAdapterEachKind(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE}, "")
 
 	hook := e.createAdapter(ctx, t, &adminv1.Adapter{
@@ -137,7 +137,7 @@ func TestCreateAdapterEachKind(t *testing.T) {
 	bob := e.seedTenant(t, "bob")
 	bobs := redisAdapter(t, "orders")
 	bobs.Config = mustStruct(t, map[string]any{"addr": "redis.internal:6379", "stream": "bob-orders"})
-	e.createAdapter(asTenant(t, mustUUID(t, bob.human.GetId())), t, bobs)
+	e.createAdapter(e.asTenant(t, mustUUID(t, bob.human.GetId())), t, bobs)
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -146,7 +146,7 @@ func TestCreateAdapterRedisStreamConfigValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	const del = "\x00delete"
 	base := func(kv ...any) map[string]any {
 		m := map[string]any{"addr": "localhost:6379", "stream": "events"}
@@ -237,9 +237,9 @@ func TestCreateAdapterValidation(t *testing.T) {
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
 	bob := e.seedTenant(t, "bob")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE}, "")
-	bobEp, _ := e.createEndpoint(asTenant(t, mustUUID(t, bob.human.GetId())), t,
+	bobEp, _ := e.createEndpoint(e.asTenant(t, mustUUID(t, bob.human.GetId())), t,
 		&adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE}, "")
 	hook := func(mod func(*adminv1.Adapter)) *adminv1.Adapter {
 		a := &adminv1.Adapter{Name: "hook", Kind: kindWebhook, EndpointId: ep.GetId(), Queue: "hooks"}
@@ -307,8 +307,8 @@ func TestAdapterTenancy(t *testing.T) {
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
 	bob := e.seedTenant(t, "bob")
-	aliceCtx := asTenant(t, mustUUID(t, alice.human.GetId()))
-	bobCtx := asTenant(t, mustUUID(t, bob.human.GetId()))
+	aliceCtx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
+	bobCtx := e.asTenant(t, mustUUID(t, bob.human.GetId()))
 	aliceEp, _ := e.createEndpoint(aliceCtx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE}, "")
 	a := e.createAdapter(aliceCtx, t, &adminv1.Adapter{Name: "hook", Kind: kindWebhook, EndpointId: aliceEp.GetId(), Queue: "hooks"})
 
@@ -370,7 +370,7 @@ func TestListAdaptersPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	var ids []string
 	for _, name := range []string{"a1", "a2", "a3"} {
 		ids = append(ids, e.createAdapter(ctx, t, redisAdapter(t, name)).GetId())
@@ -408,7 +408,7 @@ func TestUpdateAdapter(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	a := e.createAdapter(ctx, t, redisAdapter(t, "orders"))
 	mask := func(paths ...string) *fieldmaskpb.FieldMask { return &fieldmaskpb.FieldMask{Paths: paths} }
 	update := func(in *adminv1.Adapter, m *fieldmaskpb.FieldMask) (*adminv1.Adapter, error) {
@@ -503,7 +503,7 @@ func TestUpdateWebhookAdapter(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	ep1, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE}, "")
 	ep2, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE}, "")
 	a := e.createAdapter(ctx, t, &adminv1.Adapter{Name: "hook", Kind: kindWebhook, EndpointId: ep1.GetId(), Queue: "hooks"})
@@ -545,7 +545,7 @@ func TestDeleteAdapter(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	a := e.createAdapter(ctx, t, redisAdapter(t, "orders"))
 	keep := e.createAdapter(ctx, t, redisAdapter(t, "keep"))
 	_, err := e.srv.DeleteAdapter(ctx, &adminv1.DeleteAdapterRequest{Id: a.GetId()})

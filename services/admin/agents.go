@@ -38,7 +38,12 @@ func (s *Server) CreateAgent(ctx context.Context, req *adminv1.CreateAgentReques
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.identity.CreateAgent(ctx, t, auth.NewAgent{HumanID: humanID, Name: in.GetName(), Description: in.GetDescription(), Metadata: meta})
+	limits, err := s.tenantLimits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.identity.CreateAgent(ctx, t, auth.NewAgent{HumanID: humanID, Name: in.GetName(), Description: in.GetDescription(), Metadata: meta},
+		int(limits.MaxAgents))
 	pa, err := render(a, err, agentProto)
 	return apierr.Reply(&adminv1.CreateAgentResponse{Agent: pa}, err)
 }

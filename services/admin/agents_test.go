@@ -19,7 +19,7 @@ func TestAgentLifecycle(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 
 	// Empty human_id: the caller's own human. Metadata defaults to {}.
 	created, err := e.srv.CreateAgent(ctx, &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{
@@ -120,7 +120,7 @@ func TestAgentNameIsUniquePerHuman(t *testing.T) {
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
 	bob := e.seedTenant(t, "bob")
-	ctxA := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctxA := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	before := snapshot(t.Context(), t, e.pool)
 
 	_, err := e.srv.CreateAgent(ctxA, &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{Name: alice.agent.GetName()}})
@@ -128,7 +128,7 @@ func TestAgentNameIsUniquePerHuman(t *testing.T) {
 	require.Equal(t, before, snapshot(t.Context(), t, e.pool))
 
 	// Another human may use the same name.
-	_, err = e.srv.CreateAgent(asTenant(t, mustUUID(t, bob.human.GetId())), &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{Name: alice.agent.GetName()}})
+	_, err = e.srv.CreateAgent(e.asTenant(t, mustUUID(t, bob.human.GetId())), &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{Name: alice.agent.GetName()}})
 	require.NoError(t, err)
 
 	// Renaming onto a taken name is refused too.
@@ -144,7 +144,7 @@ func TestAgentValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	big, err := structpb.NewStruct(map[string]any{"blob": strings.Repeat("x", 64<<10)})
 	require.NoError(t, err)
 	before := snapshot(t.Context(), t, e.pool)

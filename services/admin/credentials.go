@@ -2,9 +2,12 @@ package admin
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/google/uuid"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
@@ -49,7 +52,11 @@ func (s *Server) MintCredential(ctx context.Context, req *adminv1.MintCredential
 	if p, ok := auth.FromContext(ctx); ok {
 		nc.Minter = &p.CredentialID
 	}
-	c, token, err := s.identity.MintCredential(ctx, t, nc)
+	limits, err := s.tenantLimits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, token, err := s.identity.MintCredential(ctx, t, nc, int(limits.MaxCredentials))
 	return apierr.Reply(&adminv1.MintCredentialResponse{Credential: credentialProto(c), Token: token}, err)
 }
 
@@ -89,10 +96,22 @@ func (s *Server) ListCredentials(ctx context.Context, req *adminv1.ListCredentia
 }
 
 // RevokeCredential makes a credential of a human the caller may act for stop
-// working. Revoking it again succeeds and keeps the first revoked_at.
+// working, with every credential it minted, transitively, except the
+// caller's own (and what the caller minted): a successor revoking the token
+// that minted it is rotation, not suicide. Revoking it again succeeds and
+// keeps the first revoked_at.
 func (s *Server) RevokeCredential(ctx context.Context, req *adminv1.RevokeCredentialRequest) (*adminv1.RevokeCredentialResponse, error) {
-	c, err := got(ctx, req.GetId(), s.identity.RevokeCredential, infallible(credentialProto))
-	return apierr.Reply(&adminv1.RevokeCredentialResponse{Credential: c}, err)
+	var minted int
+	c, err := got(ctx, req.GetId(), func(ctx context.Context, t auth.Tenant, id uuid.UUID) (auth.Credential, error) {
+		var by *uuid.UUID
+		if p, ok := auth.FromContext(ctx); ok {
+			by = &p.CredentialID
+		}
+		c, n, err := s.identity.RevokeCredential(ctx, t, id, by)
+		minted = n
+		return c, err
+	}, infallible(credentialProto))
+	return apierr.Reply(&adminv1.RevokeCredentialResponse{Credential: c, MintedRevoked: int32(min(minted, math.MaxInt32))}, err)
 }
 
 func credentialProto(c auth.Credential) *adminv1.Credential {
@@ -107,5 +126,6 @@ func credentialProto(c auth.Credential) *adminv1.Credential {
 		ExpiresAt:   timestamp(c.ExpiresAt),
 		LastUsedAt:  timestamp(c.LastUsedAt),
 		RevokedAt:   timestamp(c.RevokedAt),
+		MintedBy:    idString(c.MintedBy),
 	}
 }

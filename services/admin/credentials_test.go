@@ -20,7 +20,7 @@ func TestMintListRevokeCredentials(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 
 	// For the human itself (empty human_id = the caller's), scopes deduped and sorted.
 	expires := time.Now().Add(time.Hour).Truncate(time.Microsecond)
@@ -56,7 +56,7 @@ func TestMintListRevokeCredentials(t *testing.T) {
 	list, err := e.srv.ListCredentials(ctx, &adminv1.ListCredentialsRequest{})
 	require.NoError(t, err)
 	ids := credentialIDs(list.GetCredentials())
-	require.Equal(t, []string{forAgent.GetCredential().GetId(), c.GetId(), alice.credential.GetId()}, ids, "newest first")
+	require.Equal(t, []string{forAgent.GetCredential().GetId(), c.GetId(), callerCredential(ctx), alice.credential.GetId()}, ids, "newest first")
 
 	byAgent, err := e.srv.ListCredentials(ctx, &adminv1.ListCredentialsRequest{AgentId: alice.agent.GetId()})
 	require.NoError(t, err)
@@ -85,7 +85,7 @@ func TestMintListRevokeCredentials(t *testing.T) {
 	require.NoError(t, err)
 	active, err = e.srv.ListCredentials(ctx, &adminv1.ListCredentialsRequest{})
 	require.NoError(t, err)
-	require.Equal(t, []string{alice.credential.GetId()}, credentialIDs(active.GetCredentials()))
+	require.Equal(t, []string{callerCredential(ctx), alice.credential.GetId()}, credentialIDs(active.GetCredentials()))
 
 	_, err = e.srv.RevokeCredential(ctx, &adminv1.RevokeCredentialRequest{Id: "00000000-0000-4000-8000-000000000000"})
 	requireCode(t, codes.NotFound, err)
@@ -120,7 +120,7 @@ func TestMintCredentialValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	// "Past" is measured against the database's clock, which is what the
 	// server compares with: read it rather than trusting this process's.
 	var dbNow time.Time
@@ -167,7 +167,7 @@ func TestMintedLifetimeIsBounded(t *testing.T) {
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
 	aliceID := mustUUID(t, alice.human.GetId())
-	ctx := asTenant(t, aliceID)
+	ctx := e.asTenant(t, aliceID)
 	dbNow := func() time.Time {
 		var now time.Time
 		require.NoError(t, e.pool.QueryRow(t.Context(), "SELECT now()").Scan(&now))

@@ -20,7 +20,7 @@ func TestEndpointBodyDedupDefaults(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	_, err := e.pool.Exec(t.Context(), `UPDATE settings SET value = '{"window_seconds": 7200}' WHERE key = 'ingest.dedup'`)
 	require.NoError(t, err)
 
@@ -59,7 +59,7 @@ func TestUpdateEndpointTopicAndDedup(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{
 		Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE, TopicHeader: "X-Event-Type",
 	}, "")

@@ -53,7 +53,7 @@ func TestCreateEndpointHandshakeSchemes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	const token = "meatyhamhock-verify"
 	for _, tc := range []struct {
 		scheme        adminv1.VerificationScheme
@@ -99,7 +99,7 @@ func TestCreateEndpointHandshakeValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	before := snapshot(t.Context(), t, e.pool)
 	req := func(scheme adminv1.VerificationScheme, secret, token string) *adminv1.CreateEndpointRequest {
 		return &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{Queue: "hooks", Verification: scheme, MetaVerifyToken: token}, Secret: secret}
@@ -135,7 +135,7 @@ func TestUpdateEndpointMetaVerifyToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: githubScheme}, "")
 	id := ep.GetId()
 

@@ -18,7 +18,7 @@ func TestEndpointPublicURL(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	const first, second = "https://hooks.example.com/hooks/twilio", "http://10.0.0.7:8080/hooks/twilio"
 	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{
 		Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_TWILIO, PublicUrl: first,
@@ -59,7 +59,7 @@ func TestStandardWebhooksSecretsStayTheirOwn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	const (
 		github   = adminv1.VerificationScheme_VERIFICATION_SCHEME_GITHUB
 		standard = adminv1.VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS

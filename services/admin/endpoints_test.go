@@ -115,7 +115,7 @@ func TestCreateEndpointEachScheme(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	pk := make([]byte, 32)
 	pk[0] = 0x3d // the server checks the shape; the verifier checks the point
 	pub := "whpk_" + base64.StdEncoding.EncodeToString(pk)
@@ -245,8 +245,8 @@ func TestEndpointTenancy(t *testing.T) {
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
 	bob := e.seedTenant(t, "bob")
-	aliceCtx := asTenant(t, mustUUID(t, alice.human.GetId()))
-	bobCtx := asTenant(t, mustUUID(t, bob.human.GetId()))
+	aliceCtx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
+	bobCtx := e.asTenant(t, mustUUID(t, bob.human.GetId()))
 	ep, _ := e.createEndpoint(aliceCtx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_GITHUB}, "")
 	secretID := ep.GetSecrets()[0].GetId()
 
@@ -303,7 +303,7 @@ func TestListEndpointsPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	var ids []string
 	for range 3 {
 		ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS}, "")
@@ -330,7 +330,7 @@ func TestEndpointSecretRotation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_STANDARD_WEBHOOKS}, "")
 	oldID := ep.GetSecrets()[0].GetId()
 
@@ -440,7 +440,7 @@ func TestUpdateEndpoint(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	ep, plain := e.createEndpoint(ctx, t, &adminv1.Endpoint{
 		Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_HMAC_SHA256, SignatureHeader: "X-Signature", AgentId: alice.agent.GetId(),
 	}, "")
@@ -529,7 +529,7 @@ func TestUpdateEndpointReplacesSecretsOnSchemeChange(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_GITHUB}, "")
 
 	// To NONE: the secrets go.
@@ -571,7 +571,7 @@ func TestDeleteEndpointCascadesSecrets(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_SHOPIFY}, "")
 	_, err := e.srv.AddEndpointSecret(ctx, &adminv1.AddEndpointSecretRequest{EndpointId: ep.GetId()})
 	require.NoError(t, err)
@@ -589,7 +589,7 @@ func TestCreateEndpointValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	before := snapshot(t.Context(), t, e.pool)
 	ep := func(scheme adminv1.VerificationScheme, mod func(*adminv1.Endpoint)) *adminv1.Endpoint {
 		out := &adminv1.Endpoint{Queue: "hooks", Verification: scheme}

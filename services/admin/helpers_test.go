@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -31,14 +33,18 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // env is one test's server over its own migrated database.
 type env struct {
-	srv    *admin.Server
-	pool   *pgxpool.Pool
-	hasher *auth.Hasher
+	srv      *admin.Server
+	pool     *pgxpool.Pool
+	identity *auth.Store
+	hasher   *auth.Hasher
 	// keys seals endpoint secrets; tests open stored rows with it.
 	keys *secretbox.Keyring
 	// root is a bootstrap administrator, seeded through the store because
 	// no RPC can create the first human.
 	root uuid.UUID
+
+	callersMu sync.Mutex
+	callers   map[caller]uuid.UUID // the credentials as calls with
 }
 
 // testAllow is the operator's allow list the admin tests run under (as
@@ -63,27 +69,61 @@ func newEnvAllowing(t *testing.T, allow ...sources.AllowRule) *env {
 		"k1": bytes.Repeat([]byte{1}, secretbox.KeySize), "k2": bytes.Repeat([]byte{2}, secretbox.KeySize),
 	})
 	require.NoError(t, err)
-	return &env{srv: admin.New(zap.NewNop(), pool, identity, sources.New(pool, keys, sources.NewAllowlist(allow, nil))), pool: pool, hasher: hasher, keys: keys, root: root.ID}
+	return &env{
+		srv:  admin.New(zap.NewNop(), pool, identity, sources.New(pool, keys, sources.NewAllowlist(allow, nil))),
+		pool: pool, identity: identity, hasher: hasher, keys: keys, root: root.ID, callers: map[caller]uuid.UUID{},
+	}
 }
 
 // asAdministrator is the context of an administrator's admin credential.
-func asAdministrator(t *testing.T, humanID uuid.UUID) context.Context {
+func (e *env) asAdministrator(t *testing.T, humanID uuid.UUID) context.Context {
 	t.Helper()
-	return auth.NewContext(t.Context(), auth.Principal{
-		CredentialID: uuid.New(), HumanID: humanID, Scopes: []auth.Scope{auth.ScopeAdmin}, Administrator: true,
-	})
+	return e.as(t, humanID, true)
 }
 
 // asTenant is the context of an ordinary human's admin credential: full
 // control of its own tenant, nothing else.
-func asTenant(t *testing.T, humanID uuid.UUID) context.Context {
+func (e *env) asTenant(t *testing.T, humanID uuid.UUID) context.Context {
 	t.Helper()
+	return e.as(t, humanID, false)
+}
+
+// as is the context of an admin credential of humanID that exists in the
+// database, as the interceptor's would: a mint records it as the new
+// credential's minted_by, and refuses it once revoked. One credential per
+// human and role serves the whole test, so a context made after a snapshot
+// changes nothing.
+func (e *env) as(t *testing.T, humanID uuid.UUID, administrator bool) context.Context {
+	t.Helper()
+	e.callersMu.Lock()
+	defer e.callersMu.Unlock()
+	key := caller{humanID, administrator}
+	id, ok := e.callers[key]
+	if !ok {
+		c, _, err := e.identity.MintCredential(t.Context(), auth.Tenant{Administrator: true},
+			auth.NewCredential{HumanID: humanID, Name: "test caller", Scopes: []string{"admin"}}, math.MaxInt32)
+		require.NoError(t, err)
+		id = c.ID
+		e.callers[key] = id
+	}
 	return auth.NewContext(t.Context(), auth.Principal{
-		CredentialID: uuid.New(), HumanID: humanID, Scopes: []auth.Scope{auth.ScopeAdmin},
+		CredentialID: id, HumanID: humanID, Scopes: []auth.Scope{auth.ScopeAdmin}, Administrator: administrator,
 	})
 }
 
-func (e *env) rootCtx(t *testing.T) context.Context { t.Helper(); return asAdministrator(t, e.root) }
+// caller names a test's caller credential: whose, and in which role.
+type caller struct {
+	human         uuid.UUID
+	administrator bool
+}
+
+// callerCredential is the id of the credential ctx (from as) calls with.
+func callerCredential(ctx context.Context) string {
+	p, _ := auth.FromContext(ctx)
+	return p.CredentialID.String()
+}
+
+func (e *env) rootCtx(t *testing.T) context.Context { t.Helper(); return e.asAdministrator(t, e.root) }
 
 // tenant is one seeded tenant: a human with an agent and a credential.
 type tenant struct {

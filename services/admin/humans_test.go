@@ -174,7 +174,7 @@ func TestNonAdministratorHumans(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	a := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, a.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, a.human.GetId()))
 
 	got, err := e.srv.GetHuman(ctx, &adminv1.GetHumanRequest{Id: a.human.GetId()})
 	require.NoError(t, err)

@@ -22,7 +22,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 	e := newEnv(t)
 	a := e.seedTenant(t, "alice")
 	b := e.seedTenant(t, "bob")
-	ctx := asTenant(t, mustUUID(t, a.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, a.human.GetId()))
 	meta, err := structpb.NewStruct(map[string]any{"owned": "by alice"})
 	require.NoError(t, err)
 	before := snapshot(t.Context(), t, e.pool)

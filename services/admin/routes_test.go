@@ -22,7 +22,7 @@ func TestEndpointRoutesRoundTrip(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	routes := []*adminv1.Route{
 		{Queue: "builds", Topic: "github.push"},
 		{Queue: "reviews", AgentId: alice.agent.GetId(), Filter: `body.action == "opened"`},
@@ -75,7 +75,7 @@ func TestEndpointRoutesValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	for _, tc := range []struct {
 		name, field, message string
 		routes               []*adminv1.Route
@@ -111,7 +111,7 @@ func TestUpdateEndpointRoutesValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	kept := []*adminv1.Route{{Queue: "kept", Filter: "true"}}
 	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE, Routes: kept}, "")
 	before := snapshot(ctx, t, e.pool)
@@ -146,7 +146,7 @@ func TestEndpointRoutesTenancy(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice, bob := e.seedTenant(t, "alice"), e.seedTenant(t, "bob")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	before := snapshot(ctx, t, e.pool)
 	_, err := e.srv.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
 		Queue: "hooks", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE,

@@ -18,7 +18,7 @@ func TestReadSettings(t *testing.T) {
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
 	// Settings are deployment-wide: any admin-scoped caller may read them.
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 
 	list, err := e.srv.ListSettings(ctx, &adminv1.ListSettingsRequest{})
 	require.NoError(t, err)
@@ -93,6 +93,8 @@ func TestUpdateSettingRefusals(t *testing.T) {
 	e := newEnv(t)
 	alice := e.seedTenant(t, "alice")
 	ctx := e.rootCtx(t)
+	// Before the snapshot: the caller's credential is a row.
+	aliceCtx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	before := snapshot(t.Context(), t, e.pool)
 
 	setting := func(key string, fields map[string]any) *adminv1.UpdateSettingRequest {
@@ -155,9 +157,9 @@ func TestUpdateSettingRefusals(t *testing.T) {
 	})
 	t.Run("non-administrator", func(t *testing.T) {
 		t.Parallel()
-		_, err := e.srv.UpdateSetting(asTenant(t, mustUUID(t, alice.human.GetId())), queue(map[string]any{"max_attempts": 5, "lease_seconds": 30}))
+		_, err := e.srv.UpdateSetting(aliceCtx, queue(map[string]any{"max_attempts": 5, "lease_seconds": 30}))
 		requireCode(t, codes.PermissionDenied, err)
-		require.Equal(t, before, snapshot(t.Context(), t, e.pool))
+		require.Equal(t, before, snapshot(aliceCtx, t, e.pool))
 	})
 }
 

@@ -58,7 +58,8 @@ func (a *assembly) buildCore() error {
 	a.identity = auth.NewStore(a.pool, hasher)
 	a.authn = auth.NewAuthenticator(log, a.identity, hasher, cfg.Auth.CacheTTL)
 	gs, err := grpcserver.New(a.ctx, log, grpcserver.Options{
-		Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay, Authorize: a.authn.Authorize,
+		Addr: cfg.GRPC.Addr, ShutdownDelay: cfg.Shutdown.Delay,
+		Authorize: a.authn.Authorize, AuthorizeStream: a.authn.AuthorizeStream,
 		TLS: a.tls.grpcServerTLS(), LimitStreams: streamLimiter(log, a.pool).Intercept,
 		StatsHandler: a.tracing.GRPCServerHandler(),
 		Metrics:      a.metrics.Registerer(),
@@ -108,6 +109,9 @@ func (a *assembly) buildCore() error {
 		// Stops after the servers drained, before the pools close: the
 		// token cache's background refreshes use the pool.
 		lifecycle.Func{ComponentName: "auth-refresh", OnStop: a.authn.Close},
+		// Ends the open streams of credentials that stopped verifying;
+		// stops before the refreshes it starts are waited for.
+		lifecycle.NewLoop("auth-streams", auth.StreamCheckInterval(cfg.Auth.CacheTTL), a.authn.CheckStreams),
 		// Serves health (NOT_SERVING) while the node migrates. It stops
 		// gracefully as "grpc-drain", late in start order (see components);
 		// by its own Stop there is nothing left to stop.

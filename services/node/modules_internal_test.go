@@ -64,7 +64,8 @@ func TestModuleTable(t *testing.T) {
 // choreography needs — health first (drain: NOT_SERVING, the delay, then
 // streams and long polls end), the edges' in-flight requests next, then the
 // background loops (notifier last among them), then readiness, membership
-// (deregistration), the pools and last tracing. Building a node needs no database.
+// (deregistration), the token cache's stream checks and refreshes, the pools
+// and last tracing. Building a node needs no database.
 func TestShutdownOrder(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
@@ -92,9 +93,10 @@ func TestShutdownOrder(t *testing.T) {
 		return i
 	}
 	require.Equal(t, []string{"drain", "http", "grpc-drain"}, stop[:3], "health, then the edges drain")
-	require.Equal(t, []string{"readiness", "membership", "migrate", "grpc", "auth-refresh", "postgres", "tracing"}, stop[len(stop)-7:],
-		"deregistration, the token cache's refreshes and the pools come last, and only then the spans' last export")
-	background := stop[3 : len(stop)-7]
+	require.Equal(t, []string{"readiness", "membership", "migrate", "grpc", "auth-streams", "auth-refresh", "postgres", "tracing"}, stop[len(stop)-8:],
+		"deregistration, the streams' credential checks (which start refreshes), the token cache's refreshes "+
+			"and the pools come last, and only then the spans' last export")
+	background := stop[3 : len(stop)-8]
 	require.Equal(t, "pgnotify", background[len(background)-1], "the notifier outlives every loop that uses it: %v", background)
 	for _, loop := range []string{"queue-reaper", "queue-retention", "ingest-retention", "realtime-retention"} {
 		require.Contains(t, background, loop)

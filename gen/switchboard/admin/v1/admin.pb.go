@@ -476,7 +476,12 @@ type Credential struct {
 	// Approximate: the server may skip updates to save writes.
 	LastUsedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=last_used_at,json=lastUsedAt,proto3" json:"last_used_at,omitempty"`
 	// When the token was revoked; unset while it is not revoked.
-	RevokedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	RevokedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	// Credential whose call minted this one (uuid): its lineage. Revoking that
+	// credential revokes this one too, and what this one minted. Empty when no
+	// credential minted it through the API (the bootstrap token, `switchboard
+	// token create`) or when it was minted before lineage was recorded.
+	MintedBy      string `protobuf:"bytes,11,opt,name=minted_by,json=mintedBy,proto3" json:"minted_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -579,6 +584,13 @@ func (x *Credential) GetRevokedAt() *timestamppb.Timestamp {
 		return x.RevokedAt
 	}
 	return nil
+}
+
+func (x *Credential) GetMintedBy() string {
+	if x != nil {
+		return x.MintedBy
+	}
+	return ""
 }
 
 // EndpointSecret describes one of an endpoint's stored secrets (table
@@ -1454,7 +1466,7 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12;\n" +
 	"\vdisabled_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"disabledAt\"\x90\x03\n" +
+	"disabledAt\"\xad\x03\n" +
 	"\n" +
 	"Credential\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
@@ -1471,7 +1483,8 @@ const file_switchboard_admin_v1_admin_proto_rawDesc = "" +
 	"lastUsedAt\x129\n" +
 	"\n" +
 	"revoked_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\xc1\x01\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\x12\x1b\n" +
+	"\tminted_by\x18\v \x01(\tR\bmintedBy\"\xc1\x01\n" +
 	"\x0eEndpointSecret\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04hint\x18\x02 \x01(\tR\x04hint\x12\x15\n" +

@@ -2940,7 +2940,10 @@ func (x *RevokeCredentialRequest) GetId() string {
 type RevokeCredentialResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The credential, with revoked_at set.
-	Credential    *Credential `protobuf:"bytes,1,opt,name=credential,proto3" json:"credential,omitempty"`
+	Credential *Credential `protobuf:"bytes,1,opt,name=credential,proto3" json:"credential,omitempty"`
+	// How many credentials it minted, transitively, this call revoked with it
+	// (those revoked before are not counted).
+	MintedRevoked int32 `protobuf:"varint,2,opt,name=minted_revoked,json=mintedRevoked,proto3" json:"minted_revoked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2980,6 +2983,13 @@ func (x *RevokeCredentialResponse) GetCredential() *Credential {
 		return x.Credential
 	}
 	return nil
+}
+
+func (x *RevokeCredentialResponse) GetMintedRevoked() int32 {
+	if x != nil {
+		return x.MintedRevoked
+	}
+	return 0
 }
 
 var File_switchboard_admin_v1_admin_service_proto protoreflect.FileDescriptor
@@ -3169,11 +3179,12 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"\vcredentials\x18\x01 \x03(\v2 .switchboard.admin.v1.CredentialR\vcredentials\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"6\n" +
 	"\x17RevokeCredentialRequest\x12\x1b\n" +
-	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\\\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x83\x01\n" +
 	"\x18RevokeCredentialResponse\x12@\n" +
 	"\n" +
 	"credential\x18\x01 \x01(\v2 .switchboard.admin.v1.CredentialR\n" +
-	"credential2\xb5\x1f\n" +
+	"credential\x12%\n" +
+	"\x0eminted_revoked\x18\x02 \x01(\x05R\rmintedRevoked2\xb5\x1f\n" +
 	"\fAdminService\x12\x84\x01\n" +
 	"\vCreateHuman\x12(.switchboard.admin.v1.CreateHumanRequest\x1a).switchboard.admin.v1.CreateHumanResponse\" \x82\xd3\xe4\x93\x02\x1a:\x05human\"\x11/api/admin/humans\x12y\n" +
 	"\bGetHuman\x12%.switchboard.admin.v1.GetHumanRequest\x1a&.switchboard.admin.v1.GetHumanResponse\"\x1e\x82\xd3\xe4\x93\x02\x18\x12\x16/api/admin/humans/{id}\x12z\n" +

@@ -86,12 +86,16 @@ type AdminServiceClient interface {
 	UpdateHuman(ctx context.Context, in *UpdateHumanRequest, opts ...grpc.CallOption) (*UpdateHumanResponse, error)
 	// DeleteHuman deletes a human and, in the same transaction, everything it
 	// owns: agents, credentials, endpoints, adapters, events, todos and
-	// durable realtime events. Administrators only; irreversible.
+	// durable realtime events. Administrators only; irreversible. The
+	// credentials its credentials minted in other tenants are revoked, not
+	// deleted (see RevokeCredential).
 	// Errors: NOT_FOUND for an unknown id.
 	DeleteHuman(ctx context.Context, in *DeleteHumanRequest, opts ...grpc.CallOption) (*DeleteHumanResponse, error)
 	// CreateAgent adds an agent persona to a human.
 	// Errors: ALREADY_EXISTS for a name already used by that human,
-	// INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown human_id.
+	// INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown human_id,
+	// RESOURCE_EXHAUSTED when the human holds the most agents the setting
+	// tenant.limits allows (max_agents), whoever calls.
 	CreateAgent(ctx context.Context, in *CreateAgentRequest, opts ...grpc.CallOption) (*CreateAgentResponse, error)
 	// GetAgent returns one agent.
 	// Errors: NOT_FOUND for an unknown id.
@@ -188,17 +192,27 @@ type AdminServiceClient interface {
 	// MintCredential creates a bearer token for a human or one of its agents.
 	// The plaintext token is in the response and is never returned again;
 	// only its SHA-256 hash is stored.
+	// The new credential records the caller's as its minted_by, and is revoked
+	// when that one is.
 	// Errors: INVALID_ARGUMENT for a bad field (including an expires_at in the
 	// past, or beyond the maximum lifetime or the caller's own expiry),
-	// NOT_FOUND for an unknown human_id or agent_id.
+	// NOT_FOUND for an unknown human_id or agent_id, RESOURCE_EXHAUSTED when
+	// the human holds the most live credentials the setting tenant.limits
+	// allows (max_credentials), whoever calls, UNAUTHENTICATED when the
+	// caller's own credential was revoked meanwhile.
 	MintCredential(ctx context.Context, in *MintCredentialRequest, opts ...grpc.CallOption) (*MintCredentialResponse, error)
 	// ListCredentials lists credentials, newest first (never the tokens).
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListCredentials(ctx context.Context, in *ListCredentialsRequest, opts ...grpc.CallOption) (*ListCredentialsResponse, error)
 	// RevokeCredential makes a token stop working: at once in the database, and
 	// on every node within SWITCHBOARD_AUTH_CACHE_TTL (10 s by default), the
-	// time a node trusts a verified token without asking again. Revoking an
-	// already revoked credential succeeds and keeps the original revoked_at.
+	// time a node trusts a verified token without asking again; its open
+	// streams end with UNAUTHENTICATED within the same time. Every credential
+	// it minted (Credential.minted_by), transitively, is revoked with it, in
+	// whichever tenant: except the credential making this call, with what it
+	// minted, so that a token's successor may revoke it (rotation). Revoking an
+	// already revoked credential succeeds, keeps the original revoked_at, and
+	// revokes what it minted since.
 	// Errors: NOT_FOUND for an unknown id.
 	RevokeCredential(ctx context.Context, in *RevokeCredentialRequest, opts ...grpc.CallOption) (*RevokeCredentialResponse, error)
 }
@@ -528,12 +542,16 @@ type AdminServiceServer interface {
 	UpdateHuman(context.Context, *UpdateHumanRequest) (*UpdateHumanResponse, error)
 	// DeleteHuman deletes a human and, in the same transaction, everything it
 	// owns: agents, credentials, endpoints, adapters, events, todos and
-	// durable realtime events. Administrators only; irreversible.
+	// durable realtime events. Administrators only; irreversible. The
+	// credentials its credentials minted in other tenants are revoked, not
+	// deleted (see RevokeCredential).
 	// Errors: NOT_FOUND for an unknown id.
 	DeleteHuman(context.Context, *DeleteHumanRequest) (*DeleteHumanResponse, error)
 	// CreateAgent adds an agent persona to a human.
 	// Errors: ALREADY_EXISTS for a name already used by that human,
-	// INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown human_id.
+	// INVALID_ARGUMENT for a bad field, NOT_FOUND for an unknown human_id,
+	// RESOURCE_EXHAUSTED when the human holds the most agents the setting
+	// tenant.limits allows (max_agents), whoever calls.
 	CreateAgent(context.Context, *CreateAgentRequest) (*CreateAgentResponse, error)
 	// GetAgent returns one agent.
 	// Errors: NOT_FOUND for an unknown id.
@@ -630,17 +648,27 @@ type AdminServiceServer interface {
 	// MintCredential creates a bearer token for a human or one of its agents.
 	// The plaintext token is in the response and is never returned again;
 	// only its SHA-256 hash is stored.
+	// The new credential records the caller's as its minted_by, and is revoked
+	// when that one is.
 	// Errors: INVALID_ARGUMENT for a bad field (including an expires_at in the
 	// past, or beyond the maximum lifetime or the caller's own expiry),
-	// NOT_FOUND for an unknown human_id or agent_id.
+	// NOT_FOUND for an unknown human_id or agent_id, RESOURCE_EXHAUSTED when
+	// the human holds the most live credentials the setting tenant.limits
+	// allows (max_credentials), whoever calls, UNAUTHENTICATED when the
+	// caller's own credential was revoked meanwhile.
 	MintCredential(context.Context, *MintCredentialRequest) (*MintCredentialResponse, error)
 	// ListCredentials lists credentials, newest first (never the tokens).
 	// Errors: INVALID_ARGUMENT for a bad page_size or page_token.
 	ListCredentials(context.Context, *ListCredentialsRequest) (*ListCredentialsResponse, error)
 	// RevokeCredential makes a token stop working: at once in the database, and
 	// on every node within SWITCHBOARD_AUTH_CACHE_TTL (10 s by default), the
-	// time a node trusts a verified token without asking again. Revoking an
-	// already revoked credential succeeds and keeps the original revoked_at.
+	// time a node trusts a verified token without asking again; its open
+	// streams end with UNAUTHENTICATED within the same time. Every credential
+	// it minted (Credential.minted_by), transitively, is revoked with it, in
+	// whichever tenant: except the credential making this call, with what it
+	// minted, so that a token's successor may revoke it (rotation). Revoking an
+	// already revoked credential succeeds, keeps the original revoked_at, and
+	// revokes what it minted since.
 	// Errors: NOT_FOUND for an unknown id.
 	RevokeCredential(context.Context, *RevokeCredentialRequest) (*RevokeCredentialResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()

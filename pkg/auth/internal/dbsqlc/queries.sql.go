@@ -13,6 +13,28 @@ import (
 	"github.com/google/uuid"
 )
 
+const agentCount = `-- name: AgentCount :one
+SELECT count(*)
+FROM agents
+WHERE human_id = $1::uuid
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type AgentCountParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// The agents a human holds (disabled ones too: each is a row and a persona), for max_agents. Zero for a human out
+// of the caller's reach, whose insert then matches nothing: a full tenant is never told apart from a missing one.
+func (q *Queries) AgentCount(ctx context.Context, db DBTX, arg AgentCountParams) (int64, error) {
+	row := db.QueryRow(ctx, agentCount, arg.HumanID, arg.Administrator, arg.CallerID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const agentDelete = `-- name: AgentDelete :execrows
 DELETE FROM agents
 WHERE id = $1
@@ -163,6 +185,25 @@ func (q *Queries) AgentList(ctx context.Context, db DBTX, arg AgentListParams) (
 	return items, nil
 }
 
+const agentLockTenant = `-- name: AgentLockTenant :exec
+SELECT pg_advisory_xact_lock(hashtextextended('agents:' || $1::uuid::text, 0))
+WHERE $2::boolean OR $1::uuid = $3::uuid
+`
+
+type AgentLockTenantParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Serializes the creation of one tenant's agents (a transaction-level advisory lock), so that AgentCount and the
+// insert after it see every earlier creation: tenant.limits' max_agents holds under concurrent calls. Taken only
+// for a human the caller may act for, so nobody can hold up another tenant's creations.
+func (q *Queries) AgentLockTenant(ctx context.Context, db DBTX, arg AgentLockTenantParams) error {
+	_, err := db.Exec(ctx, agentLockTenant, arg.HumanID, arg.Administrator, arg.CallerID)
+	return err
+}
+
 const agentUpdate = `-- name: AgentUpdate :one
 UPDATE agents
 SET name        = CASE WHEN $1::boolean THEN $2::text ELSE name END,
@@ -278,22 +319,94 @@ func (q *Queries) CredentialAuthenticate(ctx context.Context, db DBTX, tokenHash
 	return i, err
 }
 
+const credentialCountLive = `-- name: CredentialCountLive :one
+SELECT count(*)
+FROM credentials
+WHERE human_id = $1::uuid
+  AND revoked_at IS NULL
+  AND (expires_at IS NULL OR expires_at > now())
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type CredentialCountLiveParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// A human's live credentials (neither revoked nor expired, on the database clock), for max_credentials; zero out of
+// the caller's reach, as AgentCount. idx_credentials_live skips the revoked ones.
+func (q *Queries) CredentialCountLive(ctx context.Context, db DBTX, arg CredentialCountLiveParams) (int64, error) {
+	row := db.QueryRow(ctx, credentialCountLive, arg.HumanID, arg.Administrator, arg.CallerID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const credentialGet = `-- name: CredentialGet :one
+SELECT id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at, minted_by
+FROM credentials
+WHERE id = $1
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type CredentialGetParams struct {
+	ID            uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+type CredentialGetRow struct {
+	ID          uuid.UUID
+	HumanID     uuid.UUID
+	AgentID     *uuid.UUID
+	Name        string
+	TokenPrefix string
+	Scopes      []string
+	CreatedAt   time.Time
+	ExpiresAt   *time.Time
+	LastUsedAt  *time.Time
+	RevokedAt   *time.Time
+	MintedBy    *uuid.UUID
+}
+
+// One credential the caller may reach, without its token hash.
+func (q *Queries) CredentialGet(ctx context.Context, db DBTX, arg CredentialGetParams) (CredentialGetRow, error) {
+	row := db.QueryRow(ctx, credentialGet, arg.ID, arg.Administrator, arg.CallerID)
+	var i CredentialGetRow
+	err := row.Scan(
+		&i.ID,
+		&i.HumanID,
+		&i.AgentID,
+		&i.Name,
+		&i.TokenPrefix,
+		&i.Scopes,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.LastUsedAt,
+		&i.RevokedAt,
+		&i.MintedBy,
+	)
+	return i, err
+}
+
 const credentialInsert = `-- name: CredentialInsert :one
-INSERT INTO credentials (human_id, agent_id, name, token_prefix, token_hash, scopes, expires_at)
+INSERT INTO credentials (human_id, agent_id, name, token_prefix, token_hash, scopes, expires_at, minted_by)
 SELECT h.id,
        a.id,
        $1::text,
        $2::text,
        $3::bytea,
        $4::text[],
-       $5::timestamptz
+       $5::timestamptz,
+       $6::uuid
 FROM humans AS h
-LEFT JOIN agents AS a ON a.id = $6::uuid AND a.human_id = h.id
-WHERE h.id = $7::uuid
-  AND ($8::boolean OR h.id = $9::uuid)
-  AND ($6::uuid IS NULL OR a.id IS NOT NULL)
+LEFT JOIN agents AS a ON a.id = $7::uuid AND a.human_id = h.id
+WHERE h.id = $8::uuid
+  AND ($9::boolean OR h.id = $10::uuid)
+  AND ($7::uuid IS NULL OR a.id IS NOT NULL)
 ON CONFLICT (token_hash) DO NOTHING
-RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at
+RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at, minted_by
 `
 
 type CredentialInsertParams struct {
@@ -302,6 +415,7 @@ type CredentialInsertParams struct {
 	TokenHash     []byte
 	Scopes        []string
 	ExpiresAt     *time.Time
+	MintedBy      *uuid.UUID
 	AgentID       *uuid.UUID
 	HumanID       uuid.UUID
 	Administrator bool
@@ -319,13 +433,15 @@ type CredentialInsertRow struct {
 	ExpiresAt   *time.Time
 	LastUsedAt  *time.Time
 	RevokedAt   *time.Time
+	MintedBy    *uuid.UUID
 }
 
 // Mints a credential for a human the caller may act for and, when agent_id is set, an agent of that same human;
 // no row when either is unknown or out of reach. created_at defaults to now(), so credentials_expires_at_check
 // (expires_at > created_at) is the "expires_at must be in the future" rule on the database clock. ON CONFLICT makes
 // the bootstrap token idempotent: every node of a cluster may insert the same SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN at boot
-// (a minted token's hash is new, so for MintCredential no row means the human or agent is out of reach).
+// (a minted token's hash is new, so for MintCredential no row means the human or agent is out of reach). minted_by
+// is the credential whose call mints this one (NULL at bootstrap and from the command line).
 func (q *Queries) CredentialInsert(ctx context.Context, db DBTX, arg CredentialInsertParams) (CredentialInsertRow, error) {
 	row := db.QueryRow(ctx, credentialInsert,
 		arg.Name,
@@ -333,6 +449,7 @@ func (q *Queries) CredentialInsert(ctx context.Context, db DBTX, arg CredentialI
 		arg.TokenHash,
 		arg.Scopes,
 		arg.ExpiresAt,
+		arg.MintedBy,
 		arg.AgentID,
 		arg.HumanID,
 		arg.Administrator,
@@ -350,12 +467,13 @@ func (q *Queries) CredentialInsert(ctx context.Context, db DBTX, arg CredentialI
 		&i.ExpiresAt,
 		&i.LastUsedAt,
 		&i.RevokedAt,
+		&i.MintedBy,
 	)
 	return i, err
 }
 
 const credentialList = `-- name: CredentialList :many
-SELECT id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at
+SELECT id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at, minted_by
 FROM credentials
 WHERE ($1::boolean OR human_id = $2::uuid)
   AND ($3::uuid IS NULL OR human_id = $3::uuid)
@@ -389,6 +507,7 @@ type CredentialListRow struct {
 	ExpiresAt   *time.Time
 	LastUsedAt  *time.Time
 	RevokedAt   *time.Time
+	MintedBy    *uuid.UUID
 }
 
 // A page of credentials, newest first, strictly before the keyset position; never the token hash. Without
@@ -422,6 +541,7 @@ func (q *Queries) CredentialList(ctx context.Context, db DBTX, arg CredentialLis
 			&i.ExpiresAt,
 			&i.LastUsedAt,
 			&i.RevokedAt,
+			&i.MintedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -431,6 +551,45 @@ func (q *Queries) CredentialList(ctx context.Context, db DBTX, arg CredentialLis
 		return nil, err
 	}
 	return items, nil
+}
+
+const credentialLockMinter = `-- name: CredentialLockMinter :one
+SELECT id
+FROM credentials
+WHERE id = $1
+  AND revoked_at IS NULL
+  AND (expires_at IS NULL OR expires_at > now())
+FOR SHARE
+`
+
+// The minting credential, still live, share-locked until the mint commits. The token cache may still serve a
+// credential revoked seconds ago, so the database has the last word: no row (revoked or expired) refuses the mint.
+// The lock orders a mint against a revocation of its minter's tree (CredentialRevokeTree locks each row FOR
+// UPDATE): a mint that locked first commits before the revocation reads the tree again and finds its row; one that
+// waits re-reads the minter after the revocation commits and finds it revoked.
+func (q *Queries) CredentialLockMinter(ctx context.Context, db DBTX, id uuid.UUID) (uuid.UUID, error) {
+	row := db.QueryRow(ctx, credentialLockMinter, id)
+	var id_2 uuid.UUID
+	err := row.Scan(&id_2)
+	return id_2, err
+}
+
+const credentialLockTenant = `-- name: CredentialLockTenant :exec
+SELECT pg_advisory_xact_lock(hashtextextended('credentials:' || $1::uuid::text, 0))
+WHERE $2::boolean OR $1::uuid = $3::uuid
+`
+
+type CredentialLockTenantParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Serializes the minting of one tenant's credentials, as AgentLockTenant does its agents: tenant.limits'
+// max_credentials holds under concurrent calls.
+func (q *Queries) CredentialLockTenant(ctx context.Context, db DBTX, arg CredentialLockTenantParams) error {
+	_, err := db.Exec(ctx, credentialLockTenant, arg.HumanID, arg.Administrator, arg.CallerID)
+	return err
 }
 
 const credentialMintBounds = `-- name: CredentialMintBounds :one
@@ -453,51 +612,122 @@ func (q *Queries) CredentialMintBounds(ctx context.Context, db DBTX, minterID *u
 	return i, err
 }
 
-const credentialRevoke = `-- name: CredentialRevoke :one
-UPDATE credentials
-SET revoked_at = coalesce(revoked_at, now())
-WHERE id = $1
-  AND ($2::boolean OR human_id = $3::uuid)
-RETURNING id, human_id, agent_id, name, token_prefix, scopes, created_at, expires_at, last_used_at, revoked_at
+const credentialRevokeMintedByHuman = `-- name: CredentialRevokeMintedByHuman :many
+WITH RECURSIVE tree AS (
+    SELECT c.id
+    FROM credentials AS c
+    JOIN credentials AS m ON m.id = c.minted_by
+    WHERE m.human_id = $1::uuid
+      AND c.human_id <> $1::uuid
+    UNION
+    SELECT c.id
+    FROM credentials AS c
+    JOIN tree AS t ON c.minted_by = t.id
+    WHERE c.human_id <> $1::uuid
+),
+locked AS MATERIALIZED (
+    SELECT c.id
+    FROM credentials AS c
+    JOIN tree USING (id)
+    ORDER BY c.id
+    FOR UPDATE OF c
+)
+UPDATE credentials AS c
+SET revoked_at = now()
+FROM locked
+WHERE c.id = locked.id
+  AND c.revoked_at IS NULL
+RETURNING c.id
 `
 
-type CredentialRevokeParams struct {
+// Before a human is deleted (HumanDelete), revokes the trees its credentials minted in other tenants (an
+// administrator mints tenants' first credentials); its own credentials go with it. Locks and returns as
+// CredentialRevokeTree, and is run again until it revokes nothing for the same reason.
+func (q *Queries) CredentialRevokeMintedByHuman(ctx context.Context, db DBTX, humanID uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, credentialRevokeMintedByHuman, humanID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const credentialRevokeTree = `-- name: CredentialRevokeTree :many
+WITH RECURSIVE tree AS (
+    SELECT c.id
+    FROM credentials AS c
+    WHERE c.id = $1
+      AND ($2::boolean OR c.human_id = $3::uuid)
+    UNION
+    SELECT c.id
+    FROM credentials AS c
+    JOIN tree AS t ON c.minted_by = t.id
+    WHERE c.id IS DISTINCT FROM $4::uuid
+),
+locked AS MATERIALIZED (
+    SELECT c.id
+    FROM credentials AS c
+    JOIN tree USING (id)
+    ORDER BY c.id
+    FOR UPDATE OF c
+)
+UPDATE credentials AS c
+SET revoked_at = now()
+FROM locked
+WHERE c.id = locked.id
+  AND c.revoked_at IS NULL
+RETURNING c.id
+`
+
+type CredentialRevokeTreeParams struct {
 	ID            uuid.UUID
 	Administrator bool
 	CallerID      uuid.UUID
+	SparedID      *uuid.UUID
 }
 
-type CredentialRevokeRow struct {
-	ID          uuid.UUID
-	HumanID     uuid.UUID
-	AgentID     *uuid.UUID
-	Name        string
-	TokenPrefix string
-	Scopes      []string
-	CreatedAt   time.Time
-	ExpiresAt   *time.Time
-	LastUsedAt  *time.Time
-	RevokedAt   *time.Time
-}
-
-// Revokes a credential. Idempotent: coalesce keeps the first revoked_at, also when two revokes race (the second
-// re-reads the row after the first commits).
-func (q *Queries) CredentialRevoke(ctx context.Context, db DBTX, arg CredentialRevokeParams) (CredentialRevokeRow, error) {
-	row := db.QueryRow(ctx, credentialRevoke, arg.ID, arg.Administrator, arg.CallerID)
-	var i CredentialRevokeRow
-	err := row.Scan(
-		&i.ID,
-		&i.HumanID,
-		&i.AgentID,
-		&i.Name,
-		&i.TokenPrefix,
-		&i.Scopes,
-		&i.CreatedAt,
-		&i.ExpiresAt,
-		&i.LastUsedAt,
-		&i.RevokedAt,
+// Revokes a credential the caller may reach and everything it minted, transitively (minted_by), whoever's tenant
+// those are in: a token that minted them could only do so while it was trusted. The credential making the call
+// (spared_id) is left out with its own subtree when it lies in the tree, so a token's successor, minted by it,
+// may revoke it: that is rotation. Every row of the tree is locked FOR UPDATE in id order before any changes (two
+// revocations of overlapping trees wait rather than deadlock); the rows already revoked are locked too, and keep
+// their revoked_at. Returns the ids revoked by this statement. The tree is read from the statement's snapshot, so
+// a mint under it that committed while this waited for a lock is missed: the caller runs it again in the same
+// transaction until it revokes nothing (see CredentialLockMinter).
+func (q *Queries) CredentialRevokeTree(ctx context.Context, db DBTX, arg CredentialRevokeTreeParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, credentialRevokeTree,
+		arg.ID,
+		arg.Administrator,
+		arg.CallerID,
+		arg.SparedID,
 	)
-	return i, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const humanDelete = `-- name: HumanDelete :execrows
