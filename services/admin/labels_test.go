@@ -27,7 +27,7 @@ func TestNamesWithInvisibleCharactersAreRefused(t *testing.T) {
 	e := newEnv(t)
 	root := e.rootCtx(t)
 	alice := e.seedTenant(t, "alice")
-	ctx := asTenant(t, mustUUID(t, alice.human.GetId()))
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
 	before := snapshot(ctx, t, e.pool)
 	none := adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE
 
