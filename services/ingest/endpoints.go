@@ -34,6 +34,9 @@ const endpointCacheTTL = 5 * time.Second
 type endpoints struct {
 	sources *sources.Store
 	ttl     time.Duration
+	// filterTimeLimit replaces the route filters' time limit when set
+	// (tests).
+	filterTimeLimit time.Duration
 
 	mu    sync.Mutex
 	cache map[string]cachedEndpoint
@@ -133,9 +136,12 @@ func (e *endpoints) load(ctx context.Context, slug string) (*hookEndpoint, error
 	if err != nil {
 		return &hookEndpoint{Hook: h}, fmt.Errorf("%w: %w", errMisconfigured, err)
 	}
-	routes, err := compileRoutes(h.Routes)
+	routes, err := compileRoutes(h.Routes, h.MaxBodyBytes)
 	if err != nil {
 		return &hookEndpoint{Hook: h}, fmt.Errorf("%w: %w", errMisconfigured, err)
+	}
+	if routes != nil && routes.filters != nil && e.filterTimeLimit != 0 {
+		routes.filters.SetTimeLimit(e.filterTimeLimit)
 	}
 	return &hookEndpoint{Hook: h, Verifier: v, routes: routes}, nil
 }

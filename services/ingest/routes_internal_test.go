@@ -24,12 +24,13 @@ func TestRouteMatchTopic(t *testing.T) {
 		{Queue: "by-cel", Filter: `topic.endsWith(".opened") && headers["x-a"] == "1"`},
 		{Queue: "github", Topic: "**"},                  // same target as route 1
 		{Queue: "github", Topic: "**", AgentID: &agent}, // another target
-	})
+	}, 1024)
 	require.NoError(t, err)
 	queues := func(topic, body string, headers map[string]string) []string {
 		e := store.Event{Topic: topic, Payload: []byte(body), Headers: headers}
 		var out []string
-		for _, tg := range rs.match(zap.NewNop(), uuid.Nil, &e).targets() {
+		set, _ := rs.match(zap.NewNop(), uuid.Nil, &e)
+		for _, tg := range set.targets() {
 			out = append(out, tg.Queue)
 		}
 		return out
