@@ -92,7 +92,7 @@ func BenchmarkRouteFilterAttack(b *testing.B) {
 			// (again every endpointCacheTTL): measured apart.
 			first := cpuTime(b)
 			e.post(b, slug, tc.body, nil)
-			b.ReportMetric(float64((cpuTime(b)-first).Microseconds())/1000, "first-cpu-ms")
+			first = cpuTime(b) - first
 			start, refused := cpuTime(b), 0
 			for b.Loop() {
 				if code, _ := e.post(b, slug, tc.body, nil); code != http.StatusOK {
@@ -101,6 +101,7 @@ func BenchmarkRouteFilterAttack(b *testing.B) {
 			}
 			b.ReportMetric(float64((cpuTime(b)-start).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(refused)/float64(b.N), "non-200/op")
+			b.ReportMetric(float64(first.Microseconds())/1000, "first-cpu-ms") // after the loop: it resets metrics
 		})
 	}
 }

@@ -40,3 +40,27 @@ func TestRouteMatchTopic(t *testing.T) {
 	require.Equal(t, []string{"github", "by-cel", "github"}, queues("github.pr.opened", `{"action":"opened"}`, map[string]string{"x-a": "1"}))
 	require.Equal(t, []string{"github", "github"}, queues("stripe.invoice", `{}`, nil))
 }
+
+// TestReusableRoutes: a reload of an endpoint whose routes and body cap are
+// unchanged keeps the routes compiled by the load before (the same
+// pointer, so no filter is compiled again); any change compiles anew.
+func TestReusableRoutes(t *testing.T) {
+	t.Parallel()
+	agent := uuid.New()
+	stored := []sources.Route{{Queue: "a", Topic: "github.*", Filter: `body.x == 1`}, {Queue: "b", AgentID: &agent}}
+	compiled, err := compileRoutes(stored, 1024)
+	require.NoError(t, err)
+	prev := &hookEndpoint{Hook: sources.Hook{MaxBodyBytes: 1024, Routes: stored}, routes: compiled}
+	same := agent
+	require.Same(t, compiled, reusableRoutes(prev, sources.Hook{MaxBodyBytes: 1024, Routes: []sources.Route{stored[0], {Queue: "b", AgentID: &same}}}))
+	for _, h := range []sources.Hook{
+		{MaxBodyBytes: 2048, Routes: stored},
+		{MaxBodyBytes: 1024, Routes: []sources.Route{{Queue: "a", Topic: "github.*", Filter: `body.x == 2`}, stored[1]}},
+		{MaxBodyBytes: 1024, Routes: []sources.Route{stored[0], {Queue: "b"}}},
+		{MaxBodyBytes: 1024, Routes: stored[:1]},
+	} {
+		require.Nil(t, reusableRoutes(prev, h))
+	}
+	require.Nil(t, reusableRoutes(nil, prev.Hook))
+	require.Nil(t, reusableRoutes(&hookEndpoint{Hook: prev.Hook}, prev.Hook), "misconfigured before: compile again")
+}
