@@ -2,6 +2,7 @@ package sources
 
 import (
 	"errors"
+	"regexp/syntax"
 	"strings"
 	"testing"
 
@@ -134,4 +135,20 @@ func mustCompile(t *testing.T, src string) *Filter {
 	f, err := CompileFilter(src)
 	require.NoError(t, err, src)
 	return f
+}
+
+// TestRegexInstructions: a pattern's size is its compiled program's, and
+// the bound read from its tree without compiling is never below it.
+func TestRegexInstructions(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{`^github\.(push|pull_request)$`, `[a-z]{100}b`, `(ab|cd){2,5}x*`, `a{3,}`, `(?i)hello`, `^(a+)+$`, `[a-z]{300}`} {
+		re, err := syntax.Parse(p, syntax.Perl)
+		require.NoError(t, err)
+		prog, err := syntax.Compile(re.Simplify())
+		require.NoError(t, err)
+		require.Equal(t, len(prog.Inst), regexInstructions(p), p)
+		require.GreaterOrEqual(t, regexSizeBound(re), len(prog.Inst), p)
+	}
+	require.Equal(t, -1, regexInstructions(`(a`))
+	require.Greater(t, regexInstructions(strings.Repeat(`[a-z]{1000}`, 40)), 40_000, "bounded, not compiled")
 }
