@@ -131,6 +131,56 @@ func TestUpdateEndpointRoutesValidation(t *testing.T) {
 	require.Len(t, upd.GetEndpoint().GetRoutes(), 20)
 }
 
+// TestEndpointRouteBudget: routes whose filters' worst-case estimates do
+// not fit the per-delivery budget together are refused with
+// INVALID_ARGUMENT naming the first filter past it, its estimate and the
+// budget, and nothing is stored; the same routes fit on small bodies, and
+// growing max_body_bytes past what they fit is refused naming that field;
+// a filter the budget cannot price is refused; an endpoint whose routes
+// were stored before the budget can still be renamed.
+func TestEndpointRouteBudget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alice := e.seedTenant(t, "alice")
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
+	routes := []*adminv1.Route{
+		{Queue: "opened", Filter: `body.action == "opened"`},
+		{Queue: "bugs", Filter: `body.labels.exists(l, l.name == "bug")`},
+	}
+	before := snapshot(ctx, t, e.pool)
+	_, err := e.srv.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
+		Queue: "hooks", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE, Routes: routes,
+	}})
+	requireInvalid(t, err, "endpoint.routes[1].filter")
+	require.Contains(t, err.Error(), "could cost 7340034 units per delivery, 7340037 with the filters before it")
+	require.Contains(t, err.Error(), "over the budget of 50000 units")
+	require.Equal(t, before, snapshot(ctx, t, e.pool))
+
+	ep, _ := e.createEndpoint(ctx, t, &adminv1.Endpoint{
+		Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE, MaxBodyBytes: 4096, Routes: routes,
+	}, "")
+	_, err = e.srv.UpdateEndpoint(ctx, &adminv1.UpdateEndpointRequest{
+		Endpoint: &adminv1.Endpoint{Id: ep.GetId(), MaxBodyBytes: 1 << 20}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"max_body_bytes"}},
+	})
+	requireInvalid(t, err, "endpoint.max_body_bytes")
+
+	_, err = e.srv.UpdateEndpoint(ctx, &adminv1.UpdateEndpointRequest{Endpoint: &adminv1.Endpoint{
+		Id: ep.GetId(), Routes: []*adminv1.Route{{Queue: "p", Filter: `topic.matches(headers["x-pattern"])`}},
+	}})
+	requireInvalid(t, err, "endpoint.routes[0].filter")
+	require.Contains(t, err.Error(), "literal pattern")
+
+	// Stored before the budget (as the API used to accept it): other
+	// changes still pass.
+	_, err = e.pool.Exec(ctx, `UPDATE endpoints SET max_body_bytes = 1048576 WHERE id = $1`, ep.GetId())
+	require.NoError(t, err)
+	upd, err := e.srv.UpdateEndpoint(ctx, &adminv1.UpdateEndpointRequest{
+		Endpoint: &adminv1.Endpoint{Id: ep.GetId(), Name: "renamed"}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"name"}},
+	})
+	require.NoError(t, err)
+	requireRoutes(t, routes, upd.GetEndpoint().GetRoutes())
+}
+
 func manyRoutes(n int) []*adminv1.Route {
 	out := make([]*adminv1.Route, n)
 	for i := range out {

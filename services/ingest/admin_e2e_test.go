@@ -80,7 +80,7 @@ func TestStripeEndpointAwaitsItsSecret(t *testing.T) {
 
 // admin is an AdminService over e's database and keyring (as the node
 // builds it), and a context acting as e's human with the admin scope.
-func (e *env) admin(t *testing.T) (*admin.Server, context.Context) {
+func (e *env) admin(t testing.TB) (*admin.Server, context.Context) {
 	t.Helper()
 	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys, nil))
 	return adm, auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})

@@ -5,6 +5,8 @@ package ingest
 import (
 	"context"
 	"time"
+
+	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
 // OnBatchStatement sets a hook told each group-commit statement's size
@@ -44,3 +46,12 @@ func (s *Server) SetDeliveryClock(now func() time.Time) {
 	defer s.deliveries.mu.Unlock()
 	s.deliveries.now = now
 }
+
+// OnRouteFilters sets a hook told, for each routed delivery, what its
+// route filters spent of their budget and where it ran out (nil: it did
+// not); call it before any request.
+func (s *Server) OnRouteFilters(f func(spent uint64, stop *sources.FilterStop)) { s.onRouteFilters = f }
+
+// SetRouteFilterTimeLimit replaces the route filters' per-delivery time
+// limit of the endpoints this server loads from now on.
+func (s *Server) SetRouteFilterTimeLimit(d time.Duration) { s.endpoints.filterTimeLimit = d }

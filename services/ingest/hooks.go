@@ -176,8 +176,9 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 		return
 	}
 	var stored store.Stored
+	var note string // the delivery log's detail for an accepted delivery
 	if ep.routes != nil {
-		ev, stored, err = s.ingestRouted(ctx, ep, ev)
+		ev, stored, note, err = s.ingestRouted(ctx, ep, ev)
 	} else {
 		stored, err = s.batcher.ingest(ctx, ev, store.Target{Queue: ep.Queue, AgentID: ep.AgentID, Kind: routeKind, KindFromTopic: true})
 	}
@@ -188,7 +189,7 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 		return
 	}
 	s.received(ev, stored)
-	w.verified(ep, outcomeAccepted, ev, stored, "")
+	w.verified(ep, outcomeAccepted, ev, stored, note)
 	w.Header().Set("Content-Type", "application/json")
 	if stored.Duplicate {
 		w.duplicate = true

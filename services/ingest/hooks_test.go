@@ -44,7 +44,7 @@ type env struct {
 	hook  http.Handler // the edge itself, for requests no HTTP client would send
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	keys, err := secretbox.ParseKeyring("t1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
 	require.NoError(t, err)
@@ -52,7 +52,7 @@ func newEnv(t *testing.T) *env {
 }
 
 // newEnvOn is newEnv over a pool the test opened itself.
-func newEnvOn(t *testing.T, pool *pgxpool.Pool, keys *secretbox.Keyring) *env {
+func newEnvOn(t testing.TB, pool *pgxpool.Pool, keys *secretbox.Keyring) *env {
 	t.Helper()
 	e := &env{pool: pool, keys: keys}
 	require.NoError(t, e.pool.QueryRow(t.Context(),
@@ -70,7 +70,7 @@ func newEnvOn(t *testing.T, pool *pgxpool.Pool, keys *secretbox.Keyring) *env {
 
 // endpoint creates an endpoint of scheme with one sealed secret (or a
 // hashed one for bearer) and returns its slug.
-func (e *env) endpoint(t *testing.T, scheme string, secret []byte, extra string) string {
+func (e *env) endpoint(t testing.TB, scheme string, secret []byte, extra string) string {
 	t.Helper()
 	slug := strings.ReplaceAll(uuid.NewString(), "-", "")[:24]
 	var id uuid.UUID
@@ -92,7 +92,7 @@ func (e *env) endpoint(t *testing.T, scheme string, secret []byte, extra string)
 	return slug
 }
 
-func (e *env) post(t *testing.T, slug string, body []byte, header http.Header) (int, string) {
+func (e *env) post(t testing.TB, slug string, body []byte, header http.Header) (int, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/hooks/"+slug, bytes.NewReader(body))
 	require.NoError(t, err)

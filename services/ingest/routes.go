@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 
-	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -25,41 +25,41 @@ const routeKind = "webhook"
 // same load.
 type endpointRoutes struct {
 	routes []compiledRoute
-	// anyFilter: some route has a filter, so the body is parsed (once per
-	// request) before matching.
-	anyFilter bool
+	// filters are the routes' filters (nil: no route has one, and the body
+	// is never parsed). A delivery runs them under one budget.
+	filters *sources.FilterSet
 }
 
-// compiledRoute is a route ready to match: a nil topic or filter matches
-// every event.
+// compiledRoute is a route ready to match: a nil topic matches every event,
+// and so does a route without a filter.
 type compiledRoute struct {
 	target store.Target
 	topic  *regexp.Regexp
-	filter cel.Program
 }
 
 // compileRoutes compiles an endpoint's stored routes (nil for none). A
 // filter that no longer compiles (stored by another version of CEL) makes
 // the endpoint misconfigured: refusing its webhooks, so the sender retries
 // and the error is logged, beats dropping the events that route should take.
-func compileRoutes(rs []sources.Route) (*endpointRoutes, error) {
+// maxBodyBytes sizes the body for the filters' estimates: one stored before
+// the budget that cannot fit it alone on such bodies is not run (its route
+// never matches; sources.ErrFilterNotRun).
+func compileRoutes(rs []sources.Route, maxBodyBytes int64) (*endpointRoutes, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
 	out := &endpointRoutes{routes: make([]compiledRoute, len(rs))}
+	filters := make([]string, len(rs))
 	for i, r := range rs {
 		c := compiledRoute{target: store.Target{Queue: r.Queue, AgentID: r.AgentID, Kind: routeKind, KindFromTopic: true}}
 		if r.Topic != "" {
 			c.topic = sources.CompileTopicGlob(r.Topic)
 		}
-		if r.Filter != "" {
-			prg, err := sources.CompileFilter(r.Filter)
-			if err != nil {
-				return nil, fmt.Errorf("route %d filter: %w", i, err)
-			}
-			c.filter, out.anyFilter = prg, true
-		}
-		out.routes[i] = c
+		out.routes[i], filters[i] = c, r.Filter
+	}
+	var err error
+	if out.filters, err = sources.CompileFilters(filters, maxBodyBytes); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -71,35 +71,67 @@ type routeSet struct {
 	mask uint32
 }
 
-// match returns the routes e matches. A filter that fails to evaluate (a
-// missing key, a wrong type, the cost limit) does not match; it is logged
-// with the endpoint, as the sender cannot be told.
-func (r *endpointRoutes) match(log *zap.Logger, endpoint uuid.UUID, e *store.Event) routeSet {
-	set := routeSet{of: r}
-	var vars map[string]any
+// filterReport is what a delivery's filters did, for its delivery log and
+// tests: the budget spent, where it ran out (nil: it did not), and the
+// first route whose stored filter is not run.
+type filterReport struct {
+	spent  uint64
+	stop   *sources.FilterStop
+	notRun int // -1: none
+}
+
+// match returns the routes e matches. Filters run in route order, in the
+// request's goroutine, under one budget for the delivery (sources.FilterRun):
+// once it runs out, no later filter runs and their routes do not match.
+// A filter that fails to evaluate (a missing key, a wrong type) does not
+// match; it is logged with the endpoint, as the sender cannot be told.
+func (r *endpointRoutes) match(log *zap.Logger, endpoint uuid.UUID, e *store.Event) (routeSet, filterReport) {
+	set, rep := routeSet{of: r}, filterReport{notRun: -1}
+	var run *sources.FilterRun
 	for i, rt := range r.routes {
 		if rt.topic != nil && !rt.topic.MatchString(e.Topic) {
 			continue
 		}
-		if rt.filter != nil {
-			if vars == nil {
-				vars = filterVars(e)
+		if r.filters.Has(i) {
+			if run == nil {
+				run = r.filters.Start(filterVars(e))
 			}
-			v, _, err := rt.filter.Eval(vars) // bounded by its cost limit, no timeout
+			ok, err := run.Eval(i)
 			if err != nil {
+				if errors.Is(err, sources.ErrFilterNotRun) && rep.notRun < 0 {
+					rep.notRun = i
+				}
 				// Debug, not Info: a filter naming a field some bodies lack
 				// (body.type on an event without one) fails on each of them,
 				// which would log every such delivery under load.
 				log.Debug("route filter failed; route skipped", zap.String("endpoint_id", endpoint.String()), zap.Int("route", i), zap.Error(err))
 				continue
 			}
-			if v != types.True {
+			if !ok {
 				continue
 			}
 		}
 		set.mask |= 1 << i
 	}
-	return set
+	if run != nil {
+		rep.spent, rep.stop = run.Spent(), run.Stop()
+		run.Done()
+	}
+	return set, rep
+}
+
+// note is the delivery log's detail for a delivery whose filters did not
+// all run ("" when they did).
+func (rep filterReport) note() string {
+	switch {
+	case rep.stop != nil && errors.Is(rep.stop.Err, sources.ErrFilterTime):
+		return fmt.Sprintf("route filters stopped at routes[%d]: the time limit for one delivery (%v) ran out; it and the later filtered routes did not match", rep.stop.Route, sources.FilterTimeLimit)
+	case rep.stop != nil:
+		return fmt.Sprintf("route filters stopped at routes[%d]: the cost budget for one delivery (%d units) ran out; it and the later filtered routes did not match", rep.stop.Route, sources.FilterBudget)
+	case rep.notRun >= 0:
+		return fmt.Sprintf("routes[%d]: its filter, stored before the filter rules and budget, breaks them and is not run; update the route", rep.notRun)
+	}
+	return ""
 }
 
 // filterVars are a filter's variables for e: its topic, its stored headers
@@ -190,14 +222,24 @@ func (s routeSet) eventAgent(def *uuid.UUID) *uuid.UUID {
 
 func sameAgent(a, b *uuid.UUID) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
+// sameRoute reports whether a and b are the same stored route.
+func sameRoute(a, b sources.Route) bool {
+	return a.Queue == b.Queue && a.Topic == b.Topic && a.Filter == b.Filter && sameAgent(a.AgentID, b.AgentID)
+}
+
 // ingestRouted stores a webhook event of an endpoint with routes: a todo
 // for every route it matches (evaluated here, in the request's goroutine,
-// before the group commit), all in the event's transaction.
-func (s *Server) ingestRouted(ctx context.Context, ep *hookEndpoint, e store.Event) (store.Event, store.Stored, error) {
-	set := ep.routes.match(s.log, ep.ID, &e)
+// before the group commit), all in the event's transaction. note is for
+// the delivery log: why some filters did not run ("" when all did). The
+// event is stored whatever they did: the sender is answered as usual.
+func (s *Server) ingestRouted(ctx context.Context, ep *hookEndpoint, e store.Event) (store.Event, store.Stored, string, error) {
+	set, rep := ep.routes.match(s.log, ep.ID, &e)
+	if s.onRouteFilters != nil {
+		s.onRouteFilters(rep.spent, rep.stop)
+	}
 	e.AgentID = set.eventAgent(ep.AgentID)
 	stored, err := s.batcher.ingestTo(ctx, e, set)
-	return e, stored, err
+	return e, stored, rep.note(), err
 }
 
 // ingestTo stores e with a todo for every target of set, sharing a
@@ -230,7 +272,8 @@ func (s *Server) routedReplayTargets(ctx context.Context, ev store.ReplayRow, sl
 	if err := json.Unmarshal(row.Headers, &e.Headers); err != nil {
 		return nil, fmt.Errorf("ingest: headers of event %d: %w", ev.ID, err)
 	}
-	targets := ep.routes.match(s.log, ep.ID, &e).targets()
+	set, _ := ep.routes.match(s.log, ep.ID, &e)
+	targets := set.targets()
 	for i := range targets {
 		targets[i].Kind, targets[i].Payload = kind, payload
 	}

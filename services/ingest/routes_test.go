@@ -26,7 +26,7 @@ type route struct {
 
 // routedEndpoint creates a Standard Webhooks endpoint (signed delivery ids:
 // its events take the group commit) with routes, and returns its slug.
-func (e *env) routedEndpoint(t *testing.T, scheme string, routes ...route) string {
+func (e *env) routedEndpoint(t testing.TB, scheme string, routes ...route) string {
 	t.Helper()
 	var secret []byte
 	if scheme == "standard_webhooks" {

@@ -86,6 +86,9 @@ type Server struct {
 	adapters  *adapterRunner // nil without Options.NodeID
 	// deliveries is the webhook endpoints' delivery log writer.
 	deliveries *deliveryLog
+	// onRouteFilters, when set (tests), is told what each delivery's route
+	// filters spent of their budget and where it ran out.
+	onRouteFilters func(spent uint64, stop *sources.FilterStop)
 }
 
 // New returns the ingest service over pool.

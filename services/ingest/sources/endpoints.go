@@ -131,6 +131,9 @@ func (s *Store) CreateEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 	if err := checkEndpoint(f); err != nil {
 		return Endpoint{}, "", err
 	}
+	if err := checkRouteCosts(f.Routes, int64(f.MaxBodyBytes), false); err != nil {
+		return Endpoint{}, "", err
+	}
 	if err := s.withBodyDedupDefault(ctx, s.pool, &f); err != nil {
 		return Endpoint{}, "", err
 	}
@@ -271,6 +274,14 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 		applyDefaults(&f)
 		if err := checkEndpoint(f); err != nil {
 			return err
+		}
+		// The budget is checked when what it depends on changes, so an
+		// endpoint whose routes were stored before it can still be renamed,
+		// disabled or given a new secret.
+		if routesChanged := !sameRoutes(cur.Routes, f.Routes); routesChanged || f.MaxBodyBytes > cur.MaxBodyBytes {
+			if err := checkRouteCosts(f.Routes, int64(f.MaxBodyBytes), !routesChanged); err != nil {
+				return err
+			}
 		}
 		if err := s.withBodyDedupDefault(ctx, tx, &f); err != nil {
 			return err

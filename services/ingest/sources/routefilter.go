@@ -4,23 +4,26 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/overloads"
+	"cel.dev/cel-go/common/types"
 )
 
 // The language of a route's topic glob and filter, shared by the admin
-// API's checks (a route is stored only if it compiles) and the webhook edge,
-// which compiles an endpoint's routes once per load of it.
+// API's checks (a route is stored only if it compiles and its cost fits:
+// routebudget.go) and the webhook edge, which compiles an endpoint's
+// routes once per load of it and runs their filters under one budget per
+// delivery (filterrun.go).
 
-// Route filter bounds: the source's size, and what one evaluation may cost
-// (CEL's abstract cost units: about one per operation and per element an
-// operation walks), so a filter over a large body cannot take the request
-// goroutine for long. Evaluation needs no timeout: the cost limit stops it.
+// Route filter bounds: the source's size, and a topic glob's.
 const (
 	maxFilterBytes  = 2048
 	maxTopicGlobLen = 255
-	filterCostLimit = 100_000
 )
 
 // filterEnv declares a filter's variables: topic, headers (lower-case names)
@@ -38,25 +41,108 @@ var filterEnv = func() *cel.Env {
 	return env
 }()
 
-// CompileFilter compiles a route filter into a bounded program: it must
-// parse and type-check to bool. The error is CEL's message, for the client
-// that wrote the filter.
-func CompileFilter(src string) (cel.Program, error) {
+// Filter is a route filter parsed and type-checked to bool, with what its
+// costs depend on: the program size of each literal pattern it matches.
+type Filter struct {
+	ast *cel.Ast
+	// regexInsts is each literal pattern's RE2 program size (instructions),
+	// -1 for one that does not compile.
+	regexInsts map[string]int
+	// dynamicRegex: some matches() takes its pattern from the event, so it
+	// is compiled on every call (refused at create time since issue 31).
+	dynamicRegex bool
+}
+
+// CompileFilter parses and type-checks a route filter: it must evaluate to
+// bool. The error is CEL's message, for the client that wrote the filter.
+// What a filter may cost is checked apart (checkRouteCosts): a stored
+// filter always compiles here, whatever its cost.
+func CompileFilter(src string) (*Filter, error) {
 	if len(src) > maxFilterBytes {
 		return nil, errors.New("must be at most 2048 bytes")
 	}
-	ast, iss := filterEnv.Compile(src)
+	checked, iss := filterEnv.Compile(src)
 	if iss.Err() != nil {
 		return nil, iss.Err()
 	}
-	if ast.OutputType() != cel.BoolType {
-		return nil, fmt.Errorf("must evaluate to bool, not %s", ast.OutputType())
+	if checked.OutputType() != cel.BoolType {
+		return nil, fmt.Errorf("must evaluate to bool, not %s", checked.OutputType())
 	}
-	prg, err := filterEnv.Program(ast, cel.CostLimit(filterCostLimit))
+	f := &Filter{ast: checked, regexInsts: map[string]int{}}
+	for _, call := range ast.MatchDescendants(ast.NavigateAST(checked.NativeRep()), ast.FunctionMatcher(overloads.Matches)) {
+		pattern, ok := literalString(regexArg(call))
+		if !ok {
+			f.dynamicRegex = true
+			continue
+		}
+		f.regexInsts[pattern] = regexInstructions(pattern)
+	}
+	return f, nil
+}
+
+// regexArg is the pattern of a matches() call, member or global.
+func regexArg(call ast.NavigableExpr) ast.Expr {
+	args := call.AsCall().Args()
+	return args[len(args)-1]
+}
+
+// literalString is e's value when e is a string literal.
+func literalString(e ast.Expr) (string, bool) {
+	if e.Kind() != ast.LiteralKind {
+		return "", false
+	}
+	s, ok := e.AsLiteral().(types.String)
+	return string(s), ok
+}
+
+// regexInstructions is the size of pattern's RE2 program, as Go's regexp
+// (CEL's matches) compiles it; -1 when it does not compile. Matching walks
+// up to every instruction for every byte of the input, so this, not the
+// pattern's length, is what a match costs: `[a-z]{1000}` is 11 characters
+// and about 1000 instructions. A pattern whose program is bounded far past
+// what a filter may hold is not compiled: the bound stands for its size
+// (compiling 40 of those, 40,000 instructions, takes about 10 ms).
+func regexInstructions(pattern string) int {
+	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
-		return nil, fmt.Errorf("compile: %w", err)
+		return -1
 	}
-	return prg, nil
+	if bound := regexSizeBound(re); bound > 4*maxFilterRegexInsts {
+		return bound
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return -1
+	}
+	return len(prog.Inst)
+}
+
+// regexSizeBound is at least the size of re's compiled program, read from
+// its tree: counted repetitions are what Simplify expands, so they
+// multiply. It saturates at 1<<30.
+func regexSizeBound(re *syntax.Regexp) int {
+	const most = 1 << 30
+	n := 2
+	switch re.Op {
+	case syntax.OpLiteral:
+		n += len(re.Rune)
+	case syntax.OpRepeat:
+		times := re.Max
+		if times < 0 { // {n,}: n copies and a star
+			times = re.Min + 1
+		}
+		n += min(most, (times+1)*(regexSizeBound(re.Sub[0])+1))
+	default:
+		for _, sub := range re.Sub {
+			n = min(most, n+regexSizeBound(sub)+1)
+		}
+	}
+	return min(n, most)
+}
+
+// isIndex reports whether e is an index, m[k] or l[i].
+func isIndex(e ast.NavigableExpr) bool {
+	return e.Kind() == ast.CallKind && e.AsCall().FunctionName() == operators.Index
 }
 
 // CompileTopicGlob compiles a topic glob: "*" is any run of characters but

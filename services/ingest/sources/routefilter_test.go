@@ -37,8 +37,7 @@ func TestCompileTopicGlob(t *testing.T) {
 }
 
 // TestCompileFilter: a filter must type-check to bool over topic, headers
-// and body; its cost is bounded, so a filter that walks a huge list fails
-// to evaluate instead of running on.
+// and body (what it may cost is checked apart: routebudget_test.go).
 func TestCompileFilter(t *testing.T) {
 	t.Parallel()
 	for _, ok := range []string{`true`, `topic.startsWith("github.")`, `headers["x-a"] == "1"`, `body.a.b == 1`, `has(body.x) && body.x > 2.5`} {
@@ -56,12 +55,4 @@ func TestCompileFilter(t *testing.T) {
 		_, err := CompileFilter(src)
 		require.ErrorContains(t, err, msg, src)
 	}
-	prg, err := CompileFilter(`body.all(x, body.all(y, x + y >= 0))`)
-	require.NoError(t, err)
-	big := make([]any, 1000)
-	for i := range big {
-		big[i] = int64(i)
-	}
-	_, _, err = prg.Eval(map[string]any{"topic": "", "headers": map[string]string{}, "body": big})
-	require.ErrorContains(t, err, "cost limit")
 }

@@ -1374,8 +1374,11 @@ type Route struct {
 	// event, at most 2048 bytes; it must type-check to bool. Variables:
 	// topic (string), headers (map(string, string), names in lower case) and
 	// body (dyn: the parsed JSON body, or null when it is not JSON). An
-	// evaluation error (a missing key, the cost limit) means no match. Empty:
-	// every event. Example: `body.action == "opened" && headers["x-github-event"] == "pull_request"`.
+	// evaluation error (a missing key) means no match. An endpoint's filters
+	// share one cost budget per delivery: their worst-case estimates on bodies
+	// of max_body_bytes must fit it together, else INVALID_ARGUMENT naming the
+	// filter with its estimate (docs/ingest.md, "The filters' budget per
+	// delivery"). Empty: every event. Example: `body.action == "opened" && headers["x-github-event"] == "pull_request"`.
 	Filter        string `protobuf:"bytes,4,opt,name=filter,proto3" json:"filter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
