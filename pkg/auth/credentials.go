@@ -232,6 +232,48 @@ func (s *Store) RevokeCredential(ctx context.Context, t Tenant, id uuid.UUID, by
 	return Credential(row), minted, nil
 }
 
+// RevokeCredentialKeepingMinted revokes a credential t may reach and only
+// it: what it minted directly passes to its own minter (or to none), so
+// those credentials stay valid and a revocation of any credential above
+// still reaches them. NOT_FOUND when the credential is unknown or out of t's
+// reach.
+func (s *Store) RevokeCredentialKeepingMinted(ctx context.Context, t Tenant, id uuid.UUID) (Credential, error) {
+	var row dbsqlc.CredentialGetRow
+	err := postgres.RetryConflicts(ctx, func() error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			get := dbsqlc.CredentialGetParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID}
+			if _, err := s.q.CredentialGet(ctx, tx, get); err != nil {
+				return err // out of reach: nothing locked, nothing changed
+			}
+			if _, err := s.q.CredentialLockWithMinted(ctx, tx, id); err != nil {
+				return err
+			}
+			for pass := 0; ; pass++ {
+				n, err := s.q.CredentialHandOnMinted(ctx, tx, id)
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					break
+				}
+				if pass == maxRevokePasses {
+					return fmt.Errorf("credential %s still minting after %d passes", id, maxRevokePasses)
+				}
+			}
+			if err := s.q.CredentialRevokeOne(ctx, tx, id); err != nil {
+				return err
+			}
+			var err error
+			row, err = s.q.CredentialGet(ctx, tx, get)
+			return err
+		})
+	})
+	if err != nil {
+		return Credential{}, dbErr(err, "revoke credential", "credential "+id.String())
+	}
+	return Credential(row), nil
+}
+
 // untilSettled runs a tree revocation pass until one revokes nothing (see
 // CredentialRevokeTree) and returns the ids the passes revoked.
 func untilSettled(pass func() ([]uuid.UUID, error)) ([]uuid.UUID, error) {

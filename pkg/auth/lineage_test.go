@@ -233,3 +233,101 @@ func mustHuman(t *testing.T, b *testBundle, token string) auth.Principal {
 	p, _ := auth.FromContext(ctx)
 	return p
 }
+
+// Retiring a token that is not compromised: revoked with keep_minted, an
+// administrator's credential goes alone; the tenant credentials it minted
+// keep working and pass to its own minter, so the lineage above them still
+// reaches them, and a mint racing the revocation either lands before it
+// (and is handed on) or fails.
+func TestRevokingKeepingMintedHandsThemOn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	l := newLineage(t, b)
+	first, firstTok := l.mint(t, l.rootID) // minted by the administrator's credential
+	old, oldTok := l.mint(t, first.ID)
+	kept, keptTok := l.mint(t, old.ID)
+	_, grandchildTok := l.mint(t, kept.ID)
+
+	got, err := b.store.RevokeCredentialKeepingMinted(t.Context(), l.tenant, old.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.RevokedAt)
+	require.Equal(t, &first.ID, got.MintedBy, "the revoked one keeps its own place")
+	require.False(t, l.verifies(t, oldTok))
+	require.True(t, l.verifies(t, keptTok))
+	require.True(t, l.verifies(t, grandchildTok))
+	list, err := b.store.ListCredentials(t.Context(), l.tenant, auth.CredentialFilter{IncludeInactive: true}, nil, 100)
+	require.NoError(t, err)
+	for _, c := range list {
+		if c.ID == kept.ID {
+			require.Equal(t, &first.ID, c.MintedBy, "handed to the revoked one's minter")
+		}
+	}
+
+	// The root of a tree hands its credentials to none.
+	_, err = b.store.RevokeCredentialKeepingMinted(t.Context(), l.admin, l.rootID)
+	require.NoError(t, err)
+	require.True(t, l.verifies(t, firstTok), "the tenant's first credential outlives the administrator's retired token")
+	again, err := b.store.ListCredentials(t.Context(), l.tenant, auth.CredentialFilter{}, nil, 100)
+	require.NoError(t, err)
+	for _, c := range again {
+		if c.ID == first.ID {
+			require.Nil(t, c.MintedBy)
+		}
+	}
+
+	// Revoking above still reaches everything below, through the hand-over.
+	_, minted, err := b.store.RevokeCredential(t.Context(), l.tenant, first.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, 2, minted, "kept and its child")
+	require.False(t, l.verifies(t, keptTok))
+	require.False(t, l.verifies(t, grandchildTok))
+
+	// Out of reach is NOT_FOUND, and changes nothing.
+	other, err := b.store.CreateHuman(t.Context(), auth.NewHuman{Email: "eve@example.com"})
+	require.NoError(t, err)
+	_, err = b.store.RevokeCredentialKeepingMinted(t.Context(), auth.Tenant{HumanID: other.ID}, first.ID)
+	require.Equal(t, codes.NotFound, code(err), "%v", err)
+}
+
+// A mint racing a keep_minted revocation of its minter either commits
+// first, and is handed on and stays valid, or fails: never a credential
+// left pointing at a revoked minter it was not handed past.
+func TestMintsRacingAKeepMintedRevocationAreHandedOn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	l := newLineage(t, b)
+	first, _ := l.mint(t, l.rootID)
+	old, _ := l.mint(t, first.ID)
+
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	minted := make(chan uuid.UUID, 20)
+	for range 20 {
+		wg.Go(func() {
+			<-start
+			c, _, err := b.store.MintCredential(context.Background(), l.tenant,
+				auth.NewCredential{HumanID: l.tenant.HumanID, Scopes: []string{"read"}, Minter: &old.ID}, roomy)
+			if err == nil {
+				minted <- c.ID
+			}
+		})
+	}
+	wg.Go(func() {
+		<-start
+		_, err := b.store.RevokeCredentialKeepingMinted(context.Background(), l.tenant, old.ID)
+		require.NoError(t, err)
+	})
+	close(start)
+	wg.Wait()
+	close(minted)
+	list, err := b.store.ListCredentials(t.Context(), l.tenant, auth.CredentialFilter{IncludeInactive: true}, nil, 100)
+	require.NoError(t, err)
+	byID := map[uuid.UUID]auth.Credential{}
+	for _, c := range list {
+		byID[c.ID] = c
+	}
+	for id := range minted {
+		require.Equal(t, &first.ID, byID[id].MintedBy, "a mint that landed was handed on")
+		require.Nil(t, byID[id].RevokedAt)
+	}
+}

@@ -270,6 +270,34 @@ WHERE c.id = locked.id
   AND c.revoked_at IS NULL
 RETURNING c.id;
 
+-- name: CredentialLockWithMinted :many
+-- RevokeCredential with keep_minted: locks a credential and what it minted directly, in id order as
+-- CredentialRevokeTree locks (the two wait for each other rather than deadlock). A mint under it waits on this lock
+-- (CredentialLockMinter) and then finds it revoked.
+SELECT id
+FROM credentials
+WHERE id = sqlc.arg(id)
+   OR minted_by = sqlc.arg(id)
+ORDER BY id
+FOR UPDATE;
+
+-- name: CredentialHandOnMinted :execrows
+-- Hands what a credential minted directly to its own minter (NULL: to none), taking it out of the lineage without
+-- breaking it: the credentials below are still reached by a revocation of any credential above. A mint that
+-- committed while CredentialLockWithMinted waited is found by running it again until it changes nothing.
+UPDATE credentials AS c
+SET minted_by = p.minted_by
+FROM credentials AS p
+WHERE p.id = sqlc.arg(id)
+  AND c.minted_by = p.id;
+
+-- name: CredentialRevokeOne :exec
+-- Revokes one credential (locked already); a revoked one keeps its revoked_at.
+UPDATE credentials
+SET revoked_at = now()
+WHERE id = sqlc.arg(id)
+  AND revoked_at IS NULL;
+
 -- name: CredentialRevokeMintedByHuman :many
 -- Before a human is deleted (HumanDelete), revokes the trees its credentials minted in other tenants (an
 -- administrator mints tenants' first credentials); its own credentials go with it. Locks and returns as

@@ -98,14 +98,18 @@ func (s *Server) ListCredentials(ctx context.Context, req *adminv1.ListCredentia
 // RevokeCredential makes a credential of a human the caller may act for stop
 // working, with every credential it minted, transitively, except the
 // caller's own (and what the caller minted): a successor revoking the token
-// that minted it is rotation, not suicide. Revoking it again succeeds and
-// keeps the first revoked_at.
+// that minted it is rotation, not suicide. With keep_minted only the
+// credential goes, and what it minted passes to its minter. Revoking it
+// again succeeds and keeps the first revoked_at.
 func (s *Server) RevokeCredential(ctx context.Context, req *adminv1.RevokeCredentialRequest) (*adminv1.RevokeCredentialResponse, error) {
 	var minted int
 	c, err := got(ctx, req.GetId(), func(ctx context.Context, t auth.Tenant, id uuid.UUID) (auth.Credential, error) {
 		var by *uuid.UUID
 		if p, ok := auth.FromContext(ctx); ok {
 			by = &p.CredentialID
+		}
+		if req.GetKeepMinted() {
+			return s.identity.RevokeCredentialKeepingMinted(ctx, t, id)
 		}
 		c, n, err := s.identity.RevokeCredential(ctx, t, id, by)
 		minted = n

@@ -62,6 +62,26 @@ func TestCredentialsShowTheirLineage(t *testing.T) {
 	requireCode(t, codes.Unauthenticated, err)
 }
 
+// keep_minted retires one token and keeps what it minted: an
+// administrator's credential that minted a tenant's first one is revoked
+// without taking the tenant's credentials with it.
+func TestRevokeKeepingMinted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	root := e.rootCtx(t)
+	alice := e.seedTenant(t, "alice")
+	require.Equal(t, callerCredential(root), alice.credential.GetMintedBy())
+
+	revoked, err := e.srv.RevokeCredential(root, &adminv1.RevokeCredentialRequest{Id: callerCredential(root), KeepMinted: true})
+	require.NoError(t, err)
+	require.NotNil(t, revoked.GetCredential().GetRevokedAt())
+	require.Zero(t, revoked.GetMintedRevoked())
+	list, err := e.srv.ListCredentials(asCredential(t, alice.credential), &adminv1.ListCredentialsRequest{})
+	require.NoError(t, err)
+	require.Len(t, list.GetCredentials(), 1, "alice's credential is still live")
+	require.Empty(t, list.GetCredentials()[0].GetMintedBy(), "handed to the administrator credential's minter: none")
+}
+
 // requireLimit asserts RESOURCE_EXHAUSTED naming the setting and its field.
 func requireLimit(t *testing.T, err error, field string) {
 	t.Helper()

@@ -2894,7 +2894,15 @@ func (x *ListCredentialsResponse) GetNextPageToken() string {
 type RevokeCredentialRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Credential id, a uuid. Required.
-	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Revoke this credential only: what it minted stays valid and is handed
+	// to the credential that minted it (its minted_by becomes this one's
+	// minted_by, or none), so the lineage above stays whole and revoking that
+	// one later still reaches them. For retiring a token that is not
+	// compromised (an administrator's, say, that minted tenants' first
+	// credentials) without retiring what it made; a leaked token is revoked
+	// without it, so that what a thief minted with it goes too.
+	KeepMinted    bool `protobuf:"varint,2,opt,name=keep_minted,json=keepMinted,proto3" json:"keep_minted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2934,6 +2942,13 @@ func (x *RevokeCredentialRequest) GetId() string {
 		return x.Id
 	}
 	return ""
+}
+
+func (x *RevokeCredentialRequest) GetKeepMinted() bool {
+	if x != nil {
+		return x.KeepMinted
+	}
+	return false
 }
 
 // RevokeCredentialResponse is the revoked credential.
@@ -3177,9 +3192,11 @@ const file_switchboard_admin_v1_admin_service_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\tpageToken\"\x85\x01\n" +
 	"\x17ListCredentialsResponse\x12B\n" +
 	"\vcredentials\x18\x01 \x03(\v2 .switchboard.admin.v1.CredentialR\vcredentials\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"6\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"W\n" +
 	"\x17RevokeCredentialRequest\x12\x1b\n" +
-	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\"\x83\x01\n" +
+	"\x02id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x02id\x12\x1f\n" +
+	"\vkeep_minted\x18\x02 \x01(\bR\n" +
+	"keepMinted\"\x83\x01\n" +
 	"\x18RevokeCredentialResponse\x12@\n" +
 	"\n" +
 	"credential\x18\x01 \x01(\v2 .switchboard.admin.v1.CredentialR\n" +

@@ -210,9 +210,10 @@ type AdminServiceClient interface {
 	// streams end with UNAUTHENTICATED within the same time. Every credential
 	// it minted (Credential.minted_by), transitively, is revoked with it, in
 	// whichever tenant: except the credential making this call, with what it
-	// minted, so that a token's successor may revoke it (rotation). Revoking an
-	// already revoked credential succeeds, keeps the original revoked_at, and
-	// revokes what it minted since.
+	// minted, so that a token's successor may revoke it (rotation); or, with
+	// keep_minted, nothing it minted, which passes to its own minter. Revoking
+	// an already revoked credential succeeds, keeps the original revoked_at,
+	// and revokes (or, with keep_minted, passes on) what it minted since.
 	// Errors: NOT_FOUND for an unknown id.
 	RevokeCredential(ctx context.Context, in *RevokeCredentialRequest, opts ...grpc.CallOption) (*RevokeCredentialResponse, error)
 }
@@ -666,9 +667,10 @@ type AdminServiceServer interface {
 	// streams end with UNAUTHENTICATED within the same time. Every credential
 	// it minted (Credential.minted_by), transitively, is revoked with it, in
 	// whichever tenant: except the credential making this call, with what it
-	// minted, so that a token's successor may revoke it (rotation). Revoking an
-	// already revoked credential succeeds, keeps the original revoked_at, and
-	// revokes what it minted since.
+	// minted, so that a token's successor may revoke it (rotation); or, with
+	// keep_minted, nothing it minted, which passes to its own minter. Revoking
+	// an already revoked credential succeeds, keeps the original revoked_at,
+	// and revokes (or, with keep_minted, passes on) what it minted since.
 	// Errors: NOT_FOUND for an unknown id.
 	RevokeCredential(context.Context, *RevokeCredentialRequest) (*RevokeCredentialResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()

@@ -390,6 +390,25 @@ func (q *Queries) CredentialGet(ctx context.Context, db DBTX, arg CredentialGetP
 	return i, err
 }
 
+const credentialHandOnMinted = `-- name: CredentialHandOnMinted :execrows
+UPDATE credentials AS c
+SET minted_by = p.minted_by
+FROM credentials AS p
+WHERE p.id = $1
+  AND c.minted_by = p.id
+`
+
+// Hands what a credential minted directly to its own minter (NULL: to none), taking it out of the lineage without
+// breaking it: the credentials below are still reached by a revocation of any credential above. A mint that
+// committed while CredentialLockWithMinted waited is found by running it again until it changes nothing.
+func (q *Queries) CredentialHandOnMinted(ctx context.Context, db DBTX, id uuid.UUID) (int64, error) {
+	result, err := db.Exec(ctx, credentialHandOnMinted, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const credentialInsert = `-- name: CredentialInsert :one
 INSERT INTO credentials (human_id, agent_id, name, token_prefix, token_hash, scopes, expires_at, minted_by)
 SELECT h.id,
@@ -592,6 +611,38 @@ func (q *Queries) CredentialLockTenant(ctx context.Context, db DBTX, arg Credent
 	return err
 }
 
+const credentialLockWithMinted = `-- name: CredentialLockWithMinted :many
+SELECT id
+FROM credentials
+WHERE id = $1
+   OR minted_by = $1
+ORDER BY id
+FOR UPDATE
+`
+
+// RevokeCredential with keep_minted: locks a credential and what it minted directly, in id order as
+// CredentialRevokeTree locks (the two wait for each other rather than deadlock). A mint under it waits on this lock
+// (CredentialLockMinter) and then finds it revoked.
+func (q *Queries) CredentialLockWithMinted(ctx context.Context, db DBTX, id uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, credentialLockWithMinted, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const credentialMintBounds = `-- name: CredentialMintBounds :one
 SELECT now()::timestamptz AS now,
        (SELECT c.expires_at FROM credentials AS c WHERE c.id = $1::uuid) AS minter_expires_at
@@ -661,6 +712,19 @@ func (q *Queries) CredentialRevokeMintedByHuman(ctx context.Context, db DBTX, hu
 		return nil, err
 	}
 	return items, nil
+}
+
+const credentialRevokeOne = `-- name: CredentialRevokeOne :exec
+UPDATE credentials
+SET revoked_at = now()
+WHERE id = $1
+  AND revoked_at IS NULL
+`
+
+// Revokes one credential (locked already); a revoked one keeps its revoked_at.
+func (q *Queries) CredentialRevokeOne(ctx context.Context, db DBTX, id uuid.UUID) error {
+	_, err := db.Exec(ctx, credentialRevokeOne, id)
+	return err
 }
 
 const credentialRevokeTree = `-- name: CredentialRevokeTree :many
