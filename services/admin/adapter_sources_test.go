@@ -16,6 +16,7 @@ import (
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
@@ -172,6 +173,7 @@ func TestAdapterSourceRace(t *testing.T) {
 	alice, bob := e.seedTenant(t, "alice"), e.seedTenant(t, "bob")
 	ctxs := []context.Context{e.asTenant(t, mustUUID(t, alice.human.GetId())), e.asTenant(t, mustUUID(t, bob.human.GetId()))}
 	const rounds = 20
+	e.setTenantLimits(t, func(l *settings.Tenant) { l.MaxAdapters = rounds })
 	for round := range rounds {
 		stream := fmt.Sprint("contested-", round)
 		start := make(chan struct{})

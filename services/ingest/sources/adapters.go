@@ -85,7 +85,8 @@ func adapterWhat(first string, f AdapterFields) string {
 // act for, with config (decoded JSON) validated and normalized for the kind.
 // NOT_FOUND when the human is unknown or out of t's reach, or the agent or
 // endpoint is not that human's; ALREADY_EXISTS when the human already has an
-// adapter with the name.
+// adapter with the name; RESOURCE_EXHAUSTED when the human holds
+// tenant.limits' max_adapters already.
 func (s *Store) CreateAdapter(ctx context.Context, t auth.Tenant, humanID uuid.UUID, kind string, f AdapterFields, config map[string]any) (Adapter, error) {
 	f.Cursor = nil
 	if err := checkAdapter(kind, f); err != nil {
@@ -96,18 +97,26 @@ func (s *Store) CreateAdapter(ctx context.Context, t auth.Tenant, humanID uuid.U
 		return Adapter{}, err
 	}
 	f.Config = c.raw
+	var r dbsqlc.Adapter
 	// Two inserts of one stream at once can deadlock inside the exclusion
 	// constraint (each checks against the other's not yet committed row);
 	// the retry then sees the winner's committed row: ALREADY_EXISTS.
-	r, err := postgres.RetryConflicts1(ctx, func() (dbsqlc.Adapter, error) {
-		return s.q.AdapterInsert(ctx, s.pool, dbsqlc.AdapterInsertParams{
-			Name: f.Name, Kind: kind, Config: f.Config, SourceKey: c.sourceKey, Queue: f.Queue, Enabled: f.Enabled,
-			AgentID: f.AgentID, EndpointID: f.EndpointID,
-			HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+	err = postgres.RetryConflicts(ctx, func() error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := s.underAdapterLimit(ctx, tx, t, humanID); err != nil {
+				return err
+			}
+			var err error
+			r, err = s.q.AdapterInsert(ctx, tx, dbsqlc.AdapterInsertParams{
+				Name: f.Name, Kind: kind, Config: f.Config, SourceKey: c.sourceKey, Queue: f.Queue, Enabled: f.Enabled,
+				AgentID: f.AgentID, EndpointID: f.EndpointID,
+				HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+			})
+			return dbErr(err, "insert adapter", adapterWhat("human "+humanID.String(), f))
 		})
 	})
 	if err != nil {
-		return Adapter{}, dbErr(err, "insert adapter", adapterWhat("human "+humanID.String(), f))
+		return Adapter{}, err
 	}
 	return adapterFrom(r), nil
 }

@@ -44,6 +44,21 @@ WHERE h.id = sqlc.arg(human_id)::uuid
   AND (sqlc.narg(agent_id)::uuid IS NULL OR a.id IS NOT NULL)
 RETURNING *;
 
+-- name: EndpointLockTenant :exec
+-- Serializes a human's endpoint creations (a transaction-level advisory lock), so the count below and the insert
+-- after it see every earlier creation: tenant.limits' max_endpoints holds under concurrent calls. Taken only for a human
+-- the caller may act for, so nobody can hold up another tenant's creations.
+SELECT pg_advisory_xact_lock(hashtextextended('endpoints:' || sqlc.arg(human_id)::uuid::text, 0))
+WHERE sqlc.arg(administrator)::boolean OR sqlc.arg(human_id)::uuid = sqlc.arg(caller_id)::uuid;
+
+-- name: EndpointCount :one
+-- The endpoints a human holds, for max_endpoints. Zero for a human out of the caller's reach, whose insert then matches
+-- nothing (NOT_FOUND): a full tenant is never told apart from a missing one.
+SELECT count(*)
+FROM endpoints
+WHERE human_id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
 -- name: EndpointGet :one
 -- One endpoint of a human the caller may act for.
 SELECT *
@@ -223,6 +238,21 @@ WHERE ad.id = sqlc.arg(id)
        OR EXISTS (SELECT 1 FROM endpoints AS ep
                   WHERE ep.id = sqlc.narg(endpoint_id)::uuid AND ep.human_id = ad.human_id))
 RETURNING *;
+
+-- name: AdapterLockTenant :exec
+-- Serializes a human's adapter creations (a transaction-level advisory lock), so the count below and the insert
+-- after it see every earlier creation: tenant.limits' max_adapters holds under concurrent calls. Taken only for a human
+-- the caller may act for, so nobody can hold up another tenant's creations.
+SELECT pg_advisory_xact_lock(hashtextextended('adapters:' || sqlc.arg(human_id)::uuid::text, 0))
+WHERE sqlc.arg(administrator)::boolean OR sqlc.arg(human_id)::uuid = sqlc.arg(caller_id)::uuid;
+
+-- name: AdapterCount :one
+-- The adapters a human holds, for max_adapters. Zero for a human out of the caller's reach, whose insert then matches
+-- nothing (NOT_FOUND): a full tenant is never told apart from a missing one.
+SELECT count(*)
+FROM adapters
+WHERE human_id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
 
 -- name: AdapterDelete :execrows
 -- Deletes an adapter; its events keep a NULL adapter.

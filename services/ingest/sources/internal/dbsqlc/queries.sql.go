@@ -13,6 +13,28 @@ import (
 	"github.com/google/uuid"
 )
 
+const adapterCount = `-- name: AdapterCount :one
+SELECT count(*)
+FROM adapters
+WHERE human_id = $1::uuid
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type AdapterCountParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// The adapters a human holds, for max_adapters. Zero for a human out of the caller's reach, whose insert then matches
+// nothing (NOT_FOUND): a full tenant is never told apart from a missing one.
+func (q *Queries) AdapterCount(ctx context.Context, db DBTX, arg AdapterCountParams) (int64, error) {
+	row := db.QueryRow(ctx, adapterCount, arg.HumanID, arg.Administrator, arg.CallerID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const adapterDelete = `-- name: AdapterDelete :execrows
 DELETE FROM adapters
 WHERE id = $1
@@ -248,6 +270,25 @@ func (q *Queries) AdapterLock(ctx context.Context, db DBTX, arg AdapterLockParam
 	return i, err
 }
 
+const adapterLockTenant = `-- name: AdapterLockTenant :exec
+SELECT pg_advisory_xact_lock(hashtextextended('adapters:' || $1::uuid::text, 0))
+WHERE $2::boolean OR $1::uuid = $3::uuid
+`
+
+type AdapterLockTenantParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Serializes a human's adapter creations (a transaction-level advisory lock), so the count below and the insert
+// after it see every earlier creation: tenant.limits' max_adapters holds under concurrent calls. Taken only for a human
+// the caller may act for, so nobody can hold up another tenant's creations.
+func (q *Queries) AdapterLockTenant(ctx context.Context, db DBTX, arg AdapterLockTenantParams) error {
+	_, err := db.Exec(ctx, adapterLockTenant, arg.HumanID, arg.Administrator, arg.CallerID)
+	return err
+}
+
 const adapterReport = `-- name: AdapterReport :exec
 UPDATE adapters
 SET last_polled_at = now(),
@@ -478,6 +519,28 @@ func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlu
 		&i.TenantRequestsPerSecond,
 	)
 	return i, err
+}
+
+const endpointCount = `-- name: EndpointCount :one
+SELECT count(*)
+FROM endpoints
+WHERE human_id = $1::uuid
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type EndpointCountParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// The endpoints a human holds, for max_endpoints. Zero for a human out of the caller's reach, whose insert then matches
+// nothing (NOT_FOUND): a full tenant is never told apart from a missing one.
+func (q *Queries) EndpointCount(ctx context.Context, db DBTX, arg EndpointCountParams) (int64, error) {
+	row := db.QueryRow(ctx, endpointCount, arg.HumanID, arg.Administrator, arg.CallerID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const endpointDelete = `-- name: EndpointDelete :one
@@ -792,6 +855,25 @@ func (q *Queries) EndpointLock(ctx context.Context, db DBTX, arg EndpointLockPar
 		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
+}
+
+const endpointLockTenant = `-- name: EndpointLockTenant :exec
+SELECT pg_advisory_xact_lock(hashtextextended('endpoints:' || $1::uuid::text, 0))
+WHERE $2::boolean OR $1::uuid = $3::uuid
+`
+
+type EndpointLockTenantParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Serializes a human's endpoint creations (a transaction-level advisory lock), so the count below and the insert
+// after it see every earlier creation: tenant.limits' max_endpoints holds under concurrent calls. Taken only for a human
+// the caller may act for, so nobody can hold up another tenant's creations.
+func (q *Queries) EndpointLockTenant(ctx context.Context, db DBTX, arg EndpointLockTenantParams) error {
+	_, err := db.Exec(ctx, endpointLockTenant, arg.HumanID, arg.Administrator, arg.CallerID)
+	return err
 }
 
 const endpointRouteDeleteAll = `-- name: EndpointRouteDeleteAll :exec
