@@ -146,6 +146,37 @@ func TestNodeRefusesANameThatNowReachesAnOwnedStream(t *testing.T) {
 	require.Zero(t, e.eventsOf(t, thief))
 }
 
+// TestNodeRefusesAnAliasStoredBeforeAddressesWereCompared: an adapter
+// stored before 00031 with addr "localhost:6379" for B's stream, older than
+// B's adapter on 127.0.0.1:6379, has no address keys (00031 keys only IP
+// addresses). The node refuses it at dial time (the address dialed is
+// B's), and B's adapter is not held back by it: one refused at its own
+// address outranks no one.
+func TestNodeRefusesAnAliasStoredBeforeAddressesWereCompared(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rdb := newRedis(t)
+	stream := newStream(t, rdb)
+	allow := sources.NewAllowlist(loopbackAnyPort, nil)
+	e.adapterOf(t, allow, e.human, "orders", "127.0.0.1:6379", stream, "")
+	thief := e.newHuman(t)
+	var legacy uuid.UUID
+	require.NoError(t, e.pool.QueryRow(t.Context(), `
+		INSERT INTO adapters (human_id, name, kind, queue, config, source_key, created_at, source_since)
+		VALUES ($1, 'old', 'redis_stream', 'stream',
+		        jsonb_build_object('addr', 'localhost:6379', 'stream', $2::text, 'group', 'switchboard', 'start', '0', 'db', 0,
+		                           'username', '', 'body_field', 'body', 'max_deliveries', 5, 'batch_size', 100),
+		        'localhost:6379/0/' || $2, now() - interval '1 day', now() - interval '1 day')
+		RETURNING id`, thief, stream).Scan(&legacy))
+	e.startNodeWith(t, "node-legacy", allow)
+
+	const entries = 30
+	addEntries(t, rdb, stream, entries)
+	require.Eventually(t, func() bool { return e.lastError(t, legacy) == refusedAtDial }, time.Minute, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return e.eventsOf(t, e.human) == entries }, time.Minute, 20*time.Millisecond)
+	require.Zero(t, e.eventsOf(t, thief))
+}
+
 // TestOlderAdapterKeepsItsStreamAcrossARedisRestart: a restarted Redis has
 // a new run_id, so the record of who reads it no longer matches. B reads S
 // on a Redis server of the test's own; A's adapter reaches it through a

@@ -362,12 +362,19 @@ WHERE a.id = sqlc.arg(id)::uuid
 
 -- name: AdapterClaimRivals :many
 -- Other humans' adapters known to be on the claimed server: recording it, or found there by a probe.
-SELECT id, source_since, server_key, server_addr_key, server_since
+SELECT id, human_id, source_since, server_key, server_addr_key, server_since
 FROM adapters
 WHERE kind = 'redis_stream'
   AND human_id <> sqlc.arg(human_id)::uuid
   AND (server_key = sqlc.arg(server_key)::text OR id = ANY (sqlc.arg(probed)::uuid[]))
 ORDER BY id;
+
+-- name: AdapterSourceAddrOwners :many
+-- Who reaches some addresses: a rival a probe found at an address another human's adapter reaches is refused there
+-- itself, so it outranks no one.
+SELECT addr_key, human_id
+FROM adapter_source_addrs
+WHERE addr_key = ANY (sqlc.arg(addr_keys)::text[]);
 
 -- name: AdapterServerRevoke :exec
 -- Takes the server record from adapters an older adapter of another human outranks: their nodes stop them at the

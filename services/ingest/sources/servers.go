@@ -120,7 +120,21 @@ func (s *Store) claimServer(ctx context.Context, tx pgx.Tx, c ServerClaim) (take
 	if err != nil {
 		return false, fmt.Errorf("sources: read adapter rivals: %w", err)
 	}
-	outranks, outranked := rank(mine, rivals, c)
+	owners, err := s.q.AdapterSourceAddrOwners(ctx, tx, values(c.Probed))
+	if err != nil {
+		return false, fmt.Errorf("sources: read rivals' addresses: %w", err)
+	}
+	outranks, outranked := rank(mine, rivals, c, func(r dbsqlc.AdapterClaimRivalsRow) bool {
+		// A rival dialing an address another human's adapter reaches is
+		// refused there itself (as this adapter would be): it reads nothing
+		// and outranks no one, else two adapters could refuse each other.
+		for _, o := range owners {
+			if o.AddrKey == c.Probed[r.ID] && o.HumanID != r.HumanID {
+				return true
+			}
+		}
+		return false
+	})
 	if taken = me.AddrTaken || outranks; taken {
 		if me.ServerKey != nil {
 			if err := s.q.AdapterServerRevoke(ctx, tx, []uuid.UUID{c.AdapterID}); err != nil {
@@ -151,8 +165,11 @@ func (s *Store) claimServer(ctx context.Context, tx pgx.Tx, c ServerClaim) (take
 // rank compares the claiming adapter with its rivals on the server:
 // whether one of them outranks it, and which of them it outranks that hold
 // a record (they lose it if the claim succeeds).
-func rank(mine standing, rivals []dbsqlc.AdapterClaimRivalsRow, c ServerClaim) (outranks bool, outranked []uuid.UUID) {
+func rank(mine standing, rivals []dbsqlc.AdapterClaimRivalsRow, c ServerClaim, blocked func(dbsqlc.AdapterClaimRivalsRow) bool) (outranks bool, outranked []uuid.UUID) {
 	for _, r := range rivals {
+		if !eq(r.ServerKey, c.ServerKey) && blocked(r) {
+			continue
+		}
 		theirs := standing{id: r.ID, since: r.SourceSince}
 		// A rival reads this server if it recorded it, or if its probe
 		// found this server at the address it recorded (a restart since).
@@ -195,6 +212,14 @@ func keys(m map[uuid.UUID]string) []uuid.UUID {
 	out := make([]uuid.UUID, 0, len(m))
 	for k := range m {
 		out = append(out, k)
+	}
+	return out
+}
+
+func values(m map[uuid.UUID]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
 	}
 	return out
 }

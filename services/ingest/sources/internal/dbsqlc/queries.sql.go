@@ -27,7 +27,7 @@ func (q *Queries) AdapterClaimLock(ctx context.Context, db DBTX, id uuid.UUID) e
 }
 
 const adapterClaimRivals = `-- name: AdapterClaimRivals :many
-SELECT id, source_since, server_key, server_addr_key, server_since
+SELECT id, human_id, source_since, server_key, server_addr_key, server_since
 FROM adapters
 WHERE kind = 'redis_stream'
   AND human_id <> $1::uuid
@@ -43,6 +43,7 @@ type AdapterClaimRivalsParams struct {
 
 type AdapterClaimRivalsRow struct {
 	ID            uuid.UUID
+	HumanID       uuid.UUID
 	SourceSince   time.Time
 	ServerKey     *string
 	ServerAddrKey *string
@@ -61,6 +62,7 @@ func (q *Queries) AdapterClaimRivals(ctx context.Context, db DBTX, arg AdapterCl
 		var i AdapterClaimRivalsRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.HumanID,
 			&i.SourceSince,
 			&i.ServerKey,
 			&i.ServerAddrKey,
@@ -542,6 +544,39 @@ type AdapterSourceAddrAddParams struct {
 func (q *Queries) AdapterSourceAddrAdd(ctx context.Context, db DBTX, arg AdapterSourceAddrAddParams) error {
 	_, err := db.Exec(ctx, adapterSourceAddrAdd, arg.AddrKey, arg.ID)
 	return err
+}
+
+const adapterSourceAddrOwners = `-- name: AdapterSourceAddrOwners :many
+SELECT addr_key, human_id
+FROM adapter_source_addrs
+WHERE addr_key = ANY ($1::text[])
+`
+
+type AdapterSourceAddrOwnersRow struct {
+	AddrKey string
+	HumanID uuid.UUID
+}
+
+// Who reaches some addresses: a rival a probe found at an address another human's adapter reaches is refused there
+// itself, so it outranks no one.
+func (q *Queries) AdapterSourceAddrOwners(ctx context.Context, db DBTX, addrKeys []string) ([]AdapterSourceAddrOwnersRow, error) {
+	rows, err := db.Query(ctx, adapterSourceAddrOwners, addrKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdapterSourceAddrOwnersRow{}
+	for rows.Next() {
+		var i AdapterSourceAddrOwnersRow
+		if err := rows.Scan(&i.AddrKey, &i.HumanID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const adapterSourceAddrsDelete = `-- name: AdapterSourceAddrsDelete :exec
