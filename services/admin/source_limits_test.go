@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/pkg/settings"
 )
 
@@ -153,4 +157,47 @@ func TestEndpointsPerTenantAreCapped(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, create(aliceCtx), "a deleted endpoint frees its place")
 	requireCode(t, codes.ResourceExhausted, create(aliceCtx))
+}
+
+// TestSourceCreationWithTheDatabaseDownIsUnavailable: while the database
+// refuses connections, creating an adapter or an endpoint (the tenant's
+// count, the limit, the insert) answers UNAVAILABLE without the database's
+// text, never INTERNAL; once it is back the same call works.
+func TestSourceCreationWithTheDatabaseDownIsUnavailable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alice := e.seedTenant(t, "alice")
+	ctx := e.asTenant(t, mustUUID(t, alice.human.GetId()))
+	admin, err := pgx.Connect(t.Context(), pgtest.AdminURL())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close(context.Background()) })
+	name := e.pool.Config().ConnConfig.Database
+	allow := func(ctx context.Context, on bool) {
+		_, err := admin.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{name}.Sanitize()+` ALLOW_CONNECTIONS `+map[bool]string{true: "true", false: "false"}[on])
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() { allow(context.Background(), true) })
+	createAdapter := func() error {
+		_, err := e.srv.CreateAdapter(ctx, &adminv1.CreateAdapterRequest{Adapter: redisAt(t, "down", "redis.internal:6379", "down")})
+		return err
+	}
+	createEndpoint := func() error {
+		_, err := e.srv.CreateEndpoint(ctx, &adminv1.CreateEndpointRequest{Endpoint: &adminv1.Endpoint{
+			Queue: "hooks", Verification: adminv1.VerificationScheme_VERIFICATION_SCHEME_NONE,
+		}})
+		return err
+	}
+
+	allow(t.Context(), false)
+	_, err = admin.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name)
+	require.NoError(t, err)
+	for _, create := range []func() error{createAdapter, createEndpoint} {
+		st, _ := apierr.ToStatus(create())
+		require.Equal(t, codes.Unavailable, st.Code(), "%v", st.Err())
+		require.Equal(t, "the database is unavailable; retry shortly", st.Message())
+	}
+
+	allow(t.Context(), true)
+	require.Eventually(t, func() bool { return createAdapter() == nil }, 30*time.Second, 50*time.Millisecond)
+	require.NoError(t, createEndpoint())
 }
