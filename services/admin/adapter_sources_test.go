@@ -16,6 +16,7 @@ import (
 
 	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
@@ -120,7 +121,7 @@ func TestAdapterSourceHasOneOwner(t *testing.T) {
 		_, err := e.srv.CreateAdapter(bobCtx, &adminv1.CreateAdapterRequest{Adapter: steal})
 		requireCode(t, codes.AlreadyExists, err)
 		msg := status.Convert(toStatus(err)).Message()
-		require.Equal(t, "adapter.config: another owner's adapter already reads this Redis stream (addr, db and stream)", msg)
+		require.Equal(t, "adapter.config: another owner's adapter already reads this Redis stream (server, db and stream)", msg)
 		for _, secret := range []string{alice.human.GetId(), alice.human.GetEmail(), "alice", mine.GetId()} {
 			require.NotContains(t, msg, secret)
 		}
@@ -163,6 +164,67 @@ func TestAdapterSourceHasOneOwner(t *testing.T) {
 	e.createAdapter(bobCtx, t, redisAt(t, "now-mine", "redis.internal:6379", "orders"))
 }
 
+// TestAdapterSourceOwnedAsReached: the owner rule holds for the server as
+// dialed, not as written: once a human's adapter reads stream S at
+// 127.0.0.1:6379, every other name of that server (localhost in any case,
+// with a trailing dot, another loopback address, the IPv6 loopback, an
+// IPv4-mapped form) is refused for S, at create and at update, with the
+// same words, naming neither the owner nor its adapter; nothing is stored.
+// Another database or stream of the server is another source.
+func TestAdapterSourceOwnedAsReached(t *testing.T) {
+	t.Parallel()
+	e := newEnvAllowing(t,
+		sources.AllowRule{Prefix: netip.MustParsePrefix("127.0.0.0/8"), Port: 6379},
+		sources.AllowRule{Prefix: netip.MustParsePrefix("::1/128"), Port: 6379},
+	)
+	alice, bob := e.seedTenant(t, "alice"), e.seedTenant(t, "bob")
+	aliceCtx, bobCtx := e.asTenant(t, mustUUID(t, alice.human.GetId())), e.asTenant(t, mustUUID(t, bob.human.GetId()))
+	mine := e.createAdapter(aliceCtx, t, redisAt(t, "orders", "127.0.0.1:6379", "orders"))
+	const taken = "adapter.config: another owner's adapter already reads this Redis stream (server, db and stream)"
+
+	before := snapshot(t.Context(), t, e.pool)
+	for _, addr := range []string{
+		"localhost:6379", "LOCALHOST:6379", "localhost.:6379", "LocalHost.:06379",
+		"127.0.0.2:6379", "[::1]:6379", "[::ffff:127.0.0.1]:6379", "[0:0::1]:6379",
+	} {
+		for _, group := range []string{"switchboard", "bobs"} { // the owner's group, or one of its own
+			_, err := e.srv.CreateAdapter(bobCtx, &adminv1.CreateAdapterRequest{Adapter: redisAt(t, "steal", addr, "orders", "group", group)})
+			requireCode(t, codes.AlreadyExists, err)
+			msg := status.Convert(toStatus(err)).Message()
+			require.Equal(t, taken, msg, addr)
+			for _, secret := range []string{alice.human.GetId(), alice.human.GetEmail(), "alice", mine.GetId()} {
+				require.NotContains(t, msg, secret)
+			}
+		}
+	}
+	require.Equal(t, before, snapshot(t.Context(), t, e.pool), "nothing stored")
+
+	// An update cannot move onto it either, however spelled.
+	bobs := e.createAdapter(bobCtx, t, redisAt(t, "own", "localhost:6379", "bob-orders"))
+	before = snapshot(t.Context(), t, e.pool)
+	_, err := e.srv.UpdateAdapter(bobCtx, &adminv1.UpdateAdapterRequest{
+		Adapter:    &adminv1.Adapter{Id: bobs.GetId(), Config: mustStruct(t, map[string]any{"addr": "Localhost.:6379", "stream": "orders"})},
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"config"}},
+	})
+	requireCode(t, codes.AlreadyExists, err)
+	require.Equal(t, taken, status.Convert(toStatus(err)).Message())
+	require.Equal(t, before, snapshot(t.Context(), t, e.pool))
+
+	// The other way round: bob reads bob-orders by name; alice cannot by address.
+	_, err = e.srv.CreateAdapter(aliceCtx, &adminv1.CreateAdapterRequest{Adapter: redisAt(t, "steal", "127.0.0.1:6379", "bob-orders")})
+	requireCode(t, codes.AlreadyExists, err)
+
+	// Another database or stream of the server is another source; bob's
+	// update onto one of them works and frees what he read before.
+	e.createAdapter(bobCtx, t, redisAt(t, "db1", "localhost:6379", "orders", "db", 1))
+	_, err = e.srv.UpdateAdapter(bobCtx, &adminv1.UpdateAdapterRequest{
+		Adapter:    &adminv1.Adapter{Id: bobs.GetId(), Config: mustStruct(t, map[string]any{"addr": "[::1]:6379", "stream": "bob-new"})},
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"config"}},
+	})
+	require.NoError(t, err)
+	e.createAdapter(aliceCtx, t, redisAt(t, "now-mine", "127.0.0.1:6379", "bob-orders"))
+}
+
 // TestAdapterSourceRace: two tenants creating an adapter on one stream at
 // the same moment never both succeed: the database decides (an exclusion
 // constraint), not a check that both could pass before either commits.
@@ -172,6 +234,7 @@ func TestAdapterSourceRace(t *testing.T) {
 	alice, bob := e.seedTenant(t, "alice"), e.seedTenant(t, "bob")
 	ctxs := []context.Context{e.asTenant(t, mustUUID(t, alice.human.GetId())), e.asTenant(t, mustUUID(t, bob.human.GetId()))}
 	const rounds = 20
+	e.setTenantLimits(t, func(l *settings.Tenant) { l.MaxAdapters = rounds })
 	for round := range rounds {
 		stream := fmt.Sprint("contested-", round)
 		start := make(chan struct{})

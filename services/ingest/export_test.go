@@ -6,6 +6,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
 	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
@@ -31,6 +32,12 @@ func (s *Server) RunningAdapters() int {
 // SetAdapterStatusGap sets the least time between two writes of one
 // adapter's state; call it before Start.
 func (s *Server) SetAdapterStatusGap(d time.Duration) { s.adapters.statusGap = d }
+
+// SetAdapterBackoff sets how each adapter paces its retries; call it
+// before Start.
+func (s *Server) SetAdapterBackoff(lo, hi time.Duration) {
+	s.adapters.backoff = adapter.Backoff{Min: lo, Max: hi}
+}
 
 // SetEndpointCacheTTL sets how long the webhook edge may serve an endpoint
 // from its cache without hearing of a change; call it before any request.

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/pkg/lifecycle"
+	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter/redisstream"
 	"github.com/switchboard/switchboard/services/ingest/sources"
 )
@@ -30,6 +31,9 @@ type adapterRunner struct {
 	// statusGap is the least time between two writes of one adapter's
 	// state (statusWriter).
 	statusGap time.Duration
+	// backoff paces each adapter's retries (the zero value: adapter's
+	// defaults).
+	backoff adapter.Backoff
 
 	mu      sync.Mutex
 	running map[uuid.UUID]*runningAdapter
@@ -39,6 +43,8 @@ type runningAdapter struct {
 	config string // the row's config as stored: a change restarts the adapter
 	cancel context.CancelFunc
 	done   chan struct{}
+	// server claims each new connection's server for the adapter.
+	server *serverCheck
 }
 
 func newAdapterRunner(s *Server, nodeID string, interval time.Duration) *adapterRunner {
@@ -78,6 +84,7 @@ func (r *adapterRunner) Stop(ctx context.Context) error {
 // reconcile starts the adapters that should run and are not, restarts the
 // changed ones and stops the ones gone or disabled.
 func (r *adapterRunner) reconcile(ctx context.Context) {
+	started := time.Now()
 	rows, err := r.s.sources.PullAdapters(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -99,7 +106,11 @@ func (r *adapterRunner) reconcile(ctx context.Context) {
 			continue
 		default:
 		}
-		if !ok || string(row.Config) != a.config {
+		// An adapter whose server record was taken since its claim lost the
+		// stream to an older adapter of another owner: restarted, its next
+		// connection's claim is refused and it reads no more.
+		lost := ok && row.ServerKey == nil && a.server.claimedBefore(started)
+		if !ok || string(row.Config) != a.config || lost {
 			a.cancel()
 			<-a.done
 			delete(r.running, id)
@@ -132,14 +143,19 @@ func (r *adapterRunner) start(ctx context.Context, row sources.PullAdapter) (*ru
 	// the address dialed: an adapter stored before the list changed, or a
 	// name that resolves elsewhere now, connects nowhere.
 	cfg.Dialer = r.s.sources.Allowlist().DialContext
+	cfg.Backoff = r.backoff
 	cfg.OnStatus = newStatusWriter(func(reason string) { r.report(actx, row.ID, reason) }, r.statusGap).report
+	// Each connection reads only once the server it reached is claimed
+	// for this adapter: not another owner's stream, however addressed.
+	check := &serverCheck{r: r, id: row.ID, cfg: c}
+	cfg.OnServer = check.check
 	src, err := redisstream.New(cfg)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	sink := r.s.AdapterSink(AdapterTarget{ID: row.ID, HumanID: row.HumanID, Queue: row.Queue, AgentID: row.AgentID})
-	a := &runningAdapter{config: string(row.Config), cancel: cancel, done: make(chan struct{})}
+	a := &runningAdapter{config: string(row.Config), cancel: cancel, done: make(chan struct{}), server: check}
 	go func() {
 		defer close(a.done)
 		if err := src.Run(actx, sink); err != nil && actx.Err() == nil {

@@ -50,11 +50,18 @@ func newStream(t *testing.T, rdb *redis.Client) string {
 // with its adapter runner; it stops at cleanup.
 func (e *env) startNode(t *testing.T, nodeID string, allow []sources.AllowRule) *ingest.Server {
 	t.Helper()
-	src := sources.New(e.pool, e.keys, sources.NewAllowlist(allow, nil))
+	return e.startNodeWith(t, nodeID, sources.NewAllowlist(allow, nil))
+}
+
+// startNodeWith is startNode under an allow list with its own resolver.
+func (e *env) startNodeWith(t *testing.T, nodeID string, allow *sources.Allowlist) *ingest.Server {
+	t.Helper()
+	src := sources.New(e.pool, e.keys, allow)
 	srv := ingest.New(zap.NewNop(), e.pool, ingest.Options{
 		SealingKeys: e.keys, Sources: src, NodeID: nodeID, AdapterInterval: 50 * time.Millisecond,
 	})
 	srv.SetAdapterStatusGap(50 * time.Millisecond)
+	srv.SetAdapterBackoff(20*time.Millisecond, 200*time.Millisecond)
 	for _, c := range srv.Components() {
 		require.NoError(t, c.Start(t.Context()))
 		t.Cleanup(func() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
@@ -17,12 +18,16 @@ type rowConfig struct {
 	// sourceKey names the stream a pull adapter reads
 	// (redisstream.StoredConfig.SourceKey); nil for a push adapter.
 	sourceKey *string
+	// addrKeys name it at each address its addr reaches now
+	// (redisstream.StoredConfig.AddrKeys); nil when the config is not
+	// being set (the stored keys stay).
+	addrKeys []string
 }
 
 // adapterConfig validates a config for kind and returns what to store: {}
 // for WEBHOOK; for REDIS_STREAM every field with its default filled, the
-// addr normalized and allowed by the operator's allow list, and its source
-// key.
+// addr normalized and allowed by the operator's allow list, its source key
+// and the keys of the addresses it reaches.
 func (s *Store) adapterConfig(ctx context.Context, kind string, cfg map[string]any) (rowConfig, error) {
 	switch kind {
 	case KindWebhook:
@@ -38,10 +43,13 @@ func (s *Store) adapterConfig(ctx context.Context, kind string, cfg map[string]a
 			}
 			return rowConfig{}, apierr.Invalid(violations...)
 		}
-		if err := s.allowed(ctx, c.Addr); err != nil {
+		reach, err := s.allowed(ctx, c.Addr)
+		if err != nil {
 			return rowConfig{}, err
 		}
-		return redisConfig(c)
+		rc, err := redisConfig(c)
+		rc.addrKeys = c.AddrKeys(reach)
+		return rc, err
 	}
 	return rowConfig{}, fmt.Errorf("sources: unknown adapter kind %q", kind)
 }
@@ -71,20 +79,21 @@ func redisConfig(c redisstream.StoredConfig) (rowConfig, error) {
 }
 
 // allowed answers the allow list's create-time check for addr as the
-// client should see it.
-func (s *Store) allowed(ctx context.Context, addr string) error {
-	err := s.allow.Check(ctx, addr)
+// client should see it, and returns the addresses addr reaches now
+// (adapter.Allowlist.Reach): what ownership of the stream is compared on.
+func (s *Store) allowed(ctx context.Context, addr string) ([]netip.AddrPort, error) {
+	reach, err := s.allow.Reach(ctx, addr)
 	var refused *adapter.RefusedError
 	var unresolved *adapter.ResolveError
 	switch {
 	case err == nil:
-		return nil
+		return reach, nil
 	case errors.As(err, &refused):
-		return invalid("adapter.config.addr", refused.Error())
+		return nil, invalid("adapter.config.addr", refused.Error())
 	case errors.As(err, &unresolved) && unresolved.NotFound:
-		return invalid("adapter.config.addr", fmt.Sprintf("%s: %s, so %s cannot allow it", addr, unresolved, adapter.PolicyName))
+		return nil, invalid("adapter.config.addr", fmt.Sprintf("%s: %s, so %s cannot allow it", addr, unresolved, adapter.PolicyName))
 	case errors.As(err, &unresolved):
-		return apierr.Unavailable("adapter.config.addr: %s: %s; try again", addr, unresolved)
+		return nil, apierr.Unavailable("adapter.config.addr: %s: %s; try again", addr, unresolved)
 	}
-	return fmt.Errorf("sources: check adapter addr: %w", err)
+	return nil, fmt.Errorf("sources: check adapter addr: %w", err)
 }

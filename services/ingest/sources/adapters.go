@@ -85,7 +85,9 @@ func adapterWhat(first string, f AdapterFields) string {
 // act for, with config (decoded JSON) validated and normalized for the kind.
 // NOT_FOUND when the human is unknown or out of t's reach, or the agent or
 // endpoint is not that human's; ALREADY_EXISTS when the human already has an
-// adapter with the name.
+// adapter with the name, or another owner's adapter reads the stream (at
+// any address the addr reaches); RESOURCE_EXHAUSTED when the human holds
+// tenant.limits' max_adapters already.
 func (s *Store) CreateAdapter(ctx context.Context, t auth.Tenant, humanID uuid.UUID, kind string, f AdapterFields, config map[string]any) (Adapter, error) {
 	f.Cursor = nil
 	if err := checkAdapter(kind, f); err != nil {
@@ -96,20 +98,48 @@ func (s *Store) CreateAdapter(ctx context.Context, t auth.Tenant, humanID uuid.U
 		return Adapter{}, err
 	}
 	f.Config = c.raw
+	var r dbsqlc.Adapter
 	// Two inserts of one stream at once can deadlock inside the exclusion
-	// constraint (each checks against the other's not yet committed row);
+	// constraints (each checks against the other's not yet committed row);
 	// the retry then sees the winner's committed row: ALREADY_EXISTS.
-	r, err := postgres.RetryConflicts1(ctx, func() (dbsqlc.Adapter, error) {
-		return s.q.AdapterInsert(ctx, s.pool, dbsqlc.AdapterInsertParams{
-			Name: f.Name, Kind: kind, Config: f.Config, SourceKey: c.sourceKey, Queue: f.Queue, Enabled: f.Enabled,
-			AgentID: f.AgentID, EndpointID: f.EndpointID,
-			HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+	err = postgres.RetryConflicts(ctx, func() error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := s.underAdapterLimit(ctx, tx, t, humanID); err != nil {
+				return err
+			}
+			var err error
+			r, err = s.q.AdapterInsert(ctx, tx, dbsqlc.AdapterInsertParams{
+				Name: f.Name, Kind: kind, Config: f.Config, SourceKey: c.sourceKey, Queue: f.Queue, Enabled: f.Enabled,
+				AgentID: f.AgentID, EndpointID: f.EndpointID,
+				HumanID: humanID, Administrator: t.Administrator, CallerID: t.HumanID,
+			})
+			if err != nil {
+				return dbErr(err, "insert adapter", adapterWhat("human "+humanID.String(), f))
+			}
+			return s.setSourceAddrs(ctx, tx, r.ID, c.addrKeys, false)
 		})
 	})
 	if err != nil {
-		return Adapter{}, dbErr(err, "insert adapter", adapterWhat("human "+humanID.String(), f))
+		return Adapter{}, err
 	}
 	return adapterFrom(r), nil
+}
+
+// setSourceAddrs records the addresses an adapter's addr reaches (nothing
+// for a push adapter), replacing the ones recorded before when replace.
+// Another owner's adapter reaching one of them breaks
+// adapter_source_addrs_owner_excl: ALREADY_EXISTS.
+func (s *Store) setSourceAddrs(ctx context.Context, tx pgx.Tx, id uuid.UUID, keys []string, replace bool) error {
+	if replace {
+		if err := s.q.AdapterSourceAddrsDelete(ctx, tx, id); err != nil {
+			return dbErr(err, "replace adapter addresses", "adapter "+id.String())
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	err := s.q.AdapterSourceAddrsInsert(ctx, tx, dbsqlc.AdapterSourceAddrsInsertParams{AdapterID: id, AddrKeys: keys})
+	return dbErr(err, "record adapter addresses", "adapter "+id.String())
 }
 
 // GetAdapter returns an adapter of a human t may act for.
@@ -187,6 +217,11 @@ func (s *Store) UpdateAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID, 
 			})
 			if err != nil {
 				return dbErr(err, "update adapter", adapterWhat("adapter "+id.String(), f))
+			}
+			if set != nil {
+				if err := s.setSourceAddrs(ctx, tx, id, set.addrKeys, true); err != nil {
+					return err
+				}
 			}
 			out = adapterFrom(r)
 			return nil

@@ -125,7 +125,7 @@ func endpointFrom(r dbsqlc.Endpoint) Endpoint {
 // scheme whose provider issues it later (awaitsProviderSecret). It returns
 // the endpoint and the secret's plaintext, which is never readable again
 // ("" for NONE and an endpoint awaiting its secret). NOT_FOUND when the human is unknown or out of t's reach, or the
-// agent is not that human's.
+// agent is not that human's; RESOURCE_EXHAUSTED when the human holds tenant.limits' max_endpoints already.
 func (s *Store) CreateEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.UUID, f EndpointFields, secret string) (Endpoint, string, error) {
 	applyDefaults(&f)
 	if err := checkEndpoint(f); err != nil {
@@ -176,6 +176,9 @@ func (s *Store) CreateEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.
 func (s *Store) insertEndpoint(ctx context.Context, t auth.Tenant, humanID uuid.UUID, slug string, f EndpointFields, secret *newSecret) (Endpoint, error) {
 	var out Endpoint
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.underEndpointLimit(ctx, tx, t, humanID); err != nil {
+			return err
+		}
 		r, err := s.q.EndpointInsert(ctx, tx, dbsqlc.EndpointInsertParams{
 			Slug: slug, Name: f.Name, Queue: f.Queue, Verification: string(f.Verification),
 			SignatureHeader: f.SignatureHeader, DeliveryIDHeader: f.DeliveryIDHeader,

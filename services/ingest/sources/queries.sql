@@ -44,6 +44,21 @@ WHERE h.id = sqlc.arg(human_id)::uuid
   AND (sqlc.narg(agent_id)::uuid IS NULL OR a.id IS NOT NULL)
 RETURNING *;
 
+-- name: EndpointLockTenant :exec
+-- Serializes a human's endpoint creations (a transaction-level advisory lock), so the count below and the insert
+-- after it see every earlier creation: tenant.limits' max_endpoints holds under concurrent calls. Taken only for a human
+-- the caller may act for, so nobody can hold up another tenant's creations.
+SELECT pg_advisory_xact_lock(hashtextextended('endpoints:' || sqlc.arg(human_id)::uuid::text, 0))
+WHERE sqlc.arg(administrator)::boolean OR sqlc.arg(human_id)::uuid = sqlc.arg(caller_id)::uuid;
+
+-- name: EndpointCount :one
+-- The endpoints a human holds, for max_endpoints. Zero for a human out of the caller's reach, whose insert then matches
+-- nothing (NOT_FOUND): a full tenant is never told apart from a missing one.
+SELECT count(*)
+FROM endpoints
+WHERE human_id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
 -- name: EndpointGet :one
 -- One endpoint of a human the caller may act for.
 SELECT *
@@ -204,7 +219,8 @@ LIMIT sqlc.arg(max_rows)::integer;
 -- name: AdapterUpdate :one
 -- Writes every mutable column of an adapter the caller may reach (the handler merged the patch into the row it
 -- locked with AdapterLock). A non-NULL agent_id or endpoint_id must belong to the adapter's own human; no row
--- otherwise. kind, human_id, last_polled_at and last_error never change here; source_key is the config's.
+-- otherwise. kind, human_id, last_polled_at and last_error never change here; source_key is the config's (the
+-- addresses it reaches are replaced by AdapterSourceAddrsDelete and AdapterSourceAddrsInsert).
 UPDATE adapters AS ad
 SET name        = sqlc.arg(name)::text,
     config      = sqlc.arg(config)::jsonb,
@@ -214,7 +230,17 @@ SET name        = sqlc.arg(name)::text,
     queue       = sqlc.arg(queue)::text,
     enabled     = sqlc.arg(enabled)::boolean,
     cursor      = sqlc.narg(cursor)::text,
-    updated_at  = now()
+    updated_at  = now(),
+    -- A config naming another source starts its claim to it anew; the record of the server it was allowed to
+    -- read stays while db and stream do (the addr may name that server another way: the next claim keeps the
+    -- record when the server is the same, and replaces it otherwise).
+    source_since    = CASE WHEN ad.source_key IS NOT DISTINCT FROM sqlc.narg(source_key)::text THEN ad.source_since ELSE now() END,
+    server_key      = CASE WHEN ad.config -> 'db' = sqlc.arg(config)::jsonb -> 'db'
+                            AND ad.config -> 'stream' = sqlc.arg(config)::jsonb -> 'stream' THEN ad.server_key END,
+    server_addr_key = CASE WHEN ad.config -> 'db' = sqlc.arg(config)::jsonb -> 'db'
+                            AND ad.config -> 'stream' = sqlc.arg(config)::jsonb -> 'stream' THEN ad.server_addr_key END,
+    server_since    = CASE WHEN ad.config -> 'db' = sqlc.arg(config)::jsonb -> 'db'
+                            AND ad.config -> 'stream' = sqlc.arg(config)::jsonb -> 'stream' THEN ad.server_since END
 WHERE ad.id = sqlc.arg(id)
   AND (sqlc.arg(administrator)::boolean OR ad.human_id = sqlc.arg(caller_id)::uuid)
   AND (sqlc.narg(agent_id)::uuid IS NULL
@@ -223,6 +249,36 @@ WHERE ad.id = sqlc.arg(id)
        OR EXISTS (SELECT 1 FROM endpoints AS ep
                   WHERE ep.id = sqlc.narg(endpoint_id)::uuid AND ep.human_id = ad.human_id))
 RETURNING *;
+
+-- name: AdapterLockTenant :exec
+-- Serializes a human's adapter creations (a transaction-level advisory lock), so the count below and the insert
+-- after it see every earlier creation: tenant.limits' max_adapters holds under concurrent calls. Taken only for a human
+-- the caller may act for, so nobody can hold up another tenant's creations.
+SELECT pg_advisory_xact_lock(hashtextextended('adapters:' || sqlc.arg(human_id)::uuid::text, 0))
+WHERE sqlc.arg(administrator)::boolean OR sqlc.arg(human_id)::uuid = sqlc.arg(caller_id)::uuid;
+
+-- name: AdapterCount :one
+-- The adapters a human holds, for max_adapters. Zero for a human out of the caller's reach, whose insert then matches
+-- nothing (NOT_FOUND): a full tenant is never told apart from a missing one.
+SELECT count(*)
+FROM adapters
+WHERE human_id = sqlc.arg(human_id)::uuid
+  AND (sqlc.arg(administrator)::boolean OR human_id = sqlc.arg(caller_id)::uuid);
+
+-- name: AdapterSourceAddrsInsert :exec
+-- Records addresses an adapter's addr reaches (redisstream.StoredConfig.AddrKey), for an adapter the caller
+-- reached in this transaction. Another human's key breaks adapter_source_addrs_owner_excl.
+INSERT INTO adapter_source_addrs (adapter_id, human_id, addr_key)
+SELECT a.id, a.human_id, k.addr_key
+FROM adapters AS a
+CROSS JOIN unnest(sqlc.arg(addr_keys)::text[]) AS k(addr_key)
+WHERE a.id = sqlc.arg(adapter_id)::uuid
+ON CONFLICT (adapter_id, addr_key) DO NOTHING;
+
+-- name: AdapterSourceAddrsDelete :exec
+-- Forgets the addresses of an adapter whose config the caller is replacing (AdapterLock in this transaction).
+DELETE FROM adapter_source_addrs
+WHERE adapter_id = sqlc.arg(adapter_id)::uuid;
 
 -- name: AdapterDelete :execrows
 -- Deletes an adapter; its events keep a NULL adapter.
@@ -249,8 +305,9 @@ ORDER BY s.created_at;
 
 -- name: AdaptersToRun :many
 -- The pull adapters a node runs: enabled Redis Streams adapters that own their stream (a row without source_key
--- lost its stream to another owner's older adapter in migration 00013), with what their events need.
-SELECT a.id, a.human_id, a.queue, a.agent_id, a.config
+-- lost its stream to another owner's older adapter in migration 00013), with what their events need, and the
+-- server they were last allowed to read (NULL: none, or they lost it to an older adapter: AdapterServerRevoke).
+SELECT a.id, a.human_id, a.queue, a.agent_id, a.config, a.server_key
 FROM adapters AS a
 WHERE a.enabled
   AND a.kind = 'redis_stream'
@@ -263,6 +320,84 @@ UPDATE adapters
 SET last_polled_at = now(),
     last_error     = nullif(sqlc.arg(last_error)::text, '')
 WHERE id = sqlc.arg(id);
+
+-- name: AdapterServerRivals :many
+-- The claims' statements (servers.go) reach across tenants like the runner: a node's adapter, connected to a
+-- server, asks whether it may read its stream there; the answer names no other adapter to the client.
+-- Other humans' adapters of the same db and stream that might be on the server the adapter reached and could
+-- keep it from reading: the node probes their addrs (redisstream.Probe) before the claim. None when the adapter
+-- already holds a record of this server (server_key, or server_addr_key after a restart of the server), or when
+-- the rival already records this server (AdapterClaimRivals finds it). A rival that never read its stream only
+-- matters when its config named the stream first.
+SELECT r.id, (r.config ->> 'addr')::text AS addr, coalesce(r.config ->> 'username', '')::text AS username
+FROM adapters AS me
+JOIN adapters AS r ON r.kind = 'redis_stream'
+    AND r.human_id <> me.human_id
+    AND r.config ->> 'stream' = me.config ->> 'stream'
+    AND coalesce(r.config ->> 'db', '0') = coalesce(me.config ->> 'db', '0')
+WHERE me.id = sqlc.arg(id)::uuid
+  AND me.server_key IS DISTINCT FROM sqlc.arg(server_key)::text
+  AND me.server_addr_key IS DISTINCT FROM sqlc.arg(addr_key)::text
+  AND r.server_key IS DISTINCT FROM sqlc.arg(server_key)::text
+  AND (r.server_key IS NOT NULL OR (r.source_since, r.id) < (me.source_since, me.id))
+ORDER BY r.server_key IS NULL, coalesce(r.server_since, r.source_since), r.id
+LIMIT sqlc.arg(max_rows)::integer;
+
+-- name: AdapterClaimLock :exec
+-- Serializes the claims of one db and stream (every adapter that could contend for it), to the end of the
+-- transaction.
+SELECT pg_advisory_xact_lock(hashtextextended('adapter_stream:' || coalesce(config ->> 'db', '0') || '/' || (config ->> 'stream'), 0))
+FROM adapters
+WHERE id = sqlc.arg(id)::uuid;
+
+-- name: AdapterClaimSelf :one
+-- The claiming adapter's standing, read after AdapterClaimLock; addr_taken: another human's adapter reaches the
+-- address it dialed (adapter_source_addrs).
+SELECT a.human_id, a.source_since, a.server_key, a.server_addr_key, a.server_since,
+       EXISTS (SELECT 1 FROM adapter_source_addrs AS s
+               WHERE s.addr_key = sqlc.arg(addr_key)::text AND s.human_id <> a.human_id) AS addr_taken
+FROM adapters AS a
+WHERE a.id = sqlc.arg(id)::uuid
+  AND a.kind = 'redis_stream';
+
+-- name: AdapterClaimRivals :many
+-- Other humans' adapters known to be on the claimed server: recording it, or found there by a probe.
+SELECT id, human_id, source_since, server_key, server_addr_key, server_since
+FROM adapters
+WHERE kind = 'redis_stream'
+  AND human_id <> sqlc.arg(human_id)::uuid
+  AND (server_key = sqlc.arg(server_key)::text OR id = ANY (sqlc.arg(probed)::uuid[]))
+ORDER BY id;
+
+-- name: AdapterSourceAddrOwners :many
+-- Who reaches some addresses: a rival a probe found at an address another human's adapter reaches is refused there
+-- itself, so it outranks no one.
+SELECT addr_key, human_id
+FROM adapter_source_addrs
+WHERE addr_key = ANY (sqlc.arg(addr_keys)::text[]);
+
+-- name: AdapterServerRevoke :exec
+-- Takes the server record from adapters an older adapter of another human outranks: their nodes stop them at the
+-- next reconcile (AdaptersToRun), and their next claim is refused.
+UPDATE adapters
+SET server_key = NULL, server_addr_key = NULL, server_since = NULL
+WHERE id = ANY (sqlc.arg(ids)::uuid[]);
+
+-- name: AdapterServerSet :exec
+-- Records the server an adapter was allowed to read: since now, unless it kept reading the server it recorded
+-- (carried: the same run_id, or the same address after the server restarted).
+UPDATE adapters
+SET server_key = sqlc.arg(server_key)::text, server_addr_key = sqlc.arg(addr_key)::text,
+    server_since = CASE WHEN sqlc.arg(carried)::boolean AND server_since IS NOT NULL THEN server_since ELSE now() END
+WHERE id = sqlc.arg(id)::uuid;
+
+-- name: AdapterSourceAddrAdd :exec
+-- Records an address a node dialed for an adapter, unless another human's adapter already reaches it.
+INSERT INTO adapter_source_addrs (adapter_id, human_id, addr_key)
+SELECT a.id, a.human_id, sqlc.arg(addr_key)::text
+FROM adapters AS a
+WHERE a.id = sqlc.arg(id)::uuid
+ON CONFLICT DO NOTHING;
 
 -- name: EndpointRouteList :many
 -- The routes of some endpoints (already reached by the caller), in each endpoint's order.

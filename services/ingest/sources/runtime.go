@@ -126,6 +126,11 @@ type PullAdapter struct {
 	// Config is the stored config (a redisstream.StoredConfig), as stored:
 	// a change of it restarts the adapter.
 	Config json.RawMessage
+	// ServerKey is the server the adapter was last allowed to read
+	// (ClaimServer); nil when none, or when an older adapter of another
+	// owner took it since: a node stops such an adapter, whose next claim
+	// is refused.
+	ServerKey *string
 }
 
 // PullAdapters lists the enabled Redis Streams adapters of every tenant.

@@ -87,11 +87,16 @@ var constraints = &apierr.Constraints{
 	},
 	Uniques: map[string]string{
 		"adapters_human_id_name_key": "the human already has an adapter with this name",
-		// Names neither the other owner nor its adapter.
-		"adapters_source_owner_excl": "adapter.config: another owner's adapter already reads this Redis stream (addr, db and stream)",
-		"adapters_source_group_key":  "adapter.config: the human already has an adapter reading this Redis stream in this group",
+		// Names neither the other owner nor its adapter, and says the same
+		// whichever spelling of the server matched (adapter.ErrSourceTaken).
+		"adapters_source_owner_excl":      sourceTaken,
+		"adapter_source_addrs_owner_excl": sourceTaken,
+		"adapters_source_group_key":       "adapter.config: the human already has an adapter reading this Redis stream in this group",
 	},
 }
+
+// sourceTaken is ALREADY_EXISTS for a stream another owner's adapter reads.
+var sourceTaken = "adapter.config: " + adapter.ErrSourceTaken.Error()
 
 // dbErr maps a statement's error for a client; what names the row.
 func dbErr(err error, op, what string) error { return apierr.FromPostgres(err, op, what, constraints) }

@@ -108,43 +108,60 @@ func (e *ResolveError) Unwrap() error { return e.Err }
 // host:port. It gives the early, readable answer at create and update time;
 // the dial checks again (DialContext).
 func (l *Allowlist) Check(ctx context.Context, addr string) error {
+	_, _, err := l.check(ctx, addr)
+	return err
+}
+
+// check is Check, also returning the addresses it judged (the literal, or
+// what the name resolved to) and whether a name rule allowed the name
+// without resolving it (ips is then nil).
+func (l *Allowlist) check(ctx context.Context, addr string) (ips []netip.Addr, byName bool, err error) {
 	host, port, err := splitAddr(addr)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	if len(l.rules) == 0 {
-		return &RefusedError{Addr: addr, Why: "it is unset, so no address is allowed"}
+		return nil, false, &RefusedError{Addr: addr, Why: "it is unset, so no address is allowed"}
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if v := l.verdict(ip, port); !v.ok() {
-			return &RefusedError{Addr: addr, Why: v.literal()}
+			return nil, false, &RefusedError{Addr: addr, Why: v.literal()}
 		}
-		return nil
+		return []netip.Addr{ip}, false, nil
 	}
 	name := NormalizeName(host)
 	if l.nameAllowed(name, port) {
-		return nil
+		return nil, true, nil
 	}
 	if !l.hasAddressRules() {
-		return &RefusedError{Addr: addr, Why: "no entry names it"}
+		return nil, false, &RefusedError{Addr: addr, Why: "no entry names it"}
 	}
+	ips, err = l.lookup(ctx, name)
+	if err != nil {
+		return nil, false, err
+	}
+	// Every address must pass: the dialer may pick any of them.
+	for _, ip := range ips {
+		if v := l.verdict(ip, port); !v.ok() {
+			return nil, false, &RefusedError{Addr: addr, Why: v.resolved()}
+		}
+	}
+	return ips, false, nil
+}
+
+// lookup resolves name to at least one address, or returns a *ResolveError.
+func (l *Allowlist) lookup(ctx context.Context, name string) ([]netip.Addr, error) {
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
 	ips, err := l.resolver.LookupNetIP(ctx, "ip", name)
 	if err != nil {
 		var dnsErr *net.DNSError
-		return &ResolveError{Host: name, NotFound: errors.As(err, &dnsErr) && dnsErr.IsNotFound, Err: err}
+		return nil, &ResolveError{Host: name, NotFound: errors.As(err, &dnsErr) && dnsErr.IsNotFound, Err: err}
 	}
 	if len(ips) == 0 {
-		return &ResolveError{Host: name, NotFound: true}
+		return nil, &ResolveError{Host: name, NotFound: true}
 	}
-	// Every address must pass: the dialer may pick any of them.
-	for _, ip := range ips {
-		if v := l.verdict(ip, port); !v.ok() {
-			return &RefusedError{Addr: addr, Why: v.resolved()}
-		}
-	}
-	return nil
+	return ips, nil
 }
 
 // NormalizeName is a DNS name as rules and source keys compare it: lower

@@ -99,6 +99,14 @@ type Config struct {
 	// Backoff paces retries after Redis or sink errors.
 	Backoff adapter.Backoff
 
+	// OnServer, when set, is told the server every new connection reached,
+	// before the connection serves a command: an error refuses the
+	// connection (nothing is read or written on it) and fails the step that
+	// wanted it, with the error as its cause. It is how a node refuses to
+	// read a stream another owner's adapter reads on the same server,
+	// however this adapter's addr reaches it (docs/ingest.md).
+	OnServer func(ctx context.Context, s Server) error
+
 	// OnStatus, when set, is told the outcome of every step of Run: "" after
 	// one that worked, else a short reason safe to show the adapter's owner
 	// (Reason). It is called on Run's goroutine; it must be quick or rate

@@ -39,13 +39,17 @@ func Reason(err error) string {
 	if errors.As(err, &dial) {
 		return clip(dial.Error())
 	}
+	if errors.Is(err, adapter.ErrSourceTaken) {
+		return "refused: " + adapter.ErrSourceTaken.Error() + "; this adapter reads nothing from it"
+	}
 	op := "redis"
-	var step *stepError
-	if errors.As(err, &step) {
+	if step := innermostStep(err); step != nil {
 		op = step.op
 	}
 	var reply redis.Error
 	switch {
+	case errors.Is(err, errRunID):
+		return op + ": " + errRunID.Error()
 	case errors.Is(err, adapter.ErrSinkUnavailable):
 		return op + ": the database is unavailable, retrying"
 	case op == "store events":
@@ -61,6 +65,19 @@ func Reason(err error) string {
 		return op + ": " + r
 	}
 	return op + ": failed (the node's log has the details)"
+}
+
+// innermostStep is the step that failed: a new connection's check fails
+// inside the step whose command wanted the connection, and is the cause.
+func innermostStep(err error) *stepError {
+	var last *stepError
+	for {
+		var step *stepError
+		if !errors.As(err, &step) {
+			return last
+		}
+		last, err = step, step.err
+	}
 }
 
 // clip keeps the first line of s, printable, at most maxReason bytes on a

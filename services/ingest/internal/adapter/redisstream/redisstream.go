@@ -40,12 +40,18 @@ func (a *Adapter) ID() string { return a.cfg.ID }
 // Run reads and stores entries until ctx ends, then returns nil. Redis and sink
 // errors are logged and retried with backoff; Run never gives up on them.
 func (a *Adapter) Run(ctx context.Context, sink adapter.Sink) error {
+	var dialed dialedAddr
 	rdb := redis.NewClient(&redis.Options{
-		Addr:     a.cfg.Addr,
-		Dialer:   a.cfg.Dialer,
-		Username: a.cfg.Username,
-		Password: a.cfg.Password,
-		DB:       a.cfg.DB,
+		Addr:   a.cfg.Addr,
+		Dialer: dialed.wrap(a.cfg.Dialer),
+		// Every new connection is checked before it serves a command:
+		// which server it reached, and whether this adapter may read the
+		// stream there (Config.OnServer). Run issues one command at a
+		// time, so a new connection's check follows its own dial.
+		OnConnect: func(ctx context.Context, c *redis.Conn) error { return a.checkServer(ctx, c, &dialed) },
+		Username:  a.cfg.Username,
+		Password:  a.cfg.Password,
+		DB:        a.cfg.DB,
 		// Named, so an operator's CLIENT LIST tells which adapter and
 		// consumer a connection belongs to.
 		ClientName: clientName(a.cfg),

@@ -131,22 +131,46 @@ func normalizeAddr(addr string) (string, string) {
 	return net.JoinHostPort(name, port), ""
 }
 
-// SourceKey names the stream c reads, whichever adapter reads it: the
-// server (normalized addr), the database number and the stream. Adapters
-// with one key read the same entries, so they must belong to one owner.
+// SourceKey names the stream c reads as its addr is written (normalized):
+// the server, the database number and the stream. Adapters with one key
+// read the same entries, so they must belong to one owner.
 //
-// Names are compared as written, not as resolved: "localhost" and
-// "127.0.0.1", or two DNS names of one server, are different keys. An
-// operator whose tenants share a Redis server makes them spell it one way
-// by listing it by name only in SWITCHBOARD_ADAPTER_ALLOW, with no address
-// entry that also covers its address.
+// Two spellings of one server are two keys here ("localhost" and
+// "127.0.0.1"); AddrKey and ServerKey compare what they reach.
 func (c StoredConfig) SourceKey() string {
 	addr, problem := normalizeAddr(c.Addr)
 	if problem != "" {
 		addr = strings.ToLower(c.Addr)
 	}
-	return addr + "/" + strconv.Itoa(c.DB) + "/" + c.Stream
+	return addr + "/" + c.stream()
 }
+
+// AddrKey names the stream c reads at one address its addr reaches: the
+// address as adapter.SourceAddr spells it (every loopback address alike),
+// the database number and the stream. Two adapters whose addrs reach one
+// address read one server's stream, however each addr is written.
+func (c StoredConfig) AddrKey(ap netip.AddrPort) string {
+	return adapter.SourceAddr(ap) + "/" + c.stream()
+}
+
+// AddrKeys are the AddrKeys of every address in reach, without repeats.
+func (c StoredConfig) AddrKeys(reach []netip.AddrPort) []string {
+	keys := make([]string, 0, len(reach))
+	for _, ap := range reach {
+		if k := c.AddrKey(ap); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// ServerKey names the stream c reads on the server whose INFO run_id is
+// runID: the server as it names itself, whatever address reached it (a
+// LAN address of a server also bound to loopback, a proxy in front of it).
+func (c StoredConfig) ServerKey(runID string) string { return runID + "/" + c.stream() }
+
+// stream is the part of every key after the server: "<db>/<stream>".
+func (c StoredConfig) stream() string { return strconv.Itoa(c.DB) + "/" + c.Stream }
 
 // parser collects the violations of one config.
 type parser struct {

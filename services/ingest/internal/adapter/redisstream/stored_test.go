@@ -1,6 +1,7 @@
 package redisstream_test
 
 import (
+	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,4 +91,18 @@ func TestSourceKey(t *testing.T) {
 	require.Equal(t, c.SourceKey(), legacy.SourceKey())
 	other := redisstream.StoredConfig{Addr: "redis.internal:6379", Stream: "Orders", DB: 3}
 	require.NotEqual(t, c.SourceKey(), other.SourceKey(), "another database is another keyspace")
+}
+
+// TestAddrAndServerKeys: the keys ownership is compared on name what an
+// addr reaches (every loopback address alike, IPv4-mapped as IPv4) and
+// what the server calls itself, each with the database and the stream.
+func TestAddrAndServerKeys(t *testing.T) {
+	t.Parallel()
+	c := redisstream.StoredConfig{Addr: "localhost:6379", Stream: "orders", DB: 1}
+	require.Equal(t, []string{"loopback:6379/1/orders", "10.0.0.1:6379/1/orders"}, c.AddrKeys([]netip.AddrPort{
+		netip.MustParseAddrPort("127.0.0.1:6379"), netip.MustParseAddrPort("[::1]:6379"),
+		netip.MustParseAddrPort("[::ffff:10.0.0.1]:6379"), netip.MustParseAddrPort("10.0.0.1:6379"),
+	}))
+	require.Equal(t, "[2001:db8::1]:6380/1/orders", c.AddrKey(netip.MustParseAddrPort("[2001:db8::1]:6380")))
+	require.Equal(t, "0123456789abcdef0123456789abcdef01234567/1/orders", c.ServerKey("0123456789abcdef0123456789abcdef01234567"))
 }

@@ -12,21 +12,25 @@ import (
 )
 
 type Adapter struct {
-	ID           uuid.UUID
-	HumanID      uuid.UUID
-	Name         string
-	Kind         string
-	Config       json.RawMessage
-	EndpointID   *uuid.UUID
-	AgentID      *uuid.UUID
-	Queue        string
-	Enabled      bool
-	Cursor       *string
-	LastPolledAt *time.Time
-	LastError    *string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	SourceKey    *string
+	ID            uuid.UUID
+	HumanID       uuid.UUID
+	Name          string
+	Kind          string
+	Config        json.RawMessage
+	EndpointID    *uuid.UUID
+	AgentID       *uuid.UUID
+	Queue         string
+	Enabled       bool
+	Cursor        *string
+	LastPolledAt  *time.Time
+	LastError     *string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	SourceKey     *string
+	SourceSince   time.Time
+	ServerKey     *string
+	ServerAddrKey *string
+	ServerSince   *time.Time
 }
 
 type Endpoint struct {

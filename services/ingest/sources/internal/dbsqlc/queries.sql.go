@@ -13,6 +13,132 @@ import (
 	"github.com/google/uuid"
 )
 
+const adapterClaimLock = `-- name: AdapterClaimLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('adapter_stream:' || coalesce(config ->> 'db', '0') || '/' || (config ->> 'stream'), 0))
+FROM adapters
+WHERE id = $1::uuid
+`
+
+// Serializes the claims of one db and stream (every adapter that could contend for it), to the end of the
+// transaction.
+func (q *Queries) AdapterClaimLock(ctx context.Context, db DBTX, id uuid.UUID) error {
+	_, err := db.Exec(ctx, adapterClaimLock, id)
+	return err
+}
+
+const adapterClaimRivals = `-- name: AdapterClaimRivals :many
+SELECT id, human_id, source_since, server_key, server_addr_key, server_since
+FROM adapters
+WHERE kind = 'redis_stream'
+  AND human_id <> $1::uuid
+  AND (server_key = $2::text OR id = ANY ($3::uuid[]))
+ORDER BY id
+`
+
+type AdapterClaimRivalsParams struct {
+	HumanID   uuid.UUID
+	ServerKey string
+	Probed    []uuid.UUID
+}
+
+type AdapterClaimRivalsRow struct {
+	ID            uuid.UUID
+	HumanID       uuid.UUID
+	SourceSince   time.Time
+	ServerKey     *string
+	ServerAddrKey *string
+	ServerSince   *time.Time
+}
+
+// Other humans' adapters known to be on the claimed server: recording it, or found there by a probe.
+func (q *Queries) AdapterClaimRivals(ctx context.Context, db DBTX, arg AdapterClaimRivalsParams) ([]AdapterClaimRivalsRow, error) {
+	rows, err := db.Query(ctx, adapterClaimRivals, arg.HumanID, arg.ServerKey, arg.Probed)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdapterClaimRivalsRow{}
+	for rows.Next() {
+		var i AdapterClaimRivalsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.HumanID,
+			&i.SourceSince,
+			&i.ServerKey,
+			&i.ServerAddrKey,
+			&i.ServerSince,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adapterClaimSelf = `-- name: AdapterClaimSelf :one
+SELECT a.human_id, a.source_since, a.server_key, a.server_addr_key, a.server_since,
+       EXISTS (SELECT 1 FROM adapter_source_addrs AS s
+               WHERE s.addr_key = $1::text AND s.human_id <> a.human_id) AS addr_taken
+FROM adapters AS a
+WHERE a.id = $2::uuid
+  AND a.kind = 'redis_stream'
+`
+
+type AdapterClaimSelfParams struct {
+	AddrKey string
+	ID      uuid.UUID
+}
+
+type AdapterClaimSelfRow struct {
+	HumanID       uuid.UUID
+	SourceSince   time.Time
+	ServerKey     *string
+	ServerAddrKey *string
+	ServerSince   *time.Time
+	AddrTaken     bool
+}
+
+// The claiming adapter's standing, read after AdapterClaimLock; addr_taken: another human's adapter reaches the
+// address it dialed (adapter_source_addrs).
+func (q *Queries) AdapterClaimSelf(ctx context.Context, db DBTX, arg AdapterClaimSelfParams) (AdapterClaimSelfRow, error) {
+	row := db.QueryRow(ctx, adapterClaimSelf, arg.AddrKey, arg.ID)
+	var i AdapterClaimSelfRow
+	err := row.Scan(
+		&i.HumanID,
+		&i.SourceSince,
+		&i.ServerKey,
+		&i.ServerAddrKey,
+		&i.ServerSince,
+		&i.AddrTaken,
+	)
+	return i, err
+}
+
+const adapterCount = `-- name: AdapterCount :one
+SELECT count(*)
+FROM adapters
+WHERE human_id = $1::uuid
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type AdapterCountParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// The adapters a human holds, for max_adapters. Zero for a human out of the caller's reach, whose insert then matches
+// nothing (NOT_FOUND): a full tenant is never told apart from a missing one.
+func (q *Queries) AdapterCount(ctx context.Context, db DBTX, arg AdapterCountParams) (int64, error) {
+	row := db.QueryRow(ctx, adapterCount, arg.HumanID, arg.Administrator, arg.CallerID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const adapterDelete = `-- name: AdapterDelete :execrows
 DELETE FROM adapters
 WHERE id = $1
@@ -35,7 +161,7 @@ func (q *Queries) AdapterDelete(ctx context.Context, db DBTX, arg AdapterDeleteP
 }
 
 const adapterGet = `-- name: AdapterGet :one
-SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key
+SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key, source_since, server_key, server_addr_key, server_since
 FROM adapters
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -67,6 +193,10 @@ func (q *Queries) AdapterGet(ctx context.Context, db DBTX, arg AdapterGetParams)
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.SourceKey,
+		&i.SourceSince,
+		&i.ServerKey,
+		&i.ServerAddrKey,
+		&i.ServerSince,
 	)
 	return i, err
 }
@@ -89,7 +219,7 @@ WHERE h.id = $9::uuid
   AND ($10::boolean OR h.id = $11::uuid)
   AND ($7::uuid IS NULL OR a.id IS NOT NULL)
   AND ($8::uuid IS NULL OR ep.id IS NOT NULL)
-RETURNING id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key
+RETURNING id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key, source_since, server_key, server_addr_key, server_since
 `
 
 type AdapterInsertParams struct {
@@ -141,12 +271,16 @@ func (q *Queries) AdapterInsert(ctx context.Context, db DBTX, arg AdapterInsertP
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.SourceKey,
+		&i.SourceSince,
+		&i.ServerKey,
+		&i.ServerAddrKey,
+		&i.ServerSince,
 	)
 	return i, err
 }
 
 const adapterList = `-- name: AdapterList :many
-SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key
+SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key, source_since, server_key, server_addr_key, server_since
 FROM adapters
 WHERE ($1::boolean OR human_id = $2::uuid)
   AND ($3::uuid IS NULL OR human_id = $3::uuid)
@@ -198,6 +332,10 @@ func (q *Queries) AdapterList(ctx context.Context, db DBTX, arg AdapterListParam
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.SourceKey,
+			&i.SourceSince,
+			&i.ServerKey,
+			&i.ServerAddrKey,
+			&i.ServerSince,
 		); err != nil {
 			return nil, err
 		}
@@ -210,7 +348,7 @@ func (q *Queries) AdapterList(ctx context.Context, db DBTX, arg AdapterListParam
 }
 
 const adapterLock = `-- name: AdapterLock :one
-SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key
+SELECT id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key, source_since, server_key, server_addr_key, server_since
 FROM adapters
 WHERE id = $1
   AND ($2::boolean OR human_id = $3::uuid)
@@ -244,8 +382,31 @@ func (q *Queries) AdapterLock(ctx context.Context, db DBTX, arg AdapterLockParam
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.SourceKey,
+		&i.SourceSince,
+		&i.ServerKey,
+		&i.ServerAddrKey,
+		&i.ServerSince,
 	)
 	return i, err
+}
+
+const adapterLockTenant = `-- name: AdapterLockTenant :exec
+SELECT pg_advisory_xact_lock(hashtextextended('adapters:' || $1::uuid::text, 0))
+WHERE $2::boolean OR $1::uuid = $3::uuid
+`
+
+type AdapterLockTenantParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Serializes a human's adapter creations (a transaction-level advisory lock), so the count below and the insert
+// after it see every earlier creation: tenant.limits' max_adapters holds under concurrent calls. Taken only for a human
+// the caller may act for, so nobody can hold up another tenant's creations.
+func (q *Queries) AdapterLockTenant(ctx context.Context, db DBTX, arg AdapterLockTenantParams) error {
+	_, err := db.Exec(ctx, adapterLockTenant, arg.HumanID, arg.Administrator, arg.CallerID)
+	return err
 }
 
 const adapterReport = `-- name: AdapterReport :exec
@@ -266,6 +427,190 @@ func (q *Queries) AdapterReport(ctx context.Context, db DBTX, arg AdapterReportP
 	return err
 }
 
+const adapterServerRevoke = `-- name: AdapterServerRevoke :exec
+UPDATE adapters
+SET server_key = NULL, server_addr_key = NULL, server_since = NULL
+WHERE id = ANY ($1::uuid[])
+`
+
+// Takes the server record from adapters an older adapter of another human outranks: their nodes stop them at the
+// next reconcile (AdaptersToRun), and their next claim is refused.
+func (q *Queries) AdapterServerRevoke(ctx context.Context, db DBTX, ids []uuid.UUID) error {
+	_, err := db.Exec(ctx, adapterServerRevoke, ids)
+	return err
+}
+
+const adapterServerRivals = `-- name: AdapterServerRivals :many
+SELECT r.id, (r.config ->> 'addr')::text AS addr, coalesce(r.config ->> 'username', '')::text AS username
+FROM adapters AS me
+JOIN adapters AS r ON r.kind = 'redis_stream'
+    AND r.human_id <> me.human_id
+    AND r.config ->> 'stream' = me.config ->> 'stream'
+    AND coalesce(r.config ->> 'db', '0') = coalesce(me.config ->> 'db', '0')
+WHERE me.id = $1::uuid
+  AND me.server_key IS DISTINCT FROM $2::text
+  AND me.server_addr_key IS DISTINCT FROM $3::text
+  AND r.server_key IS DISTINCT FROM $2::text
+  AND (r.server_key IS NOT NULL OR (r.source_since, r.id) < (me.source_since, me.id))
+ORDER BY r.server_key IS NULL, coalesce(r.server_since, r.source_since), r.id
+LIMIT $4::integer
+`
+
+type AdapterServerRivalsParams struct {
+	ID        uuid.UUID
+	ServerKey string
+	AddrKey   string
+	MaxRows   int32
+}
+
+type AdapterServerRivalsRow struct {
+	ID       uuid.UUID
+	Addr     string
+	Username string
+}
+
+// The claims' statements (servers.go) reach across tenants like the runner: a node's adapter, connected to a
+// server, asks whether it may read its stream there; the answer names no other adapter to the client.
+// Other humans' adapters of the same db and stream that might be on the server the adapter reached and could
+// keep it from reading: the node probes their addrs (redisstream.Probe) before the claim. None when the adapter
+// already holds a record of this server (server_key, or server_addr_key after a restart of the server), or when
+// the rival already records this server (AdapterClaimRivals finds it). A rival that never read its stream only
+// matters when its config named the stream first.
+func (q *Queries) AdapterServerRivals(ctx context.Context, db DBTX, arg AdapterServerRivalsParams) ([]AdapterServerRivalsRow, error) {
+	rows, err := db.Query(ctx, adapterServerRivals,
+		arg.ID,
+		arg.ServerKey,
+		arg.AddrKey,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdapterServerRivalsRow{}
+	for rows.Next() {
+		var i AdapterServerRivalsRow
+		if err := rows.Scan(&i.ID, &i.Addr, &i.Username); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adapterServerSet = `-- name: AdapterServerSet :exec
+UPDATE adapters
+SET server_key = $1::text, server_addr_key = $2::text,
+    server_since = CASE WHEN $3::boolean AND server_since IS NOT NULL THEN server_since ELSE now() END
+WHERE id = $4::uuid
+`
+
+type AdapterServerSetParams struct {
+	ServerKey string
+	AddrKey   string
+	Carried   bool
+	ID        uuid.UUID
+}
+
+// Records the server an adapter was allowed to read: since now, unless it kept reading the server it recorded
+// (carried: the same run_id, or the same address after the server restarted).
+func (q *Queries) AdapterServerSet(ctx context.Context, db DBTX, arg AdapterServerSetParams) error {
+	_, err := db.Exec(ctx, adapterServerSet,
+		arg.ServerKey,
+		arg.AddrKey,
+		arg.Carried,
+		arg.ID,
+	)
+	return err
+}
+
+const adapterSourceAddrAdd = `-- name: AdapterSourceAddrAdd :exec
+INSERT INTO adapter_source_addrs (adapter_id, human_id, addr_key)
+SELECT a.id, a.human_id, $1::text
+FROM adapters AS a
+WHERE a.id = $2::uuid
+ON CONFLICT DO NOTHING
+`
+
+type AdapterSourceAddrAddParams struct {
+	AddrKey string
+	ID      uuid.UUID
+}
+
+// Records an address a node dialed for an adapter, unless another human's adapter already reaches it.
+func (q *Queries) AdapterSourceAddrAdd(ctx context.Context, db DBTX, arg AdapterSourceAddrAddParams) error {
+	_, err := db.Exec(ctx, adapterSourceAddrAdd, arg.AddrKey, arg.ID)
+	return err
+}
+
+const adapterSourceAddrOwners = `-- name: AdapterSourceAddrOwners :many
+SELECT addr_key, human_id
+FROM adapter_source_addrs
+WHERE addr_key = ANY ($1::text[])
+`
+
+type AdapterSourceAddrOwnersRow struct {
+	AddrKey string
+	HumanID uuid.UUID
+}
+
+// Who reaches some addresses: a rival a probe found at an address another human's adapter reaches is refused there
+// itself, so it outranks no one.
+func (q *Queries) AdapterSourceAddrOwners(ctx context.Context, db DBTX, addrKeys []string) ([]AdapterSourceAddrOwnersRow, error) {
+	rows, err := db.Query(ctx, adapterSourceAddrOwners, addrKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AdapterSourceAddrOwnersRow{}
+	for rows.Next() {
+		var i AdapterSourceAddrOwnersRow
+		if err := rows.Scan(&i.AddrKey, &i.HumanID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const adapterSourceAddrsDelete = `-- name: AdapterSourceAddrsDelete :exec
+DELETE FROM adapter_source_addrs
+WHERE adapter_id = $1::uuid
+`
+
+// Forgets the addresses of an adapter whose config the caller is replacing (AdapterLock in this transaction).
+func (q *Queries) AdapterSourceAddrsDelete(ctx context.Context, db DBTX, adapterID uuid.UUID) error {
+	_, err := db.Exec(ctx, adapterSourceAddrsDelete, adapterID)
+	return err
+}
+
+const adapterSourceAddrsInsert = `-- name: AdapterSourceAddrsInsert :exec
+INSERT INTO adapter_source_addrs (adapter_id, human_id, addr_key)
+SELECT a.id, a.human_id, k.addr_key
+FROM adapters AS a
+CROSS JOIN unnest($1::text[]) AS k(addr_key)
+WHERE a.id = $2::uuid
+ON CONFLICT (adapter_id, addr_key) DO NOTHING
+`
+
+type AdapterSourceAddrsInsertParams struct {
+	AddrKeys  []string
+	AdapterID uuid.UUID
+}
+
+// Records addresses an adapter's addr reaches (redisstream.StoredConfig.AddrKey), for an adapter the caller
+// reached in this transaction. Another human's key breaks adapter_source_addrs_owner_excl.
+func (q *Queries) AdapterSourceAddrsInsert(ctx context.Context, db DBTX, arg AdapterSourceAddrsInsertParams) error {
+	_, err := db.Exec(ctx, adapterSourceAddrsInsert, arg.AddrKeys, arg.AdapterID)
+	return err
+}
+
 const adapterUpdate = `-- name: AdapterUpdate :one
 UPDATE adapters AS ad
 SET name        = $1::text,
@@ -276,7 +621,17 @@ SET name        = $1::text,
     queue       = $6::text,
     enabled     = $7::boolean,
     cursor      = $8::text,
-    updated_at  = now()
+    updated_at  = now(),
+    -- A config naming another source starts its claim to it anew; the record of the server it was allowed to
+    -- read stays while db and stream do (the addr may name that server another way: the next claim keeps the
+    -- record when the server is the same, and replaces it otherwise).
+    source_since    = CASE WHEN ad.source_key IS NOT DISTINCT FROM $3::text THEN ad.source_since ELSE now() END,
+    server_key      = CASE WHEN ad.config -> 'db' = $2::jsonb -> 'db'
+                            AND ad.config -> 'stream' = $2::jsonb -> 'stream' THEN ad.server_key END,
+    server_addr_key = CASE WHEN ad.config -> 'db' = $2::jsonb -> 'db'
+                            AND ad.config -> 'stream' = $2::jsonb -> 'stream' THEN ad.server_addr_key END,
+    server_since    = CASE WHEN ad.config -> 'db' = $2::jsonb -> 'db'
+                            AND ad.config -> 'stream' = $2::jsonb -> 'stream' THEN ad.server_since END
 WHERE ad.id = $9
   AND ($10::boolean OR ad.human_id = $11::uuid)
   AND ($5::uuid IS NULL
@@ -284,7 +639,7 @@ WHERE ad.id = $9
   AND ($4::uuid IS NULL
        OR EXISTS (SELECT 1 FROM endpoints AS ep
                   WHERE ep.id = $4::uuid AND ep.human_id = ad.human_id))
-RETURNING id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key
+RETURNING id, human_id, name, kind, config, endpoint_id, agent_id, queue, enabled, cursor, last_polled_at, last_error, created_at, updated_at, source_key, source_since, server_key, server_addr_key, server_since
 `
 
 type AdapterUpdateParams struct {
@@ -303,7 +658,8 @@ type AdapterUpdateParams struct {
 
 // Writes every mutable column of an adapter the caller may reach (the handler merged the patch into the row it
 // locked with AdapterLock). A non-NULL agent_id or endpoint_id must belong to the adapter's own human; no row
-// otherwise. kind, human_id, last_polled_at and last_error never change here; source_key is the config's.
+// otherwise. kind, human_id, last_polled_at and last_error never change here; source_key is the config's (the
+// addresses it reaches are replaced by AdapterSourceAddrsDelete and AdapterSourceAddrsInsert).
 func (q *Queries) AdapterUpdate(ctx context.Context, db DBTX, arg AdapterUpdateParams) (Adapter, error) {
 	row := db.QueryRow(ctx, adapterUpdate,
 		arg.Name,
@@ -335,12 +691,16 @@ func (q *Queries) AdapterUpdate(ctx context.Context, db DBTX, arg AdapterUpdateP
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.SourceKey,
+		&i.SourceSince,
+		&i.ServerKey,
+		&i.ServerAddrKey,
+		&i.ServerSince,
 	)
 	return i, err
 }
 
 const adaptersToRun = `-- name: AdaptersToRun :many
-SELECT a.id, a.human_id, a.queue, a.agent_id, a.config
+SELECT a.id, a.human_id, a.queue, a.agent_id, a.config, a.server_key
 FROM adapters AS a
 WHERE a.enabled
   AND a.kind = 'redis_stream'
@@ -349,15 +709,17 @@ ORDER BY a.id
 `
 
 type AdaptersToRunRow struct {
-	ID      uuid.UUID
-	HumanID uuid.UUID
-	Queue   string
-	AgentID *uuid.UUID
-	Config  json.RawMessage
+	ID        uuid.UUID
+	HumanID   uuid.UUID
+	Queue     string
+	AgentID   *uuid.UUID
+	Config    json.RawMessage
+	ServerKey *string
 }
 
 // The pull adapters a node runs: enabled Redis Streams adapters that own their stream (a row without source_key
-// lost its stream to another owner's older adapter in migration 00013), with what their events need.
+// lost its stream to another owner's older adapter in migration 00013), with what their events need, and the
+// server they were last allowed to read (NULL: none, or they lost it to an older adapter: AdapterServerRevoke).
 func (q *Queries) AdaptersToRun(ctx context.Context, db DBTX) ([]AdaptersToRunRow, error) {
 	rows, err := db.Query(ctx, adaptersToRun)
 	if err != nil {
@@ -373,6 +735,7 @@ func (q *Queries) AdaptersToRun(ctx context.Context, db DBTX) ([]AdaptersToRunRo
 			&i.Queue,
 			&i.AgentID,
 			&i.Config,
+			&i.ServerKey,
 		); err != nil {
 			return nil, err
 		}
@@ -478,6 +841,28 @@ func (q *Queries) EndpointBySlug(ctx context.Context, db DBTX, arg EndpointBySlu
 		&i.TenantRequestsPerSecond,
 	)
 	return i, err
+}
+
+const endpointCount = `-- name: EndpointCount :one
+SELECT count(*)
+FROM endpoints
+WHERE human_id = $1::uuid
+  AND ($2::boolean OR human_id = $3::uuid)
+`
+
+type EndpointCountParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// The endpoints a human holds, for max_endpoints. Zero for a human out of the caller's reach, whose insert then matches
+// nothing (NOT_FOUND): a full tenant is never told apart from a missing one.
+func (q *Queries) EndpointCount(ctx context.Context, db DBTX, arg EndpointCountParams) (int64, error) {
+	row := db.QueryRow(ctx, endpointCount, arg.HumanID, arg.Administrator, arg.CallerID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const endpointDelete = `-- name: EndpointDelete :one
@@ -792,6 +1177,25 @@ func (q *Queries) EndpointLock(ctx context.Context, db DBTX, arg EndpointLockPar
 		&i.BodyDedupWindowSeconds,
 	)
 	return i, err
+}
+
+const endpointLockTenant = `-- name: EndpointLockTenant :exec
+SELECT pg_advisory_xact_lock(hashtextextended('endpoints:' || $1::uuid::text, 0))
+WHERE $2::boolean OR $1::uuid = $3::uuid
+`
+
+type EndpointLockTenantParams struct {
+	HumanID       uuid.UUID
+	Administrator bool
+	CallerID      uuid.UUID
+}
+
+// Serializes a human's endpoint creations (a transaction-level advisory lock), so the count below and the insert
+// after it see every earlier creation: tenant.limits' max_endpoints holds under concurrent calls. Taken only for a human
+// the caller may act for, so nobody can hold up another tenant's creations.
+func (q *Queries) EndpointLockTenant(ctx context.Context, db DBTX, arg EndpointLockTenantParams) error {
+	_, err := db.Exec(ctx, endpointLockTenant, arg.HumanID, arg.Administrator, arg.CallerID)
+	return err
 }
 
 const endpointRouteDeleteAll = `-- name: EndpointRouteDeleteAll :exec
