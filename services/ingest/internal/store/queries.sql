@@ -142,41 +142,100 @@ FROM (
 ORDER BY v.id DESC
 LIMIT sqlc.arg(page_size)::integer;
 
--- name: EventPruneByAge :execrows
+-- Event retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net). Events are in
+-- id order, which is arrival order. An event whose todo is still live (pending or running: its worker reads the
+-- event) is counted but never deleted. A finished todo keeps its row with event_id set to NULL (ON DELETE SET NULL).
+
+-- name: EventPruneByAge :many
 -- Deletes up to batch_size events received more than max_age_seconds ago, oldest first (idx_events_received_at),
--- except those whose todo is still live (pending or running: its worker reads the event). SKIP LOCKED lets every
--- node prune at once. A finished todo keeps its row with event_id set to NULL (ON DELETE SET NULL).
-DELETE FROM events
-WHERE id IN (
+-- except those of live todos, and counts them per tenant. SKIP LOCKED lets every node prune at once.
+WITH gone AS (
+    DELETE FROM events
+    WHERE id IN (
+        SELECT e.id
+        FROM events AS e
+        WHERE e.received_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
+          AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
+        ORDER BY e.received_at
+        LIMIT sqlc.arg(batch_size)::integer
+        FOR UPDATE OF e SKIP LOCKED
+    )
+    RETURNING human_id
+)
+SELECT g.human_id, count(*)::bigint AS deleted
+FROM gone AS g
+GROUP BY g.human_id;
+
+-- name: EventMaxID :one
+-- The newest event's id (0 when none).
+SELECT coalesce(max(e.id), 0)::bigint AS max_id FROM events AS e;
+
+-- name: EventRetentionWritten :many
+-- Per tenant, its events after after_id: those up to mid_id and those beyond. Reads only these rows (primary key
+-- range), so a pass costs what arrived since the last, not the size of the table.
+SELECT e.human_id,
+       count(*) FILTER (WHERE e.id <= sqlc.arg(mid_id)::bigint)::bigint AS before_mid,
+       count(*) FILTER (WHERE e.id > sqlc.arg(mid_id)::bigint)::bigint  AS after_mid,
+       max(e.id)::bigint                                                AS newest
+FROM events AS e
+WHERE e.id > sqlc.arg(after_id)::bigint
+GROUP BY e.human_id;
+
+-- name: EventRetentionTenants :many
+-- Every tenant with events: a loose index scan of idx_events_human_id, one probe per tenant.
+WITH RECURSIVE t AS (
+    (SELECT e.human_id FROM events AS e ORDER BY e.human_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.human_id FROM events AS e WHERE e.human_id > t.human_id ORDER BY e.human_id LIMIT 1)
+    FROM t
+    WHERE t.human_id IS NOT NULL
+)
+SELECT t.human_id::uuid AS human_id
+FROM t
+WHERE t.human_id IS NOT NULL;
+
+-- name: EventRetentionWalk :one
+-- The tenant's newest keep+1 events at most (idx_events_human_id, index only): how many, and the oldest of them,
+-- which is the newest beyond keep when there are keep+1. Events of live todos count like any other.
+SELECT count(*)::bigint AS found, coalesce(min(w.id), 0)::bigint AS oldest
+FROM (
     SELECT e.id
     FROM events AS e
-    WHERE e.received_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
-      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
-    ORDER BY e.received_at
-    LIMIT sqlc.arg(batch_size)::integer
-    FOR UPDATE OF e SKIP LOCKED
-);
+    WHERE e.human_id = sqlc.arg(human_id)
+    ORDER BY e.id DESC
+    LIMIT sqlc.arg(keep)::bigint + 1
+) AS w;
 
--- name: EventPruneOverCap :execrows
--- Deletes up to batch_size of the oldest events beyond the newest max_rows (ids grow in arrival order), except
--- those whose todo is still live. The cutoff is found without locks, then only rows at or below it are locked.
-WITH cutoff AS (
-    SELECT c.id
-    FROM events AS c
-    ORDER BY c.id DESC
-    OFFSET sqlc.arg(max_rows)::bigint
-    LIMIT 1
-)
+-- name: EventRetentionTrim :execrows
+-- Deletes up to batch_size of the tenant's events at or below cut_id, oldest first, except those of live todos,
+-- skipping rows another node or a replay holds. The ids come from an index-only scan of idx_events_human_id and the
+-- rows are then locked by primary key, in id order: asked for "the tenant's oldest in id order" directly, a generic
+-- plan walks the primary key from the table's oldest row and filters on the tenant, reading every other tenant's
+-- events below its own.
 DELETE FROM events
 WHERE id IN (
-    SELECT e.id
-    FROM events AS e, cutoff
-    WHERE e.id <= cutoff.id
-      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
-    ORDER BY e.id
-    LIMIT sqlc.arg(batch_size)::integer
-    FOR UPDATE OF e SKIP LOCKED
+    SELECT o.id
+    FROM events AS o
+    WHERE o.id = ANY (ARRAY(
+        SELECT c.id
+        FROM events AS c
+        WHERE c.human_id = sqlc.arg(human_id)
+          AND c.id <= sqlc.arg(cut_id)::bigint
+          AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = c.id AND t.state IN ('pending', 'running'))
+        ORDER BY c.id
+        LIMIT sqlc.arg(batch_size)::integer
+    ))
+      AND o.human_id = sqlc.arg(human_id)
+    ORDER BY o.id
+    FOR UPDATE OF o SKIP LOCKED
 );
+
+-- name: EventRetentionCount :one
+-- How many of the tenant's events are at or below cut_id, those of live todos included.
+SELECT count(*)::bigint AS held
+FROM events AS e
+WHERE e.human_id = sqlc.arg(human_id)
+  AND e.id <= sqlc.arg(cut_id)::bigint;
 
 -- name: EventInsertBatch :batchmany
 -- Stores events of one source (and one publisher and agent: see events.agent_id) in ONE statement: a single event, the group commit of concurrent webhook requests,

@@ -46,34 +46,92 @@ ORDER BY e.id
 LIMIT sqlc.arg(max_rows)::integer;
 
 
--- name: PruneByAge :execrows
--- Deletes up to batch_size durable events older than max_age_seconds, oldest first. Ids are in publish order, so
--- the oldest are the lowest ids (primary key); SKIP LOCKED lets every node prune at once.
+-- Retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net). Rows are in id
+-- order, which is publish order.
+
+-- name: PruneByAge :many
+-- Deletes up to batch_size durable events older than max_age_seconds, oldest first, and counts them per tenant.
+-- SKIP LOCKED lets every node prune at once.
+WITH gone AS (
+    DELETE FROM realtime_events
+    WHERE id IN (
+        SELECT o.id
+        FROM realtime_events AS o
+        WHERE o.created_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
+        ORDER BY o.id
+        LIMIT sqlc.arg(batch_size)::integer
+        FOR UPDATE SKIP LOCKED
+    )
+    RETURNING human_id
+)
+SELECT g.human_id, count(*)::bigint AS deleted
+FROM gone AS g
+GROUP BY g.human_id;
+
+-- name: RetentionWritten :many
+-- Per tenant, its events after after_id: those up to mid_id and those beyond. Reads only these rows (primary key
+-- range), so a pass costs what was published since the last, not the size of the table.
+SELECT e.human_id,
+       count(*) FILTER (WHERE e.id <= sqlc.arg(mid_id)::bigint)::bigint AS before_mid,
+       count(*) FILTER (WHERE e.id > sqlc.arg(mid_id)::bigint)::bigint  AS after_mid,
+       max(e.id)::bigint                                                AS newest
+FROM realtime_events AS e
+WHERE e.id > sqlc.arg(after_id)::bigint
+GROUP BY e.human_id;
+
+-- name: RetentionTenants :many
+-- Every tenant with durable events: a loose index scan of idx_realtime_events_tenant, one probe per tenant.
+WITH RECURSIVE t AS (
+    (SELECT e.human_id FROM realtime_events AS e ORDER BY e.human_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.human_id FROM realtime_events AS e WHERE e.human_id > t.human_id ORDER BY e.human_id LIMIT 1)
+    FROM t
+    WHERE t.human_id IS NOT NULL
+)
+SELECT t.human_id::uuid AS human_id
+FROM t
+WHERE t.human_id IS NOT NULL;
+
+-- name: RetentionWalk :one
+-- The tenant's newest keep+1 events at most (idx_realtime_events_tenant, backward, index only): how many, and the
+-- oldest of them, which is the newest beyond keep when there are keep+1.
+SELECT count(*)::bigint AS found, coalesce(min(w.id), 0)::bigint AS oldest
+FROM (
+    SELECT e.id
+    FROM realtime_events AS e
+    WHERE e.human_id = sqlc.arg(human_id)
+    ORDER BY e.id DESC
+    LIMIT sqlc.arg(keep)::bigint + 1
+) AS w;
+
+-- name: RetentionTrim :execrows
+-- Deletes up to batch_size of the tenant's events at or below cut_id, oldest first, skipping rows another node holds.
+-- The ids come from an index-only scan of idx_realtime_events_tenant and the rows are then locked by primary key, in
+-- id order: asked for "the tenant's oldest in id order" directly, a generic plan walks the primary key from the
+-- table's oldest row and filters on the tenant, reading every other tenant's rows below its own.
 DELETE FROM realtime_events
 WHERE id IN (
     SELECT o.id
     FROM realtime_events AS o
-    WHERE o.created_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
+    WHERE o.id = ANY (ARRAY(
+        SELECT c.id
+        FROM realtime_events AS c
+        WHERE c.human_id = sqlc.arg(human_id)
+          AND c.id <= sqlc.arg(cut_id)::bigint
+        ORDER BY c.id
+        LIMIT sqlc.arg(batch_size)::integer
+    ))
+      AND o.human_id = sqlc.arg(human_id)
     ORDER BY o.id
-    LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
 );
 
--- name: PruneOverCap :execrows
--- Deletes up to batch_size of the oldest durable events beyond the newest max_rows (the cutoff is found without
--- locks; only rows at or below it are locked).
-WITH cutoff AS (
-    SELECT c.id FROM realtime_events AS c ORDER BY c.id DESC OFFSET sqlc.arg(max_rows)::bigint LIMIT 1
-)
-DELETE FROM realtime_events
-WHERE id IN (
-    SELECT o.id
-    FROM realtime_events AS o, cutoff
-    WHERE o.id <= cutoff.id
-    ORDER BY o.id
-    LIMIT sqlc.arg(batch_size)::integer
-    FOR UPDATE OF o SKIP LOCKED
-);
+-- name: RetentionCount :one
+-- How many of the tenant's events are at or below cut_id.
+SELECT count(*)::bigint AS held
+FROM realtime_events AS e
+WHERE e.human_id = sqlc.arg(human_id)
+  AND e.id <= sqlc.arg(cut_id)::bigint;
 
 -- name: PresenceJoin :exec
 -- A subscription's rows, one per channel (re-inserted as they are after a Postgres crash emptied the table).

@@ -421,16 +421,23 @@ func (q *Queries) PresenceSweep(ctx context.Context, db DBTX) ([]PresenceSweepRo
 	return items, nil
 }
 
-const pruneByAge = `-- name: PruneByAge :execrows
-DELETE FROM realtime_events
-WHERE id IN (
-    SELECT o.id
-    FROM realtime_events AS o
-    WHERE o.created_at < now() - make_interval(secs => $1::double precision)
-    ORDER BY o.id
-    LIMIT $2::integer
-    FOR UPDATE SKIP LOCKED
+const pruneByAge = `-- name: PruneByAge :many
+
+WITH gone AS (
+    DELETE FROM realtime_events
+    WHERE id IN (
+        SELECT o.id
+        FROM realtime_events AS o
+        WHERE o.created_at < now() - make_interval(secs => $1::double precision)
+        ORDER BY o.id
+        LIMIT $2::integer
+        FOR UPDATE SKIP LOCKED
+    )
+    RETURNING human_id
 )
+SELECT g.human_id, count(*)::bigint AS deleted
+FROM gone AS g
+GROUP BY g.human_id
 `
 
 type PruneByAgeParams struct {
@@ -438,42 +445,201 @@ type PruneByAgeParams struct {
 	BatchSize     int32
 }
 
-// Deletes up to batch_size durable events older than max_age_seconds, oldest first. Ids are in publish order, so
-// the oldest are the lowest ids (primary key); SKIP LOCKED lets every node prune at once.
-func (q *Queries) PruneByAge(ctx context.Context, db DBTX, arg PruneByAgeParams) (int64, error) {
-	result, err := db.Exec(ctx, pruneByAge, arg.MaxAgeSeconds, arg.BatchSize)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+type PruneByAgeRow struct {
+	HumanID uuid.UUID
+	Deleted int64
 }
 
-const pruneOverCap = `-- name: PruneOverCap :execrows
-WITH cutoff AS (
-    SELECT c.id FROM realtime_events AS c ORDER BY c.id DESC OFFSET $2::bigint LIMIT 1
+// Retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net). Rows are in id
+// order, which is publish order.
+// Deletes up to batch_size durable events older than max_age_seconds, oldest first, and counts them per tenant.
+// SKIP LOCKED lets every node prune at once.
+func (q *Queries) PruneByAge(ctx context.Context, db DBTX, arg PruneByAgeParams) ([]PruneByAgeRow, error) {
+	rows, err := db.Query(ctx, pruneByAge, arg.MaxAgeSeconds, arg.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PruneByAgeRow{}
+	for rows.Next() {
+		var i PruneByAgeRow
+		if err := rows.Scan(&i.HumanID, &i.Deleted); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const retentionCount = `-- name: RetentionCount :one
+SELECT count(*)::bigint AS held
+FROM realtime_events AS e
+WHERE e.human_id = $1
+  AND e.id <= $2::bigint
+`
+
+type RetentionCountParams struct {
+	HumanID uuid.UUID
+	CutID   int64
+}
+
+// How many of the tenant's events are at or below cut_id.
+func (q *Queries) RetentionCount(ctx context.Context, db DBTX, arg RetentionCountParams) (int64, error) {
+	row := db.QueryRow(ctx, retentionCount, arg.HumanID, arg.CutID)
+	var held int64
+	err := row.Scan(&held)
+	return held, err
+}
+
+const retentionTenants = `-- name: RetentionTenants :many
+WITH RECURSIVE t AS (
+    (SELECT e.human_id FROM realtime_events AS e ORDER BY e.human_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.human_id FROM realtime_events AS e WHERE e.human_id > t.human_id ORDER BY e.human_id LIMIT 1)
+    FROM t
+    WHERE t.human_id IS NOT NULL
 )
+SELECT t.human_id::uuid AS human_id
+FROM t
+WHERE t.human_id IS NOT NULL
+`
+
+// Every tenant with durable events: a loose index scan of idx_realtime_events_tenant, one probe per tenant.
+func (q *Queries) RetentionTenants(ctx context.Context, db DBTX) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, retentionTenants)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var human_id uuid.UUID
+		if err := rows.Scan(&human_id); err != nil {
+			return nil, err
+		}
+		items = append(items, human_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const retentionTrim = `-- name: RetentionTrim :execrows
 DELETE FROM realtime_events
 WHERE id IN (
     SELECT o.id
-    FROM realtime_events AS o, cutoff
-    WHERE o.id <= cutoff.id
+    FROM realtime_events AS o
+    WHERE o.id = ANY (ARRAY(
+        SELECT c.id
+        FROM realtime_events AS c
+        WHERE c.human_id = $1
+          AND c.id <= $2::bigint
+        ORDER BY c.id
+        LIMIT $3::integer
+    ))
+      AND o.human_id = $1
     ORDER BY o.id
-    LIMIT $1::integer
-    FOR UPDATE OF o SKIP LOCKED
+    FOR UPDATE SKIP LOCKED
 )
 `
 
-type PruneOverCapParams struct {
+type RetentionTrimParams struct {
+	HumanID   uuid.UUID
+	CutID     int64
 	BatchSize int32
-	MaxRows   int64
 }
 
-// Deletes up to batch_size of the oldest durable events beyond the newest max_rows (the cutoff is found without
-// locks; only rows at or below it are locked).
-func (q *Queries) PruneOverCap(ctx context.Context, db DBTX, arg PruneOverCapParams) (int64, error) {
-	result, err := db.Exec(ctx, pruneOverCap, arg.BatchSize, arg.MaxRows)
+// Deletes up to batch_size of the tenant's events at or below cut_id, oldest first, skipping rows another node holds.
+// The ids come from an index-only scan of idx_realtime_events_tenant and the rows are then locked by primary key, in
+// id order: asked for "the tenant's oldest in id order" directly, a generic plan walks the primary key from the
+// table's oldest row and filters on the tenant, reading every other tenant's rows below its own.
+func (q *Queries) RetentionTrim(ctx context.Context, db DBTX, arg RetentionTrimParams) (int64, error) {
+	result, err := db.Exec(ctx, retentionTrim, arg.HumanID, arg.CutID, arg.BatchSize)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const retentionWalk = `-- name: RetentionWalk :one
+SELECT count(*)::bigint AS found, coalesce(min(w.id), 0)::bigint AS oldest
+FROM (
+    SELECT e.id
+    FROM realtime_events AS e
+    WHERE e.human_id = $1
+    ORDER BY e.id DESC
+    LIMIT $2::bigint + 1
+) AS w
+`
+
+type RetentionWalkParams struct {
+	HumanID uuid.UUID
+	Keep    int64
+}
+
+type RetentionWalkRow struct {
+	Found  int64
+	Oldest int64
+}
+
+// The tenant's newest keep+1 events at most (idx_realtime_events_tenant, backward, index only): how many, and the
+// oldest of them, which is the newest beyond keep when there are keep+1.
+func (q *Queries) RetentionWalk(ctx context.Context, db DBTX, arg RetentionWalkParams) (RetentionWalkRow, error) {
+	row := db.QueryRow(ctx, retentionWalk, arg.HumanID, arg.Keep)
+	var i RetentionWalkRow
+	err := row.Scan(&i.Found, &i.Oldest)
+	return i, err
+}
+
+const retentionWritten = `-- name: RetentionWritten :many
+SELECT e.human_id,
+       count(*) FILTER (WHERE e.id <= $1::bigint)::bigint AS before_mid,
+       count(*) FILTER (WHERE e.id > $1::bigint)::bigint  AS after_mid,
+       max(e.id)::bigint                                                AS newest
+FROM realtime_events AS e
+WHERE e.id > $2::bigint
+GROUP BY e.human_id
+`
+
+type RetentionWrittenParams struct {
+	MidID   int64
+	AfterID int64
+}
+
+type RetentionWrittenRow struct {
+	HumanID   uuid.UUID
+	BeforeMid int64
+	AfterMid  int64
+	Newest    int64
+}
+
+// Per tenant, its events after after_id: those up to mid_id and those beyond. Reads only these rows (primary key
+// range), so a pass costs what was published since the last, not the size of the table.
+func (q *Queries) RetentionWritten(ctx context.Context, db DBTX, arg RetentionWrittenParams) ([]RetentionWrittenRow, error) {
+	rows, err := db.Query(ctx, retentionWritten, arg.MidID, arg.AfterID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RetentionWrittenRow{}
+	for rows.Next() {
+		var i RetentionWrittenRow
+		if err := rows.Scan(
+			&i.HumanID,
+			&i.BeforeMid,
+			&i.AfterMid,
+			&i.Newest,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
