@@ -896,14 +896,22 @@ SELECT d.id, d.human_id, d.queue, d.agent_id, d.state
 FROM done AS d;
 
 -- Todo retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net) over finished
--- (completed, dead, cancelled) todos only, in (finished_at, id) order; live work is never a candidate.
+-- (completed, dead, cancelled) todos only, in (finished_at, id) order; live work is never a candidate. Their plans
+-- must not depend on the values (pooled sessions settle on generic plans; store/retention_plans_test.go pins them):
+--  - rows to delete are locked in an ARRAY sublink and deleted by primary key, so the DELETE never joins todos
+--    against its candidates by hashing (a generic plan's guess of LIMIT $n is a tenth of the table);
+--  - a tenant is named as human_id = ANY (ARRAY[$1]) and its todos ordered by (human_id, finished_at, id): with
+--    human_id = $1 the planner drops human_id from the order and walks idx_todos_finished_at over every other
+--    tenant's finished todos instead of idx_todos_finished_tenant;
+--  - a cut (finished_at, id) is two conditions, not a row comparison, which PostgreSQL 15 applies to every index
+--    entry of the tenant instead of stopping at it.
 
 -- name: TodoPruneByAge :many
 -- Deletes up to batch_size finished todos older than max_age_seconds, oldest first (idx_todos_finished_at), and
 -- counts them per tenant. SKIP LOCKED lets every node prune at once.
 WITH gone AS (
     DELETE FROM todos
-    WHERE id IN (
+    WHERE id = ANY (ARRAY(
         SELECT f.id
         FROM todos AS f
         WHERE f.finished_at IS NOT NULL
@@ -911,7 +919,7 @@ WITH gone AS (
         ORDER BY f.finished_at
         LIMIT sqlc.arg(batch_size)::integer
         FOR UPDATE SKIP LOCKED
-    )
+    ))
     RETURNING human_id
 )
 SELECT g.human_id, count(*)::bigint AS deleted
@@ -958,9 +966,9 @@ SELECT count(*)::bigint AS found
 FROM (
     SELECT 1
     FROM todos AS f
-    WHERE f.human_id = sqlc.arg(human_id)
+    WHERE f.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
       AND f.finished_at IS NOT NULL
-    ORDER BY f.finished_at DESC, f.id DESC
+    ORDER BY f.human_id DESC, f.finished_at DESC, f.id DESC
     LIMIT sqlc.arg(keep)::bigint + 1
 ) AS w;
 
@@ -968,48 +976,45 @@ FROM (
 -- The tenant's newest finished todo beyond its newest keep (idx_todos_finished_tenant, backward, index only).
 SELECT f.finished_at::timestamptz AS finished_at, f.id
 FROM todos AS f
-WHERE f.human_id = sqlc.arg(human_id)
+WHERE f.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
   AND f.finished_at IS NOT NULL
-ORDER BY f.finished_at DESC, f.id DESC
+ORDER BY f.human_id DESC, f.finished_at DESC, f.id DESC
 OFFSET sqlc.arg(keep)::bigint
 LIMIT 1;
 
 -- name: TodoRetentionTrim :execrows
--- Deletes up to batch_size of the tenant's finished todos at or before (cut_at, cut_id), oldest first, skipping
--- rows another node holds. The ids come from an index-only scan of idx_todos_finished_tenant and the rows are then
--- locked by primary key, in id order, and checked again (a redrive may have taken one back to live work meanwhile).
--- The cut is written as two conditions, not a row comparison, which PostgreSQL 15 applies to every index entry of
--- the tenant instead of stopping at it.
+-- Deletes up to batch_size of the tenant's finished todos at or before (cut_at, cut_id), oldest first
+-- (idx_todos_finished_tenant), skipping rows another node holds; a todo a redrive took back to live work meanwhile
+-- fails the recheck under the lock and stays.
 DELETE FROM todos
-WHERE id IN (
-    SELECT o.id
-    FROM todos AS o
-    WHERE o.id = ANY (ARRAY(
-        SELECT c.id
-        FROM todos AS c
-        WHERE c.human_id = sqlc.arg(human_id)
-          AND c.finished_at IS NOT NULL
-          AND c.finished_at <= sqlc.arg(cut_at)::timestamptz
-          AND (c.finished_at < sqlc.arg(cut_at)::timestamptz OR c.id <= sqlc.arg(cut_id)::bigint)
-        ORDER BY c.finished_at, c.id
-        LIMIT sqlc.arg(batch_size)::integer
-    ))
-      AND o.human_id = sqlc.arg(human_id)
-      AND o.finished_at IS NOT NULL
-      AND o.finished_at <= sqlc.arg(cut_at)::timestamptz
-      AND (o.finished_at < sqlc.arg(cut_at)::timestamptz OR o.id <= sqlc.arg(cut_id)::bigint)
-    ORDER BY o.id
+WHERE id = ANY (ARRAY(
+    SELECT f.id
+    FROM todos AS f
+    WHERE f.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+      AND f.finished_at IS NOT NULL
+      AND f.finished_at <= sqlc.arg(cut_at)::timestamptz
+      AND (f.finished_at < sqlc.arg(cut_at)::timestamptz OR f.id <= sqlc.arg(cut_id)::bigint)
+    ORDER BY f.human_id, f.finished_at, f.id
+    LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
-);
+));
 
 -- name: TodoRetentionCount :one
--- How many of the tenant's finished todos are at or before (cut_at, cut_id).
+-- How many of the tenant's finished todos are at or before (cut_at, cut_id), at most max_rows
+-- (idx_todos_finished_tenant, index only). The order and the LIMIT (the caller's is never reached) keep a generic
+-- plan on the tenant's index: without them it filters a range of idx_todos_finished_at instead, every tenant's
+-- finished todos.
 SELECT count(*)::bigint AS held
-FROM todos AS f
-WHERE f.human_id = sqlc.arg(human_id)
-  AND f.finished_at IS NOT NULL
-  AND f.finished_at <= sqlc.arg(cut_at)::timestamptz
-  AND (f.finished_at < sqlc.arg(cut_at)::timestamptz OR f.id <= sqlc.arg(cut_id)::bigint);
+FROM (
+    SELECT 1
+    FROM todos AS f
+    WHERE f.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+      AND f.finished_at IS NOT NULL
+      AND f.finished_at <= sqlc.arg(cut_at)::timestamptz
+      AND (f.finished_at < sqlc.arg(cut_at)::timestamptz OR f.id <= sqlc.arg(cut_id)::bigint)
+    ORDER BY f.human_id, f.finished_at, f.id
+    LIMIT sqlc.arg(max_rows)::bigint
+) AS w;
 
 -- name: TodoStatsByState :one
 -- Queue depth by state plus the age of the oldest due pending todo (0 when none), for QueueStats. One pass over

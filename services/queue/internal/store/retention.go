@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,5 +67,5 @@ func (r retention) Trim(ctx context.Context, tenant uuid.UUID, cut settings.Key,
 }
 
 func (r retention) Count(ctx context.Context, tenant uuid.UUID, cut settings.Key) (int64, error) {
-	return r.s.q.TodoRetentionCount(ctx, r.s.pool, dbsqlc.TodoRetentionCountParams{HumanID: tenant, CutAt: cut.At, CutID: cut.ID})
+	return r.s.q.TodoRetentionCount(ctx, r.s.pool, dbsqlc.TodoRetentionCountParams{HumanID: tenant, CutAt: cut.At, CutID: cut.ID, MaxRows: math.MaxInt64})
 }

@@ -47,21 +47,31 @@ LIMIT sqlc.arg(max_rows)::integer;
 
 
 -- Retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net). Rows are in id
--- order, which is publish order.
+-- order, which is publish order. Their plans must not depend on the values (pooled sessions settle on generic
+-- plans; store/retention_plans_test.go pins them):
+--  - rows to delete are locked in an ARRAY sublink and deleted by primary key, so the DELETE never joins the
+--    table against its candidates by hashing (a generic plan's guess of LIMIT $n is a tenth of the table);
+--  - a tenant is named as human_id = ANY (ARRAY[$1]) and its rows ordered by (human_id, id): with human_id = $1 the
+--    planner drops human_id from the order and may walk the primary key over every other tenant's rows instead of
+--    idx_realtime_events_tenant.
 
 -- name: PruneByAge :many
 -- Deletes up to batch_size durable events older than max_age_seconds, oldest first, and counts them per tenant.
--- SKIP LOCKED lets every node prune at once.
+-- There is no index on created_at: ids are in publish order, so the candidates are the batch_size lowest ids
+-- (primary key), and a pass stops at the first batch that is not all old. Filtering the whole table on created_at
+-- instead would read every row, every pass, whenever none is old. SKIP LOCKED lets every node prune at once.
 WITH gone AS (
     DELETE FROM realtime_events
-    WHERE id IN (
+    WHERE id = ANY (ARRAY(
         SELECT o.id
         FROM realtime_events AS o
-        WHERE o.created_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
+        WHERE o.id = ANY (ARRAY(
+            SELECT c.id FROM realtime_events AS c ORDER BY c.id LIMIT sqlc.arg(batch_size)::integer
+        ))
+          AND o.created_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
         ORDER BY o.id
-        LIMIT sqlc.arg(batch_size)::integer
         FOR UPDATE SKIP LOCKED
-    )
+    ))
     RETURNING human_id
 )
 SELECT g.human_id, count(*)::bigint AS deleted
@@ -99,39 +109,38 @@ SELECT count(*)::bigint AS found, coalesce(min(w.id), 0)::bigint AS oldest
 FROM (
     SELECT e.id
     FROM realtime_events AS e
-    WHERE e.human_id = sqlc.arg(human_id)
-    ORDER BY e.id DESC
+    WHERE e.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+    ORDER BY e.human_id DESC, e.id DESC
     LIMIT sqlc.arg(keep)::bigint + 1
 ) AS w;
 
 -- name: RetentionTrim :execrows
--- Deletes up to batch_size of the tenant's events at or below cut_id, oldest first, skipping rows another node holds.
--- The ids come from an index-only scan of idx_realtime_events_tenant and the rows are then locked by primary key, in
--- id order: asked for "the tenant's oldest in id order" directly, a generic plan walks the primary key from the
--- table's oldest row and filters on the tenant, reading every other tenant's rows below its own.
+-- Deletes up to batch_size of the tenant's events at or below cut_id, oldest first (idx_realtime_events_tenant),
+-- skipping rows another node holds.
 DELETE FROM realtime_events
-WHERE id IN (
+WHERE id = ANY (ARRAY(
     SELECT o.id
     FROM realtime_events AS o
-    WHERE o.id = ANY (ARRAY(
-        SELECT c.id
-        FROM realtime_events AS c
-        WHERE c.human_id = sqlc.arg(human_id)
-          AND c.id <= sqlc.arg(cut_id)::bigint
-        ORDER BY c.id
-        LIMIT sqlc.arg(batch_size)::integer
-    ))
-      AND o.human_id = sqlc.arg(human_id)
-    ORDER BY o.id
+    WHERE o.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+      AND o.id <= sqlc.arg(cut_id)::bigint
+    ORDER BY o.human_id, o.id
+    LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
-);
+));
 
 -- name: RetentionCount :one
--- How many of the tenant's events are at or below cut_id.
+-- How many of the tenant's events are at or below cut_id, at most max_rows (idx_realtime_events_tenant, index
+-- only). The order and the LIMIT (the caller's is never reached) keep a generic plan on the tenant's index: without
+-- them it may filter a range of the primary key instead, every tenant's rows.
 SELECT count(*)::bigint AS held
-FROM realtime_events AS e
-WHERE e.human_id = sqlc.arg(human_id)
-  AND e.id <= sqlc.arg(cut_id)::bigint;
+FROM (
+    SELECT 1
+    FROM realtime_events AS e
+    WHERE e.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+      AND e.id <= sqlc.arg(cut_id)::bigint
+    ORDER BY e.human_id, e.id
+    LIMIT sqlc.arg(max_rows)::bigint
+) AS w;
 
 -- name: PresenceJoin :exec
 -- A subscription's rows, one per channel (re-inserted as they are after a Postgres crash emptied the table).

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,5 +59,5 @@ func (r retention) Trim(ctx context.Context, tenant uuid.UUID, cut settings.Key,
 }
 
 func (r retention) Count(ctx context.Context, tenant uuid.UUID, cut settings.Key) (int64, error) {
-	return r.s.q.RetentionCount(ctx, r.s.pool, dbsqlc.RetentionCountParams{HumanID: tenant, CutID: cut.ID})
+	return r.s.q.RetentionCount(ctx, r.s.pool, dbsqlc.RetentionCountParams{HumanID: tenant, CutID: cut.ID, MaxRows: math.MaxInt64})
 }

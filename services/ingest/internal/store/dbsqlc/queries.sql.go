@@ -767,7 +767,7 @@ const eventPruneByAge = `-- name: EventPruneByAge :many
 
 WITH gone AS (
     DELETE FROM events
-    WHERE id IN (
+    WHERE id = ANY (ARRAY(
         SELECT e.id
         FROM events AS e
         WHERE e.received_at < now() - make_interval(secs => $1::double precision)
@@ -775,7 +775,7 @@ WITH gone AS (
         ORDER BY e.received_at
         LIMIT $2::integer
         FOR UPDATE OF e SKIP LOCKED
-    )
+    ))
     RETURNING human_id
 )
 SELECT g.human_id, count(*)::bigint AS deleted
@@ -796,6 +796,14 @@ type EventPruneByAgeRow struct {
 // Event retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net). Events are in
 // id order, which is arrival order. An event whose todo is still live (pending or running: its worker reads the
 // event) is counted but never deleted. A finished todo keeps its row with event_id set to NULL (ON DELETE SET NULL).
+// Their plans must not depend on the values (pooled sessions settle on generic plans; store/retention_plans_test.go
+// pins them):
+//   - rows to delete are locked in an ARRAY sublink and deleted by primary key, so the DELETE never joins the
+//     table against its candidates by hashing (a generic plan's guess of LIMIT $n is a tenth of the table);
+//   - a tenant is named as human_id = ANY (ARRAY[$1]) and its events ordered by (human_id, id): with human_id = $1
+//     the planner drops human_id from the order and may walk the primary key over every other tenant's events
+//     instead of idx_events_human_id.
+//
 // Deletes up to batch_size events received more than max_age_seconds ago, oldest first (idx_events_received_at),
 // except those of live todos, and counts them per tenant. SKIP LOCKED lets every node prune at once.
 func (q *Queries) EventPruneByAge(ctx context.Context, db DBTX, arg EventPruneByAgeParams) ([]EventPruneByAgeRow, error) {
@@ -851,19 +859,27 @@ func (q *Queries) EventRecentByBody(ctx context.Context, db DBTX, arg EventRecen
 
 const eventRetentionCount = `-- name: EventRetentionCount :one
 SELECT count(*)::bigint AS held
-FROM events AS e
-WHERE e.human_id = $1
-  AND e.id <= $2::bigint
+FROM (
+    SELECT 1
+    FROM events AS e
+    WHERE e.human_id = ANY (ARRAY[$1::uuid])
+      AND e.id <= $2::bigint
+    ORDER BY e.human_id, e.id
+    LIMIT $3::bigint
+) AS w
 `
 
 type EventRetentionCountParams struct {
 	HumanID uuid.UUID
 	CutID   int64
+	MaxRows int64
 }
 
-// How many of the tenant's events are at or below cut_id, those of live todos included.
+// How many of the tenant's events are at or below cut_id, those of live todos included, at most max_rows
+// (idx_events_human_id, index only). The order and the LIMIT (the caller's is never reached) keep a generic plan
+// on the tenant's index: without them it may filter a range of the primary key instead, every tenant's events.
 func (q *Queries) EventRetentionCount(ctx context.Context, db DBTX, arg EventRetentionCountParams) (int64, error) {
-	row := db.QueryRow(ctx, eventRetentionCount, arg.HumanID, arg.CutID)
+	row := db.QueryRow(ctx, eventRetentionCount, arg.HumanID, arg.CutID, arg.MaxRows)
 	var held int64
 	err := row.Scan(&held)
 	return held, err
@@ -882,7 +898,7 @@ FROM t
 WHERE t.human_id IS NOT NULL
 `
 
-// Every tenant with events: a loose index scan of idx_events_human_id, one probe per tenant.
+// Every tenant with events: a loose index scan of an index led by human_id, one probe per tenant.
 func (q *Queries) EventRetentionTenants(ctx context.Context, db DBTX) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, eventRetentionTenants)
 	if err != nil {
@@ -905,22 +921,16 @@ func (q *Queries) EventRetentionTenants(ctx context.Context, db DBTX) ([]uuid.UU
 
 const eventRetentionTrim = `-- name: EventRetentionTrim :execrows
 DELETE FROM events
-WHERE id IN (
-    SELECT o.id
-    FROM events AS o
-    WHERE o.id = ANY (ARRAY(
-        SELECT c.id
-        FROM events AS c
-        WHERE c.human_id = $1
-          AND c.id <= $2::bigint
-          AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = c.id AND t.state IN ('pending', 'running'))
-        ORDER BY c.id
-        LIMIT $3::integer
-    ))
-      AND o.human_id = $1
-    ORDER BY o.id
-    FOR UPDATE OF o SKIP LOCKED
-)
+WHERE id = ANY (ARRAY(
+    SELECT e.id
+    FROM events AS e
+    WHERE e.human_id = ANY (ARRAY[$1::uuid])
+      AND e.id <= $2::bigint
+      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
+    ORDER BY e.human_id, e.id
+    LIMIT $3::integer
+    FOR UPDATE OF e SKIP LOCKED
+))
 `
 
 type EventRetentionTrimParams struct {
@@ -929,11 +939,8 @@ type EventRetentionTrimParams struct {
 	BatchSize int32
 }
 
-// Deletes up to batch_size of the tenant's events at or below cut_id, oldest first, except those of live todos,
-// skipping rows another node or a replay holds. The ids come from an index-only scan of idx_events_human_id and the
-// rows are then locked by primary key, in id order: asked for "the tenant's oldest in id order" directly, a generic
-// plan walks the primary key from the table's oldest row and filters on the tenant, reading every other tenant's
-// events below its own.
+// Deletes up to batch_size of the tenant's events at or below cut_id, oldest first (idx_events_human_id), except
+// those of live todos, skipping rows another node or a replay holds.
 func (q *Queries) EventRetentionTrim(ctx context.Context, db DBTX, arg EventRetentionTrimParams) (int64, error) {
 	result, err := db.Exec(ctx, eventRetentionTrim, arg.HumanID, arg.CutID, arg.BatchSize)
 	if err != nil {
@@ -947,8 +954,8 @@ SELECT count(*)::bigint AS found, coalesce(min(w.id), 0)::bigint AS oldest
 FROM (
     SELECT e.id
     FROM events AS e
-    WHERE e.human_id = $1
-    ORDER BY e.id DESC
+    WHERE e.human_id = ANY (ARRAY[$1::uuid])
+    ORDER BY e.human_id DESC, e.id DESC
     LIMIT $2::bigint + 1
 ) AS w
 `

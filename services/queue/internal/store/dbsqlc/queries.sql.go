@@ -3125,7 +3125,7 @@ const todoPruneByAge = `-- name: TodoPruneByAge :many
 
 WITH gone AS (
     DELETE FROM todos
-    WHERE id IN (
+    WHERE id = ANY (ARRAY(
         SELECT f.id
         FROM todos AS f
         WHERE f.finished_at IS NOT NULL
@@ -3133,7 +3133,7 @@ WITH gone AS (
         ORDER BY f.finished_at
         LIMIT $2::integer
         FOR UPDATE SKIP LOCKED
-    )
+    ))
     RETURNING human_id
 )
 SELECT g.human_id, count(*)::bigint AS deleted
@@ -3152,7 +3152,16 @@ type TodoPruneByAgeRow struct {
 }
 
 // Todo retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net) over finished
-// (completed, dead, cancelled) todos only, in (finished_at, id) order; live work is never a candidate.
+// (completed, dead, cancelled) todos only, in (finished_at, id) order; live work is never a candidate. Their plans
+// must not depend on the values (pooled sessions settle on generic plans; store/retention_plans_test.go pins them):
+//   - rows to delete are locked in an ARRAY sublink and deleted by primary key, so the DELETE never joins todos
+//     against its candidates by hashing (a generic plan's guess of LIMIT $n is a tenth of the table);
+//   - a tenant is named as human_id = ANY (ARRAY[$1]) and its todos ordered by (human_id, finished_at, id): with
+//     human_id = $1 the planner drops human_id from the order and walks idx_todos_finished_at over every other
+//     tenant's finished todos instead of idx_todos_finished_tenant;
+//   - a cut (finished_at, id) is two conditions, not a row comparison, which PostgreSQL 15 applies to every index
+//     entry of the tenant instead of stopping at it.
+//
 // Deletes up to batch_size finished todos older than max_age_seconds, oldest first (idx_todos_finished_at), and
 // counts them per tenant. SKIP LOCKED lets every node prune at once.
 func (q *Queries) TodoPruneByAge(ctx context.Context, db DBTX, arg TodoPruneByAgeParams) ([]TodoPruneByAgeRow, error) {
@@ -3495,22 +3504,36 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 
 const todoRetentionCount = `-- name: TodoRetentionCount :one
 SELECT count(*)::bigint AS held
-FROM todos AS f
-WHERE f.human_id = $1
-  AND f.finished_at IS NOT NULL
-  AND f.finished_at <= $2::timestamptz
-  AND (f.finished_at < $2::timestamptz OR f.id <= $3::bigint)
+FROM (
+    SELECT 1
+    FROM todos AS f
+    WHERE f.human_id = ANY (ARRAY[$1::uuid])
+      AND f.finished_at IS NOT NULL
+      AND f.finished_at <= $2::timestamptz
+      AND (f.finished_at < $2::timestamptz OR f.id <= $3::bigint)
+    ORDER BY f.human_id, f.finished_at, f.id
+    LIMIT $4::bigint
+) AS w
 `
 
 type TodoRetentionCountParams struct {
 	HumanID uuid.UUID
 	CutAt   time.Time
 	CutID   int64
+	MaxRows int64
 }
 
-// How many of the tenant's finished todos are at or before (cut_at, cut_id).
+// How many of the tenant's finished todos are at or before (cut_at, cut_id), at most max_rows
+// (idx_todos_finished_tenant, index only). The order and the LIMIT (the caller's is never reached) keep a generic
+// plan on the tenant's index: without them it filters a range of idx_todos_finished_at instead, every tenant's
+// finished todos.
 func (q *Queries) TodoRetentionCount(ctx context.Context, db DBTX, arg TodoRetentionCountParams) (int64, error) {
-	row := db.QueryRow(ctx, todoRetentionCount, arg.HumanID, arg.CutAt, arg.CutID)
+	row := db.QueryRow(ctx, todoRetentionCount,
+		arg.HumanID,
+		arg.CutAt,
+		arg.CutID,
+		arg.MaxRows,
+	)
 	var held int64
 	err := row.Scan(&held)
 	return held, err
@@ -3521,9 +3544,9 @@ SELECT count(*)::bigint AS found
 FROM (
     SELECT 1
     FROM todos AS f
-    WHERE f.human_id = $1
+    WHERE f.human_id = ANY (ARRAY[$1::uuid])
       AND f.finished_at IS NOT NULL
-    ORDER BY f.finished_at DESC, f.id DESC
+    ORDER BY f.human_id DESC, f.finished_at DESC, f.id DESC
     LIMIT $2::bigint + 1
 ) AS w
 `
@@ -3545,9 +3568,9 @@ func (q *Queries) TodoRetentionCountNewest(ctx context.Context, db DBTX, arg Tod
 const todoRetentionCutoff = `-- name: TodoRetentionCutoff :one
 SELECT f.finished_at::timestamptz AS finished_at, f.id
 FROM todos AS f
-WHERE f.human_id = $1
+WHERE f.human_id = ANY (ARRAY[$1::uuid])
   AND f.finished_at IS NOT NULL
-ORDER BY f.finished_at DESC, f.id DESC
+ORDER BY f.human_id DESC, f.finished_at DESC, f.id DESC
 OFFSET $2::bigint
 LIMIT 1
 `
@@ -3608,26 +3631,17 @@ func (q *Queries) TodoRetentionTenants(ctx context.Context, db DBTX) ([]uuid.UUI
 
 const todoRetentionTrim = `-- name: TodoRetentionTrim :execrows
 DELETE FROM todos
-WHERE id IN (
-    SELECT o.id
-    FROM todos AS o
-    WHERE o.id = ANY (ARRAY(
-        SELECT c.id
-        FROM todos AS c
-        WHERE c.human_id = $1
-          AND c.finished_at IS NOT NULL
-          AND c.finished_at <= $2::timestamptz
-          AND (c.finished_at < $2::timestamptz OR c.id <= $3::bigint)
-        ORDER BY c.finished_at, c.id
-        LIMIT $4::integer
-    ))
-      AND o.human_id = $1
-      AND o.finished_at IS NOT NULL
-      AND o.finished_at <= $2::timestamptz
-      AND (o.finished_at < $2::timestamptz OR o.id <= $3::bigint)
-    ORDER BY o.id
+WHERE id = ANY (ARRAY(
+    SELECT f.id
+    FROM todos AS f
+    WHERE f.human_id = ANY (ARRAY[$1::uuid])
+      AND f.finished_at IS NOT NULL
+      AND f.finished_at <= $2::timestamptz
+      AND (f.finished_at < $2::timestamptz OR f.id <= $3::bigint)
+    ORDER BY f.human_id, f.finished_at, f.id
+    LIMIT $4::integer
     FOR UPDATE SKIP LOCKED
-)
+))
 `
 
 type TodoRetentionTrimParams struct {
@@ -3637,11 +3651,9 @@ type TodoRetentionTrimParams struct {
 	BatchSize int32
 }
 
-// Deletes up to batch_size of the tenant's finished todos at or before (cut_at, cut_id), oldest first, skipping
-// rows another node holds. The ids come from an index-only scan of idx_todos_finished_tenant and the rows are then
-// locked by primary key, in id order, and checked again (a redrive may have taken one back to live work meanwhile).
-// The cut is written as two conditions, not a row comparison, which PostgreSQL 15 applies to every index entry of
-// the tenant instead of stopping at it.
+// Deletes up to batch_size of the tenant's finished todos at or before (cut_at, cut_id), oldest first
+// (idx_todos_finished_tenant), skipping rows another node holds; a todo a redrive took back to live work meanwhile
+// fails the recheck under the lock and stays.
 func (q *Queries) TodoRetentionTrim(ctx context.Context, db DBTX, arg TodoRetentionTrimParams) (int64, error) {
 	result, err := db.Exec(ctx, todoRetentionTrim,
 		arg.HumanID,

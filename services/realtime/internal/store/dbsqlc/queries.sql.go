@@ -425,14 +425,16 @@ const pruneByAge = `-- name: PruneByAge :many
 
 WITH gone AS (
     DELETE FROM realtime_events
-    WHERE id IN (
+    WHERE id = ANY (ARRAY(
         SELECT o.id
         FROM realtime_events AS o
-        WHERE o.created_at < now() - make_interval(secs => $1::double precision)
+        WHERE o.id = ANY (ARRAY(
+            SELECT c.id FROM realtime_events AS c ORDER BY c.id LIMIT $1::integer
+        ))
+          AND o.created_at < now() - make_interval(secs => $2::double precision)
         ORDER BY o.id
-        LIMIT $2::integer
         FOR UPDATE SKIP LOCKED
-    )
+    ))
     RETURNING human_id
 )
 SELECT g.human_id, count(*)::bigint AS deleted
@@ -441,8 +443,8 @@ GROUP BY g.human_id
 `
 
 type PruneByAgeParams struct {
-	MaxAgeSeconds float64
 	BatchSize     int32
+	MaxAgeSeconds float64
 }
 
 type PruneByAgeRow struct {
@@ -451,11 +453,20 @@ type PruneByAgeRow struct {
 }
 
 // Retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net). Rows are in id
-// order, which is publish order.
+// order, which is publish order. Their plans must not depend on the values (pooled sessions settle on generic
+// plans; store/retention_plans_test.go pins them):
+//   - rows to delete are locked in an ARRAY sublink and deleted by primary key, so the DELETE never joins the
+//     table against its candidates by hashing (a generic plan's guess of LIMIT $n is a tenth of the table);
+//   - a tenant is named as human_id = ANY (ARRAY[$1]) and its rows ordered by (human_id, id): with human_id = $1 the
+//     planner drops human_id from the order and may walk the primary key over every other tenant's rows instead of
+//     idx_realtime_events_tenant.
+//
 // Deletes up to batch_size durable events older than max_age_seconds, oldest first, and counts them per tenant.
-// SKIP LOCKED lets every node prune at once.
+// There is no index on created_at: ids are in publish order, so the candidates are the batch_size lowest ids
+// (primary key), and a pass stops at the first batch that is not all old. Filtering the whole table on created_at
+// instead would read every row, every pass, whenever none is old. SKIP LOCKED lets every node prune at once.
 func (q *Queries) PruneByAge(ctx context.Context, db DBTX, arg PruneByAgeParams) ([]PruneByAgeRow, error) {
-	rows, err := db.Query(ctx, pruneByAge, arg.MaxAgeSeconds, arg.BatchSize)
+	rows, err := db.Query(ctx, pruneByAge, arg.BatchSize, arg.MaxAgeSeconds)
 	if err != nil {
 		return nil, err
 	}
@@ -476,19 +487,27 @@ func (q *Queries) PruneByAge(ctx context.Context, db DBTX, arg PruneByAgeParams)
 
 const retentionCount = `-- name: RetentionCount :one
 SELECT count(*)::bigint AS held
-FROM realtime_events AS e
-WHERE e.human_id = $1
-  AND e.id <= $2::bigint
+FROM (
+    SELECT 1
+    FROM realtime_events AS e
+    WHERE e.human_id = ANY (ARRAY[$1::uuid])
+      AND e.id <= $2::bigint
+    ORDER BY e.human_id, e.id
+    LIMIT $3::bigint
+) AS w
 `
 
 type RetentionCountParams struct {
 	HumanID uuid.UUID
 	CutID   int64
+	MaxRows int64
 }
 
-// How many of the tenant's events are at or below cut_id.
+// How many of the tenant's events are at or below cut_id, at most max_rows (idx_realtime_events_tenant, index
+// only). The order and the LIMIT (the caller's is never reached) keep a generic plan on the tenant's index: without
+// them it may filter a range of the primary key instead, every tenant's rows.
 func (q *Queries) RetentionCount(ctx context.Context, db DBTX, arg RetentionCountParams) (int64, error) {
-	row := db.QueryRow(ctx, retentionCount, arg.HumanID, arg.CutID)
+	row := db.QueryRow(ctx, retentionCount, arg.HumanID, arg.CutID, arg.MaxRows)
 	var held int64
 	err := row.Scan(&held)
 	return held, err
@@ -530,21 +549,15 @@ func (q *Queries) RetentionTenants(ctx context.Context, db DBTX) ([]uuid.UUID, e
 
 const retentionTrim = `-- name: RetentionTrim :execrows
 DELETE FROM realtime_events
-WHERE id IN (
+WHERE id = ANY (ARRAY(
     SELECT o.id
     FROM realtime_events AS o
-    WHERE o.id = ANY (ARRAY(
-        SELECT c.id
-        FROM realtime_events AS c
-        WHERE c.human_id = $1
-          AND c.id <= $2::bigint
-        ORDER BY c.id
-        LIMIT $3::integer
-    ))
-      AND o.human_id = $1
-    ORDER BY o.id
+    WHERE o.human_id = ANY (ARRAY[$1::uuid])
+      AND o.id <= $2::bigint
+    ORDER BY o.human_id, o.id
+    LIMIT $3::integer
     FOR UPDATE SKIP LOCKED
-)
+))
 `
 
 type RetentionTrimParams struct {
@@ -553,10 +566,8 @@ type RetentionTrimParams struct {
 	BatchSize int32
 }
 
-// Deletes up to batch_size of the tenant's events at or below cut_id, oldest first, skipping rows another node holds.
-// The ids come from an index-only scan of idx_realtime_events_tenant and the rows are then locked by primary key, in
-// id order: asked for "the tenant's oldest in id order" directly, a generic plan walks the primary key from the
-// table's oldest row and filters on the tenant, reading every other tenant's rows below its own.
+// Deletes up to batch_size of the tenant's events at or below cut_id, oldest first (idx_realtime_events_tenant),
+// skipping rows another node holds.
 func (q *Queries) RetentionTrim(ctx context.Context, db DBTX, arg RetentionTrimParams) (int64, error) {
 	result, err := db.Exec(ctx, retentionTrim, arg.HumanID, arg.CutID, arg.BatchSize)
 	if err != nil {
@@ -570,8 +581,8 @@ SELECT count(*)::bigint AS found, coalesce(min(w.id), 0)::bigint AS oldest
 FROM (
     SELECT e.id
     FROM realtime_events AS e
-    WHERE e.human_id = $1
-    ORDER BY e.id DESC
+    WHERE e.human_id = ANY (ARRAY[$1::uuid])
+    ORDER BY e.human_id DESC, e.id DESC
     LIMIT $2::bigint + 1
 ) AS w
 `
