@@ -16,12 +16,23 @@ const (
 	RuleTableCap  = "table_cap"
 )
 
+// retentionTables are the tables retention prunes (the table label values).
+var retentionTables = []string{"events", "todos", "realtime_events"}
+
 func newRetention(reg prometheus.Registerer) *Retention {
-	return &Retention{deleted: counterVec(reg, "retention", "rows_deleted_total",
+	r := &Retention{deleted: counterVec(reg, "retention", "rows_deleted_total",
 		"Rows retention deleted, by table and rule: age (max_age_seconds), tenant_cap (a tenant's oldest beyond "+
 			"max_rows_per_tenant) and table_cap (the safety net max_rows, cutting the largest tenants: any "+
 			"increase means the tenants together outgrew what the operator provisioned).",
 		"table", "rule")}
+	// Every series from zero, so that increase() sees the first deletion
+	// (an alert watches table_cap).
+	for _, table := range retentionTables {
+		for _, rule := range []string{RuleAge, RuleTenantCap, RuleTableCap} {
+			r.deleted.WithLabelValues(table, rule)
+		}
+	}
+	return r
 }
 
 // Pruned counts one pass over table.
