@@ -56,8 +56,9 @@ type Table interface {
 	PruneByAge(ctx context.Context, maxAge time.Duration, batch int32) ([]TenantRows, error)
 	// Newest is the key of the table's newest row (the zero Key when empty).
 	Newest(ctx context.Context) (Key, error)
-	// Written counts, per tenant, its rows after after, apart for those
-	// after mid (mid is never before after). It reads only those rows.
+	// Written counts, per tenant, its rows after after: those up to mid
+	// and those after it apart (mid is never before after). It reads only
+	// those rows.
 	Written(ctx context.Context, after, mid Key) ([]Written, error)
 	// Tenants lists every tenant that has rows (one index probe each).
 	Tenants(ctx context.Context) ([]uuid.UUID, error)

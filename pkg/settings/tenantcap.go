@@ -37,9 +37,9 @@ type tenantCaps struct {
 	started bool
 	// tenants is what this pruner knows of each tenant it has seen.
 	tenants map[uuid.UUID]tenantBound
-	// The window: lo and mid are the newest keys the passes before the
-	// last and the last saw; seen is each tenant's rows after mid, as the
-	// last pass counted them.
+	// The window: lo and mid are the newest keys the pass before the last
+	// and the last saw; seen is each tenant's rows in (lo, mid], as the last
+	// pass counted them.
 	lo, mid Key
 	seen    map[uuid.UUID]int64
 }
