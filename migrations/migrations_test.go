@@ -385,7 +385,7 @@ func TestTodoIndexes(t *testing.T) {
 			n++
 		}
 		require.NoError(t, rows.Err())
-		require.Equal(t, 8, n, "pkey, pending, pending_key, running, dedup, list, finished_at, event_id")
+		require.Equal(t, 9, n, "pkey, pending, pending_key, running, dedup, list, finished_at, finished_tenant, event_id")
 	})
 
 	t.Run("todos leaves room for in-page updates", func(t *testing.T) {

@@ -2,7 +2,7 @@
 // node (never the global default, so several in-process nodes in a test do
 // not collide), the Go and process collectors, the /metrics handler, and the
 // typed, pre-resolved series the services record into (queue.go, ingest.go,
-// realtime.go, cluster.go). Names follow switchboard_<subsystem>_<name>_<unit>;
+// realtime.go, cluster.go, retention.go). Names follow switchboard_<subsystem>_<name>_<unit>;
 // labels are bounded (queue names are capped per node, tenants are a label
 // only when the operator turns it on). docs/observability.md lists them all.
 //
@@ -57,6 +57,7 @@ type Registry struct {
 	Cluster     *Cluster
 	GroupCommit *GroupCommit
 	HTTP        *HTTP
+	Retention   *Retention
 }
 
 // New returns a node's registry with the Go and process collectors and every
@@ -78,6 +79,7 @@ func New(o Options) *Registry {
 		Cluster:     newCluster(reg),
 		GroupCommit: newGroupCommit(reg),
 		HTTP:        newHTTP(reg),
+		Retention:   newRetention(reg),
 	}
 }
 
@@ -146,6 +148,14 @@ func (r *Registry) RealtimeSeries() *Realtime {
 		return nil
 	}
 	return r.Realtime
+}
+
+// RetentionSeries is r.Retention, nil when r is nil.
+func (r *Registry) RetentionSeries() *Retention {
+	if r == nil {
+		return nil
+	}
+	return r.Retention
 }
 
 // ClusterSeries is r.Cluster, nil when r is nil.

@@ -2,7 +2,9 @@
 
 // Package pgtest gives each test its own real PostgreSQL database, cloned
 // from a template that is migrated once per schema version, so tests run in
-// parallel (across packages too) without sharing rows.
+// parallel (across packages too) without sharing rows, and explains the
+// generic plans of the queries a test ran (plans.go), so a test can pin which
+// index a statement reads.
 //
 // The server is TEST_DATABASE_URL (default: the local trust-auth server at
 // 127.0.0.1:5432 as user postgres). Cloning a migrated template takes tens of

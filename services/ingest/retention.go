@@ -32,21 +32,30 @@ func (s *Server) Components() []lifecycle.Component {
 
 // PruneOnce applies the setting retention.events now and returns how many
 // events it deleted: those received longer than max_age_seconds ago, then
-// the oldest beyond the newest max_rows (both bounds together: either alone
-// leaves the other dimension unbounded). Then it applies
-// retention.event_payloads (PrunePayloadsOnce), whose count it logs but does
-// not return. An event whose todo is still live is never deleted nor
-// emptied. Safe on every node at once (SKIP LOCKED).
+// each tenant's oldest beyond its newest max_rows_per_tenant (a tenant's
+// events only ever go for its own), then, when the tenants together still
+// hold more than max_rows, the largest tenants' oldest (the safety net:
+// logged as a warning, since it means max_rows is below tenants ×
+// max_rows_per_tenant). Then it applies retention.event_payloads
+// (PrunePayloadsOnce), whose count it logs but does not return. An event
+// whose todo is still live is never deleted nor emptied. Safe on every node
+// at once (SKIP LOCKED).
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
-	total, err := s.store.PruneOnce(ctx, retentionBatch, retentionBatches)
-	if total > 0 {
-		s.log.Info("pruned events", zap.Int64("count", total))
+	p, err := s.store.PruneOnce(ctx, retentionBatch, retentionBatches)
+	s.opts.Metrics.RetentionSeries().Pruned("events", p.ByAge, p.OverTenantCap, p.OverTableCap)
+	if p.Total() > 0 {
+		s.log.Info("pruned events", zap.Int64("count", p.Total()),
+			zap.Int64("by_age", p.ByAge), zap.Int64("over_tenant_cap", p.OverTenantCap), zap.Int64("over_table_cap", p.OverTableCap))
+	}
+	if n := p.SafetyNet; n != nil {
+		s.log.Warn("retention safety net: the tenants together hold more events than retention.events.max_rows; the largest tenants were cut (raise max_rows above tenants × max_rows_per_tenant)",
+			zap.Int64("rows", n.Rows), zap.Int64("max_rows", n.MaxRows), zap.Int64("cut_to", n.Level), zap.Int("tenants_cut", n.Tenants), zap.Int64("deleted", p.OverTableCap))
 	}
 	if err != nil {
-		return total, err
+		return p.Total(), err
 	}
 	_, err = s.PrunePayloadsOnce(ctx)
-	return total, err
+	return p.Total(), err
 }
 
 // PrunePayloadsOnce applies the setting retention.event_payloads now and

@@ -38,7 +38,7 @@ func (e *env) setRetention(t *testing.T, value string) {
 func TestRetentionByAge(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, queue.Options{RetentionBatch: 2}) // several batches
-	e.setRetention(t, `{"max_age_seconds": 3600, "max_rows": 1000}`)
+	e.setRetention(t, `{"max_age_seconds": 3600, "max_rows": 1000, "max_rows_per_tenant": 1000}`)
 	old := e.finish(t, "q", 5)
 	fresh := e.finish(t, "q", 3)
 	live := e.enqueue(t, "q", 2)
@@ -59,7 +59,7 @@ func TestRetentionByAge(t *testing.T) {
 func TestRetentionByRowCap(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, queue.Options{RetentionBatch: 3})
-	e.setRetention(t, `{"max_age_seconds": 604800, "max_rows": 4}`)
+	e.setRetention(t, `{"max_age_seconds": 604800, "max_rows": 1000, "max_rows_per_tenant": 4}`)
 	ids := e.finish(t, "q", 10)
 	e.enqueue(t, "q", 3) // live
 	// Give them distinct finish times: ids[i] finished i minutes after ids[0].
@@ -70,7 +70,7 @@ func TestRetentionByRowCap(t *testing.T) {
 	n, err := e.srv.PruneOnce(t.Context())
 	require.NoError(t, err)
 	require.EqualValues(t, 6, n)
-	require.EqualValues(t, 4, e.count(t, `SELECT count(*) FROM todos WHERE id = ANY($1)`, ids[6:]), "the newest max_rows stay")
+	require.EqualValues(t, 4, e.count(t, `SELECT count(*) FROM todos WHERE id = ANY($1)`, ids[6:]), "the newest max_rows_per_tenant stay")
 	require.EqualValues(t, 3, e.count(t, `SELECT count(*) FROM todos WHERE state = 'pending'`))
 	n, err = e.srv.PruneOnce(t.Context())
 	require.NoError(t, err)

@@ -8,16 +8,24 @@ import (
 
 // PruneOnce applies the setting retention.todos now and returns how many
 // finished (completed, dead, cancelled) todos it deleted: those finished
-// longer than max_age_seconds ago, then the oldest beyond the newest
-// max_rows. Both bounds apply together (either alone leaves the other
-// dimension unbounded). Live todos are never candidates. Deletes run in
-// bounded batches (Options.RetentionBatch, at most MaxBatchesPerTick of each
-// kind per pass), each its own short transaction, and skip rows another node
-// holds, so every node can prune at once.
+// longer than max_age_seconds ago, then each tenant's oldest beyond its
+// newest max_rows_per_tenant (a tenant's todos only ever go for its own),
+// then, when the tenants together still hold more than max_rows, the largest
+// tenants' oldest (the safety net: logged as a warning, since it means
+// max_rows is below tenants × max_rows_per_tenant). Live todos are never
+// candidates. Deletes run in bounded batches (Options.RetentionBatch, at most
+// MaxBatchesPerTick of each kind per pass), each its own short transaction,
+// and skip rows another node holds, so every node can prune at once.
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
-	total, err := s.store.PruneOnce(ctx, s.opts.RetentionBatch, s.opts.MaxBatchesPerTick)
-	if total > 0 {
-		s.log.Info("pruned finished todos", zap.Int64("count", total))
+	p, err := s.store.PruneOnce(ctx, s.opts.RetentionBatch, s.opts.MaxBatchesPerTick)
+	s.opts.Metrics.RetentionSeries().Pruned("todos", p.ByAge, p.OverTenantCap, p.OverTableCap)
+	if p.Total() > 0 {
+		s.log.Info("pruned finished todos", zap.Int64("count", p.Total()),
+			zap.Int64("by_age", p.ByAge), zap.Int64("over_tenant_cap", p.OverTenantCap), zap.Int64("over_table_cap", p.OverTableCap))
 	}
-	return total, err
+	if n := p.SafetyNet; n != nil {
+		s.log.Warn("retention safety net: the tenants together hold more finished todos than retention.todos.max_rows; the largest tenants were cut (raise max_rows above tenants × max_rows_per_tenant)",
+			zap.Int64("rows", n.Rows), zap.Int64("max_rows", n.MaxRows), zap.Int64("cut_to", n.Level), zap.Int("tenants_cut", n.Tenants), zap.Int64("deleted", p.OverTableCap))
+	}
+	return p.Total(), err
 }

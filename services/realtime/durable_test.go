@@ -198,7 +198,7 @@ func TestRetentionByAgeAndCap(t *testing.T) {
 	for i := range 10 {
 		e.publish(t.Context(), "keep", true, map[string]any{"i": float64(i)})
 	}
-	_, err := e.pool.Exec(t.Context(), `UPDATE settings SET value = '{"max_age_seconds": 3600, "max_rows": 6}' WHERE key = 'retention.realtime_events'`)
+	_, err := e.pool.Exec(t.Context(), `UPDATE settings SET value = '{"max_age_seconds": 3600, "max_rows": 1000, "max_rows_per_tenant": 6}' WHERE key = 'retention.realtime_events'`)
 	require.NoError(t, err)
 	n, err := e.srv.PruneOnce(t.Context())
 	require.NoError(t, err)

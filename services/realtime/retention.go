@@ -10,14 +10,24 @@ import (
 // worked off over several ticks instead of one long burst.
 const maxRetentionBatches = 20
 
-// PruneOnce applies retention.realtime_events now: durable events older than
-// max_age_seconds, then the oldest beyond the newest max_rows (both bounds
-// together), in bounded batches that skip rows another node holds, so every
-// node can prune at once. It returns how many it deleted.
+// PruneOnce applies retention.realtime_events now and returns how many
+// durable events it deleted: those older than max_age_seconds, then each
+// tenant's oldest beyond its newest max_rows_per_tenant (a tenant's
+// publishes only ever evict its own events), then, when the tenants
+// together still hold more than max_rows, the largest tenants' oldest (the
+// safety net: logged as a warning, since it means max_rows is below
+// tenants × max_rows_per_tenant). Bounded batches that skip rows another
+// node holds, so every node can prune at once.
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
-	total, err := s.store.PruneOnce(ctx, int32(s.opts.RetentionBatch), maxRetentionBatches)
-	if total > 0 {
-		s.log.Info("pruned durable realtime events", zap.Int64("count", total))
+	p, err := s.store.PruneOnce(ctx, int32(s.opts.RetentionBatch), maxRetentionBatches)
+	s.opts.Metrics.RetentionSeries().Pruned("realtime_events", p.ByAge, p.OverTenantCap, p.OverTableCap)
+	if p.Total() > 0 {
+		s.log.Info("pruned durable realtime events", zap.Int64("count", p.Total()),
+			zap.Int64("by_age", p.ByAge), zap.Int64("over_tenant_cap", p.OverTenantCap), zap.Int64("over_table_cap", p.OverTableCap))
 	}
-	return total, err
+	if n := p.SafetyNet; n != nil {
+		s.log.Warn("retention safety net: the tenants together hold more durable realtime events than retention.realtime_events.max_rows; the largest tenants were cut (raise max_rows above tenants × max_rows_per_tenant)",
+			zap.Int64("rows", n.Rows), zap.Int64("max_rows", n.MaxRows), zap.Int64("cut_to", n.Level), zap.Int("tenants_cut", n.Tenants), zap.Int64("deleted", p.OverTableCap))
+	}
+	return p.Total(), err
 }

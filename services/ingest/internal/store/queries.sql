@@ -142,41 +142,105 @@ FROM (
 ORDER BY v.id DESC
 LIMIT sqlc.arg(page_size)::integer;
 
--- name: EventPruneByAge :execrows
+-- Event retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net). Events are in
+-- id order, which is arrival order. An event whose todo is still live (pending or running: its worker reads the
+-- event) is counted but never deleted. A finished todo keeps its row with event_id set to NULL (ON DELETE SET NULL).
+-- Their plans must not depend on the values (pooled sessions settle on generic plans; store/retention_plans_test.go
+-- pins them):
+--  - rows to delete are locked in an ARRAY sublink and deleted by primary key, so the DELETE never joins the
+--    table against its candidates by hashing (a generic plan's guess of LIMIT $n is a tenth of the table);
+--  - a tenant is named as human_id = ANY (ARRAY[$1]) and its events ordered by (human_id, id): with human_id = $1
+--    the planner drops human_id from the order and may walk the primary key over every other tenant's events
+--    instead of idx_events_human_id.
+
+-- name: EventPruneByAge :many
 -- Deletes up to batch_size events received more than max_age_seconds ago, oldest first (idx_events_received_at),
--- except those whose todo is still live (pending or running: its worker reads the event). SKIP LOCKED lets every
--- node prune at once. A finished todo keeps its row with event_id set to NULL (ON DELETE SET NULL).
-DELETE FROM events
-WHERE id IN (
+-- except those of live todos, and counts them per tenant. SKIP LOCKED lets every node prune at once.
+WITH gone AS (
+    DELETE FROM events
+    WHERE id = ANY (ARRAY(
+        SELECT e.id
+        FROM events AS e
+        WHERE e.received_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
+          AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
+        ORDER BY e.received_at
+        LIMIT sqlc.arg(batch_size)::integer
+        FOR UPDATE OF e SKIP LOCKED
+    ))
+    RETURNING human_id
+)
+SELECT g.human_id, count(*)::bigint AS deleted
+FROM gone AS g
+GROUP BY g.human_id;
+
+-- name: EventMaxID :one
+-- The newest event's id (0 when none).
+SELECT coalesce(max(e.id), 0)::bigint AS max_id FROM events AS e;
+
+-- name: EventRetentionWritten :many
+-- Per tenant, its events after after_id: those up to mid_id and those beyond. Reads only these rows (primary key
+-- range), so a pass costs what arrived since the last, not the size of the table.
+SELECT e.human_id,
+       count(*) FILTER (WHERE e.id <= sqlc.arg(mid_id)::bigint)::bigint AS before_mid,
+       count(*) FILTER (WHERE e.id > sqlc.arg(mid_id)::bigint)::bigint  AS after_mid,
+       max(e.id)::bigint                                                AS newest
+FROM events AS e
+WHERE e.id > sqlc.arg(after_id)::bigint
+GROUP BY e.human_id;
+
+-- name: EventRetentionTenants :many
+-- Every tenant with events: a loose index scan of an index led by human_id, one probe per tenant.
+WITH RECURSIVE t AS (
+    (SELECT e.human_id FROM events AS e ORDER BY e.human_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.human_id FROM events AS e WHERE e.human_id > t.human_id ORDER BY e.human_id LIMIT 1)
+    FROM t
+    WHERE t.human_id IS NOT NULL
+)
+SELECT t.human_id::uuid AS human_id
+FROM t
+WHERE t.human_id IS NOT NULL;
+
+-- name: EventRetentionWalk :one
+-- The tenant's newest keep+1 events at most (idx_events_human_id, index only): how many, and the oldest of them,
+-- which is the newest beyond keep when there are keep+1. Events of live todos count like any other.
+SELECT count(*)::bigint AS found, coalesce(min(w.id), 0)::bigint AS oldest
+FROM (
     SELECT e.id
     FROM events AS e
-    WHERE e.received_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
-      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
-    ORDER BY e.received_at
-    LIMIT sqlc.arg(batch_size)::integer
-    FOR UPDATE OF e SKIP LOCKED
-);
+    WHERE e.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+    ORDER BY e.human_id DESC, e.id DESC
+    LIMIT sqlc.arg(keep)::bigint + 1
+) AS w;
 
--- name: EventPruneOverCap :execrows
--- Deletes up to batch_size of the oldest events beyond the newest max_rows (ids grow in arrival order), except
--- those whose todo is still live. The cutoff is found without locks, then only rows at or below it are locked.
-WITH cutoff AS (
-    SELECT c.id
-    FROM events AS c
-    ORDER BY c.id DESC
-    OFFSET sqlc.arg(max_rows)::bigint
-    LIMIT 1
-)
+-- name: EventRetentionTrim :execrows
+-- Deletes up to batch_size of the tenant's events at or below cut_id, oldest first (idx_events_human_id), except
+-- those of live todos, skipping rows another node or a replay holds.
 DELETE FROM events
-WHERE id IN (
+WHERE id = ANY (ARRAY(
     SELECT e.id
-    FROM events AS e, cutoff
-    WHERE e.id <= cutoff.id
+    FROM events AS e
+    WHERE e.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+      AND e.id <= sqlc.arg(cut_id)::bigint
       AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
-    ORDER BY e.id
+    ORDER BY e.human_id, e.id
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE OF e SKIP LOCKED
-);
+));
+
+-- name: EventRetentionCount :one
+-- How many of the tenant's events are at or below cut_id, those of live todos included, at most max_rows
+-- (idx_events_human_id, index only). The order and the LIMIT (the caller's is never reached) keep a generic plan
+-- on the tenant's index: without them it may filter a range of the primary key instead, every tenant's events.
+SELECT count(*)::bigint AS held
+FROM (
+    SELECT 1
+    FROM events AS e
+    WHERE e.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+      AND e.id <= sqlc.arg(cut_id)::bigint
+    ORDER BY e.human_id, e.id
+    LIMIT sqlc.arg(max_rows)::bigint
+) AS w;
 
 -- name: EventInsertBatch :batchmany
 -- Stores events of one source (and one publisher and agent: see events.agent_id) in ONE statement: a single event, the group commit of concurrent webhook requests,

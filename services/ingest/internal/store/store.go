@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
 	"github.com/switchboard/switchboard/services/queue"
 )
@@ -30,6 +31,9 @@ type Store struct {
 	// in the event's pipeline and transaction.
 	todos *queue.Todos
 	q     *dbsqlc.Queries
+	// pruner applies retention.events; it remembers what it learned of
+	// each tenant between passes.
+	pruner *settings.Pruner
 }
 
 // New returns a store over pool. write, when not nil, runs the write
@@ -41,7 +45,9 @@ func New(pool, write *pgxpool.Pool, todos *queue.Todos) *Store {
 	if write == nil {
 		write = pool
 	}
-	return &Store{pool: pool, write: write, todos: todos, q: dbsqlc.New()}
+	s := &Store{pool: pool, write: write, todos: todos, q: dbsqlc.New()}
+	s.pruner = settings.NewPruner(settings.RetentionEvents, settings.DefaultRetentionEvents, retention{s})
+	return s
 }
 
 // Event is one inbound event to store.

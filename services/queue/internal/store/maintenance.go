@@ -35,26 +35,13 @@ func (s *Store) Reap(ctx context.Context, batch, maxExpiries int32) ([]Reaped, e
 	return out, nil
 }
 
-// PruneOnce applies retention.todos now (settings.Prune) to finished todos
+// PruneOnce applies retention.todos now (settings.Pruner) to finished todos
 // (live ones are never candidates), then deletes expired WINDOW dedupe
-// reservations; the count is the todos'.
-func (s *Store) PruneOnce(ctx context.Context, batch int32, maxBatches int) (int64, error) {
-	n, err := s.pruneTodos(ctx, batch, maxBatches)
+// reservations; what it reports is the todos'.
+func (s *Store) PruneOnce(ctx context.Context, batch int32, maxBatches int) (settings.Pruned, error) {
+	p, err := s.pruner.Once(ctx, s.pool, batch, maxBatches)
 	if err != nil {
-		return n, err
+		return p, err
 	}
-	return n, s.pruneWindows(ctx, batch, maxBatches)
-}
-
-func (s *Store) pruneTodos(ctx context.Context, batch int32, maxBatches int) (int64, error) {
-	return settings.Prune{
-		Key: settings.RetentionTodos, Default: settings.DefaultRetentionTodos,
-		ByAge: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
-			return s.q.TodoPruneByAge(ctx, s.pool, dbsqlc.TodoPruneByAgeParams{MaxAgeSeconds: r.MaxAge().Seconds(), BatchSize: n})
-		},
-		OverCap: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
-			return s.q.TodoPruneOverCap(ctx, s.pool, dbsqlc.TodoPruneOverCapParams{MaxRows: r.MaxRows, BatchSize: n})
-		},
-		Batch: batch, MaxBatches: maxBatches,
-	}.Once(ctx, s.pool)
+	return p, s.pruneWindows(ctx, batch, maxBatches)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
 
@@ -73,6 +74,9 @@ type Store struct {
 	// claim re-asks (QueueLimitedGet) after an empty answer, so a stale
 	// entry costs one probe.
 	limited sync.Map
+	// pruner applies retention.todos; it remembers what it learned of each
+	// tenant between passes.
+	pruner *settings.Pruner
 }
 
 // New returns a store over pool; hot, when not nil, runs the worker
@@ -81,7 +85,9 @@ func New(pool, hot *pgxpool.Pool) *Store {
 	if hot == nil {
 		hot = pool
 	}
-	return &Store{pool: pool, hot: hot, q: dbsqlc.New()}
+	s := &Store{pool: pool, hot: hot, q: dbsqlc.New()}
+	s.pruner = settings.NewPruner(settings.RetentionTodos, settings.DefaultRetentionTodos, retention{s})
+	return s
 }
 
 // constraints maps CHECK constraints to the request field to fix.

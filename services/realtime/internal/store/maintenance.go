@@ -7,23 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/realtime/internal/store/dbsqlc"
 )
-
-// PruneOnce applies retention.realtime_events now (settings.Prune).
-func (s *Store) PruneOnce(ctx context.Context, batch int32, maxBatches int) (int64, error) {
-	return settings.Prune{
-		Key: settings.RetentionRealtimeEvents, Default: settings.DefaultRetentionRealtimeEvents,
-		ByAge: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
-			return s.q.PruneByAge(ctx, s.pool, dbsqlc.PruneByAgeParams{MaxAgeSeconds: r.MaxAge().Seconds(), BatchSize: n})
-		},
-		OverCap: func(ctx context.Context, r settings.Retention, n int32) (int64, error) {
-			return s.q.PruneOverCap(ctx, s.pool, dbsqlc.PruneOverCapParams{MaxRows: r.MaxRows, BatchSize: n})
-		},
-		Batch: batch, MaxBatches: maxBatches,
-	}.Once(ctx, s.pool)
-}
 
 // Member is one subscription's presence on its channels.
 type Member struct {

@@ -46,34 +46,101 @@ ORDER BY e.id
 LIMIT sqlc.arg(max_rows)::integer;
 
 
--- name: PruneByAge :execrows
--- Deletes up to batch_size durable events older than max_age_seconds, oldest first. Ids are in publish order, so
--- the oldest are the lowest ids (primary key); SKIP LOCKED lets every node prune at once.
+-- Retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net). Rows are in id
+-- order, which is publish order. Their plans must not depend on the values (pooled sessions settle on generic
+-- plans; store/retention_plans_test.go pins them):
+--  - rows to delete are locked in an ARRAY sublink and deleted by primary key, so the DELETE never joins the
+--    table against its candidates by hashing (a generic plan's guess of LIMIT $n is a tenth of the table);
+--  - a tenant is named as human_id = ANY (ARRAY[$1]) and its rows ordered by (human_id, id): with human_id = $1 the
+--    planner drops human_id from the order and may walk the primary key over every other tenant's rows instead of
+--    idx_realtime_events_tenant.
+
+-- name: PruneByAge :many
+-- Deletes up to batch_size durable events older than max_age_seconds, oldest first, and counts them per tenant.
+-- There is no index on created_at: ids are in publish order, so the candidates are the batch_size lowest ids
+-- (primary key), and a pass stops at the first batch that is not all old. Filtering the whole table on created_at
+-- instead would read every row, every pass, whenever none is old. SKIP LOCKED lets every node prune at once.
+WITH gone AS (
+    DELETE FROM realtime_events
+    WHERE id = ANY (ARRAY(
+        SELECT o.id
+        FROM realtime_events AS o
+        WHERE o.id = ANY (ARRAY(
+            SELECT c.id FROM realtime_events AS c ORDER BY c.id LIMIT sqlc.arg(batch_size)::integer
+        ))
+          AND o.created_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
+        ORDER BY o.id
+        FOR UPDATE SKIP LOCKED
+    ))
+    RETURNING human_id
+)
+SELECT g.human_id, count(*)::bigint AS deleted
+FROM gone AS g
+GROUP BY g.human_id;
+
+-- name: RetentionWritten :many
+-- Per tenant, its events after after_id: those up to mid_id and those beyond. Reads only these rows (primary key
+-- range), so a pass costs what was published since the last, not the size of the table.
+SELECT e.human_id,
+       count(*) FILTER (WHERE e.id <= sqlc.arg(mid_id)::bigint)::bigint AS before_mid,
+       count(*) FILTER (WHERE e.id > sqlc.arg(mid_id)::bigint)::bigint  AS after_mid,
+       max(e.id)::bigint                                                AS newest
+FROM realtime_events AS e
+WHERE e.id > sqlc.arg(after_id)::bigint
+GROUP BY e.human_id;
+
+-- name: RetentionTenants :many
+-- Every tenant with durable events: a loose index scan of idx_realtime_events_tenant, one probe per tenant.
+WITH RECURSIVE t AS (
+    (SELECT e.human_id FROM realtime_events AS e ORDER BY e.human_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.human_id FROM realtime_events AS e WHERE e.human_id > t.human_id ORDER BY e.human_id LIMIT 1)
+    FROM t
+    WHERE t.human_id IS NOT NULL
+)
+SELECT t.human_id::uuid AS human_id
+FROM t
+WHERE t.human_id IS NOT NULL;
+
+-- name: RetentionWalk :one
+-- The tenant's newest keep+1 events at most (idx_realtime_events_tenant, backward, index only): how many, and the
+-- oldest of them, which is the newest beyond keep when there are keep+1.
+SELECT count(*)::bigint AS found, coalesce(min(w.id), 0)::bigint AS oldest
+FROM (
+    SELECT e.id
+    FROM realtime_events AS e
+    WHERE e.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+    ORDER BY e.human_id DESC, e.id DESC
+    LIMIT sqlc.arg(keep)::bigint + 1
+) AS w;
+
+-- name: RetentionTrim :execrows
+-- Deletes up to batch_size of the tenant's events at or below cut_id, oldest first (idx_realtime_events_tenant),
+-- skipping rows another node holds.
 DELETE FROM realtime_events
-WHERE id IN (
+WHERE id = ANY (ARRAY(
     SELECT o.id
     FROM realtime_events AS o
-    WHERE o.created_at < now() - make_interval(secs => sqlc.arg(max_age_seconds)::double precision)
-    ORDER BY o.id
+    WHERE o.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+      AND o.id <= sqlc.arg(cut_id)::bigint
+    ORDER BY o.human_id, o.id
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
-);
+));
 
--- name: PruneOverCap :execrows
--- Deletes up to batch_size of the oldest durable events beyond the newest max_rows (the cutoff is found without
--- locks; only rows at or below it are locked).
-WITH cutoff AS (
-    SELECT c.id FROM realtime_events AS c ORDER BY c.id DESC OFFSET sqlc.arg(max_rows)::bigint LIMIT 1
-)
-DELETE FROM realtime_events
-WHERE id IN (
-    SELECT o.id
-    FROM realtime_events AS o, cutoff
-    WHERE o.id <= cutoff.id
-    ORDER BY o.id
-    LIMIT sqlc.arg(batch_size)::integer
-    FOR UPDATE OF o SKIP LOCKED
-);
+-- name: RetentionCount :one
+-- How many of the tenant's events are at or below cut_id, at most max_rows (idx_realtime_events_tenant, index
+-- only). The order and the LIMIT (the caller's is never reached) keep a generic plan on the tenant's index: without
+-- them it may filter a range of the primary key instead, every tenant's rows.
+SELECT count(*)::bigint AS held
+FROM (
+    SELECT 1
+    FROM realtime_events AS e
+    WHERE e.human_id = ANY (ARRAY[sqlc.arg(human_id)::uuid])
+      AND e.id <= sqlc.arg(cut_id)::bigint
+    ORDER BY e.human_id, e.id
+    LIMIT sqlc.arg(max_rows)::bigint
+) AS w;
 
 -- name: PresenceJoin :exec
 -- A subscription's rows, one per channel (re-inserted as they are after a Postgres crash emptied the table).

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/realtime/internal/store/dbsqlc"
 )
 
@@ -22,10 +23,17 @@ import (
 type Store struct {
 	pool *pgxpool.Pool
 	q    *dbsqlc.Queries
+	// pruner applies retention.realtime_events; it remembers what it learned
+	// of each tenant between passes.
+	pruner *settings.Pruner
 }
 
 // New returns a store over pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool, q: dbsqlc.New()} }
+func New(pool *pgxpool.Pool) *Store {
+	s := &Store{pool: pool, q: dbsqlc.New()}
+	s.pruner = settings.NewPruner(settings.RetentionRealtimeEvents, settings.DefaultRetentionRealtimeEvents, retention{s})
+	return s
+}
 
 // Event is a durable event row.
 type Event struct {

@@ -655,6 +655,18 @@ func (q *Queries) EventMarkReplayed(ctx context.Context, db DBTX, arg EventMarkR
 	return err
 }
 
+const eventMaxID = `-- name: EventMaxID :one
+SELECT coalesce(max(e.id), 0)::bigint AS max_id FROM events AS e
+`
+
+// The newest event's id (0 when none).
+func (q *Queries) EventMaxID(ctx context.Context, db DBTX) (int64, error) {
+	row := db.QueryRow(ctx, eventMaxID)
+	var max_id int64
+	err := row.Scan(&max_id)
+	return max_id, err
+}
+
 const eventOldestTodoTarget = `-- name: EventOldestTodoTarget :one
 SELECT t.queue, t.agent_id
 FROM todos AS t
@@ -751,17 +763,24 @@ func (q *Queries) EventPayloadsPrune(ctx context.Context, db DBTX, ids []int64) 
 	return result.RowsAffected(), nil
 }
 
-const eventPruneByAge = `-- name: EventPruneByAge :execrows
-DELETE FROM events
-WHERE id IN (
-    SELECT e.id
-    FROM events AS e
-    WHERE e.received_at < now() - make_interval(secs => $1::double precision)
-      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
-    ORDER BY e.received_at
-    LIMIT $2::integer
-    FOR UPDATE OF e SKIP LOCKED
+const eventPruneByAge = `-- name: EventPruneByAge :many
+
+WITH gone AS (
+    DELETE FROM events
+    WHERE id = ANY (ARRAY(
+        SELECT e.id
+        FROM events AS e
+        WHERE e.received_at < now() - make_interval(secs => $1::double precision)
+          AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
+        ORDER BY e.received_at
+        LIMIT $2::integer
+        FOR UPDATE OF e SKIP LOCKED
+    ))
+    RETURNING human_id
 )
+SELECT g.human_id, count(*)::bigint AS deleted
+FROM gone AS g
+GROUP BY g.human_id
 `
 
 type EventPruneByAgeParams struct {
@@ -769,50 +788,42 @@ type EventPruneByAgeParams struct {
 	BatchSize     int32
 }
 
+type EventPruneByAgeRow struct {
+	HumanID uuid.UUID
+	Deleted int64
+}
+
+// Event retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net). Events are in
+// id order, which is arrival order. An event whose todo is still live (pending or running: its worker reads the
+// event) is counted but never deleted. A finished todo keeps its row with event_id set to NULL (ON DELETE SET NULL).
+// Their plans must not depend on the values (pooled sessions settle on generic plans; store/retention_plans_test.go
+// pins them):
+//   - rows to delete are locked in an ARRAY sublink and deleted by primary key, so the DELETE never joins the
+//     table against its candidates by hashing (a generic plan's guess of LIMIT $n is a tenth of the table);
+//   - a tenant is named as human_id = ANY (ARRAY[$1]) and its events ordered by (human_id, id): with human_id = $1
+//     the planner drops human_id from the order and may walk the primary key over every other tenant's events
+//     instead of idx_events_human_id.
+//
 // Deletes up to batch_size events received more than max_age_seconds ago, oldest first (idx_events_received_at),
-// except those whose todo is still live (pending or running: its worker reads the event). SKIP LOCKED lets every
-// node prune at once. A finished todo keeps its row with event_id set to NULL (ON DELETE SET NULL).
-func (q *Queries) EventPruneByAge(ctx context.Context, db DBTX, arg EventPruneByAgeParams) (int64, error) {
-	result, err := db.Exec(ctx, eventPruneByAge, arg.MaxAgeSeconds, arg.BatchSize)
+// except those of live todos, and counts them per tenant. SKIP LOCKED lets every node prune at once.
+func (q *Queries) EventPruneByAge(ctx context.Context, db DBTX, arg EventPruneByAgeParams) ([]EventPruneByAgeRow, error) {
+	rows, err := db.Query(ctx, eventPruneByAge, arg.MaxAgeSeconds, arg.BatchSize)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
-}
-
-const eventPruneOverCap = `-- name: EventPruneOverCap :execrows
-WITH cutoff AS (
-    SELECT c.id
-    FROM events AS c
-    ORDER BY c.id DESC
-    OFFSET $2::bigint
-    LIMIT 1
-)
-DELETE FROM events
-WHERE id IN (
-    SELECT e.id
-    FROM events AS e, cutoff
-    WHERE e.id <= cutoff.id
-      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
-    ORDER BY e.id
-    LIMIT $1::integer
-    FOR UPDATE OF e SKIP LOCKED
-)
-`
-
-type EventPruneOverCapParams struct {
-	BatchSize int32
-	MaxRows   int64
-}
-
-// Deletes up to batch_size of the oldest events beyond the newest max_rows (ids grow in arrival order), except
-// those whose todo is still live. The cutoff is found without locks, then only rows at or below it are locked.
-func (q *Queries) EventPruneOverCap(ctx context.Context, db DBTX, arg EventPruneOverCapParams) (int64, error) {
-	result, err := db.Exec(ctx, eventPruneOverCap, arg.BatchSize, arg.MaxRows)
-	if err != nil {
-		return 0, err
+	defer rows.Close()
+	items := []EventPruneByAgeRow{}
+	for rows.Next() {
+		var i EventPruneByAgeRow
+		if err := rows.Scan(&i.HumanID, &i.Deleted); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
-	return result.RowsAffected(), nil
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const eventRecentByBody = `-- name: EventRecentByBody :one
@@ -844,6 +855,177 @@ func (q *Queries) EventRecentByBody(ctx context.Context, db DBTX, arg EventRecen
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const eventRetentionCount = `-- name: EventRetentionCount :one
+SELECT count(*)::bigint AS held
+FROM (
+    SELECT 1
+    FROM events AS e
+    WHERE e.human_id = ANY (ARRAY[$1::uuid])
+      AND e.id <= $2::bigint
+    ORDER BY e.human_id, e.id
+    LIMIT $3::bigint
+) AS w
+`
+
+type EventRetentionCountParams struct {
+	HumanID uuid.UUID
+	CutID   int64
+	MaxRows int64
+}
+
+// How many of the tenant's events are at or below cut_id, those of live todos included, at most max_rows
+// (idx_events_human_id, index only). The order and the LIMIT (the caller's is never reached) keep a generic plan
+// on the tenant's index: without them it may filter a range of the primary key instead, every tenant's events.
+func (q *Queries) EventRetentionCount(ctx context.Context, db DBTX, arg EventRetentionCountParams) (int64, error) {
+	row := db.QueryRow(ctx, eventRetentionCount, arg.HumanID, arg.CutID, arg.MaxRows)
+	var held int64
+	err := row.Scan(&held)
+	return held, err
+}
+
+const eventRetentionTenants = `-- name: EventRetentionTenants :many
+WITH RECURSIVE t AS (
+    (SELECT e.human_id FROM events AS e ORDER BY e.human_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.human_id FROM events AS e WHERE e.human_id > t.human_id ORDER BY e.human_id LIMIT 1)
+    FROM t
+    WHERE t.human_id IS NOT NULL
+)
+SELECT t.human_id::uuid AS human_id
+FROM t
+WHERE t.human_id IS NOT NULL
+`
+
+// Every tenant with events: a loose index scan of an index led by human_id, one probe per tenant.
+func (q *Queries) EventRetentionTenants(ctx context.Context, db DBTX) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, eventRetentionTenants)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var human_id uuid.UUID
+		if err := rows.Scan(&human_id); err != nil {
+			return nil, err
+		}
+		items = append(items, human_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const eventRetentionTrim = `-- name: EventRetentionTrim :execrows
+DELETE FROM events
+WHERE id = ANY (ARRAY(
+    SELECT e.id
+    FROM events AS e
+    WHERE e.human_id = ANY (ARRAY[$1::uuid])
+      AND e.id <= $2::bigint
+      AND NOT EXISTS (SELECT 1 FROM todos AS t WHERE t.event_id = e.id AND t.state IN ('pending', 'running'))
+    ORDER BY e.human_id, e.id
+    LIMIT $3::integer
+    FOR UPDATE OF e SKIP LOCKED
+))
+`
+
+type EventRetentionTrimParams struct {
+	HumanID   uuid.UUID
+	CutID     int64
+	BatchSize int32
+}
+
+// Deletes up to batch_size of the tenant's events at or below cut_id, oldest first (idx_events_human_id), except
+// those of live todos, skipping rows another node or a replay holds.
+func (q *Queries) EventRetentionTrim(ctx context.Context, db DBTX, arg EventRetentionTrimParams) (int64, error) {
+	result, err := db.Exec(ctx, eventRetentionTrim, arg.HumanID, arg.CutID, arg.BatchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const eventRetentionWalk = `-- name: EventRetentionWalk :one
+SELECT count(*)::bigint AS found, coalesce(min(w.id), 0)::bigint AS oldest
+FROM (
+    SELECT e.id
+    FROM events AS e
+    WHERE e.human_id = ANY (ARRAY[$1::uuid])
+    ORDER BY e.human_id DESC, e.id DESC
+    LIMIT $2::bigint + 1
+) AS w
+`
+
+type EventRetentionWalkParams struct {
+	HumanID uuid.UUID
+	Keep    int64
+}
+
+type EventRetentionWalkRow struct {
+	Found  int64
+	Oldest int64
+}
+
+// The tenant's newest keep+1 events at most (idx_events_human_id, index only): how many, and the oldest of them,
+// which is the newest beyond keep when there are keep+1. Events of live todos count like any other.
+func (q *Queries) EventRetentionWalk(ctx context.Context, db DBTX, arg EventRetentionWalkParams) (EventRetentionWalkRow, error) {
+	row := db.QueryRow(ctx, eventRetentionWalk, arg.HumanID, arg.Keep)
+	var i EventRetentionWalkRow
+	err := row.Scan(&i.Found, &i.Oldest)
+	return i, err
+}
+
+const eventRetentionWritten = `-- name: EventRetentionWritten :many
+SELECT e.human_id,
+       count(*) FILTER (WHERE e.id <= $1::bigint)::bigint AS before_mid,
+       count(*) FILTER (WHERE e.id > $1::bigint)::bigint  AS after_mid,
+       max(e.id)::bigint                                                AS newest
+FROM events AS e
+WHERE e.id > $2::bigint
+GROUP BY e.human_id
+`
+
+type EventRetentionWrittenParams struct {
+	MidID   int64
+	AfterID int64
+}
+
+type EventRetentionWrittenRow struct {
+	HumanID   uuid.UUID
+	BeforeMid int64
+	AfterMid  int64
+	Newest    int64
+}
+
+// Per tenant, its events after after_id: those up to mid_id and those beyond. Reads only these rows (primary key
+// range), so a pass costs what arrived since the last, not the size of the table.
+func (q *Queries) EventRetentionWritten(ctx context.Context, db DBTX, arg EventRetentionWrittenParams) ([]EventRetentionWrittenRow, error) {
+	rows, err := db.Query(ctx, eventRetentionWritten, arg.MidID, arg.AfterID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventRetentionWrittenRow{}
+	for rows.Next() {
+		var i EventRetentionWrittenRow
+		if err := rows.Scan(
+			&i.HumanID,
+			&i.BeforeMid,
+			&i.AfterMid,
+			&i.Newest,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const eventsForReplay = `-- name: EventsForReplay :many

@@ -2310,6 +2310,20 @@ func (q *Queries) TodoFail(ctx context.Context, db DBTX, arg TodoFailParams) (To
 	return i, err
 }
 
+const todoFinishedNewest = `-- name: TodoFinishedNewest :one
+SELECT coalesce(max(f.finished_at), '0001-01-01 00:00:00+00')::timestamptz AS newest
+FROM todos AS f
+WHERE f.finished_at IS NOT NULL
+`
+
+// When the most recently finished todo finished (idx_todos_finished_at); none: the year 1, Go's zero time.
+func (q *Queries) TodoFinishedNewest(ctx context.Context, db DBTX) (time.Time, error) {
+	row := db.QueryRow(ctx, todoFinishedNewest)
+	var newest time.Time
+	err := row.Scan(&newest)
+	return newest, err
+}
+
 const todoGet = `-- name: TodoGet :one
 SELECT id, human_id, queue, agent_id, event_id, kind, payload, priority, state, attempt, max_attempts, run_at, lease_owner, lease_expires_at, last_error, errors, dedupe_key, created_at, attempted_at, finished_at, lease_expiries, result, lease_token, lease_outcome, trace_parent, progress, progress_at, concurrency_key, dedupe_scope, remove_on_complete
 FROM todos
@@ -3164,17 +3178,24 @@ func (q *Queries) TodoListByEvent(ctx context.Context, db DBTX, arg TodoListByEv
 	return items, nil
 }
 
-const todoPruneByAge = `-- name: TodoPruneByAge :execrows
-DELETE FROM todos
-WHERE id IN (
-    SELECT f.id
-    FROM todos AS f
-    WHERE f.finished_at IS NOT NULL
-      AND f.finished_at < now() - make_interval(secs => $1::double precision)
-    ORDER BY f.finished_at
-    LIMIT $2::integer
-    FOR UPDATE SKIP LOCKED
+const todoPruneByAge = `-- name: TodoPruneByAge :many
+
+WITH gone AS (
+    DELETE FROM todos
+    WHERE id = ANY (ARRAY(
+        SELECT f.id
+        FROM todos AS f
+        WHERE f.finished_at IS NOT NULL
+          AND f.finished_at < now() - make_interval(secs => $1::double precision)
+        ORDER BY f.finished_at
+        LIMIT $2::integer
+        FOR UPDATE SKIP LOCKED
+    ))
+    RETURNING human_id
 )
+SELECT g.human_id, count(*)::bigint AS deleted
+FROM gone AS g
+GROUP BY g.human_id
 `
 
 type TodoPruneByAgeParams struct {
@@ -3182,51 +3203,42 @@ type TodoPruneByAgeParams struct {
 	BatchSize     int32
 }
 
-// Deletes up to batch_size finished (completed, dead, cancelled) todos older than max_age_seconds, oldest
-// first (idx_todos_finished_at); live work is never a candidate. SKIP LOCKED lets every node prune at once.
-func (q *Queries) TodoPruneByAge(ctx context.Context, db DBTX, arg TodoPruneByAgeParams) (int64, error) {
-	result, err := db.Exec(ctx, todoPruneByAge, arg.MaxAgeSeconds, arg.BatchSize)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+type TodoPruneByAgeRow struct {
+	HumanID uuid.UUID
+	Deleted int64
 }
 
-const todoPruneOverCap = `-- name: TodoPruneOverCap :execrows
-WITH cutoff AS (
-    SELECT c.finished_at, c.id
-    FROM todos AS c
-    WHERE c.finished_at IS NOT NULL
-    ORDER BY c.finished_at DESC, c.id DESC
-    OFFSET $2::bigint
-    LIMIT 1
-)
-DELETE FROM todos
-WHERE id IN (
-    SELECT f.id
-    FROM todos AS f, cutoff
-    WHERE f.finished_at IS NOT NULL
-      AND f.finished_at <= cutoff.finished_at
-      AND (f.finished_at < cutoff.finished_at OR f.id <= cutoff.id)
-    ORDER BY f.finished_at, f.id
-    LIMIT $1::integer
-    FOR UPDATE OF f SKIP LOCKED
-)
-`
-
-type TodoPruneOverCapParams struct {
-	BatchSize int32
-	MaxRows   int64
-}
-
-// Deletes up to batch_size of the oldest finished todos beyond the newest max_rows. The cutoff row is found
-// without locks (a locking OFFSET would lock every row it skips), then only rows at or before it are locked.
-func (q *Queries) TodoPruneOverCap(ctx context.Context, db DBTX, arg TodoPruneOverCapParams) (int64, error) {
-	result, err := db.Exec(ctx, todoPruneOverCap, arg.BatchSize, arg.MaxRows)
+// Todo retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net) over finished
+// (completed, dead, cancelled) todos only, in (finished_at, id) order; live work is never a candidate. Their plans
+// must not depend on the values (pooled sessions settle on generic plans; store/retention_plans_test.go pins them):
+//   - rows to delete are locked in an ARRAY sublink and deleted by primary key, so the DELETE never joins todos
+//     against its candidates by hashing (a generic plan's guess of LIMIT $n is a tenth of the table);
+//   - a tenant is named as human_id = ANY (ARRAY[$1]) and its todos ordered by (human_id, finished_at, id): with
+//     human_id = $1 the planner drops human_id from the order and walks idx_todos_finished_at over every other
+//     tenant's finished todos instead of idx_todos_finished_tenant;
+//   - a cut (finished_at, id) is two conditions, not a row comparison, which PostgreSQL 15 applies to every index
+//     entry of the tenant instead of stopping at it.
+//
+// Deletes up to batch_size finished todos older than max_age_seconds, oldest first (idx_todos_finished_at), and
+// counts them per tenant. SKIP LOCKED lets every node prune at once.
+func (q *Queries) TodoPruneByAge(ctx context.Context, db DBTX, arg TodoPruneByAgeParams) ([]TodoPruneByAgeRow, error) {
+	rows, err := db.Query(ctx, todoPruneByAge, arg.MaxAgeSeconds, arg.BatchSize)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []TodoPruneByAgeRow{}
+	for rows.Next() {
+		var i TodoPruneByAgeRow
+		if err := rows.Scan(&i.HumanID, &i.Deleted); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const todoReapExpired = `-- name: TodoReapExpired :many
@@ -3545,6 +3557,221 @@ func (q *Queries) TodoRelease(ctx context.Context, db DBTX, arg TodoReleaseParam
 		&i.RemoveOnComplete,
 	)
 	return i, err
+}
+
+const todoRetentionCount = `-- name: TodoRetentionCount :one
+SELECT count(*)::bigint AS held
+FROM (
+    SELECT 1
+    FROM todos AS f
+    WHERE f.human_id = ANY (ARRAY[$1::uuid])
+      AND f.finished_at IS NOT NULL
+      AND f.finished_at <= $2::timestamptz
+      AND (f.finished_at < $2::timestamptz OR f.id <= $3::bigint)
+    ORDER BY f.human_id, f.finished_at, f.id
+    LIMIT $4::bigint
+) AS w
+`
+
+type TodoRetentionCountParams struct {
+	HumanID uuid.UUID
+	CutAt   time.Time
+	CutID   int64
+	MaxRows int64
+}
+
+// How many of the tenant's finished todos are at or before (cut_at, cut_id), at most max_rows
+// (idx_todos_finished_tenant, index only). The order and the LIMIT (the caller's is never reached) keep a generic
+// plan on the tenant's index: without them it filters a range of idx_todos_finished_at instead, every tenant's
+// finished todos.
+func (q *Queries) TodoRetentionCount(ctx context.Context, db DBTX, arg TodoRetentionCountParams) (int64, error) {
+	row := db.QueryRow(ctx, todoRetentionCount,
+		arg.HumanID,
+		arg.CutAt,
+		arg.CutID,
+		arg.MaxRows,
+	)
+	var held int64
+	err := row.Scan(&held)
+	return held, err
+}
+
+const todoRetentionCountNewest = `-- name: TodoRetentionCountNewest :one
+SELECT count(*)::bigint AS found
+FROM (
+    SELECT 1
+    FROM todos AS f
+    WHERE f.human_id = ANY (ARRAY[$1::uuid])
+      AND f.finished_at IS NOT NULL
+    ORDER BY f.human_id DESC, f.finished_at DESC, f.id DESC
+    LIMIT $2::bigint + 1
+) AS w
+`
+
+type TodoRetentionCountNewestParams struct {
+	HumanID uuid.UUID
+	Keep    int64
+}
+
+// How many of the tenant's newest keep+1 finished todos there are, at most keep+1 (idx_todos_finished_tenant,
+// backward, index only). TodoRetentionCutoff follows only when keep+1.
+func (q *Queries) TodoRetentionCountNewest(ctx context.Context, db DBTX, arg TodoRetentionCountNewestParams) (int64, error) {
+	row := db.QueryRow(ctx, todoRetentionCountNewest, arg.HumanID, arg.Keep)
+	var found int64
+	err := row.Scan(&found)
+	return found, err
+}
+
+const todoRetentionCutoff = `-- name: TodoRetentionCutoff :one
+SELECT f.finished_at::timestamptz AS finished_at, f.id
+FROM todos AS f
+WHERE f.human_id = ANY (ARRAY[$1::uuid])
+  AND f.finished_at IS NOT NULL
+ORDER BY f.human_id DESC, f.finished_at DESC, f.id DESC
+OFFSET $2::bigint
+LIMIT 1
+`
+
+type TodoRetentionCutoffParams struct {
+	HumanID uuid.UUID
+	Keep    int64
+}
+
+type TodoRetentionCutoffRow struct {
+	FinishedAt time.Time
+	ID         int64
+}
+
+// The tenant's newest finished todo beyond its newest keep (idx_todos_finished_tenant, backward, index only).
+func (q *Queries) TodoRetentionCutoff(ctx context.Context, db DBTX, arg TodoRetentionCutoffParams) (TodoRetentionCutoffRow, error) {
+	row := db.QueryRow(ctx, todoRetentionCutoff, arg.HumanID, arg.Keep)
+	var i TodoRetentionCutoffRow
+	err := row.Scan(&i.FinishedAt, &i.ID)
+	return i, err
+}
+
+const todoRetentionTenants = `-- name: TodoRetentionTenants :many
+WITH RECURSIVE t AS (
+    (SELECT f.human_id FROM todos AS f WHERE f.finished_at IS NOT NULL ORDER BY f.human_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT f.human_id FROM todos AS f
+            WHERE f.finished_at IS NOT NULL AND f.human_id > t.human_id
+            ORDER BY f.human_id LIMIT 1)
+    FROM t
+    WHERE t.human_id IS NOT NULL
+)
+SELECT t.human_id::uuid AS human_id
+FROM t
+WHERE t.human_id IS NOT NULL
+`
+
+// Every tenant with finished todos: a loose index scan of idx_todos_finished_tenant, one probe per tenant.
+func (q *Queries) TodoRetentionTenants(ctx context.Context, db DBTX) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, todoRetentionTenants)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var human_id uuid.UUID
+		if err := rows.Scan(&human_id); err != nil {
+			return nil, err
+		}
+		items = append(items, human_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const todoRetentionTrim = `-- name: TodoRetentionTrim :execrows
+DELETE FROM todos
+WHERE id = ANY (ARRAY(
+    SELECT f.id
+    FROM todos AS f
+    WHERE f.human_id = ANY (ARRAY[$1::uuid])
+      AND f.finished_at IS NOT NULL
+      AND f.finished_at <= $2::timestamptz
+      AND (f.finished_at < $2::timestamptz OR f.id <= $3::bigint)
+    ORDER BY f.human_id, f.finished_at, f.id
+    LIMIT $4::integer
+    FOR UPDATE SKIP LOCKED
+))
+`
+
+type TodoRetentionTrimParams struct {
+	HumanID   uuid.UUID
+	CutAt     time.Time
+	CutID     int64
+	BatchSize int32
+}
+
+// Deletes up to batch_size of the tenant's finished todos at or before (cut_at, cut_id), oldest first
+// (idx_todos_finished_tenant), skipping rows another node holds; a todo a redrive took back to live work meanwhile
+// fails the recheck under the lock and stays.
+func (q *Queries) TodoRetentionTrim(ctx context.Context, db DBTX, arg TodoRetentionTrimParams) (int64, error) {
+	result, err := db.Exec(ctx, todoRetentionTrim,
+		arg.HumanID,
+		arg.CutAt,
+		arg.CutID,
+		arg.BatchSize,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const todoRetentionWritten = `-- name: TodoRetentionWritten :many
+SELECT f.human_id,
+       count(*) FILTER (WHERE f.finished_at <= $1::timestamptz)::bigint AS before_mid,
+       count(*) FILTER (WHERE f.finished_at > $1::timestamptz)::bigint  AS after_mid,
+       max(f.finished_at)::timestamptz                                                AS newest
+FROM todos AS f
+WHERE f.finished_at IS NOT NULL
+  AND f.finished_at > $2::timestamptz
+GROUP BY f.human_id
+`
+
+type TodoRetentionWrittenParams struct {
+	MidAt   time.Time
+	AfterAt time.Time
+}
+
+type TodoRetentionWrittenRow struct {
+	HumanID   uuid.UUID
+	BeforeMid int64
+	AfterMid  int64
+	Newest    time.Time
+}
+
+// Per tenant, its todos that finished after after_at: up to mid_at and after it (idx_todos_finished_at). Reads only
+// these rows, so a pass costs what finished since the last, not the size of the table.
+func (q *Queries) TodoRetentionWritten(ctx context.Context, db DBTX, arg TodoRetentionWrittenParams) ([]TodoRetentionWrittenRow, error) {
+	rows, err := db.Query(ctx, todoRetentionWritten, arg.MidAt, arg.AfterAt)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TodoRetentionWrittenRow{}
+	for rows.Next() {
+		var i TodoRetentionWrittenRow
+		if err := rows.Scan(
+			&i.HumanID,
+			&i.BeforeMid,
+			&i.AfterMid,
+			&i.Newest,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const todoRetryNow = `-- name: TodoRetryNow :one

@@ -421,59 +421,236 @@ func (q *Queries) PresenceSweep(ctx context.Context, db DBTX) ([]PresenceSweepRo
 	return items, nil
 }
 
-const pruneByAge = `-- name: PruneByAge :execrows
-DELETE FROM realtime_events
-WHERE id IN (
-    SELECT o.id
-    FROM realtime_events AS o
-    WHERE o.created_at < now() - make_interval(secs => $1::double precision)
-    ORDER BY o.id
-    LIMIT $2::integer
-    FOR UPDATE SKIP LOCKED
+const pruneByAge = `-- name: PruneByAge :many
+
+WITH gone AS (
+    DELETE FROM realtime_events
+    WHERE id = ANY (ARRAY(
+        SELECT o.id
+        FROM realtime_events AS o
+        WHERE o.id = ANY (ARRAY(
+            SELECT c.id FROM realtime_events AS c ORDER BY c.id LIMIT $1::integer
+        ))
+          AND o.created_at < now() - make_interval(secs => $2::double precision)
+        ORDER BY o.id
+        FOR UPDATE SKIP LOCKED
+    ))
+    RETURNING human_id
 )
+SELECT g.human_id, count(*)::bigint AS deleted
+FROM gone AS g
+GROUP BY g.human_id
 `
 
 type PruneByAgeParams struct {
-	MaxAgeSeconds float64
 	BatchSize     int32
+	MaxAgeSeconds float64
 }
 
-// Deletes up to batch_size durable events older than max_age_seconds, oldest first. Ids are in publish order, so
-// the oldest are the lowest ids (primary key); SKIP LOCKED lets every node prune at once.
-func (q *Queries) PruneByAge(ctx context.Context, db DBTX, arg PruneByAgeParams) (int64, error) {
-	result, err := db.Exec(ctx, pruneByAge, arg.MaxAgeSeconds, arg.BatchSize)
+type PruneByAgeRow struct {
+	HumanID uuid.UUID
+	Deleted int64
+}
+
+// Retention (pkg/settings.Pruner: age, then each tenant's row cap, then the table's safety net). Rows are in id
+// order, which is publish order. Their plans must not depend on the values (pooled sessions settle on generic
+// plans; store/retention_plans_test.go pins them):
+//   - rows to delete are locked in an ARRAY sublink and deleted by primary key, so the DELETE never joins the
+//     table against its candidates by hashing (a generic plan's guess of LIMIT $n is a tenth of the table);
+//   - a tenant is named as human_id = ANY (ARRAY[$1]) and its rows ordered by (human_id, id): with human_id = $1 the
+//     planner drops human_id from the order and may walk the primary key over every other tenant's rows instead of
+//     idx_realtime_events_tenant.
+//
+// Deletes up to batch_size durable events older than max_age_seconds, oldest first, and counts them per tenant.
+// There is no index on created_at: ids are in publish order, so the candidates are the batch_size lowest ids
+// (primary key), and a pass stops at the first batch that is not all old. Filtering the whole table on created_at
+// instead would read every row, every pass, whenever none is old. SKIP LOCKED lets every node prune at once.
+func (q *Queries) PruneByAge(ctx context.Context, db DBTX, arg PruneByAgeParams) ([]PruneByAgeRow, error) {
+	rows, err := db.Query(ctx, pruneByAge, arg.BatchSize, arg.MaxAgeSeconds)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []PruneByAgeRow{}
+	for rows.Next() {
+		var i PruneByAgeRow
+		if err := rows.Scan(&i.HumanID, &i.Deleted); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-const pruneOverCap = `-- name: PruneOverCap :execrows
-WITH cutoff AS (
-    SELECT c.id FROM realtime_events AS c ORDER BY c.id DESC OFFSET $2::bigint LIMIT 1
-)
-DELETE FROM realtime_events
-WHERE id IN (
-    SELECT o.id
-    FROM realtime_events AS o, cutoff
-    WHERE o.id <= cutoff.id
-    ORDER BY o.id
-    LIMIT $1::integer
-    FOR UPDATE OF o SKIP LOCKED
-)
+const retentionCount = `-- name: RetentionCount :one
+SELECT count(*)::bigint AS held
+FROM (
+    SELECT 1
+    FROM realtime_events AS e
+    WHERE e.human_id = ANY (ARRAY[$1::uuid])
+      AND e.id <= $2::bigint
+    ORDER BY e.human_id, e.id
+    LIMIT $3::bigint
+) AS w
 `
 
-type PruneOverCapParams struct {
-	BatchSize int32
-	MaxRows   int64
+type RetentionCountParams struct {
+	HumanID uuid.UUID
+	CutID   int64
+	MaxRows int64
 }
 
-// Deletes up to batch_size of the oldest durable events beyond the newest max_rows (the cutoff is found without
-// locks; only rows at or below it are locked).
-func (q *Queries) PruneOverCap(ctx context.Context, db DBTX, arg PruneOverCapParams) (int64, error) {
-	result, err := db.Exec(ctx, pruneOverCap, arg.BatchSize, arg.MaxRows)
+// How many of the tenant's events are at or below cut_id, at most max_rows (idx_realtime_events_tenant, index
+// only). The order and the LIMIT (the caller's is never reached) keep a generic plan on the tenant's index: without
+// them it may filter a range of the primary key instead, every tenant's rows.
+func (q *Queries) RetentionCount(ctx context.Context, db DBTX, arg RetentionCountParams) (int64, error) {
+	row := db.QueryRow(ctx, retentionCount, arg.HumanID, arg.CutID, arg.MaxRows)
+	var held int64
+	err := row.Scan(&held)
+	return held, err
+}
+
+const retentionTenants = `-- name: RetentionTenants :many
+WITH RECURSIVE t AS (
+    (SELECT e.human_id FROM realtime_events AS e ORDER BY e.human_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.human_id FROM realtime_events AS e WHERE e.human_id > t.human_id ORDER BY e.human_id LIMIT 1)
+    FROM t
+    WHERE t.human_id IS NOT NULL
+)
+SELECT t.human_id::uuid AS human_id
+FROM t
+WHERE t.human_id IS NOT NULL
+`
+
+// Every tenant with durable events: a loose index scan of idx_realtime_events_tenant, one probe per tenant.
+func (q *Queries) RetentionTenants(ctx context.Context, db DBTX) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, retentionTenants)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var human_id uuid.UUID
+		if err := rows.Scan(&human_id); err != nil {
+			return nil, err
+		}
+		items = append(items, human_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const retentionTrim = `-- name: RetentionTrim :execrows
+DELETE FROM realtime_events
+WHERE id = ANY (ARRAY(
+    SELECT o.id
+    FROM realtime_events AS o
+    WHERE o.human_id = ANY (ARRAY[$1::uuid])
+      AND o.id <= $2::bigint
+    ORDER BY o.human_id, o.id
+    LIMIT $3::integer
+    FOR UPDATE SKIP LOCKED
+))
+`
+
+type RetentionTrimParams struct {
+	HumanID   uuid.UUID
+	CutID     int64
+	BatchSize int32
+}
+
+// Deletes up to batch_size of the tenant's events at or below cut_id, oldest first (idx_realtime_events_tenant),
+// skipping rows another node holds.
+func (q *Queries) RetentionTrim(ctx context.Context, db DBTX, arg RetentionTrimParams) (int64, error) {
+	result, err := db.Exec(ctx, retentionTrim, arg.HumanID, arg.CutID, arg.BatchSize)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const retentionWalk = `-- name: RetentionWalk :one
+SELECT count(*)::bigint AS found, coalesce(min(w.id), 0)::bigint AS oldest
+FROM (
+    SELECT e.id
+    FROM realtime_events AS e
+    WHERE e.human_id = ANY (ARRAY[$1::uuid])
+    ORDER BY e.human_id DESC, e.id DESC
+    LIMIT $2::bigint + 1
+) AS w
+`
+
+type RetentionWalkParams struct {
+	HumanID uuid.UUID
+	Keep    int64
+}
+
+type RetentionWalkRow struct {
+	Found  int64
+	Oldest int64
+}
+
+// The tenant's newest keep+1 events at most (idx_realtime_events_tenant, backward, index only): how many, and the
+// oldest of them, which is the newest beyond keep when there are keep+1.
+func (q *Queries) RetentionWalk(ctx context.Context, db DBTX, arg RetentionWalkParams) (RetentionWalkRow, error) {
+	row := db.QueryRow(ctx, retentionWalk, arg.HumanID, arg.Keep)
+	var i RetentionWalkRow
+	err := row.Scan(&i.Found, &i.Oldest)
+	return i, err
+}
+
+const retentionWritten = `-- name: RetentionWritten :many
+SELECT e.human_id,
+       count(*) FILTER (WHERE e.id <= $1::bigint)::bigint AS before_mid,
+       count(*) FILTER (WHERE e.id > $1::bigint)::bigint  AS after_mid,
+       max(e.id)::bigint                                                AS newest
+FROM realtime_events AS e
+WHERE e.id > $2::bigint
+GROUP BY e.human_id
+`
+
+type RetentionWrittenParams struct {
+	MidID   int64
+	AfterID int64
+}
+
+type RetentionWrittenRow struct {
+	HumanID   uuid.UUID
+	BeforeMid int64
+	AfterMid  int64
+	Newest    int64
+}
+
+// Per tenant, its events after after_id: those up to mid_id and those beyond. Reads only these rows (primary key
+// range), so a pass costs what was published since the last, not the size of the table.
+func (q *Queries) RetentionWritten(ctx context.Context, db DBTX, arg RetentionWrittenParams) ([]RetentionWrittenRow, error) {
+	rows, err := db.Query(ctx, retentionWritten, arg.MidID, arg.AfterID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RetentionWrittenRow{}
+	for rows.Next() {
+		var i RetentionWrittenRow
+		if err := rows.Scan(
+			&i.HumanID,
+			&i.BeforeMid,
+			&i.AfterMid,
+			&i.Newest,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
