@@ -4,7 +4,6 @@ package ingest_test
 
 import (
 	"context"
-	"encoding/binary"
 	"io"
 	"net"
 	"net/netip"
@@ -17,6 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/require"
+
+	"github.com/switchboard/switchboard/services/internal/dnstest"
 )
 
 // Other ways to reach a Redis server than its own address, for the tests
@@ -145,63 +146,7 @@ func newDNS(addr string) *dnsAnswer {
 
 func (d *dnsAnswer) set(addr string) { d.v.Store(netip.MustParseAddr(addr)) }
 
-// resolver is a resolver asking this DNS server, over an in-memory
-// connection speaking DNS over TCP framing.
+// resolver is a resolver asking this DNS server.
 func (d *dnsAnswer) resolver() *net.Resolver {
-	return &net.Resolver{
-		PreferGo: true,
-		Dial: func(context.Context, string, string) (net.Conn, error) {
-			client, server := net.Pipe()
-			go serveDNS(server, d.v.Load().(netip.Addr))
-			return client, nil
-		},
-	}
-}
-
-// serveDNS answers each A or AAAA query on c with addr when it is of that
-// family, and with no address otherwise.
-func serveDNS(c net.Conn, addr netip.Addr) {
-	defer func() { _ = c.Close() }()
-	for {
-		var l [2]byte
-		if _, err := io.ReadFull(c, l[:]); err != nil {
-			return
-		}
-		q := make([]byte, binary.BigEndian.Uint16(l[:]))
-		if _, err := io.ReadFull(c, q); err != nil {
-			return
-		}
-		i := 12 // the question's name labels, then QTYPE and QCLASS
-		for i < len(q) && q[i] != 0 {
-			i += int(q[i]) + 1
-		}
-		qEnd := i + 5
-		qtype := binary.BigEndian.Uint16(q[i+1 : i+3])
-		var rdata []byte
-		switch {
-		case qtype == 1 && addr.Is4():
-			a := addr.As4()
-			rdata = a[:]
-		case qtype == 28 && addr.Is6():
-			a := addr.As16()
-			rdata = a[:]
-		}
-		resp := append([]byte{}, q[:2]...)          // id
-		resp = append(resp, 0x81, 0x80, 0, 1, 0, 0) // flags, one question, answers below
-		if rdata != nil {
-			resp[7] = 1
-		}
-		resp = append(resp, 0, 0, 0, 0)
-		resp = append(resp, q[12:qEnd]...)
-		if rdata != nil {
-			resp = append(resp, 0xc0, 12) // the name: a pointer to the question's
-			resp = binary.BigEndian.AppendUint16(resp, qtype)
-			resp = append(resp, 0, 1, 0, 0, 0, 0) // class IN, TTL 0
-			resp = binary.BigEndian.AppendUint16(resp, uint16(len(rdata)))
-			resp = append(resp, rdata...)
-		}
-		if _, err := c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(resp))), resp...)); err != nil {
-			return
-		}
-	}
+	return dnstest.Resolver(func() netip.Addr { return d.v.Load().(netip.Addr) })
 }
