@@ -134,12 +134,12 @@ func (s *Server) serveHook(w *delivery, r *http.Request) {
 	}
 	w.scheme = string(ep.Verify.Scheme)
 	now := time.Now()
-	if ok, wait := s.limits.allow(ep.ID, ep.RatePerSecond, now); !ok {
+	if ok, wait := s.limits.Allow(ep.ID, ep.RatePerSecond, now); !ok {
 		w.refuse(ep, outcomeRateLimited, "over the endpoint's rate limit")
 		tooMany(w, wait)
 		return
 	}
-	if ok, wait := s.limits.allow(ep.HumanID, ep.TenantRatePerSecond, now); !ok {
+	if ok, wait := s.limits.Allow(ep.HumanID, ep.TenantRatePerSecond, now); !ok {
 		w.refuse(ep, outcomeRateLimited, "over the tenant's rate limit")
 		tooMany(w, wait)
 		return

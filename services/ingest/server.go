@@ -20,6 +20,7 @@ import (
 
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
 	"github.com/switchboard/switchboard/pkg/metrics"
+	"github.com/switchboard/switchboard/pkg/ratelimit"
 	"github.com/switchboard/switchboard/pkg/secretbox"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
 	"github.com/switchboard/switchboard/services/ingest/sources"
@@ -81,7 +82,7 @@ type Server struct {
 	sources   *sources.Store
 	opts      Options
 	endpoints *endpoints
-	limits    *limiters
+	limits    *ratelimit.Buckets[uuid.UUID] // per endpoint and per tenant (their ids never meet)
 	batcher   *batcher
 	adapters  *adapterRunner // nil without Options.NodeID
 	// deliveries is the webhook endpoints' delivery log writer.
@@ -103,7 +104,7 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 		src = sources.New(pool, opts.SealingKeys, nil)
 	}
 	s := &Server{
-		log: log, store: st, todos: todos, sources: src, opts: opts, endpoints: newEndpoints(src), limits: newLimiters(),
+		log: log, store: st, todos: todos, sources: src, opts: opts, endpoints: newEndpoints(src), limits: ratelimit.New[uuid.UUID](),
 		batcher:    newBatcher(st, opts.Metrics.GroupCommitObserver(Name+"-group-commit")),
 		deliveries: newDeliveryLog(log, st),
 	}

@@ -3,18 +3,17 @@ package realtime
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
-	"golang.org/x/time/rate"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/switchboard/switchboard/pkg/ratelimit"
 	"github.com/switchboard/switchboard/services/realtime/internal/store"
 )
 
@@ -28,12 +27,11 @@ import (
 // lifecycle) never pass through it.
 //
 // The limits are read by a loop (Options.LimitsInterval), never on a
-// publish's path: a publish costs one map lookup under a mutex.
+// publish's path: a publish costs one map lookup under a mutex
+// (pkg/ratelimit, the buckets ingest's webhooks use too).
 type publishLimiter struct {
-	limits atomic.Pointer[store.PublishLimits]
-
-	mu      sync.Mutex
-	buckets map[bucketKey]*rate.Limiter
+	limits  atomic.Pointer[store.PublishLimits]
+	buckets *ratelimit.Buckets[bucketKey]
 }
 
 type bucketKey struct {
@@ -41,12 +39,8 @@ type bucketKey struct {
 	durable bool
 }
 
-// maxBuckets bounds the map; past it every bucket starts over full, which
-// only ever errs towards accepting.
-const maxBuckets = 100_000
-
 func newPublishLimiter() *publishLimiter {
-	l := &publishLimiter{buckets: map[bucketKey]*rate.Limiter{}}
+	l := &publishLimiter{buckets: ratelimit.New[bucketKey]()}
 	def := store.DefaultPublishLimits
 	l.limits.Store(&def)
 	return l
@@ -64,23 +58,8 @@ func (l *publishLimiter) allow(human uuid.UUID, durable bool, now time.Time) (ok
 	if durable {
 		perSecond = lim.DurablePerSecond
 	}
-	k := bucketKey{human, durable}
-	l.mu.Lock()
-	b, found := l.buckets[k]
-	if !found || b.Limit() != rate.Limit(perSecond) { // new, or the setting changed
-		if len(l.buckets) >= maxBuckets {
-			clear(l.buckets)
-		}
-		b = rate.NewLimiter(rate.Limit(perSecond), perSecond)
-		l.buckets[k] = b
-	}
-	l.mu.Unlock()
-	r := b.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, perSecond, d
-	}
-	return true, perSecond, 0
+	ok, wait = l.buckets.Allow(bucketKey{human, durable}, perSecond, now)
+	return ok, perSecond, wait
 }
 
 // limitsReadTimeout bounds one read of realtime.limits.
