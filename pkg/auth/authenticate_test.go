@@ -41,6 +41,37 @@ func TestAuthenticateChecksWhoNotWhat(t *testing.T) {
 	require.Equal(t, codes.Unauthenticated, code(err), "a method without a rule is not open")
 }
 
+// Identify verifies as Authenticate does and says whose credential it is,
+// in the credential's own tenant (the MCP edge counts each caller's
+// requests in progress by it).
+func TestIdentifyNamesTheCredentialAndItsTenant(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tok := b.mintAdmin(t, "root@example.com")
+	ada, err := b.store.CreateHuman(t.Context(), auth.NewHuman{Email: "ada@example.com"})
+	require.NoError(t, err)
+	cred, adaToken, err := b.store.MintCredential(t.Context(), auth.Tenant{Administrator: true},
+		auth.NewCredential{HumanID: ada.ID, Scopes: []string{"read"}}, roomy)
+	require.NoError(t, err)
+
+	p, err := b.authn.Identify(t.Context(), []string{"Bearer " + adaToken})
+	require.NoError(t, err)
+	require.Equal(t, cred.ID, p.CredentialID)
+	require.Equal(t, ada.ID, p.HumanID)
+	require.Equal(t, []auth.Scope{auth.ScopeRead}, p.Scopes)
+
+	root, err := b.authn.Identify(t.Context(), []string{"Bearer " + tok})
+	require.NoError(t, err)
+	require.True(t, root.Administrator)
+	require.NotEqual(t, ada.ID, root.HumanID)
+
+	for name, header := range map[string][]string{"none": nil, "malformed": {"Bearer sbt_nope"}} {
+		p, err := b.authn.Identify(t.Context(), header)
+		require.Equal(t, codes.Unauthenticated, code(err), name)
+		require.Equal(t, auth.Principal{}, p, name)
+	}
+}
+
 func TestAuthenticateLeavesOpenMethodsOpen(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

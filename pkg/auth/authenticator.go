@@ -122,12 +122,22 @@ func (a *Authenticator) Authenticate(ctx context.Context, fullMethod string, aut
 	if rule, ok := RuleFor(fullMethod); ok && rule.Open {
 		return nil
 	}
+	_, err := a.Identify(ctx, authorization)
+	return err
+}
+
+// Identify is Authenticate for an edge that must know who calls before it
+// reads a body, not only that the credential is valid: the verified
+// Principal of the credential in authorization, as it stands (never moved
+// to the tenant of a TenantHeader; that stays Authorize's). The MCP edge
+// counts each caller's requests in progress by it. Errors are
+// Authenticate's.
+func (a *Authenticator) Identify(ctx context.Context, authorization []string) (Principal, error) {
 	token, ok := bearerToken(authorization)
 	if !ok || ParseToken(token) != nil {
-		return unauthenticated()
+		return Principal{}, unauthenticated()
 	}
-	_, err := a.principal(ctx, a.key(token))
-	return err
+	return a.principal(ctx, a.key(token))
 }
 
 // key is token's cache key: its keyed hash, which is also what the

@@ -40,6 +40,8 @@ type Config struct {
 	Metrics Metrics
 	// Pprof is the opt-in profiler listener (pprof.go).
 	Pprof Pprof
+	// MCP bounds the MCP edge per tenant (mcp.go).
+	MCP MCP
 }
 
 // Auth configures credentials.
@@ -159,6 +161,7 @@ func Default() Config {
 		TLS:      defaultTLS(),
 
 		HTTPLimits: defaultHTTPLimits(),
+		MCP:        defaultMCP(),
 	}
 }
 
@@ -197,6 +200,7 @@ func Load(lookup func(string) (string, bool)) (Config, error) {
 	p.httpLimits(&c.HTTPLimits)
 	p.metrics(&c.Metrics)
 	p.str(EnvPprofAddr, &c.Pprof.Addr)
+	p.mcp(&c.MCP)
 	if p.err != nil {
 		return Config{}, p.err
 	}
@@ -242,7 +246,7 @@ func (c Config) Validate() error {
 	}
 	checks = append(checks, c.Realtime.validate(), c.TLS.validate())
 	checks = append(checks, c.HTTPLimits.validate(), c.Metrics.validate(c.HTTP.Addr), c.Pprof.validate(c.HTTP.Addr, c.Metrics.Addr))
-	checks = append(checks, c.Gateway.validate(), c.Cluster.validateHTTPEndpoint())
+	checks = append(checks, c.Gateway.validate(), c.Cluster.validateHTTPEndpoint(), c.MCP.validate())
 	if err := firstError(checks); err != nil {
 		return err
 	}

@@ -31,10 +31,23 @@ type liveNode struct {
 	// a read-only one; and the other tenant's administrator.
 	admin, agent, reader, stranger string
 	agentID                        string
+	// tenantID and root mint more of the tenant's credentials.
+	tenantID string
+	root     adminv1.AdminServiceClient
+	// client is the tests' HTTP client of this node; its connections close
+	// before the node stops, so none it dialed and never used holds the
+	// node's shutdown (net/http waits up to 5 s for such a connection).
+	client *http.Client
 }
 
 // startNode runs `serve all` in-process and mints the credentials.
 func startNode(t *testing.T) *liveNode {
+	t.Helper()
+	return startNodeWith(t, func(*config.Config) {})
+}
+
+// startNodeWith is startNode with the configuration changed by configure.
+func startNodeWith(t *testing.T, configure func(*config.Config)) *liveNode {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Cluster.NodeID = "mcp-test"
@@ -44,6 +57,7 @@ func startNode(t *testing.T) *liveNode {
 	cfg.Auth.BootstrapToken = bootstrap
 	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Shutdown.Grace = 5 * time.Second
+	configure(&cfg)
 	svcs, err := node.ParseServices("all")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
@@ -63,8 +77,10 @@ func startNode(t *testing.T) *liveNode {
 	admin := adminv1.NewAdminServiceClient(dialAs(t, n, bootstrap))
 	waitServing(t, n)
 
-	l := &liveNode{node: n}
 	tenant := newHuman(t, admin, "tenant@example.com")
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(transport.CloseIdleConnections) // runs before the node's cleanup: registered after it
+	l := &liveNode{node: n, tenantID: tenant, root: admin, client: &http.Client{Transport: transport}}
 	l.admin = mint(t, admin, &adminv1.MintCredentialRequest{HumanId: tenant, Scopes: []string{"admin"}})
 	a, err := admin.CreateAgent(t.Context(), &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{HumanId: tenant, Name: "mcp-worker"}})
 	require.NoError(t, err)
@@ -73,6 +89,20 @@ func startNode(t *testing.T) *liveNode {
 	l.reader = mint(t, admin, &adminv1.MintCredentialRequest{HumanId: tenant, Scopes: []string{"read"}})
 	l.stranger = mint(t, admin, &adminv1.MintCredentialRequest{HumanId: newHuman(t, admin, "stranger@example.com"), Scopes: []string{"admin"}})
 	return l
+}
+
+// newAgent mints a credential of the tenant for a new agent (scope agent).
+func (l *liveNode) newAgent(t *testing.T, name string) string {
+	t.Helper()
+	a, err := l.root.CreateAgent(t.Context(), &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{HumanId: l.tenantID, Name: name}})
+	require.NoError(t, err)
+	return mint(t, l.root, &adminv1.MintCredentialRequest{HumanId: l.tenantID, AgentId: a.GetAgent().GetId(), Scopes: []string{"agent"}})
+}
+
+// newReader mints another read-only credential of the tenant.
+func (l *liveNode) newReader(t *testing.T) string {
+	t.Helper()
+	return mint(t, l.root, &adminv1.MintCredentialRequest{HumanId: l.tenantID, Scopes: []string{"read"}})
 }
 
 func newHuman(t *testing.T, admin adminv1.AdminServiceClient, email string) string {
@@ -111,13 +141,17 @@ func waitServing(t *testing.T, n *node.Node) {
 	}, 30*time.Second, 20*time.Millisecond, "node never reported SERVING")
 }
 
-// bearerTransport adds a bearer token to every request.
-type bearerTransport struct{ token string }
+// bearerTransport adds a bearer token to every request it sends through
+// base.
+type bearerTransport struct {
+	token string
+	base  http.RoundTripper
+}
 
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
+	return b.base.RoundTrip(r)
 }
 
 // overHTTP is an MCP client session with n's /mcp endpoint as token.
@@ -126,7 +160,7 @@ func (l *liveNode) overHTTP(t *testing.T, token string) *mcp.ClientSession {
 	c := mcp.NewClient(&mcp.Implementation{Name: "switchboard-test", Version: "1"}, nil)
 	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{
 		Endpoint:   "http://" + l.node.HTTPAddr() + "/mcp",
-		HTTPClient: &http.Client{Transport: bearerTransport{token: token}},
+		HTTPClient: &http.Client{Transport: bearerTransport{token: token, base: l.client.Transport}},
 	}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
@@ -52,9 +53,11 @@ func jsonOf(m proto.Message) (map[string]any, error) {
 // ("payload"), else base64 ("payload_base64"), cut at limit bytes.
 func eventJSON(e *ingestv1.Event, limit int) (map[string]any, error) {
 	payload := e.GetPayload()
-	bare := proto.CloneOf(e)
-	bare.Payload = nil
-	out, err := jsonOf(bare)
+	// Rendered without its payload, which is added cut below: e is the
+	// caller's own message, lent for the call and given back whole.
+	e.Payload = nil
+	out, err := jsonOf(e)
+	e.Payload = payload
 	if err != nil || len(payload) == 0 {
 		return out, err
 	}
@@ -84,29 +87,43 @@ func trimPartialRune(b []byte) []byte {
 	return b
 }
 
-// todoFields are a todo's free-form fields, bounded by todoJSON.
-var todoFields = []string{"payload", "result", "progress"}
-
-// todoJSON is a todo with each free-form field whose JSON exceeds limit
-// bytes replaced by the first limit bytes of that JSON, as a string.
+// todoJSON is a todo with each free-form field (payload, result,
+// progress) whose JSON exceeds limit bytes replaced by the first limit
+// bytes of that JSON, as a string. Those fields are rendered on their own
+// and only as far as the limit (boundedJSON), never whole: each may be a
+// megabyte of which a list shows one kilobyte.
 func todoJSON(t *queuev1.Todo, limit int) (map[string]any, error) {
+	fields := []struct {
+		name string
+		v    **structpb.Struct
+	}{{"payload", &t.Payload}, {"result", &t.Result}, {"progress", &t.Progress}}
+	// t is the caller's own message, lent for the call: rendered without
+	// the three, which are given back before anything returns.
+	held := make([]*structpb.Struct, len(fields))
+	for i, f := range fields {
+		held[i], *f.v = *f.v, nil
+	}
 	out, err := jsonOf(t)
+	for i, f := range fields {
+		*f.v = held[i]
+	}
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range todoFields {
-		v, ok := out[f]
-		if !ok {
+	for i, f := range fields {
+		if held[i] == nil {
 			continue
 		}
-		b, err := json.Marshal(v)
+		b, over, err := boundedJSON(held[i], limit)
 		if err != nil {
-			return nil, fmt.Errorf("render todo %s: %w", f, err)
+			return nil, fmt.Errorf("render todo %s: %w", f.name, err)
 		}
-		if len(b) > limit {
-			out[f] = string(trimPartialRune(b[:limit]))
-			out[f+"_truncated"] = true
+		if over {
+			out[f.name] = string(trimPartialRune(b[:limit]))
+			out[f.name+"_truncated"] = true
+			continue
 		}
+		out[f.name] = held[i].AsMap()
 	}
 	return out, nil
 }

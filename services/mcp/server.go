@@ -43,7 +43,16 @@ type Conns struct {
 type Options struct {
 	// Version is reported in the MCP handshake.
 	Version string
+	// MaxWaitsPerTenant caps the calls of one tenant's credentials that
+	// wait on this node at once (each credential's are capped at
+	// MaxWaitsPerCredential); 0: a tenant is capped only through its
+	// credentials (stdio, where one credential is the only caller).
+	MaxWaitsPerTenant int
 }
+
+// WaitsPerTenantSetting is the setting behind Options.MaxWaitsPerTenant
+// (pkg/config), named in refusals so a tenant knows whom to ask.
+const WaitsPerTenantSetting = "SWITCHBOARD_MCP_MAX_WAITS_PER_TENANT"
 
 // server holds the clients the tools call. It holds no credential: every
 // call brings its own.
@@ -51,6 +60,8 @@ type server struct {
 	queue    queuev1.QueueServiceClient
 	ingest   ingestv1.IngestServiceClient
 	realtime realtimev1.RealtimeServiceClient
+	// waits counts the calls that wait (limits.go).
+	waits *gate
 }
 
 // New builds the MCP server: its tools and resource templates over c.
@@ -59,11 +70,16 @@ func New(c Conns, o Options) *mcp.Server {
 		queue:    queuev1.NewQueueServiceClient(c.Queue),
 		ingest:   ingestv1.NewIngestServiceClient(c.Ingest),
 		realtime: realtimev1.NewRealtimeServiceClient(c.Realtime),
+		waits: newGate("waiting calls (claim_todo with wait_seconds, subscriptions/listen)",
+			" when one returns, or claim with wait_seconds 0", MaxWaitsPerCredential, o.MaxWaitsPerTenant, WaitsPerTenantSetting),
 	}
 	m := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "Switchboard", Version: o.Version}, &mcp.ServerOptions{
-		Instructions: instructions,
+		Instructions:              instructions,
+		SupportedProtocolVersions: protocolVersions(),
 	})
-	m.AddReceivingMiddleware(bounded)
+	// Outermost first: a listen's place is taken before its clock starts,
+	// and an answer is measured within the call's time.
+	m.AddReceivingMiddleware(s.limitListens, bounded, capResults)
 	s.addReadTools(m)
 	s.addWorkTools(m)
 	s.addResources(m)

@@ -48,7 +48,7 @@ type heartbeatIn struct {
 
 type completeIn struct {
 	leaseIn
-	Result map[string]any `json:"result,omitempty" jsonschema:"optional result as a JSON object, stored on the todo; at most 1 MiB"`
+	Result map[string]any `json:"result,omitempty" jsonschema:"optional result as a JSON object, stored on the todo; at most 1 MiB, and an MCP request at most 10000 JSON values (larger results: the gRPC or REST API)"`
 }
 
 type failIn struct {
@@ -112,6 +112,13 @@ func (s *server) claim(ctx context.Context, req *mcp.CallToolRequest, in claimIn
 		worker = "mcp"
 	}
 	wait := min(time.Duration(in.WaitSeconds*float64(time.Second)), MaxClaimWait)
+	if wait > 0 {
+		leave, err := s.waits.enter(callerOf(ctx), 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer leave()
+	}
 	resp, err := s.queue.Claim(s.outgoing(ctx, req.Extra), &queuev1.ClaimRequest{
 		Queue: in.Queue, WorkerId: worker, MaxTodos: int32(min(max(in.MaxTodos, 1), MaxClaimTodos)), //nolint:gosec // bounded
 		LeaseSeconds: int32(min(max(in.LeaseSeconds, 0), 3600)), Wait: durationpb.New(max(wait, 0)), //nolint:gosec // bounded

@@ -1,11 +1,14 @@
 package node
 
 import (
+	"context"
 	"fmt"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/switchboard/switchboard/pkg/apierr"
+	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/buildinfo"
 	"github.com/switchboard/switchboard/services/gateway"
 	"github.com/switchboard/switchboard/services/ingest"
@@ -16,8 +19,9 @@ import (
 
 // mountMCP serves the MCP server at /mcp beside the gateway: a client of
 // the same upstreams (one connection per service, where routing.go sends
-// the gateway's), checked by the same authenticator before a body is read
-// and capped at the same body size. The connections close with the
+// the gateway's), checked by the same authenticator before a body is read,
+// capped at the same body size, and each tenant's requests in progress and
+// waits capped as configured (SWITCHBOARD_MCP_MAX_*_PER_TENANT). The connections close with the
 // gateway's, once the HTTP server has stopped.
 func (a *assembly) mountMCP(upstreams map[string]gateway.Upstream) error {
 	dial := func(service string) (*grpc.ClientConn, error) {
@@ -42,7 +46,21 @@ func (a *assembly) mountMCP(upstreams map[string]gateway.Upstream) error {
 		}
 		*d.conn = conn
 	}
-	s := mcp.New(c, mcp.Options{Version: buildinfo.Get().Version})
-	a.mux.Handle(mcp.Path, mcp.Handler(s, mcp.HTTPOptions{Authenticate: a.authenticate, MaxBodyBytes: a.cfg.HTTPLimits.MaxBody}))
+	s := mcp.New(c, mcp.Options{Version: buildinfo.Get().Version, MaxWaitsPerTenant: a.cfg.MCP.MaxWaitsPerTenant})
+	a.mux.Handle(mcp.Path, mcp.Handler(s, mcp.HTTPOptions{
+		Identify: a.identify, MaxBodyBytes: a.cfg.HTTPLimits.MaxBody, MaxCallsPerTenant: a.cfg.MCP.MaxCallsPerTenant,
+	}))
 	return nil
+}
+
+// identify is the MCP edge's check of who is calling: the authenticator's
+// Identify, its errors as the gRPC statuses the edge renders (as
+// authenticate for the REST edge).
+func (a *assembly) identify(ctx context.Context, authorization []string) (auth.Principal, error) {
+	p, err := a.authn.Identify(ctx, authorization)
+	if err != nil {
+		st, _ := apierr.ToStatus(err)
+		return auth.Principal{}, st.Err()
+	}
+	return p, nil
 }
