@@ -68,19 +68,7 @@ func grpcSubscribe(t *testing.T, ctx context.Context, conn *grpc.ClientConn, cha
 	rt := realtimev1.NewRealtimeServiceClient(conn)
 	stream, err := rt.Subscribe(ctx, &realtimev1.SubscribeRequest{Channels: []string{channel}, IncludeEphemeral: true})
 	require.NoError(t, err)
-	got, ended := make(chan struct{}, 1), make(chan error, 1)
-	go func() {
-		for {
-			if _, err := stream.Recv(); err != nil {
-				ended <- err
-				return
-			}
-			select {
-			case got <- struct{}{}:
-			default:
-			}
-		}
-	}()
+	got, ended := drain(stream)
 	awaitFirst(t, got, ended, func() {
 		_, err := rt.Publish(ctx, &realtimev1.PublishRequest{Channel: channel, Kind: "marker"})
 		require.NoError(t, err)
@@ -88,12 +76,10 @@ func grpcSubscribe(t *testing.T, ctx context.Context, conn *grpc.ClientConn, cha
 	return liveStream{name: "gRPC Subscribe", ended: ended}
 }
 
-// grpcWatchNodes opens WatchNodes over conn; it answers at once.
-func grpcWatchNodes(t *testing.T, conn *grpc.ClientConn) liveStream {
-	t.Helper()
-	stream, err := registryv1.NewRegistryServiceClient(conn).WatchNodes(t.Context(), &registryv1.WatchNodesRequest{})
-	require.NoError(t, err)
-	got, ended := make(chan struct{}, 1), make(chan error, 1)
+// drain receives from stream until it ends: got has a value once a message
+// came, ended the error that ended it.
+func drain[M any](stream interface{ Recv() (M, error) }) (got chan struct{}, ended chan error) {
+	got, ended = make(chan struct{}, 1), make(chan error, 1)
 	go func() {
 		for {
 			if _, err := stream.Recv(); err != nil {
@@ -106,6 +92,15 @@ func grpcWatchNodes(t *testing.T, conn *grpc.ClientConn) liveStream {
 			}
 		}
 	}()
+	return got, ended
+}
+
+// grpcWatchNodes opens WatchNodes over conn; it answers at once.
+func grpcWatchNodes(t *testing.T, conn *grpc.ClientConn) liveStream {
+	t.Helper()
+	stream, err := registryv1.NewRegistryServiceClient(conn).WatchNodes(t.Context(), &registryv1.WatchNodesRequest{})
+	require.NoError(t, err)
+	got, ended := drain(stream)
 	awaitFirst(t, got, ended, func() {})
 	return liveStream{name: "gRPC WatchNodes", ended: ended}
 }
