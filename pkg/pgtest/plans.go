@@ -13,6 +13,19 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// GenericPlanPool opens a pool of one session on a new database whose
+// prepared statements are all planned generically (plan_cache_mode =
+// force_generic_plan: what the node's hot pool forces, and what any pooled
+// session settles on), so GenericPlan explains the plans the statements run
+// with.
+func GenericPlanPool(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	return OpenPool(tb, NewDatabase(tb), func(c *pgxpool.Config) {
+		c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+		c.MaxConns = 1 // one session, whose prepared statements GenericPlan explains
+	})
+}
+
 // Plan is a node of a plan as EXPLAIN (FORMAT JSON) shows it.
 type Plan struct {
 	NodeType string `json:"Node Type"`

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchboard/switchboard/pkg/pgtest"
@@ -24,10 +23,7 @@ import (
 func TestAgentListReadsAboutAPage(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	pool := pgtest.OpenPool(t, pgtest.NewDatabase(t), func(c *pgxpool.Config) {
-		c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-		c.MaxConns = 1 // one session, whose prepared statement is explained below
-	})
+	pool := pgtest.GenericPlanPool(t)
 	s := New(pool, nil, nil)
 	var human uuid.UUID
 	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO humans (email) VALUES ('plans@example.test') RETURNING id`).Scan(&human))

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchboard/switchboard/pkg/pgtest"
@@ -26,10 +25,7 @@ var dedupeStatements = []string{
 func TestDedupeStatementsGenericPlans(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	pool := pgtest.OpenPool(t, pgtest.NewDatabase(t), func(c *pgxpool.Config) {
-		c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-		c.MaxConns = 1
-	})
+	pool := pgtest.GenericPlanPool(t)
 	s := New(pool, pool)
 	var human uuid.UUID
 	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO humans (email) VALUES ('dedupe-plans@example.test') RETURNING id`).Scan(&human))

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchboard/switchboard/pkg/pgtest"
@@ -19,10 +18,7 @@ import (
 func TestListByEventUsesEventIndex(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	pool := pgtest.OpenPool(t, pgtest.NewDatabase(t), func(c *pgxpool.Config) {
-		c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-		c.MaxConns = 1 // one session, whose prepared statements are inspected below
-	})
+	pool := pgtest.GenericPlanPool(t)
 	s := New(pool, pool)
 	var human uuid.UUID
 	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO humans (email) VALUES ('list-plans@example.test') RETURNING id`).Scan(&human))

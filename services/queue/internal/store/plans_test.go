@@ -32,10 +32,7 @@ var hotStatements = []string{
 func TestHotStatementsGenericPlans(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	hot := pgtest.OpenPool(t, pgtest.NewDatabase(t), func(c *pgxpool.Config) {
-		c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-		c.MaxConns = 1 // one session, whose prepared statements are inspected below
-	})
+	hot := pgtest.GenericPlanPool(t)
 	s := New(hot, hot)
 
 	var human uuid.UUID

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -23,10 +22,7 @@ import (
 func TestRetentionStatementsGenericPlans(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	pool := pgtest.OpenPool(t, pgtest.NewDatabase(t), func(c *pgxpool.Config) {
-		c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-		c.MaxConns = 1 // one session, whose prepared statements are explained below
-	})
+	pool := pgtest.GenericPlanPool(t)
 	s := New(pool, nil)
 	tenants := make([]uuid.UUID, 20)
 	for i := range tenants {
