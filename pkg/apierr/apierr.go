@@ -85,6 +85,15 @@ func ResourceExhausted(format string, args ...any) error {
 	return newf(ErrResourceExhausted, format, args...)
 }
 
+// TenantLimit is the RESOURCE_EXHAUSTED of a creation past a per-tenant
+// limit of the setting tenant.limits: how many the tenant holds, the limit
+// and its field, and what frees a place (fix: "delete one first"). Every
+// owner of a capped table answers in these words.
+func TenantLimit(held int64, what, field string, most int64, fix string) error {
+	return ResourceExhausted("the tenant holds %d %s, the most it may hold (setting tenant.limits, %s = %d); %s",
+		held, what, field, most, fix)
+}
+
 // Invalid reports bad request fields. Each violation becomes a
 // google.rpc.BadRequest detail so clients can point at the field.
 func Invalid(violations ...FieldViolation) error {

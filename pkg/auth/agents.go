@@ -67,8 +67,7 @@ func (s *Store) CreateAgent(ctx context.Context, t Tenant, a NewAgent, maxAgents
 			return dbErr(err, "count agents", "agent")
 		}
 		if n >= int64(maxAgents) {
-			return apierr.ResourceExhausted("the tenant holds %d agents, the most it may hold "+
-				"(setting tenant.limits, max_agents = %d); delete one first", n, maxAgents)
+			return apierr.TenantLimit(n, "agents", "max_agents", int64(maxAgents), "delete one first")
 		}
 		row, err = s.q.AgentInsert(ctx, tx, dbsqlc.AgentInsertParams{
 			Name: a.Name, Description: a.Description, Metadata: a.Metadata,

@@ -130,8 +130,7 @@ func (s *Store) MintCredential(ctx context.Context, t Tenant, c NewCredential, m
 			return dbErr(err, "count live credentials", "credential")
 		}
 		if n >= int64(maxLive) {
-			return apierr.ResourceExhausted("the tenant holds %d live credentials, the most it may hold "+
-				"(setting tenant.limits, max_credentials = %d); revoke one first", n, maxLive)
+			return apierr.TenantLimit(n, "live credentials", "max_credentials", int64(maxLive), "revoke one first")
 		}
 		row, err = s.q.CredentialInsert(ctx, tx, dbsqlc.CredentialInsertParams{
 			Name: c.Name, TokenPrefix: display, TokenHash: s.hasher.Hash(token), Scopes: scopes,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -159,7 +158,7 @@ func (e *endpoints) load(ctx context.Context, slug string, prev *hookEndpoint) (
 // check and plan: up to ~0.2 s of CPU for 20 filters of 2 KB) would cost
 // that every 5 s, per endpoint and node, for routes that did not change.
 func reusableRoutes(prev *hookEndpoint, h sources.Hook) *endpointRoutes {
-	if prev == nil || prev.routes == nil || prev.MaxBodyBytes != h.MaxBodyBytes || !slices.EqualFunc(prev.Routes, h.Routes, sameRoute) {
+	if prev == nil || prev.routes == nil || prev.MaxBodyBytes != h.MaxBodyBytes || !sources.SameRoutes(prev.Routes, h.Routes) {
 		return nil
 	}
 	return prev.routes

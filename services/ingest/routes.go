@@ -222,11 +222,6 @@ func (s routeSet) eventAgent(def *uuid.UUID) *uuid.UUID {
 
 func sameAgent(a, b *uuid.UUID) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
-// sameRoute reports whether a and b are the same stored route.
-func sameRoute(a, b sources.Route) bool {
-	return a.Queue == b.Queue && a.Topic == b.Topic && a.Filter == b.Filter && sameAgent(a.AgentID, b.AgentID)
-}
-
 // ingestRouted stores a webhook event of an endpoint with routes: a todo
 // for every route it matches (evaluated here, in the request's goroutine,
 // before the group commit), all in the event's transaction. note is for

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/switchboard/switchboard/pkg/apierr"
 	"github.com/switchboard/switchboard/services/ingest/internal/adapter"
@@ -85,25 +86,24 @@ func dbFault(err error) error {
 func (r *adapterRunner) probe(ctx context.Context, rivals []sources.Rival, runID string, cfg redisstream.StoredConfig) map[uuid.UUID]string {
 	same := make(map[uuid.UUID]string)
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, probeParallel)
+	var g errgroup.Group
+	g.SetLimit(probeParallel)
 	dial := r.s.sources.Allowlist().DialContext
 	for _, rv := range rivals {
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
+		g.Go(func() error {
 			srv, err := redisstream.Probe(ctx, rv.Addr, rv.Username, dial)
 			if err != nil {
 				r.s.log.Debug("adapters: cannot probe a rival adapter's server", zap.String("rival_id", rv.ID.String()), zap.Error(err))
-				return
+				return nil
 			}
 			if srv.RunID == runID && srv.Addr.IsValid() {
 				mu.Lock()
 				same[rv.ID] = cfg.AddrKey(srv.Addr)
 				mu.Unlock()
 			}
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // every probe answers nil: one that fails leaves its rival out
 	return same
 }

@@ -196,7 +196,7 @@ func TestSchedulesPerTenantAreCapped(t *testing.T) {
 		case codes.OK:
 			created++
 		case codes.ResourceExhausted:
-			require.ErrorContains(t, err, "tenant.limits.max_schedules")
+			require.ErrorContains(t, err, "tenant.limits, max_schedules")
 			exhausted++
 		default:
 			t.Fatalf("unexpected %v", err)

@@ -281,7 +281,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 		// The budget is checked when what it depends on changes, so an
 		// endpoint whose routes were stored before it can still be renamed,
 		// disabled or given a new secret.
-		if routesChanged := !sameRoutes(cur.Routes, f.Routes); routesChanged || f.MaxBodyBytes > cur.MaxBodyBytes {
+		if routesChanged := !SameRoutes(cur.Routes, f.Routes); routesChanged || f.MaxBodyBytes > cur.MaxBodyBytes {
 			if err := checkRouteCosts(f.Routes, int64(f.MaxBodyBytes), !routesChanged); err != nil {
 				return err
 			}
@@ -309,7 +309,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, t auth.Tenant, id uuid.UUID,
 		if err := s.applySecretChange(ctx, tx, id, change); err != nil {
 			return err
 		}
-		if !sameRoutes(cur.Routes, f.Routes) {
+		if !SameRoutes(cur.Routes, f.Routes) {
 			if err := s.replaceRoutes(ctx, tx, id, f.Routes, true); err != nil {
 				return err
 			}

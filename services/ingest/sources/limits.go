@@ -58,8 +58,7 @@ func underLimit(ctx context.Context, tx pgx.Tx, n int64, what, field, fix string
 		return dbErr(err, "read tenant.limits", "setting "+settings.TenantLimits)
 	}
 	if most := int64(limit(limits)); n >= most {
-		return apierr.ResourceExhausted("the tenant holds %d %s, the most it may hold (setting %s, %s = %d); %s",
-			n, what, settings.TenantLimits, field, most, fix)
+		return apierr.TenantLimit(n, what, field, most, fix)
 	}
 	return nil
 }

@@ -41,12 +41,13 @@ func checkRoutes(routes []Route) error {
 			return invalid(field+".queue", "must match ^[a-z0-9][a-z0-9._-]{0,62}$")
 		case utf8.RuneCountInString(r.Topic) > maxTopicGlobLen || !utf8.ValidString(r.Topic) || containsNUL(r.Topic):
 			return invalid(field+".topic", "must be at most 255 characters of valid UTF-8")
-		case textcheck.Label(r.Topic) != nil: // a topic is a label: no bidi or invisible characters
-			return invalid(field+".topic", textcheck.Label(r.Topic).Error())
 		case len(r.Filter) > maxFilterBytes:
 			return invalid(field+".filter", "must be at most 2048 bytes")
 		case !utf8.ValidString(r.Filter) || containsNUL(r.Filter):
 			return invalid(field+".filter", "must be valid UTF-8 without NUL")
+		}
+		if err := textcheck.Label(r.Topic); err != nil { // a topic is a label: no bidi or invisible characters
+			return invalid(field+".topic", err.Error())
 		}
 		if r.Filter != "" {
 			if _, err := CompileFilter(r.Filter); err != nil {
@@ -118,9 +119,10 @@ func (s *Store) routesOf(ctx context.Context, db dbsqlc.DBTX, ids []uuid.UUID) (
 	return out, nil
 }
 
-// sameRoutes reports whether a and b are the same list (an update that
-// leaves the routes alone does not rewrite them).
-func sameRoutes(a, b []Route) bool {
+// SameRoutes reports whether a and b are the same list: an update that
+// leaves the routes alone does not rewrite them, and a reload of such an
+// endpoint keeps its compiled routes (services/ingest).
+func SameRoutes(a, b []Route) bool {
 	return slices.EqualFunc(a, b, func(x, y Route) bool {
 		return x.Queue == y.Queue && x.Topic == y.Topic && x.Filter == y.Filter &&
 			(x.AgentID == nil) == (y.AgentID == nil) && (x.AgentID == nil || *x.AgentID == *y.AgentID)

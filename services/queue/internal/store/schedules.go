@@ -77,9 +77,12 @@ func (s *Store) MinScheduleInterval(ctx context.Context) (time.Duration, error) 
 // others' ticks. The count and the insert run under a per-tenant lock, so
 // concurrent creations cannot pass the cap together.
 func (s *Store) CreateSchedule(ctx context.Context, c Caller, f ScheduleFields) (Schedule, error) {
-	var rows []Schedule
-	full := false
-	var most int32
+	var (
+		rows []Schedule
+		full bool
+		held int64
+		most int32
+	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := s.q.ScheduleLockTenant(ctx, tx, c.HumanID); err != nil {
 			return err
@@ -91,8 +94,8 @@ func (s *Store) CreateSchedule(ctx context.Context, c Caller, f ScheduleFields) 
 		// A value below the setting's shape (only SQL can store one) must
 		// not refuse every schedule.
 		most = max(1, limits.MaxSchedules)
-		n, err := s.q.ScheduleCount(ctx, tx, c.HumanID)
-		if err != nil || n >= int64(most) {
+		held, err = s.q.ScheduleCount(ctx, tx, c.HumanID)
+		if err != nil || held >= int64(most) {
 			full = err == nil
 			return err
 		}
@@ -106,7 +109,7 @@ func (s *Store) CreateSchedule(ctx context.Context, c Caller, f ScheduleFields) 
 	case err != nil:
 		return Schedule{}, scheduleErr(err, "create schedule", "schedule")
 	case full:
-		return Schedule{}, apierr.ResourceExhausted("the tenant has %d schedules, the most it may have (setting tenant.limits.max_schedules); delete one first", most)
+		return Schedule{}, apierr.TenantLimit(held, "schedules", "max_schedules", int64(most), "delete one first")
 	case len(rows) == 0:
 		return Schedule{}, agentNotFound(f.AgentID)
 	}
