@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/switchboard/switchboard/pkg/config"
-	"github.com/switchboard/switchboard/pkg/pgtest/cluster"
+	"github.com/switchboard/switchboard/pkg/pgtest/privatepg"
 	"github.com/switchboard/switchboard/pkg/tlsconfig/tlstest"
 	"github.com/switchboard/switchboard/services/node"
 )
@@ -24,13 +24,13 @@ import (
 // sslPostgres is a PostgreSQL cluster of the test's own (the shared server
 // must not be reconfigured), serving TLS with a certificate from an in-test
 // CA. Trust auth, like the shared one.
-type sslPostgres struct{ *cluster.Cluster }
+type sslPostgres struct{ *privatepg.Cluster }
 
 // startSSLPostgres initdb's a cluster and starts it with ssl=on and pair
 // (which must cover 127.0.0.1), taking TLS connections only.
 func startSSLPostgres(t *testing.T, pair tlstest.Pair) *sslPostgres {
 	t.Helper()
-	c, err := cluster.New(t.Context(), "pgtls-", false)
+	c, err := privatepg.New(t.Context(), "pgtls-", false)
 	require.NoError(t, err)
 	t.Cleanup(c.Remove)
 	pg := &sslPostgres{c}

@@ -31,7 +31,7 @@ type keyed struct {
 
 // outbound is what the hub hands a subscriber: the events of one dispatch
 // that it follows, in order (durable ones by id). Its sender joins queued
-// outbounds into messages (batch.go).
+// outbounds into messages (sender.go).
 type outbound struct {
 	parts   []part
 	durable bool

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	pgcluster "github.com/switchboard/switchboard/pkg/pgtest/cluster"
+	"github.com/switchboard/switchboard/pkg/pgtest/privatepg"
 )
 
 // Registry settings of every node: short enough that a node paused for a
@@ -44,9 +44,9 @@ type node struct {
 
 func newNode(t *testing.T, id, dbURL string) *node {
 	t.Helper()
-	gp, err := pgcluster.FreePort()
+	gp, err := privatepg.FreePort()
 	require.NoError(t, err)
-	hp, err := pgcluster.FreePort()
+	hp, err := privatepg.FreePort()
 	require.NoError(t, err)
 	n := &node{
 		id:      id,

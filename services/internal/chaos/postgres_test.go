@@ -13,14 +13,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	pgcluster "github.com/switchboard/switchboard/pkg/pgtest/cluster"
+	"github.com/switchboard/switchboard/pkg/pgtest/privatepg"
 )
 
-// pgCluster is the suite's own PostgreSQL cluster (pkg/pgtest/cluster).
+// pgCluster is the suite's own PostgreSQL cluster (pkg/pgtest/privatepg).
 // The shared server on 127.0.0.1:5432 must never be restarted, and a
 // crash-restart is one of the faults. fsync stays on: a crash must lose
 // nothing that was committed.
-type pgCluster struct{ *pgcluster.Cluster }
+type pgCluster struct{ *privatepg.Cluster }
 
 // settings are the server's: fsync on, room for three nodes' pools, and a
 // log whose lines start with a UTC time to the millisecond (lastLogged).
@@ -31,7 +31,7 @@ var settings = []string{"fsync=on", "max_connections=300", "log_timezone=UTC", "
 // disk; otherwise the first crash recovery's sync of the data folder pays
 // for them (seconds here), an outage no production restart has.
 func startCluster(ctx context.Context) (*pgCluster, error) {
-	c, err := pgcluster.New(ctx, "chaos-pg-", true)
+	c, err := privatepg.New(ctx, "chaos-pg-", true)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	pgcluster "github.com/switchboard/switchboard/pkg/pgtest/cluster"
+	"github.com/switchboard/switchboard/pkg/pgtest/privatepg"
 )
 
 // binary is the switchboard binary, built once by TestMain.
@@ -58,9 +58,9 @@ type proc struct {
 // SWITCHBOARD_GATEWAY_UPSTREAM.
 func serve(t *testing.T, dbURL, id, service string) *proc {
 	t.Helper()
-	gp, err := pgcluster.FreePort()
+	gp, err := privatepg.FreePort()
 	require.NoError(t, err)
-	hp, err := pgcluster.FreePort()
+	hp, err := privatepg.FreePort()
 	require.NoError(t, err)
 	p := &proc{
 		id: id, service: service, grpc: fmt.Sprintf("127.0.0.1:%d", gp), http: fmt.Sprintf("127.0.0.1:%d", hp),

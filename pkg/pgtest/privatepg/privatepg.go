@@ -1,4 +1,4 @@
-// Package cluster runs a PostgreSQL cluster of a test's own: initdb into a
+// Package privatepg runs a PostgreSQL cluster of a test's own: initdb into a
 // temporary folder, then start, stop and restart it at will, with settings
 // and files of the test's choosing. It is for the tests that must do to
 // the server what the shared one on 127.0.0.1:5432 must never undergo: the
@@ -10,7 +10,7 @@
 // root), which then owns the folder. It needs the PostgreSQL server
 // binaries: make test installs them (deploy/local/postgres.sh), so their
 // absence is an error, never a reason to skip.
-package cluster
+package privatepg
 
 import (
 	"context"

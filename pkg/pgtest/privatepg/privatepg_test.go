@@ -1,11 +1,11 @@
-package cluster_test
+package privatepg_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/switchboard/switchboard/pkg/pgtest/cluster"
+	"github.com/switchboard/switchboard/pkg/pgtest/privatepg"
 )
 
 // TestFreePortNeverRepeats: the ports one process is given are distinct,
@@ -14,7 +14,7 @@ func TestFreePortNeverRepeats(t *testing.T) {
 	t.Parallel()
 	seen := map[int]bool{}
 	for range 500 {
-		p, err := cluster.FreePort()
+		p, err := privatepg.FreePort()
 		require.NoError(t, err)
 		require.False(t, seen[p], "port %d given twice", p)
 		seen[p] = true
