@@ -23,7 +23,7 @@ const maxBatch = 500
 const flushers = 1
 
 // batcher is the group commit of the webhook edge: concurrent requests for
-// one endpoint share one statement (store.IngestBatch) and so one commit,
+// one endpoint share one statement (store.Ingest) and so one commit,
 // and each request is answered after the commit that carried its event.
 // The window is zero: a lone request is flushed at once, and requests
 // arriving while the flushes run (flushers at a time) share the next one,
@@ -60,14 +60,24 @@ func (k batchKey) target() store.Target {
 func newBatcher(st *store.Store, onFlush func(int)) *batcher {
 	exec := func(ctx context.Context, k batchKey, events []store.Event) ([]store.Stored, error) {
 		if k.routed.of != nil {
-			return st.IngestBatchTo(ctx, events, k.routed.targets())
+			return st.Ingest(ctx, events, k.routed.targets()...)
 		}
-		return st.IngestBatch(ctx, events, k.target())
+		return st.Ingest(ctx, events, k.target())
 	}
 	return &batcher{
 		Batcher: groupcommit.New(Name+"-group-commit", exec, groupcommit.Options[store.Event]{MaxItems: maxBatch, Timeout: storeTimeout, OnFlush: onFlush, Flushers: flushers}),
 		st:      st,
 	}
+}
+
+// ingestOne stores e alone (store.Ingest of one event) with a todo in each
+// of targets.
+func ingestOne(ctx context.Context, st *store.Store, e store.Event, targets ...store.Target) (store.Stored, error) {
+	res, err := st.Ingest(ctx, []store.Event{e}, targets...)
+	if err != nil {
+		return store.Stored{}, err
+	}
+	return res[0], nil
 }
 
 // ingest stores e for target t, sharing a statement with concurrent calls
@@ -76,7 +86,7 @@ func (b *batcher) ingest(ctx context.Context, e store.Event, t store.Target) (st
 	// Body-hash dedup runs under a lock in its own transaction, and a todo
 	// payload is not part of the key: such events go on their own.
 	if e.BodySHA256 != nil || e.EndpointID == nil || t.Payload != nil {
-		return b.st.Ingest(ctx, e, t)
+		return ingestOne(ctx, b.st, e, t)
 	}
 	k := batchKey{human: e.HumanID, endpoint: *e.EndpointID, queue: t.Queue, kind: t.Kind, kindFromTopic: t.KindFromTopic}
 	if t.AgentID != nil {

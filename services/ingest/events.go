@@ -61,7 +61,7 @@ func (s *Server) PublishEvent(ctx context.Context, req *ingestv1.PublishEventReq
 		Topic: req.GetTopic(), DeliveryID: req.GetDeliveryId(), Headers: headers, ContentType: req.GetContentType(),
 		Payload: req.GetPayload(), TraceParent: tracing.TraceParent(ctx),
 	}
-	stored, err := s.store.Ingest(ctx, e, target)
+	stored, err := ingestOne(ctx, s.store, e, target)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (s *Server) PublishEvent(ctx context.Context, req *ingestv1.PublishEventReq
 	if err != nil {
 		return nil, err
 	}
-	return &ingestv1.PublishEventResponse{Event: eventProto(row, true), TodoId: stored.TodoID}, nil
+	return &ingestv1.PublishEventResponse{Event: eventProto(row, true), TodoId: stored.TodoID()}, nil
 }
 
 // publishedFor is the agent a published event is for (events.agent_id):

@@ -242,7 +242,7 @@ func (s *Server) ingestRouted(ctx context.Context, ep *hookEndpoint, e store.Eve
 // same routes when the batcher runs.
 func (b *batcher) ingestTo(ctx context.Context, e store.Event, set routeSet) (store.Stored, error) {
 	if e.BodySHA256 != nil || e.EndpointID == nil {
-		return b.st.IngestTo(ctx, e, set.targets())
+		return ingestOne(ctx, b.st, e, set.targets()...)
 	}
 	return b.Do(ctx, batchKey{human: e.HumanID, endpoint: *e.EndpointID, kind: routeKind, routed: set}, e)
 }

@@ -136,6 +136,6 @@ func (s *Server) received(e store.Event, st store.Stored) {
 		s.todos.Committed(e.HumanID, td.Queue, []queue.EventTodo{td.Todo})
 	}
 	if s.opts.Received != nil {
-		s.opts.Received(Received{HumanID: e.HumanID, AgentID: e.AgentID, EventID: st.EventID, TodoID: st.TodoID, Source: e.Source, Topic: e.Topic})
+		s.opts.Received(Received{HumanID: e.HumanID, AgentID: e.AgentID, EventID: st.EventID, TodoID: st.TodoID(), Source: e.Source, Topic: e.Topic})
 	}
 }

@@ -49,7 +49,7 @@ func (k sink) Store(ctx context.Context, adapterID string, msgs []adapter.Messag
 			AgentID: k.target.AgentID, DeliveryID: m.SourceID, Headers: m.Headers, ContentType: m.ContentType, Payload: m.Body,
 		}
 	}
-	res, err := k.s.store.IngestBatch(ctx, events, store.Target{Queue: k.target.Queue, AgentID: k.target.AgentID, Kind: "adapter"})
+	res, err := k.s.store.Ingest(ctx, events, store.Target{Queue: k.target.Queue, AgentID: k.target.AgentID, Kind: "adapter"})
 	if err != nil {
 		if !apierr.IsDataError(err) {
 			// The database, not the messages: retry with backoff, never

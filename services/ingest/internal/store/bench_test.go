@@ -27,7 +27,7 @@ import (
 // events/s is the ceiling of the HTTP path at concurrency n, before HTTP,
 // verification or the load generator take their share of the CPU.
 //
-//	go test -tags integration -run '^$' -bench IngestBatch -benchtime 3s ./services/ingest/internal/store/
+//	go test -tags integration -run '^$' -bench Ingest -benchtime 3s ./services/ingest/internal/store/
 func BenchmarkIngestBatch(b *testing.B) {
 	pool := pgtest.OpenPool(b, pgtest.NewDatabase(b), func(c *pgxpool.Config) {
 		c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
@@ -55,7 +55,7 @@ func BenchmarkIngestBatch(b *testing.B) {
 						},
 					}
 				}
-				res, err := st.IngestBatch(b.Context(), events, store.Target{Queue: "bench", Kind: "webhook"})
+				res, err := st.Ingest(b.Context(), events, store.Target{Queue: "bench", Kind: "webhook"})
 				require.NoError(b, err)
 				require.False(b, res[n-1].Duplicate)
 			}

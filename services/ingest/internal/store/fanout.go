@@ -3,10 +3,8 @@ package store
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"slices"
 
-	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/services/queue"
 )
 
@@ -15,25 +13,6 @@ import (
 type QueuedTodo struct {
 	Queue string
 	Todo  queue.EventTodo
-}
-
-// IngestBatchTo is IngestBatch with a todo for each event in every one of
-// targets (an endpoint's routes that the events matched; none: the events
-// are stored without a todo). The events' insert and one todo insert per
-// target go in one pipeline and commit together; the targets are inserted
-// in one order (queue, agent, kind), whatever order the caller gives, so
-// concurrent batches take the todos' locks alike.
-func (s *Store) IngestBatchTo(ctx context.Context, events []Event, targets []Target) ([]Stored, error) {
-	targets = sortedTargets(targets)
-	return postgres.RetryConflicts1(ctx, func() ([]Stored, error) { return s.ingestBatch(ctx, s.write, events, targets) })
-}
-
-// targetsOf is t as a list: none when it has no queue.
-func targetsOf(t Target) []Target {
-	if t.Queue == "" {
-		return nil
-	}
-	return []Target{t}
 }
 
 // sortedTargets is targets with a queue, sorted by queue, agent, kind and
@@ -79,9 +58,6 @@ func attachTodos(out []Stored, queueName string, created []queue.EventTodo) {
 		td := byEvent[out[i].EventID]
 		if td == nil || out[i].Duplicate {
 			continue
-		}
-		if out[i].Todo == nil {
-			out[i].TodoID, out[i].Todo = td.ID, td
 		}
 		out[i].Todos = append(out[i].Todos, QueuedTodo{Queue: queueName, Todo: *td})
 	}

@@ -13,12 +13,12 @@ import (
 	"github.com/switchboard/switchboard/services/queue"
 )
 
-// TestIngestBatchToFansOut: one batch stores its events (a topic set by
+// TestIngestFansOut: one batch stores its events (a topic set by
 // the caller kept on the event and its todos' payload) with a todo per
 // event in every target, returned per event in (queue, agent) order
 // whatever order the targets came in; a duplicate in the batch, or a later
 // redelivery, gets none; no target stores events without todos.
-func TestIngestBatchToFansOut(t *testing.T) {
+func TestIngestFansOut(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := pgtest.NewPool(t)
@@ -34,7 +34,7 @@ func TestIngestBatchToFansOut(t *testing.T) {
 	targets := []store.Target{
 		{Queue: "zeta", Kind: "webhook"}, {Queue: "alpha", AgentID: &agent, Kind: "webhook"}, {Queue: "alpha", Kind: "webhook"},
 	}
-	res, err := st.IngestBatchTo(ctx, []store.Event{event("e1"), event("e2"), event("e1")}, targets)
+	res, err := st.Ingest(ctx, []store.Event{event("e1"), event("e2"), event("e1")}, targets...)
 	require.NoError(t, err)
 	require.True(t, res[2].Duplicate)
 	require.Empty(t, res[2].Todos)
@@ -44,7 +44,7 @@ func TestIngestBatchToFansOut(t *testing.T) {
 		require.Equal(t, []string{"alpha", "alpha", "zeta"}, []string{r.Todos[0].Queue, r.Todos[1].Queue, r.Todos[2].Queue})
 		require.Nil(t, r.Todos[0].Todo.AgentID, "unaddressed first")
 		require.Equal(t, &agent, r.Todos[1].Todo.AgentID)
-		require.Equal(t, r.TodoID, r.Todos[0].Todo.ID)
+		require.Equal(t, r.TodoID(), r.Todos[0].Todo.ID)
 		for _, td := range r.Todos {
 			require.Equal(t, r.EventID, td.Todo.EventID)
 		}
@@ -54,10 +54,10 @@ func TestIngestBatchToFansOut(t *testing.T) {
 		WHERE e.topic = 'github.push' AND t.payload ->> 'topic' = 'github.push'`).Scan(&topics))
 	require.Equal(t, 6, topics)
 
-	res, err = st.IngestBatchTo(ctx, []store.Event{event("e2")}, targets)
+	res, err = st.Ingest(ctx, []store.Event{event("e2")}, targets...)
 	require.NoError(t, err)
 	require.True(t, res[0].Duplicate)
-	res, err = st.IngestBatchTo(ctx, []store.Event{event("e3")}, nil)
+	res, err = st.Ingest(ctx, []store.Event{event("e3")})
 	require.NoError(t, err)
 	require.NotZero(t, res[0].EventID)
 	require.Empty(t, res[0].Todos)

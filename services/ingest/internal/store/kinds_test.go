@@ -30,15 +30,15 @@ func TestIngestBatchKindFromTopic(t *testing.T) {
 		}
 		return out
 	}
-	stored, err := s.IngestBatch(ctx, events("endpoint:a"), Target{Queue: "q", Kind: "webhook", KindFromTopic: true})
+	stored, err := s.Ingest(ctx, events("endpoint:a"), Target{Queue: "q", Kind: "webhook", KindFromTopic: true})
 	require.NoError(t, err)
-	stored2, err := s.IngestBatch(ctx, events("endpoint:b"), Target{Queue: "q", Kind: "fixed"})
+	stored2, err := s.Ingest(ctx, events("endpoint:b"), Target{Queue: "q", Kind: "fixed"})
 	require.NoError(t, err)
 	kind := func(id int64) string {
 		var k string
 		require.NoError(t, pool.QueryRow(ctx, `SELECT kind FROM todos WHERE id = $1`, id).Scan(&k))
 		return k
 	}
-	require.Equal(t, []string{"push", "webhook", "issues"}, []string{kind(stored[0].TodoID), kind(stored[1].TodoID), kind(stored[2].TodoID)})
-	require.Equal(t, []string{"fixed", "fixed", "fixed"}, []string{kind(stored2[0].TodoID), kind(stored2[1].TodoID), kind(stored2[2].TodoID)})
+	require.Equal(t, []string{"push", "webhook", "issues"}, []string{kind(stored[0].TodoID()), kind(stored[1].TodoID()), kind(stored[2].TodoID())})
+	require.Equal(t, []string{"fixed", "fixed", "fixed"}, []string{kind(stored2[0].TodoID()), kind(stored2[1].TodoID()), kind(stored2[2].TodoID())})
 }

@@ -95,57 +95,26 @@ type Target struct {
 	Payload []byte
 }
 
-// Stored is the outcome of Ingest.
+// Stored is the outcome of Ingest for one event.
 type Stored struct {
 	// Duplicate: the event was stored before; nothing was written.
 	Duplicate  bool
 	EventID    int64 // 0 for a duplicate
-	TodoID     int64 // 0 for a duplicate or no todo
 	ReceivedAt time.Time
-	// Todo is the event's new todo (nil for a duplicate or no todo), to
-	// announce with queue.Todos.Committed after the commit; with several
-	// targets, the first of Todos.
-	Todo *queue.EventTodo
-	// Todos are all the event's new todos, one per target, in the targets'
-	// order (see IngestBatchTo).
+	// Todos are the event's new todos, one per target, in the targets'
+	// order (see Ingest); none for a duplicate or an event without a
+	// target. The caller announces them with queue.Todos.Committed after
+	// the commit.
 	Todos []QueuedTodo
 }
 
-// Ingest stores e and its todo, or recognises a duplicate and writes
-// nothing: one statement (IngestBatch of one), or, when e needs body-hash
-// dedup, that statement in a transaction behind the body's advisory lock.
-// The caller acknowledges the sender only after it returned without error.
-func (s *Store) Ingest(ctx context.Context, e Event, t Target) (Stored, error) {
-	return s.IngestTo(ctx, e, targetsOf(t))
-}
-
-// IngestTo is Ingest with a todo for each of targets (IngestBatchTo).
-func (s *Store) IngestTo(ctx context.Context, e Event, targets []Target) (Stored, error) {
-	if e.BodySHA256 == nil {
-		res, err := s.IngestBatchTo(ctx, []Event{e}, targets)
-		if err != nil {
-			return Stored{}, err
-		}
-		return res[0], nil
+// TodoID is the event's first new todo (0 for none): what a publisher is
+// answered and a lifecycle event names.
+func (s Stored) TodoID() int64 {
+	if len(s.Todos) == 0 {
+		return 0
 	}
-	var out Stored
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		dup, err := s.recentBody(ctx, tx, e)
-		if err != nil || dup {
-			out.Duplicate = dup
-			return err
-		}
-		res, err := s.ingestBatch(ctx, tx, []Event{e}, sortedTargets(targets))
-		if err != nil {
-			return err
-		}
-		out = res[0]
-		return nil
-	})
-	if err != nil {
-		return Stored{}, err
-	}
-	return out, nil
+	return s.Todos[0].Todo.ID
 }
 
 // recentBody takes the body's advisory lock (held to the end of tx) and

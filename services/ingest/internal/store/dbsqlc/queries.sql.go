@@ -1160,7 +1160,7 @@ type LockBodyHashParams struct {
 }
 
 // The events table's statements (this package alone writes it). Every event is stored with its todo in one
-// transaction (Store.Ingest, Store.IngestBatch; the todo through the queue's writer); the edge answers 2xx only
+// transaction (Store.Ingest; the todo through the queue's writer); the edge answers 2xx only
 // after that commit.
 //
 // Reads take the caller's tenant (human_id) and, for a credential that acts as an agent, caller_agent_id (NULL for

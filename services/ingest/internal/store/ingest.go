@@ -8,29 +8,69 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/services/ingest/internal/store/dbsqlc"
 	"github.com/switchboard/switchboard/services/queue"
 )
 
-// IngestBatch stores events that share a human, a source and a target, with
-// their todos, in ONE round trip and one commit: a single event, the group
-// commit of concurrent webhook requests, or a pull adapter's batch. Results
-// are in item order. A delivery id stored before, or earlier in the same
-// batch, is a duplicate. Body-hash dedup is not checked here (Ingest does it
-// under its lock). If it fails nothing was stored, so the caller may retry
-// the items one by one. The caller announces the created todos
-// (queue.Todos.Committed) once it returned.
+// Ingest is the one way events are stored: events that share a human, a
+// source, a publisher and an agent, each with a todo in every one of
+// targets (none, or only targets without a queue: the events are stored
+// without a todo), in ONE round trip and one commit. That is a single
+// event, the group commit of concurrent webhook requests, or a pull
+// adapter's batch. Results are in item order. A delivery id stored before,
+// or earlier in the same call, is a duplicate, and nothing is written for
+// it. The caller acknowledges the sender only after Ingest returned
+// without error, then announces the created todos
+// (queue.Todos.Committed).
 //
-// Its rows are locked in one order (see EventInsertBatch), so concurrent
-// batches do not deadlock; a conflict that still aborts it is retried here.
-func (s *Store) IngestBatch(ctx context.Context, events []Event, t Target) ([]Stored, error) {
-	return s.IngestBatchTo(ctx, events, targetsOf(t))
+// An event with BodySHA256 (an endpoint's body-hash dedup) is checked
+// under the body's advisory lock in a transaction of its own, so it comes
+// alone: a call with more than one event refuses it. If Ingest fails
+// nothing was stored, so the caller may retry the events one by one.
+//
+// Rows are locked in one order (see EventInsertBatch; targets are inserted
+// sorted by queue, agent, kind and payload, whatever order the caller
+// gives), so concurrent calls do not deadlock; a conflict that still aborts
+// one is retried here.
+func (s *Store) Ingest(ctx context.Context, events []Event, targets ...Target) ([]Stored, error) {
+	targets = sortedTargets(targets)
+	for _, e := range events {
+		if e.BodySHA256 == nil {
+			continue
+		}
+		if len(events) != 1 {
+			return nil, fmt.Errorf("ingest: an event with body-hash dedup is stored alone, not in a batch of %d", len(events))
+		}
+		return s.ingestBodyChecked(ctx, e, targets)
+	}
+	return postgres.RetryConflicts1(ctx, func() ([]Stored, error) { return s.ingestBatch(ctx, s.write, events, targets) })
+}
+
+// ingestBodyChecked stores e unless the same body came from the same source
+// within its window: the check and the insert in one transaction, behind
+// the body's advisory lock.
+func (s *Store) ingestBodyChecked(ctx context.Context, e Event, targets []Target) ([]Stored, error) {
+	var out []Stored
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		dup, err := s.recentBody(ctx, tx, e)
+		if err != nil || dup {
+			out = []Stored{{Duplicate: dup}}
+			return err
+		}
+		out, err = s.ingestBatch(ctx, tx, []Event{e}, targets)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // ingestBatch sends the events' insert and the queue's insert of their todos
-// for each target (none: no todo; see IngestBatchTo) in one pipeline on db:
+// for each target (none: no todo; see Ingest) in one pipeline on db:
 // in one implicit transaction on a pool, inside the caller's transaction on
 // a pgx.Tx.
 func (s *Store) ingestBatch(ctx context.Context, db postgres.BatchSender, events []Event, targets []Target) (_ []Stored, err error) {
