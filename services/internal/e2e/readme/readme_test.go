@@ -55,8 +55,8 @@ var checks = []check{
 		`{"leaseExpiresAt":"`,                           // the heartbeat's new lease
 		`"state":"TODO_STATE_COMPLETED","attempt":1`,    // the completion
 		"401 for a wrong signature",
-		`\"pull_request\": {\"number\": 7}`,         // the event with its payload
-		`"state":"TODO_STATE_PENDING","agent_id":"`, // its todo, waiting for its agent
+		`\"pull_request\": {\"number\": 7}`,                   // the event with its payload
+		`"state":"TODO_STATE_PENDING","agent_id":"`,           // its todo, waiting for its agent
 		`"channel":"builds","kind":"","payload":{"done":true`, // the durable replay after FIRST
 	}},
 	{"access", "RegistryService/ListNodes", []string{
@@ -95,8 +95,8 @@ type block struct {
 
 func (b block) String() string { return fmt.Sprintf("README.md:%d (```%s)", b.line, b.lang) }
 
-const howToMark = "either make it run as pasted against a node (API, GRPC and ADMIN are the only environment " +
-	"the test sets) and add it, with what its output must show, to checks in services/internal/e2e/readme/readme_test.go, " +
+const howToMark = "either make it run as pasted against a node (the test sets API, GRPC, ADMIN, TOKEN, an agent's " +
+	"credential, and DATABASE_URL) and add it, with what its output must show, to checks in services/internal/e2e/readme/readme_test.go, " +
 	"or mark it a template: `<!-- template: WHAT TO FILL IN -->` on the line before the fence and " +
 	"`# template: WHAT TO FILL IN` (the same words) as the block's first line"
 
@@ -112,10 +112,10 @@ func parse(readme []byte) ([]block, error) {
 	sc := bufio.NewScanner(bytes.NewReader(readme))
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
-		fence := strings.HasPrefix(line, "```")
+		fence := strings.HasPrefix(strings.TrimLeft(line, " "), "```") // in a list item too
 		switch {
 		case open == nil && fence:
-			open = &block{line: n, lang: strings.TrimSpace(strings.TrimPrefix(line, "```")), before: before}
+			open = &block{line: n, lang: strings.TrimSpace(strings.TrimLeft(line, " `")), before: before}
 			body.Reset()
 		case open != nil && fence:
 			open.body = body.String()
@@ -155,30 +155,16 @@ func parse(readme []byte) ([]block, error) {
 	return out, nil
 }
 
-// README.md's shell blocks, each run as pasted (bash -e) against a live node
-// from the repository root, so they cannot rot: only API, GRPC and ADMIN (and
-// TOKEN, an agent's credential, for the block that asks for one) point them
-// at this node instead of make run's, and DATABASE_URL at its database. A
-// block that cannot run so is marked as a template, visibly. It needs curl,
-// jq, openssl, grpcurl (deploy/local/tools.sh grpcurl), node and npm (the MCP
-// Inspector), kubectl (kustomize) and promtool (deploy/local/promtool.sh
-// installs it as root on Debian).
-func TestReadmeShellBlocks(t *testing.T) {
-	root, err := filepath.Abs("../../../..")
-	require.NoError(t, err)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	all, err := parse(readme)
-	require.NoError(t, err)
+// run is a shell block to run and what it must print.
+type run struct {
+	block
+	check
+}
 
-	// Pair every shell block with its check before anything starts, so a
-	// README edit fails here with the fix in the message.
-	type run struct {
-		block
-		check
-	}
-	var runs []run
-	templates := 0
+// plan pairs every runnable shell block with its check and counts the
+// templates. It refuses a shell block that is neither, a check that finds
+// no block or several, and a block two checks find.
+func plan(all []block, checks []check) (runs []run, templates int, err error) {
 	used := map[string]int{}
 	for _, b := range all {
 		if !shellLangs[b.lang] {
@@ -191,18 +177,83 @@ func TestReadmeShellBlocks(t *testing.T) {
 				used[c.name]++
 			}
 		}
-		require.LessOrEqual(t, len(found), 1, "%s matches more than one check (%v): make their find strings unique", b, found)
-		if b.template != "" {
+		switch {
+		case len(found) > 1:
+			return nil, 0, fmt.Errorf("%s is found by more than one check (%v): make their find strings unique", b, found)
+		case b.template != "" && len(found) == 1:
+			return nil, 0, fmt.Errorf("%s is a template, so check %q would never run: remove one or the other", b, found[0].name)
+		case b.template != "":
 			templates++
-			continue
+		case len(found) == 0:
+			return nil, 0, fmt.Errorf("%s is neither checked nor a template: %s", b, howToMark)
+		case len(found[0].want) == 0:
+			return nil, 0, fmt.Errorf("%s (%s) runs, but its check wants nothing of its output", b, found[0].name)
+		default:
+			runs = append(runs, run{b, found[0]})
 		}
-		require.Len(t, found, 1, "%s is neither checked nor a template: %s", b, howToMark)
-		require.NotEmpty(t, found[0].want, "%s (%s) runs but its check wants nothing of its output", b, found[0].name)
-		runs = append(runs, run{b, found[0]})
 	}
 	for _, c := range checks {
-		require.Equal(t, 1, used[c.name], "check %q must find exactly one shell block of README.md by %q", c.name, c.find)
+		if used[c.name] != 1 {
+			return nil, 0, fmt.Errorf("check %q must find exactly one shell block of README.md by %q, found %d", c.name, c.find, used[c.name])
+		}
 	}
+	return runs, templates, nil
+}
+
+// A shell block added without a check or a template marker, a marker on one
+// side only, and a fence without a language are refused with how to fix
+// them; a marked template and a checked block pass.
+func TestEveryShellBlockIsRunOrATemplate(t *testing.T) {
+	t.Parallel()
+	ok := []check{{"hello", "echo hello", []string{"hello"}}}
+	for name, tc := range map[string]struct {
+		readme, refusal string
+	}{
+		"checked":             {"```sh\necho hello\n```\n", ""},
+		"template":            {"```sh\necho hello\n```\n<!-- template: fill in X -->\n```bash\n# template: fill in X\nrm -rf X\n```\n", ""},
+		"not shell":           {"```sh\necho hello\n```\n```json\n{}\n```\n", ""},
+		"unmarked":            {"```sh\necho hello\n```\n```console\nmake run\n```\n", "neither checked nor a template: either make it run"},
+		"html only":           {"```sh\necho hello\n```\n<!-- template: fill in X -->\n```sh\nrm -rf X\n```\n", "on one side only"},
+		"comment only":        {"```sh\necho hello\n```\n```sh\n# template: fill in X\nrm -rf X\n```\n", "on one side only"},
+		"different":           {"```sh\necho hello\n```\n<!-- template: X -->\n```sh\n# template: Y\n```\n", "say different things"},
+		"no language":         {"```sh\necho hello\n```\n```\nmake run\n```\n", "names no language"},
+		"unclosed":            {"```sh\necho hello\n", "never closed"},
+		"check on a template": {"<!-- template: X -->\n```sh\n# template: X\necho hello\n```\n", `check "hello" would never run`},
+		"check missing":       {"<!-- template: X -->\n```sh\n# template: X\nmake run\n```\n", `check "hello" must find exactly one`},
+	} {
+		blocks, err := parse([]byte(tc.readme))
+		if err == nil {
+			_, _, err = plan(blocks, ok)
+		}
+		if tc.refusal == "" {
+			require.NoError(t, err, name)
+		} else {
+			require.ErrorContains(t, err, tc.refusal, name)
+		}
+	}
+}
+
+// README.md's shell blocks, each run as pasted (bash -e) against a live node
+// from the repository root, so they cannot rot: only API, GRPC and ADMIN (and
+// TOKEN, an agent's credential, for the block that asks for one) point them
+// at this node instead of make run's, and DATABASE_URL at its database. A
+// block that cannot run so is marked as a template, visibly. It needs curl,
+// jq, openssl, grpcurl (deploy/local/tools.sh grpcurl), node and npm (the MCP
+// Inspector), kubectl (kustomize) and promtool (deploy/local/promtool.sh
+// installs it as root on Debian).
+func TestReadmeShellBlocks(t *testing.T) { //nolint:tparallel // its blocks run in order, as a reader pastes them
+	t.Parallel()
+	root, err := filepath.Abs("../../../..")
+	require.NoError(t, err)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	all, err := parse(readme)
+	require.NoError(t, err)
+
+	// Pair every shell block with its check before anything starts, so a
+	// README edit fails here with the fix in the message.
+	runs, templates, err := plan(all, checks)
+	require.NoError(t, err)
 	t.Logf("README.md: %d shell blocks run, %d templates", len(runs), templates)
 
 	gobin := goBin(t)
@@ -217,7 +268,9 @@ func TestReadmeShellBlocks(t *testing.T) {
 	api, grpcAddr, admin := startNode(t, dbURL)
 	agent := agentToken(t, api, admin)
 
-	for _, r := range runs {
+	// One after another, in the README's order, as a reader pastes them
+	// (the metrics block counts the "demo" queue's first enqueue).
+	for _, r := range runs { //nolint:paralleltest // in order, as above
 		t.Run(r.name, func(t *testing.T) {
 			out := runBlock(t, sandbox, r.body, append(os.Environ(),
 				"PATH="+path, "API="+api, "GRPC="+grpcAddr, "ADMIN="+admin, "TOKEN="+agent, "DATABASE_URL="+dbURL))
