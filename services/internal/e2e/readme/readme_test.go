@@ -76,6 +76,7 @@ var checks = []check{
 		`switchboard_queue_todos_enqueued_total{queue="demo"} 1`, "\n401\n",
 	}},
 	{"alert rules", "promtool.sh", []string{"SUCCESS"}},
+	{"split", "serve gateway &", []string{`"queue":"demo"`, `"pending_ready":"1"`}}, // the metrics block's todo
 	{"kubernetes", "kubectl kustomize", []string{"6 kind: Deployment", "1 kind: Job"}},
 	{"poking it", "grpc.health.v1.Health/Check", []string{
 		"switchboard.queue.v1.QueueService\n", `"status": "SERVING"`, `"nodeId": "readme-node"`, "rpc Claim (",
@@ -262,10 +263,12 @@ func TestReadmeShellBlocks(t *testing.T) { //nolint:tparallel // its blocks run 
 		_, err := lookPath(tool, path)
 		require.NoError(t, err, "the README's blocks need %s (grpcurl: deploy/local/tools.sh grpcurl)", tool)
 	}
-	sandbox := sandbox(t, root)
+	admin, _, err := auth.NewToken()
+	require.NoError(t, err)
+	sandbox := sandbox(t, root, admin)
 
 	dbURL := newDatabase(t)
-	api, grpcAddr, admin := startNode(t, dbURL)
+	api, grpcAddr := startNode(t, dbURL, admin)
 	agent := agentToken(t, api, admin)
 
 	// One after another, in the README's order, as a reader pastes them
@@ -295,31 +298,43 @@ func runBlock(t *testing.T, dir, body string, env []string) string {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	// A file, not a pipe: a background job (the split block's nodes) keeps
+	// its output open, and Wait would wait for a pipe to close.
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	require.NoError(t, err)
+	defer func() { _ = out.Close() }()
+	cmd.Stdout, cmd.Stderr = out, out
+	err = cmd.Run()
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // its background jobs, if any
-	require.NoError(t, err, "the block failed when pasted:\n%s\n--- it printed:\n%s", body, out.String())
-	return out.String()
+	printed, rerr := os.ReadFile(out.Name())
+	require.NoError(t, rerr)
+	require.NoError(t, err, "the block failed when pasted:\n%s\n--- it printed:\n%s", body, printed)
+	return string(printed)
 }
 
-// sandbox is the repository as the blocks see it: every top-level entry of
-// root linked in, except bin/, which holds a switchboard built from this
-// tree (what make run leaves there), so the test never writes into the
-// checkout's own bin/.
-func sandbox(t *testing.T, root string) string {
+// sandbox is the repository as the blocks see it after make run: every
+// top-level entry of root linked in, except bin/, which holds a switchboard
+// built from this tree, and .local/, which holds the node's administrator
+// token as dev-admin-token. So the test never writes into the checkout's
+// own bin/ and never reads a developer's token.
+func sandbox(t *testing.T, root, admin string) string {
 	t.Helper()
 	dir := t.TempDir()
-	// .local is where the MCP Inspector is installed once; linked, the
-	// blocks share the checkout's instead of installing into a temp dir.
-	require.NoError(t, os.MkdirAll(filepath.Join(root, ".local"), 0o755))
 	entries, err := os.ReadDir(root)
 	require.NoError(t, err)
 	for _, e := range entries {
-		if e.Name() != "bin" {
+		if e.Name() != "bin" && e.Name() != ".local" {
 			require.NoError(t, os.Symlink(filepath.Join(root, e.Name()), filepath.Join(dir, e.Name())))
 		}
 	}
+	local := filepath.Join(dir, ".local")
+	require.NoError(t, os.Mkdir(local, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(local, "dev-admin-token"), []byte(admin+"\n"), 0o600))
+	// The MCP Inspector is installed once, into the checkout's .local;
+	// linked, the blocks share it instead of installing into a temp dir.
+	inspector := filepath.Join(root, ".local", "mcp-inspector")
+	require.NoError(t, os.MkdirAll(inspector, 0o755))
+	require.NoError(t, os.Symlink(inspector, filepath.Join(local, "mcp-inspector")))
 	build := exec.CommandContext(t.Context(), "go", "build", "-o", filepath.Join(dir, "bin", "switchboard"), "./cmd/switchboard")
 	build.Dir = filepath.Join(root, "services")
 	out, err := build.CombinedOutput()
@@ -384,17 +399,16 @@ func newDatabase(t *testing.T) string {
 }
 
 // startNode runs `serve all` in this process, as make run does, on free
-// loopback ports, and returns its REST base URL, gRPC address and the
-// administrator token it stored at boot (make run's .local/dev-admin-token).
-func startNode(t *testing.T, dbURL string) (api, grpcAddr, admin string) {
+// loopback ports, storing admin as the administrator's token at boot (make
+// run's .local/dev-admin-token), and returns its REST base URL and gRPC
+// address.
+func startNode(t *testing.T, dbURL, admin string) (api, grpcAddr string) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Postgres.URL = dbURL
 	cfg.Cluster.NodeID = "readme-node"
 	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Shutdown.Grace = 5 * time.Second
-	admin, _, err := auth.NewToken()
-	require.NoError(t, err)
 	cfg.Auth.BootstrapToken = admin
 	services, err := node.ParseServices("all")
 	require.NoError(t, err)
@@ -435,7 +449,7 @@ func startNode(t *testing.T, dbURL string) (api, grpcAddr, admin string) {
 			break
 		}
 	}
-	return "http://" + n.HTTPAddr(), n.GRPCAddr(), admin
+	return "http://" + n.HTTPAddr(), n.GRPCAddr()
 }
 
 // agentToken mints what the MCP block asks for, an agent's credential,
