@@ -35,7 +35,7 @@ func benchCmd(ctx context.Context, args []string, stdout io.Writer, lookup func(
 	err := run(ctx, args[1:], stdout, lookup)
 	var h *bench.Help
 	if errors.As(err, &h) {
-		return printUsage(stdout, h.Synopsis, benchAbout, h.Flags)
+		return printUsage(stdout, h.Synopsis, benchAbout, h.Flags, "")
 	}
 	return err
 }

@@ -17,6 +17,9 @@ type command struct {
 	fs       *flag.FlagSet
 	synopsis string // "switchboard serve [flags] [all | SERVICE[,SERVICE...]]"
 	about    string // a paragraph: what it does, what it reads
+	// flagsOf, for a command whose flags belong to its subcommands, says
+	// where they are, since "Flags: none" would tell a reader there are none.
+	flagsOf string
 }
 
 func newCommand(name, synopsis, about string) *command {
@@ -32,7 +35,7 @@ func (c *command) parse(args []string, stdout io.Writer) (positional []string, h
 	for {
 		if err := c.fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, true, printUsage(stdout, c.synopsis, c.about, c.fs)
+				return nil, true, printUsage(stdout, c.synopsis, c.about, c.fs, c.flagsOf)
 			}
 			return nil, false, usageErr("%s: %v", c.fs.Name(), err)
 		}
@@ -45,8 +48,9 @@ func (c *command) parse(args []string, stdout io.Writer) (positional []string, h
 	}
 }
 
-// printUsage writes a synopsis, an optional description and the flags.
-func printUsage(w io.Writer, synopsis, about string, fs *flag.FlagSet) error {
+// printUsage writes a synopsis, an optional description and the flags, or
+// flagsOf when the flags are its subcommands'.
+func printUsage(w io.Writer, synopsis, about string, fs *flag.FlagSet, flagsOf string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: %s\n", synopsis)
 	if about != "" {
@@ -54,12 +58,15 @@ func printUsage(w io.Writer, synopsis, about string, fs *flag.FlagSet) error {
 	}
 	hasFlags := false
 	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
-	if hasFlags {
+	switch {
+	case hasFlags:
 		b.WriteString("\nFlags:\n")
 		fs.SetOutput(&b)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
-	} else {
+	case flagsOf != "":
+		fmt.Fprintf(&b, "\nFlags: %s\n", flagsOf)
+	default:
 		b.WriteString("\nFlags: none\n")
 	}
 	_, err := io.WriteString(w, b.String())

@@ -27,7 +27,8 @@ func token(ctx context.Context, args []string, stdout io.Writer, lookup func(str
 	if len(args) > 0 && args[0] == "create" {
 		return tokenCreate(ctx, args[1:], stdout, lookup)
 	}
-	c := newCommand("token", "switchboard token create --admin [flags] | generate", mintingAbout)
+	c := newCommand("token", "switchboard token create --admin [--email E] [--name N] [--promote] | generate", mintingAbout)
+	c.flagsOf = "create's (--admin, --email, --name, --promote): switchboard token create --help"
 	if len(args) > 0 && args[0] == "generate" {
 		c = newCommand("token generate", "switchboard token generate", "Prints a fresh token, stored nowhere, for SWITCHBOARD_BOOTSTRAP_ADMIN_TOKEN.")
 		args = args[1:]
