@@ -26,6 +26,7 @@ func benchCmd(ctx context.Context, args []string, stdout io.Writer, lookup func(
 	if run == nil {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			c := newCommand("bench", "switchboard bench queue|ingest|realtime [flags]", benchAbout)
+			c.flagsOf = "each target's own: switchboard bench queue --help (likewise ingest, realtime)"
 			_, _, err := c.parse(args[:1], stdout)
 			return err
 		}
