@@ -43,8 +43,8 @@ var tierExceptions = map[string]string{
 	"services/node/readme_test.go": "moved by the README helper's branch",
 }
 
-// tierRule is the failure message's second half.
-const tierRule = "a test that builds or runs the switchboard binary, or runs " +
+// tierRule opens the failure message.
+const tierRule = "A test that builds or runs the switchboard binary, or runs " +
 	"chromium, npm, npx, node, grpcurl, jq, promtool or playwright, is an e2e test: " +
 	"move it under " + e2eDir + " with //go:build e2e (" + ownersDoc + ", \"Test tiers\")"
 
@@ -109,7 +109,10 @@ func TestEndToEndTestsLiveInTheE2ETier(t *testing.T) {
 		require.NoError(t, err, "tierExceptions lists %s, which does not exist: remove it", rel)
 	}
 	slices.Sort(found)
-	require.Empty(t, found, "%d test file(s) in the wrong tier; %s", len(found), tierRule)
+	// One line per place, file:line first, so each is found at once.
+	if len(found) > 0 {
+		t.Fatalf("%s; in the wrong tier:\n  %s", tierRule, strings.Join(found, "\n  "))
+	}
 }
 
 // TestTheTierCheckCanFail: the checker finds the binary built with go build
