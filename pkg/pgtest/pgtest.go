@@ -1,4 +1,4 @@
-//go:build integration
+//go:build integration || e2e
 
 // Package pgtest gives each test its own real PostgreSQL database, cloned
 // from a template that is migrated once per schema version, so tests run in
@@ -10,9 +10,10 @@
 // 127.0.0.1:5432 as user postgres). Cloning a migrated template takes tens of
 // milliseconds; migrating from scratch per test would take seconds.
 //
-// Every file carries the integration build tag: a test that imports pgtest
-// needs Postgres, so it cannot compile in the unit tier (`make unit`) by
-// accident; it belongs in a file tagged integration too.
+// Every file carries the build tags integration || e2e: a test that imports
+// pgtest needs Postgres, so it cannot compile in the unit tier (`make unit`)
+// by accident; it belongs in a file tagged integration (in-process) or e2e
+// (services/internal/e2e, which starts the binary) too.
 package pgtest
 
 import (

@@ -3,13 +3,11 @@
 package node_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,35 +29,9 @@ import (
 	"github.com/switchboard/switchboard/pkg/config"
 )
 
-// observabilityDir is deploy/observability, from this package's folder.
+// observabilityDir is deploy/observability, from this package's folder. The
+// rules' own check (promtool) is an e2e test: services/internal/e2e/observability.
 var observabilityDir = filepath.Join("..", "..", "deploy", "observability")
-
-// promtool installs promtool when it is missing (deploy/local/promtool.sh,
-// what `make integration` runs) and returns its path. Missing after that is a
-// failure, not a skip: the rules would otherwise ship unchecked.
-func promtool(t *testing.T) string {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd := exec.CommandContext(t.Context(), filepath.Join("..", "..", "deploy", "local", "promtool.sh"))
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	require.NoError(t, cmd.Run(), "deploy/local/promtool.sh could not provide promtool: %s", errOut.String())
-	path := strings.TrimSpace(out.String())
-	require.FileExists(t, path)
-	return path
-}
-
-// The alert rules load, and their unit tests pass.
-func TestAlertRulesPassPromtool(t *testing.T) {
-	t.Parallel()
-	bin := promtool(t)
-	for _, args := range [][]string{{"check", "rules", "alerts.yaml"}, {"test", "rules", "alerts_test.yaml"}} {
-		cmd := exec.CommandContext(t.Context(), bin, args...)
-		cmd.Dir = observabilityDir
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
-		require.Contains(t, string(out), "SUCCESS")
-	}
-}
 
 // Every metric that an alert or a dashboard panel reads exists on a live
 // node once it has done the work they describe: an enqueue, claim and

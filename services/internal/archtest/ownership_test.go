@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/build/constraint"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -188,8 +189,8 @@ var goWrite = regexp.MustCompile("(?is)[`\"][^`\"]*\\b(?:INSERT\\s+INTO|DELETE\\
 // TestNoHandWrittenWrites: outside tests, generated code and migrations, no
 // Go file carries SQL that writes a table, so every write is in an owner's
 // queries.sql, where the check above sees it. A file of a test-only package
-// (build tag integration, which no build of the binary sets: pkg/pgtest's
-// benchmark harness) is a test's.
+// (build tags of the test tiers only, which no build of the binary sets:
+// pkg/pgtest's benchmark harness) is a test's.
 func TestNoHandWrittenWrites(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
@@ -210,7 +211,7 @@ func TestNoHandWrittenWrites(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if bytes.HasPrefix(b, []byte("//go:build integration\n")) {
+		if testOnly(b) {
 			return nil
 		}
 		if goWrite.Match(b) {
@@ -221,6 +222,21 @@ func TestNoHandWrittenWrites(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Empty(t, found, "hand-written table writes; move them into the owner's queries.sql")
+}
+
+// testTiers are the build tags of the test tiers; no build of the binary
+// sets them.
+var testTiers = []string{"integration", "e2e", "chaos"}
+
+// testOnly reports whether src's //go:build line keeps it out of every
+// build without a test tier's tag (a file of a test-only package).
+func testOnly(src []byte) bool {
+	line, _, _ := bytes.Cut(src, []byte("\n"))
+	expr, err := constraint.Parse(string(line))
+	if err != nil {
+		return false // no build line
+	}
+	return !expr.Eval(func(tag string) bool { return !slices.Contains(testTiers, tag) })
 }
 
 // TestTheCheckCanFail: the checker finds a write by a non-owner, a write
@@ -281,4 +297,20 @@ func TestOneListenConnection(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, []string{"pkg/pgnotify/listen.go"}, found)
+}
+
+// TestTestOnlyIsWhatNoBinaryBuilds: a file tagged with test tiers alone is
+// a test's; an untagged file, or one a plain build can include, is not.
+func TestTestOnlyIsWhatNoBinaryBuilds(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]bool{
+		"//go:build integration\n\npackage p":        true,
+		"//go:build integration || e2e\n\npackage p": true,
+		"//go:build e2e\n\npackage p":                true,
+		"//go:build !integration\n\npackage p":       false,
+		"//go:build linux\n\npackage p":              false,
+		"// Package p does things.\npackage p":       false,
+	} {
+		require.Equal(t, want, testOnly([]byte(src)), src)
+	}
 }

@@ -1,4 +1,4 @@
-//go:build integration
+//go:build e2e
 
 // Package dashboardtest holds helpers for tests that drive the admin
 // dashboard page in a headless Chromium through chromedp.
@@ -7,9 +7,9 @@
 // missing browser fails the test (it never skips), so a machine without one
 // cannot pass the suite by silently testing nothing.
 //
-// Every file carries the integration build tag: a test that imports this
-// package needs a browser, so it cannot compile in the unit tier (`make unit`)
-// by accident; it belongs in a file tagged integration too.
+// Every file carries the e2e build tag: a test that imports this package
+// needs a browser, so it belongs in the e2e tier (services/internal/e2e) and
+// cannot compile in the unit or integration tier by accident.
 package dashboardtest
 
 import (

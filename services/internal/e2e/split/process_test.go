@@ -1,9 +1,8 @@
-//go:build integration
+//go:build e2e
 
 package split
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,28 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchboard/switchboard/pkg/pgtest/privatepg"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
-// binary is the switchboard binary, built once by TestMain.
-var binary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "split-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	binary = filepath.Join(dir, "switchboard")
-	build := exec.CommandContext(context.Background(), "go", "build", "-o", binary, "../../cmd/switchboard")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build switchboard:", err)
-		os.Exit(2)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { e2etest.Main(m) }
 
 // Registry timing of every process: a killed node is swept within about
 // two seconds, with room for a loaded machine's late heartbeats.
@@ -68,7 +49,7 @@ func serve(t *testing.T, dbURL, id, service string) *proc {
 	}
 	logf, err := os.Create(p.log)
 	require.NoError(t, err)
-	p.cmd = exec.Command(binary, "serve", service) //nolint:gosec,noctx // our own binary; the test kills it by signal
+	p.cmd = exec.Command(e2etest.Binary(), "serve", service) //nolint:gosec,noctx // our own binary; the test kills it by signal
 	p.cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
 		"DATABASE_URL=" + dbURL,

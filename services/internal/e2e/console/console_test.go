@@ -1,6 +1,6 @@
-//go:build integration
+//go:build e2e
 
-package main_test
+package console_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/services/internal/dashboardtest"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
 // consoleScreenshotsEnv names a directory; when set, the console specs save
@@ -33,7 +34,7 @@ const specTimeout = 4 * time.Minute
 // the page and on a Content-Security-Policy violation (run.mjs).
 func TestConsoleEndToEnd(t *testing.T) {
 	t.Parallel()
-	root := repoRoot(t)
+	root := e2etest.RepoRoot(t)
 	e2e := filepath.Join(root, "services", "gateway", "dashboard", "e2e")
 	specs, err := filepath.Glob(filepath.Join(e2e, "*.e2e.mjs"))
 	require.NoError(t, err)
@@ -56,7 +57,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 	}
 
 	db := pgtest.NewDatabase(t)
-	n := startNode(t, db, "console-1")
+	n := e2etest.StartNode(t, db, "console-1")
 	// One spec after another, not as parallel subtests: each drives a
 	// browser, and two cores running several Chromiums at once measure the
 	// machine, not the console.
@@ -66,8 +67,8 @@ func TestConsoleEndToEnd(t *testing.T) {
 			"HOME=" + t.TempDir(),
 			"PLAYWRIGHT_DIR=" + playwright,
 			"CHROMIUM_BIN=" + chromium,
-			"CONSOLE_BASE=http://" + n.http + "/",
-			"CONSOLE_TOKEN=" + adminToken,
+			"CONSOLE_BASE=http://" + n.HTTP + "/",
+			"CONSOLE_TOKEN=" + e2etest.AdminToken,
 			"SCREENSHOT_DIR=" + shots,
 		})
 	}

@@ -1,6 +1,6 @@
-//go:build integration
+//go:build e2e
 
-package main_test
+package binary_test
 
 import (
 	"fmt"
@@ -18,19 +18,8 @@ import (
 
 	"github.com/switchboard/switchboard/migrations"
 	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
-
-func waitServing(t *testing.T, addr string) {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	hc := healthpb.NewHealthClient(conn)
-	require.Eventually(t, func() bool {
-		resp, err := hc.Check(t.Context(), &healthpb.HealthCheckRequest{})
-		return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
-	}, 60*time.Second, 20*time.Millisecond, "%s never reported SERVING", addr)
-}
 
 // Two nodes booting at the same instant against an empty database: goose's
 // advisory lock lets one migrate while the other waits, and both serve.
@@ -39,18 +28,18 @@ func TestTwoNodesBootTogetherOnAnEmptyDatabase(t *testing.T) {
 	db := pgtest.NewEmptyDatabase(t)
 	// Started back to back: both are connecting and racing for the
 	// migration lock long before either could finish migrating.
-	procs := []*process{
-		start(t, append(baseEnv(db), "CLUSTER_NODE_ID=boot-a"), "serve", "all"),
-		start(t, append(baseEnv(db), "CLUSTER_NODE_ID=boot-b"), "serve", "all"),
+	procs := []*e2etest.Process{
+		e2etest.Start(t, append(e2etest.BaseEnv(db), "CLUSTER_NODE_ID=boot-a"), "serve", "all"),
+		e2etest.Start(t, append(e2etest.BaseEnv(db), "CLUSTER_NODE_ID=boot-b"), "serve", "all"),
 	}
 
 	total := 0
 	addrs := map[string]bool{}
 	for _, p := range procs {
-		addr, _ := p.waitField(t, "gRPC listening", "addr").(string)
+		addr, _ := p.WaitField(t, "gRPC listening", "addr").(string)
 		addrs[addr] = true
-		waitServing(t, addr)
-		applied, ok := p.waitField(t, "schema current", "migrations_applied").(float64)
+		e2etest.WaitServing(t, addr)
+		applied, ok := p.WaitField(t, "schema current", "migrations_applied").(float64)
 		require.True(t, ok)
 		total += int(applied)
 	}
@@ -58,8 +47,8 @@ func TestTwoNodesBootTogetherOnAnEmptyDatabase(t *testing.T) {
 	require.Equal(t, int(migrations.Latest()), total, "the migrations were applied exactly once between the two")
 
 	for _, p := range procs {
-		code, _ := p.signalAndWait(t, syscall.SIGTERM, time.Minute)
-		require.Equal(t, 0, code, p.output())
+		code, _ := p.SignalAndWait(t, syscall.SIGTERM, time.Minute)
+		require.Equal(t, 0, code, p.Output())
 	}
 }
 
@@ -71,10 +60,10 @@ func TestTwoNodesBootTogetherOnAnEmptyDatabase(t *testing.T) {
 func TestSIGTERMExitsZeroWithinGrace(t *testing.T) {
 	t.Parallel()
 	const grace = 10 * time.Minute
-	p := start(t, append(baseEnv(pgtest.NewDatabase(t)), "SWITCHBOARD_SHUTDOWN_GRACE="+grace.String()), "serve", "all")
-	grpcAddr, _ := p.waitField(t, "gRPC listening", "addr").(string)
-	httpAddr, _ := p.waitField(t, "HTTP listening", "addr").(string)
-	waitServing(t, grpcAddr)
+	p := e2etest.Start(t, append(e2etest.BaseEnv(pgtest.NewDatabase(t)), "SWITCHBOARD_SHUTDOWN_GRACE="+grace.String()), "serve", "all")
+	grpcAddr, _ := p.WaitField(t, "gRPC listening", "addr").(string)
+	httpAddr, _ := p.WaitField(t, "HTTP listening", "addr").(string)
+	e2etest.WaitServing(t, grpcAddr)
 
 	// A long-lived stream (health Watch) must not hold shutdown hostage.
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -92,10 +81,10 @@ func TestSIGTERMExitsZeroWithinGrace(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NoError(t, resp.Body.Close())
 
-	code, took := p.signalAndWait(t, syscall.SIGTERM, 2*time.Minute)
-	require.Equal(t, 0, code, p.output())
+	code, took := p.SignalAndWait(t, syscall.SIGTERM, 2*time.Minute)
+	require.Equal(t, 0, code, p.Output())
 	require.Less(t, took, grace, "exit within SWITCHBOARD_SHUTDOWN_GRACE")
-	require.Contains(t, p.output(), `"msg":"stopped cleanly"`)
+	require.Contains(t, p.Output(), `"msg":"stopped cleanly"`)
 }
 
 func TestBadConfigFailsWithOneLineNamingTheVariable(t *testing.T) {
@@ -109,8 +98,8 @@ func TestBadConfigFailsWithOneLineNamingTheVariable(t *testing.T) {
 	for kv, name := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.CommandContext(t.Context(), binary, "serve", "all") //nolint:gosec // our own binary
-			cmd.Env = append(baseEnv("postgres://postgres@127.0.0.1:1/none"), kv)
+			cmd := exec.CommandContext(t.Context(), e2etest.Binary(), "serve", "all") //nolint:gosec // our own binary
+			cmd.Env = append(e2etest.BaseEnv("postgres://postgres@127.0.0.1:1/none"), kv)
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
 			require.ErrorAs(t, err, &exit)
@@ -125,8 +114,8 @@ func TestBadConfigFailsWithOneLineNamingTheVariable(t *testing.T) {
 func TestUsageErrorsExitTwo(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"frobnicate"}, {"serve", "queue,billing"}, {"migrate", "sideways"}} {
-		cmd := exec.CommandContext(t.Context(), binary, args...) //nolint:gosec // our own binary
-		cmd.Env = baseEnv(pgtest.DefaultURL)
+		cmd := exec.CommandContext(t.Context(), e2etest.Binary(), args...) //nolint:gosec // our own binary
+		cmd.Env = e2etest.BaseEnv(pgtest.DefaultURL)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		require.ErrorAs(t, err, &exit, "%v", args)
@@ -136,9 +125,9 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 
 func TestMigrateUpIsIdempotentAndStatusLists(t *testing.T) {
 	t.Parallel()
-	env := baseEnv(pgtest.NewEmptyDatabase(t))
+	env := e2etest.BaseEnv(pgtest.NewEmptyDatabase(t))
 	run := func(args ...string) string {
-		cmd := exec.CommandContext(t.Context(), binary, args...) //nolint:gosec // our own binary
+		cmd := exec.CommandContext(t.Context(), e2etest.Binary(), args...) //nolint:gosec // our own binary
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%v: %s", args, out)
@@ -156,7 +145,7 @@ func TestMigrateUpIsIdempotentAndStatusLists(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	out, err := exec.CommandContext(t.Context(), binary, "version").Output() //nolint:gosec // our own binary
+	out, err := exec.CommandContext(t.Context(), e2etest.Binary(), "version").Output() //nolint:gosec // our own binary
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(out), "switchboard "), string(out))
 }

@@ -1,6 +1,6 @@
-//go:build integration
+//go:build e2e
 
-package main_test
+package dashboard_test
 
 import (
 	"syscall"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/services/internal/dashboardtest"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
 // The dashboard page, in headless Chromium, against a real three-node
@@ -18,15 +19,15 @@ import (
 func TestDashboardShowsOneCardPerNode(t *testing.T) {
 	t.Parallel()
 	db := pgtest.NewDatabase(t)
-	a, b, c := startNode(t, db, "dash-a"), startNode(t, db, "dash-b"), startNode(t, db, "dash-c")
-	a.waitMembers(t, "dash-a", "dash-b", "dash-c")
+	a, b, c := e2etest.StartNode(t, db, "dash-a"), e2etest.StartNode(t, db, "dash-b"), e2etest.StartNode(t, db, "dash-c")
+	a.WaitMembers(t, "dash-a", "dash-b", "dash-c")
 
 	browser := dashboardtest.NewBrowser(t)
-	dashboardtest.Navigate(t, browser, "http://"+b.http+"/")
-	dashboardtest.SetToken(t, browser, adminToken) // the cluster view is the administrator's
-	dashboardtest.Navigate(t, browser, "http://"+b.http+"/#/nodes")
+	dashboardtest.Navigate(t, browser, "http://"+b.HTTP+"/")
+	dashboardtest.SetToken(t, browser, e2etest.AdminToken) // the cluster view is the administrator's
+	dashboardtest.Navigate(t, browser, "http://"+b.HTTP+"/#/nodes")
 	dashboardtest.WaitForCards(t, browser, []string{"dash-a", "dash-b", "dash-c"})
 
-	require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL))
+	require.NoError(t, c.Signal(syscall.SIGKILL))
 	dashboardtest.WaitForCards(t, browser, []string{"dash-a", "dash-b"})
 }

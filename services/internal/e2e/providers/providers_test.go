@@ -1,6 +1,6 @@
-//go:build integration
+//go:build e2e
 
-package node_test
+package providers_test
 
 import (
 	"context"
@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
 // sample is a provider page's "Try it" shell block, between its markers.
@@ -66,11 +69,10 @@ var providerSamples = map[string][]string{
 // endpoint; API and ADMIN point it at this node instead of make run's.
 func TestProviderSamples(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
+	root := e2etest.RepoRoot(t)
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "providers", "*.md"))
 	require.NoError(t, err)
-	b := setup(t, "all")
+	n := e2etest.StartNode(t, pgtest.NewDatabase(t), "providers")
 	seen := map[string]bool{}
 	for _, page := range pages {
 		name := filepath.Base(page)
@@ -90,7 +92,7 @@ func TestProviderSamples(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", string(m[1]))
 			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "API=http://"+b.node.HTTPAddr(), "ADMIN="+b.token)
+			cmd.Env = append(os.Environ(), "API=http://"+n.HTTP, "ADMIN="+e2etest.AdminToken)
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "the sample of docs/providers/%s failed:\n%s", name, out)
 			for _, w := range want {

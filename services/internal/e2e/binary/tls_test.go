@@ -1,6 +1,6 @@
-//go:build integration
+//go:build e2e
 
-package main_test
+package binary_test
 
 import (
 	"context"
@@ -28,11 +28,12 @@ import (
 	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/pkg/tlsconfig/tlstest"
 	"github.com/switchboard/switchboard/pkg/worker"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
 // tlsNode is a node serving TLS with its own certificate files.
 type tlsNode struct {
-	*clusterNode
+	*e2etest.Node
 	files tlstest.Files
 }
 
@@ -41,10 +42,10 @@ type tlsNode struct {
 func startTLSNode(t *testing.T, ca *tlstest.CA, db, id string) *tlsNode {
 	t.Helper()
 	files := ca.WriteFiles(t, t.TempDir(), ca.Issue(t, "127.0.0.1", "localhost"))
-	p := start(t, append(baseEnv(db),
+	p := e2etest.Start(t, append(e2etest.BaseEnv(db),
 		"CLUSTER_NODE_ID="+id,
-		"CLUSTER_HEARTBEAT_INTERVAL="+testInterval.String(),
-		"CLUSTER_STALE_THRESHOLD="+testStale.String(),
+		"CLUSTER_HEARTBEAT_INTERVAL="+e2etest.HeartbeatInterval.String(),
+		"CLUSTER_STALE_THRESHOLD="+e2etest.StaleThreshold.String(),
 		"REALTIME_EPHEMERAL_TRANSPORT=mesh",
 		"SWITCHBOARD_CLUSTER_SECRET=tls-e2e-cluster-secret-0123456789abcdef",
 		"SWITCHBOARD_TLS_CERT_FILE="+files.Cert,
@@ -52,15 +53,15 @@ func startTLSNode(t *testing.T, ca *tlstest.CA, db, id string) *tlsNode {
 		"SWITCHBOARD_TLS_CA_FILE="+files.CA,
 		"SWITCHBOARD_TLS_CLIENT_AUTH=mesh",
 	), "serve", "all")
-	n := &tlsNode{clusterNode: &clusterNode{process: p, id: id}, files: files}
-	n.grpc, _ = p.waitField(t, "gRPC listening", "addr").(string)
-	n.http, _ = p.waitField(t, "HTTP listening", "addr").(string)
-	conn := dialTLS(t, ca, n.grpc, "")
+	n := &tlsNode{Node: &e2etest.Node{Process: p, ID: id}, files: files}
+	n.GRPC, _ = p.WaitField(t, "gRPC listening", "addr").(string)
+	n.HTTP, _ = p.WaitField(t, "HTTP listening", "addr").(string)
+	conn := dialTLS(t, ca, n.GRPC, "")
 	hc := healthpb.NewHealthClient(conn)
 	require.Eventually(t, func() bool {
 		resp, err := hc.Check(t.Context(), &healthpb.HealthCheckRequest{})
 		return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
-	}, 60*time.Second, 20*time.Millisecond, "%s never reported SERVING over TLS; output:\n%s", id, p.output())
+	}, 60*time.Second, 20*time.Millisecond, "%s never reported SERVING over TLS; output:\n%s", id, p.Output())
 	return n
 }
 
@@ -123,17 +124,17 @@ func TestTLSOnEveryListenerAndLink(t *testing.T) {
 	db := pgtest.NewDatabase(t)
 	a, b := startTLSNode(t, ca, db, "tls-a"), startTLSNode(t, ca, db, "tls-b")
 	for _, n := range []*tlsNode{a, b} {
-		_, on := n.field("TLS on every listener and node-to-node dial", "serial")
-		require.True(t, on, "%s logs its TLS", n.id)
-		require.NotContains(t, n.output(), "without TLS")
+		_, on := n.Field("TLS on every listener and node-to-node dial", "serial")
+		require.True(t, on, "%s logs its TLS", n.ID)
+		require.NotContains(t, n.Output(), "without TLS")
 	}
 
 	// The realtime mesh over mutual TLS: ephemeral events never touch
 	// Postgres, so only a link from A to B can carry them.
-	token := agentTokenVia(t, dialTLS(t, ca, a.grpc, adminToken))
+	token := e2etest.AgentToken(t, dialTLS(t, ca, a.GRPC, e2etest.AdminToken), "rt")
 	rt := func(n *tlsNode) *rtNode {
-		conn := dialTLS(t, ca, n.grpc, token)
-		return &rtNode{clusterNode: n.clusterNode, rt: realtimev1.NewRealtimeServiceClient(conn), queue: queuev1.NewQueueServiceClient(conn)}
+		conn := dialTLS(t, ca, n.GRPC, token)
+		return &rtNode{Node: n.Node, rt: realtimev1.NewRealtimeServiceClient(conn), queue: queuev1.NewQueueServiceClient(conn)}
 	}
 	rtA, rtB := rt(a), rt(b)
 	s := rtB.subscribe(t, &realtimev1.SubscribeRequest{Channels: []string{"room"}, IncludeEphemeral: true})
@@ -143,7 +144,7 @@ func TestTLSOnEveryListenerAndLink(t *testing.T) {
 	// The gateway → gRPC over TLS: an HTTPS REST call through it.
 	httpsClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}}}
 	t.Cleanup(httpsClient.CloseIdleConnections)
-	code, body := httpGet(t, httpsClient, "https://"+a.http+"/api/admin/cluster")
+	code, body := httpGet(t, httpsClient, "https://"+a.HTTP+"/api/admin/cluster")
 	require.Equal(t, http.StatusOK, code, body)
 	var cluster struct {
 		Data []struct {
@@ -152,7 +153,7 @@ func TestTLSOnEveryListenerAndLink(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &cluster), body)
 	require.Len(t, cluster.Data, 2, body)
-	code, body = httpGet(t, http.DefaultClient, "http://"+a.http+"/api/admin/cluster")
+	code, body = httpGet(t, http.DefaultClient, "http://"+a.HTTP+"/api/admin/cluster")
 	require.Equal(t, http.StatusBadRequest, code, "plain HTTP to the TLS port")
 	require.Contains(t, body, "HTTP request to an HTTPS server")
 	require.NotContains(t, body, "tls-a")
@@ -161,10 +162,10 @@ func TestTLSOnEveryListenerAndLink(t *testing.T) {
 
 	// grpcurl with the CA lists the services; in plaintext it fails.
 	grpcurl := grpcurlBinary(t)
-	out, err := exec.CommandContext(t.Context(), grpcurl, "-cacert", a.files.CA, a.grpc, "list").CombinedOutput() //nolint:gosec // our own arguments
+	out, err := exec.CommandContext(t.Context(), grpcurl, "-cacert", a.files.CA, a.GRPC, "list").CombinedOutput() //nolint:gosec // our own arguments
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "switchboard.queue.v1.QueueService")
-	out, err = exec.CommandContext(t.Context(), grpcurl, "-plaintext", a.grpc, "list").CombinedOutput() //nolint:gosec // our own arguments
+	out, err = exec.CommandContext(t.Context(), grpcurl, "-plaintext", a.GRPC, "list").CombinedOutput() //nolint:gosec // our own arguments
 	require.Error(t, err, "grpcurl -plaintext against the TLS port: %s", out)
 	require.NotContains(t, string(out), "switchboard.queue.v1.QueueService")
 
@@ -176,7 +177,7 @@ func httpGet(t *testing.T, c *http.Client, url string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Authorization", "Bearer "+e2etest.AdminToken)
 	resp, err := c.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -195,7 +196,7 @@ func workerCompletesOverTLS(t *testing.T, ca *tlstest.CA, n *tlsNode, rt *rtNode
 	require.NoError(t, err)
 	id := enq.GetTodo().GetId()
 
-	conn, err := worker.Dial([]string{n.grpc}, worker.DialOptions{Token: token, TLS: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}})
+	conn, err := worker.Dial([]string{n.GRPC}, worker.DialOptions{Token: token, TLS: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}})
 	require.NoError(t, err)
 	defer conn.Close()
 	acked := make(chan worker.Outcome, 1)
@@ -231,16 +232,16 @@ func workerCompletesOverTLS(t *testing.T, ca *tlstest.CA, n *tlsNode, rt *rtNode
 // --url https://… --cacert` reach the node (small sizes: the path works).
 func benchOverTLS(t *testing.T, n *tlsNode, token string) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), binary, "bench", "queue", "--addr", n.grpc, "--cacert", n.files.CA, //nolint:gosec // our own binary
+	cmd := exec.CommandContext(t.Context(), e2etest.Binary(), "bench", "queue", "--addr", n.GRPC, "--cacert", n.files.CA, //nolint:gosec // our own binary
 		"--todos", "100", "--workers", "4", "--trickle", "5", "--queue", "tls-bench")
 	cmd.Env = []string{"SWITCHBOARD_TOKEN=" + token}
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Regexp(t, `(?m)^RESULT jobs_per_s=\d+`, string(out))
 
-	cmd = exec.CommandContext(t.Context(), binary, "bench", "ingest", "--url", "https://"+n.http, "--cacert", n.files.CA, //nolint:gosec // our own binary
+	cmd = exec.CommandContext(t.Context(), e2etest.Binary(), "bench", "ingest", "--url", "https://"+n.HTTP, "--cacert", n.files.CA, //nolint:gosec // our own binary
 		"--requests", "20", "--concurrency", "2")
-	cmd.Env = []string{"SWITCHBOARD_TOKEN=" + adminToken}
+	cmd.Env = []string{"SWITCHBOARD_TOKEN=" + e2etest.AdminToken}
 	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Regexp(t, `(?m)^RESULT accepted_per_s=\d+`, string(out))
@@ -252,24 +253,24 @@ func benchOverTLS(t *testing.T, n *tlsNode, token string) {
 // listeners get it, with no restart.
 func rotate(t *testing.T, ca *tlstest.CA, a *tlsNode) {
 	t.Helper()
-	old := servedSerial(t, ca, a.grpc)
+	old := servedSerial(t, ca, a.GRPC)
 	next := ca.Issue(t, "127.0.0.1", "localhost")
 	tlstest.WriteFile(t, a.files.Cert, next.CertPEM)
 	require.Eventually(t, func() bool {
-		servedSerial(t, ca, a.grpc) // the files are looked at on a handshake
-		_, logged := a.field("TLS certificate files changed but do not load; still serving the previous certificate", "error")
+		servedSerial(t, ca, a.GRPC) // the files are looked at on a handshake
+		_, logged := a.Field("TLS certificate files changed but do not load; still serving the previous certificate", "error")
 		return logged
-	}, 60*time.Second, 100*time.Millisecond, "the broken pair was never noticed; output:\n%s", a.output())
-	require.Equal(t, old, servedSerial(t, ca, a.grpc), "the old certificate is still served")
+	}, 60*time.Second, 100*time.Millisecond, "the broken pair was never noticed; output:\n%s", a.Output())
+	require.Equal(t, old, servedSerial(t, ca, a.GRPC), "the old certificate is still served")
 
 	tlstest.WriteFile(t, a.files.Key, next.KeyPEM)
-	require.Eventually(t, func() bool { return servedSerial(t, ca, a.grpc).Cmp(next.Serial()) == 0 },
+	require.Eventually(t, func() bool { return servedSerial(t, ca, a.GRPC).Cmp(next.Serial()) == 0 },
 		60*time.Second, 100*time.Millisecond, "the rotated certificate was never served on gRPC")
-	require.Equal(t, next.Serial(), servedSerial(t, ca, a.http), "the HTTP listener serves it too")
-	_, reloaded := a.field("TLS certificate reloaded", "serial")
+	require.Equal(t, next.Serial(), servedSerial(t, ca, a.HTTP), "the HTTP listener serves it too")
+	_, reloaded := a.Field("TLS certificate reloaded", "serial")
 	require.True(t, reloaded)
 
 	// The node still works with it: a call over a fresh connection.
-	_, err := healthpb.NewHealthClient(dialTLS(t, ca, a.grpc, "")).Check(t.Context(), &healthpb.HealthCheckRequest{})
+	_, err := healthpb.NewHealthClient(dialTLS(t, ca, a.GRPC, "")).Check(t.Context(), &healthpb.HealthCheckRequest{})
 	require.NoError(t, err)
 }

@@ -1,6 +1,6 @@
-//go:build integration
+//go:build e2e
 
-package main_test
+package binary_test
 
 import (
 	"bufio"
@@ -15,20 +15,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
 	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 	realtimev1 "github.com/switchboard/switchboard/gen/switchboard/realtime/v1"
-	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
 // rtNode is a running node with a realtime client for one credential.
 type rtNode struct {
-	*clusterNode
+	*e2etest.Node
 	rt    realtimev1.RealtimeServiceClient
 	queue queuev1.QueueServiceClient
 }
@@ -38,44 +35,16 @@ type rtNode struct {
 func threeRealtimeNodes(t *testing.T, extraEnv ...string) (nodes []*rtNode, token string) {
 	t.Helper()
 	db := pgtest.NewDatabase(t)
-	var cns []*clusterNode
+	var cns []*e2etest.Node
 	for _, id := range []string{"rt-a", "rt-b", "rt-c"} {
-		cns = append(cns, startNode(t, db, id, extraEnv...))
+		cns = append(cns, e2etest.StartNode(t, db, id, extraEnv...))
 	}
-	token = agentToken(t, cns[0].grpc)
+	token = e2etest.AgentToken(t, e2etest.Dial(t, cns[0].GRPC, e2etest.AdminToken), "rt")
 	for _, n := range cns {
-		conn, err := grpc.NewClient(n.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithPerRPCCredentials(auth.Bearer{Token: token, AllowInsecure: true}))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = conn.Close() })
-		nodes = append(nodes, &rtNode{clusterNode: n, rt: realtimev1.NewRealtimeServiceClient(conn), queue: queuev1.NewQueueServiceClient(conn)})
+		conn := e2etest.Dial(t, n.GRPC, token)
+		nodes = append(nodes, &rtNode{Node: n, rt: realtimev1.NewRealtimeServiceClient(conn), queue: queuev1.NewQueueServiceClient(conn)})
 	}
 	return nodes, token
-}
-
-// agentToken creates a tenant and an agent and mints it agent+publisher.
-func agentToken(t *testing.T, addr string) string {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(auth.Bearer{Token: adminToken, AllowInsecure: true}))
-	require.NoError(t, err)
-	defer conn.Close()
-	return agentTokenVia(t, conn)
-}
-
-// agentTokenVia is agentToken over conn, which carries the admin token.
-func agentTokenVia(t *testing.T, conn *grpc.ClientConn) string {
-	t.Helper()
-	admin := adminv1.NewAdminServiceClient(conn)
-	h, err := admin.CreateHuman(t.Context(), &adminv1.CreateHumanRequest{Human: &adminv1.Human{Email: "rt@example.com"}})
-	require.NoError(t, err)
-	a, err := admin.CreateAgent(t.Context(), &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{HumanId: h.GetHuman().GetId(), Name: "rt"}})
-	require.NoError(t, err)
-	cred, err := admin.MintCredential(t.Context(), &adminv1.MintCredentialRequest{
-		HumanId: h.GetHuman().GetId(), AgentId: a.GetAgent().GetId(), Scopes: []string{"agent", "publisher"},
-	})
-	require.NoError(t, err)
-	return cred.GetToken()
 }
 
 // rtStream reads one subscription into a channel.
@@ -187,7 +156,7 @@ func testThreeNodes(t *testing.T, extraEnv ...string) {
 	a.waitPresent(t, "room", 1)
 	last := a.publish(t, "room", true, map[string]any{"n": 4.0})
 	require.Equal(t, last, onC.next(t).GetId())
-	require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL))
+	require.NoError(t, c.Signal(syscall.SIGKILL))
 	var during []int64
 	for i := range 5 {
 		during = append(during, a.publish(t, "room", true, map[string]any{"during": float64(i)}))
@@ -201,7 +170,7 @@ func testThreeNodes(t *testing.T, extraEnv ...string) {
 	a.waitPresent(t, "room", 1)
 
 	// The gateway streams Subscribe as newline-delimited JSON.
-	ndjson(t, a.http, token, last)
+	ndjson(t, a.HTTP, token, last)
 
 	lifecycle(t, a, b)
 }

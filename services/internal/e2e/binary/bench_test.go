@@ -1,6 +1,6 @@
-//go:build integration
+//go:build e2e
 
-package main_test
+package binary_test
 
 import (
 	"net"
@@ -11,12 +11,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
-	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
-	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
 // `switchboard bench queue` end to end against a real node: a tenant, an
@@ -25,24 +22,12 @@ import (
 // proves the path works; the figures come from a full run (README).
 func TestBenchQueueAgainstARealNode(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, pgtest.NewDatabase(t), "bench-node")
-	conn, err := grpc.NewClient(n.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(auth.Bearer{Token: adminToken, AllowInsecure: true}))
-	require.NoError(t, err)
-	defer conn.Close()
-	admin := adminv1.NewAdminServiceClient(conn)
-	h, err := admin.CreateHuman(t.Context(), &adminv1.CreateHumanRequest{Human: &adminv1.Human{Email: "bench@example.com"}})
-	require.NoError(t, err)
-	a, err := admin.CreateAgent(t.Context(), &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{HumanId: h.GetHuman().GetId(), Name: "bench"}})
-	require.NoError(t, err)
-	cred, err := admin.MintCredential(t.Context(), &adminv1.MintCredentialRequest{
-		HumanId: h.GetHuman().GetId(), AgentId: a.GetAgent().GetId(), Scopes: []string{"agent", "publisher"},
-	})
-	require.NoError(t, err)
+	n := e2etest.StartNode(t, pgtest.NewDatabase(t), "bench-node")
+	token := e2etest.AgentToken(t, e2etest.Dial(t, n.GRPC, e2etest.AdminToken), "bench")
 
-	cmd := exec.CommandContext(t.Context(), binary, "bench", "queue", "--addr", n.grpc, //nolint:gosec // our own binary
+	cmd := exec.CommandContext(t.Context(), e2etest.Binary(), "bench", "queue", "--addr", n.GRPC, //nolint:gosec // our own binary
 		"--todos", "300", "--workers", "20", "--trickle", "30")
-	cmd.Env = []string{"SWITCHBOARD_TOKEN=" + cred.GetToken()}
+	cmd.Env = []string{"SWITCHBOARD_TOKEN=" + token}
 	out, err := cmd.Output()
 	require.NoError(t, err, "%s", out)
 	require.Regexp(t, `(?m)^RESULT jobs_per_s=\d+ claim_p50_ms=\S+ claim_p95_ms=\S+ claim_p99_ms=\S+$`, string(out))
@@ -54,10 +39,10 @@ func TestBenchQueueAgainstARealNode(t *testing.T) {
 // deliveries over HTTP, and prints one RESULT line. Small sizes again.
 func TestBenchIngestAgainstARealNode(t *testing.T) {
 	t.Parallel()
-	n := startNode(t, pgtest.NewDatabase(t), "bench-ingest-node")
-	cmd := exec.CommandContext(t.Context(), binary, "bench", "ingest", "--url", "http://"+n.http, //nolint:gosec // our own binary
+	n := e2etest.StartNode(t, pgtest.NewDatabase(t), "bench-ingest-node")
+	cmd := exec.CommandContext(t.Context(), e2etest.Binary(), "bench", "ingest", "--url", "http://"+n.HTTP, //nolint:gosec // our own binary
 		"--requests", "200", "--concurrency", "4")
-	cmd.Env = []string{"SWITCHBOARD_TOKEN=" + adminToken}
+	cmd.Env = []string{"SWITCHBOARD_TOKEN=" + e2etest.AdminToken}
 	out, err := cmd.Output()
 	require.NoError(t, err, "%s", out)
 	require.Regexp(t, `(?m)^RESULT accepted_per_s=\d+ p50_ms=\S+ p99_ms=\S+$`, string(out))
@@ -82,10 +67,9 @@ func TestBenchIngestScriptRunsAgainstTheSchema(t *testing.T) {
 		defer func() { require.NoError(t, lis.Close()) }()
 		return strconv.Itoa(lis.Addr().(*net.TCPAddr).Port)
 	}
-	root, err := filepath.Abs("../../..")
-	require.NoError(t, err)
+	root := e2etest.RepoRoot(t)
 	cmd := exec.CommandContext(t.Context(), "bash", filepath.Join(root, "deploy/local/bench-ingest.sh"), "300", "4")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_BIN="+binary, "PGBENCH_SECONDS=1", "CEILING_BATCH=2",
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_BIN="+e2etest.Binary(), "PGBENCH_SECONDS=1", "CEILING_BATCH=2",
 		"SWITCHBOARD_BENCH_GRPC="+port(), "SWITCHBOARD_BENCH_HTTP="+port())
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)

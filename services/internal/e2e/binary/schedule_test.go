@@ -1,6 +1,6 @@
-//go:build integration
+//go:build e2e
 
-package main_test
+package binary_test
 
 import (
 	"encoding/json"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
 // TestScheduleOneTodoPerTickAcrossThreeNodes is the schedules' headline: an
@@ -32,11 +33,11 @@ func TestScheduleOneTodoPerTickAcrossThreeNodes(t *testing.T) {
 	db := pgtest.NewDatabase(t)
 	pool := pgtest.OpenPool(t, db, func(c *pgxpool.Config) { c.MaxConns = 2 })
 	incarnation := 0
-	start := func(slot int) *clusterNode {
+	start := func(slot int) *e2etest.Node {
 		incarnation++
-		return startNode(t, db, fmt.Sprintf("sched-%d-%d", slot, incarnation))
+		return e2etest.StartNode(t, db, fmt.Sprintf("sched-%d-%d", slot, incarnation))
 	}
-	nodes := []*clusterNode{start(0), start(1), start(2)}
+	nodes := []*e2etest.Node{start(0), start(1), start(2)}
 	// Every second is below the default minimum interval: the operator
 	// allows it (queue.schedules, read on every creation and tick).
 	_, err := pool.Exec(t.Context(), `UPDATE settings SET value = '{"min_interval_seconds": 1}' WHERE key = 'queue.schedules'`)
@@ -45,9 +46,9 @@ func TestScheduleOneTodoPerTickAcrossThreeNodes(t *testing.T) {
 	// Created over REST on one node, in a named zone: the binary carries
 	// its own time zone database (time/tzdata).
 	body := `{"name":"every-second","cron":"@every 1s","time_zone":"Europe/Berlin","template":{"queue":"ticks","kind":"tick"}}`
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+nodes[0].http+"/api/schedules", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+nodes[0].HTTP+"/api/schedules", strings.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Authorization", "Bearer "+e2etest.AdminToken)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	raw, err := io.ReadAll(resp.Body)
@@ -93,11 +94,11 @@ func TestScheduleOneTodoPerTickAcrossThreeNodes(t *testing.T) {
 	for round := range 6 { // each process stopped and replaced twice, one at a time
 		slot := round % 3
 		if round%2 == 0 {
-			require.NoError(t, nodes[slot].cmd.Process.Signal(syscall.SIGKILL))
-			<-nodes[slot].done
+			require.NoError(t, nodes[slot].Signal(syscall.SIGKILL))
+			<-nodes[slot].Done()
 		} else {
-			code, _ := nodes[slot].signalAndWait(t, syscall.SIGTERM, time.Minute)
-			require.Equal(t, 0, code, "SIGTERM drains and exits 0:\n%s", nodes[slot].output())
+			code, _ := nodes[slot].SignalAndWait(t, syscall.SIGTERM, time.Minute)
+			require.Equal(t, 0, code, "SIGTERM drains and exits 0:\n%s", nodes[slot].Output())
 		}
 		waitTicks(2) // the two others keep ticking
 		nodes[slot] = start(slot)

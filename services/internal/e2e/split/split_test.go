@@ -1,4 +1,4 @@
-//go:build integration
+//go:build e2e
 
 package split
 
@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
 const queueName = "split"
@@ -37,7 +38,7 @@ const queueName = "split"
 func TestSplitTopologyRoutesByTheRegistry(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.NewDatabase(t)
-	mint := exec.CommandContext(t.Context(), binary, "token", "create", "--admin") //nolint:gosec // our own binary
+	mint := exec.CommandContext(t.Context(), e2etest.Binary(), "token", "create", "--admin") //nolint:gosec // our own binary
 	mint.Env = []string{"DATABASE_URL=" + dbURL}
 	out, err := mint.Output()
 	require.NoError(t, err)

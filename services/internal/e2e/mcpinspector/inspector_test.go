@@ -1,6 +1,6 @@
-//go:build integration
+//go:build e2e
 
-package mcp_test
+package mcpinspector_test
 
 import (
 	"bytes"
@@ -8,29 +8,35 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	adminv1 "github.com/switchboard/switchboard/gen/switchboard/admin/v1"
+	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
+	"github.com/switchboard/switchboard/pkg/pgtest"
+	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
 // The official MCP Inspector CLI (npm @modelcontextprotocol/inspector-cli,
 // pinned in deploy/local/mcp-inspector, installed by its script when
-// missing: never skipped) against a live node's /mcp: it lists the tools,
-// reads with list_todos, works a todo with claim_todo and complete_todo,
-// and reads the event as a resource.
+// missing: never skipped) against the /mcp of a `switchboard serve all`
+// process: it lists the tools, reads with list_todos, works a todo with
+// claim_todo and complete_todo, and reads the event as a resource.
 func TestInspectorCLI(t *testing.T) {
 	t.Parallel()
 	inspector := installInspector(t)
-	l := startNode(t)
-	eventID, todoID := l.seed(t, "inspect-q")
-	url := "http://" + l.node.HTTPAddr() + "/mcp"
+	n := e2etest.StartNode(t, pgtest.NewDatabase(t), "mcp-inspector")
+	agent, eventID, todoID := seed(t, n, "inspect-q")
+	url := "http://" + n.HTTP + "/mcp"
 	run := func(args ...string) []byte {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
-		all := append([]string{url, "--transport", "http", "--header", "Authorization: Bearer " + l.agent}, args...)
+		all := append([]string{url, "--transport", "http", "--header", "Authorization: Bearer " + agent}, args...)
 		var stdout, stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, "node", append([]string{inspector}, all...)...)
 		// From its own folder: it looks for its package.json relative to
@@ -88,12 +94,44 @@ func TestInspectorCLI(t *testing.T) {
 	require.Contains(t, read.Contents[0].Text, `"topic":"build.finished"`)
 }
 
+// allTools is every tool the MCP server offers (services/mcp's
+// TestEveryToolOverHTTP holds the same list).
+var allTools = []string{
+	"claim_todo", "complete_todo", "fail_todo", "get_event", "get_todo", "heartbeat_todo",
+	"list_events", "list_queues", "list_todos", "presence", "publish", "queue_stats",
+}
+
+// seed makes a tenant on n: its administrator publishes an event that
+// enqueues a todo on queue. It returns a credential of the tenant's agent
+// (scope agent) and both ids as the tools show them.
+func seed(t *testing.T, n *e2etest.Node, queue string) (agent, eventID, todoID string) {
+	t.Helper()
+	root := adminv1.NewAdminServiceClient(e2etest.Dial(t, n.GRPC, e2etest.AdminToken))
+	h, err := root.CreateHuman(t.Context(), &adminv1.CreateHumanRequest{Human: &adminv1.Human{Email: "tenant@example.com"}})
+	require.NoError(t, err)
+	tenant := h.GetHuman().GetId()
+	admin, err := root.MintCredential(t.Context(), &adminv1.MintCredentialRequest{HumanId: tenant, Scopes: []string{"admin"}})
+	require.NoError(t, err)
+	a, err := root.CreateAgent(t.Context(), &adminv1.CreateAgentRequest{Agent: &adminv1.Agent{HumanId: tenant, Name: "mcp-worker"}})
+	require.NoError(t, err)
+	cred, err := root.MintCredential(t.Context(), &adminv1.MintCredentialRequest{
+		HumanId: tenant, AgentId: a.GetAgent().GetId(), Scopes: []string{"agent"},
+	})
+	require.NoError(t, err)
+
+	ingest := ingestv1.NewIngestServiceClient(e2etest.Dial(t, n.GRPC, admin.GetToken()))
+	p, err := ingest.PublishEvent(t.Context(), &ingestv1.PublishEventRequest{
+		Topic: "build.finished", Payload: []byte(`{"ok":true}`), ContentType: "application/json", Queue: queue,
+	})
+	require.NoError(t, err)
+	return cred.GetToken(), strconv.FormatInt(p.GetEvent().GetId(), 10), strconv.FormatInt(p.GetTodoId(), 10)
+}
+
 // installInspector runs deploy/local/mcp-inspector.sh, which installs the
 // pinned Inspector CLI when it is missing, and returns its entry point.
 func installInspector(t *testing.T) string {
 	t.Helper()
-	script, err := filepath.Abs("../../deploy/local/mcp-inspector.sh")
-	require.NoError(t, err)
+	script := filepath.Join(e2etest.RepoRoot(t), "deploy", "local", "mcp-inspector.sh")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	var stderr bytes.Buffer
