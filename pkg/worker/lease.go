@@ -198,23 +198,21 @@ func (h *heartbeater) drop(l *lease) {
 // beginSend keeps heartbeats off ls and waits for those in flight that carry
 // them, so that none reaches the server after an ack attempt.
 func (h *heartbeater) beginSend(ls []*lease) {
-	h.mu.Lock()
-	for _, l := range ls {
-		l.sending = true
-	}
-	h.mu.Unlock()
+	h.setSending(ls, true)
 	for _, l := range ls {
 		l.beats.Wait()
 	}
 }
 
 // endSend lets heartbeats renew ls again (their ack is being retried).
-func (h *heartbeater) endSend(ls []*lease) {
+func (h *heartbeater) endSend(ls []*lease) { h.setSending(ls, false) }
+
+func (h *heartbeater) setSending(ls []*lease, sending bool) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	for _, l := range ls {
-		l.sending = false
+		l.sending = sending
 	}
-	h.mu.Unlock()
 }
 
 func (h *heartbeater) loop(ctx context.Context) {
