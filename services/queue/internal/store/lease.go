@@ -215,7 +215,7 @@ func (s *Store) complete(ctx context.Context, db dbsqlc.DBTX, c Caller, items []
 type FailArgs struct {
 	Lease
 	Error string
-	// RetryAfter, when set, is the delay before the retry; otherwise the
+	// RetryAfter, when set, is the delay before the retry (≥ 0); otherwise the
 	// statement computes the attempt's backoff from Backoff (ignored when
 	// dead-lettered either way).
 	RetryAfter *time.Duration
