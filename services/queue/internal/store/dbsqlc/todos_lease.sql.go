@@ -552,18 +552,43 @@ WITH u AS MATERIALIZED (
            unnest($7::float8[])        AS delay,
            unnest($8::float8[])       AS jitter
 ),
-kept AS (
-    -- "dies" (a failed or expired run that ends the todo) is written out where it is needed: an UPDATE's SET cannot
-    -- name an expression over the row it writes. It reads attempt, max_attempts and lease_expiries, which the
-    -- statement's row lock made current (a concurrent change re-evaluates it on the newest version).
+completed AS (
+    -- A completion, kept: its own UPDATE with only the columns a completion writes, so the hot path (CompleteBatch)
+    -- costs what it did before the other actions shared this statement (one CASE over every column cost ~10% of
+    -- its CPU). The fencing is the one of others below, for action complete.
+    UPDATE todos AS t
+    SET state            = 'completed',
+        lease_owner      = NULL,
+        lease_expires_at = NULL,
+        lease_expiries   = 0,
+        lease_outcome    = 'completed',
+        result           = nullif(u.result, '')::jsonb,
+        finished_at      = now()
+    FROM u
+    WHERE t.id = u.id
+      AND u.action = 'complete'
+      AND NOT t.remove_on_complete
+      AND t.human_id = $9
+      AND t.lease_token = u.token
+      AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see todos.sql's header)
+      AND ($10::uuid IS NULL OR t.agent_id IS NULL
+           OR t.agent_id = $10::uuid)
+    RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
+              coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds,
+              t.concurrency_key, false AS removed, t.finished_at, true AS ran
+),
+others AS (
+    -- Every other action. "dies" (a failed or expired run that ends the todo) is written out where it is needed:
+    -- an UPDATE's SET cannot name an expression over the row it writes. It reads attempt, max_attempts and
+    -- lease_expiries, which the statement's row lock made current (a concurrent change re-evaluates it on the
+    -- newest version).
     UPDATE todos AS t
     SET state            = CASE u.action
-                               WHEN 'complete' THEN 'completed'
                                WHEN 'cancel' THEN 'cancelled'
                                WHEN 'release' THEN 'pending'
                                ELSE CASE WHEN t.attempt >= t.max_attempts
                                               OR (u.action = 'fail' AND u.dead_letter)
-                                              OR (u.action = 'expire' AND t.lease_expiries + 1 >= $9::integer)
+                                              OR (u.action = 'expire' AND t.lease_expiries + 1 >= $11::integer)
                                          THEN 'dead' ELSE 'pending' END
                            END,
         max_attempts     = CASE WHEN u.action = 'release' THEN t.max_attempts + 1 ELSE t.max_attempts END,
@@ -572,38 +597,36 @@ kept AS (
                                WHEN u.action = 'fail' AND NOT (u.dead_letter OR t.attempt >= t.max_attempts)
                                    THEN now() + make_interval(secs => CASE
                                        WHEN u.delay >= 0 THEN u.delay
-                                       ELSE least($10::double precision,
-                                                  $11::double precision
+                                       ELSE least($12::double precision,
+                                                  $13::double precision
                                                       * power(2::double precision, least(greatest(t.attempt - 1, 0), 62)))
                                             * (0.5 + u.jitter / 2) END)
                                ELSE t.run_at
                            END,
         finished_at      = CASE
-                               WHEN u.action IN ('complete', 'cancel') THEN now()
+                               WHEN u.action = 'cancel' THEN now()
                                WHEN u.action = 'release' THEN t.finished_at
                                WHEN t.attempt >= t.max_attempts
                                     OR (u.action = 'fail' AND u.dead_letter)
-                                    OR (u.action = 'expire' AND t.lease_expiries + 1 >= $9::integer)
+                                    OR (u.action = 'expire' AND t.lease_expiries + 1 >= $11::integer)
                                    THEN now()
                            END,
         lease_owner      = NULL,
         lease_expires_at = NULL,
         lease_expiries   = CASE u.action WHEN 'cancel' THEN t.lease_expiries WHEN 'expire' THEN t.lease_expiries + 1 ELSE 0 END,
         lease_outcome    = CASE u.action
-                               WHEN 'complete' THEN 'completed'
                                WHEN 'fail' THEN 'failed'
                                WHEN 'release' THEN 'released'
                                WHEN 'expire' THEN 'expired'
                                -- a pending todo had no lease to end: the last one's outcome stays
                                ELSE CASE WHEN t.state = 'running' THEN 'cancelled' ELSE t.lease_outcome END
                            END,
-        result           = CASE WHEN u.action = 'complete' THEN nullif(u.result, '')::jsonb ELSE t.result END,
         last_error       = CASE u.action
                                WHEN 'fail' THEN u.error
                                WHEN 'cancel' THEN nullif(u.error, '')
                                WHEN 'expire' THEN CASE
                                    WHEN t.attempt >= t.max_attempts THEN 'lease expired on the last allowed attempt'
-                                   WHEN t.lease_expiries + 1 >= $9::integer
+                                   WHEN t.lease_expiries + 1 >= $11::integer
                                        THEN format('dead-lettered: the lease expired %s times in a row (the todo may be crashing its workers)',
                                                    t.lease_expiries + 1)
                                    ELSE 'lease expired' END
@@ -619,15 +642,15 @@ kept AS (
                            END
     FROM u
     WHERE t.id = u.id
+      AND u.action <> 'complete'
       -- The token outside the CASE: a plain equality, which the planner estimates as selective, so the generic
       -- plan expects few rows here and keeps to nested loops over primary keys below (a CASE is guessed at half).
       AND (t.lease_token = u.token OR u.action = 'cancel')
-      AND NOT (u.action = 'complete' AND t.remove_on_complete)
       AND CASE u.action
               WHEN 'expire' THEN t.lease_owner IS NOT NULL AND t.lease_expires_at < now()
-              ELSE t.human_id = $12
-                   AND ($13::uuid IS NULL OR t.agent_id IS NULL
-                        OR t.agent_id = $13::uuid)
+              ELSE t.human_id = $9
+                   AND ($10::uuid IS NULL OR t.agent_id IS NULL
+                        OR t.agent_id = $10::uuid)
                    AND CASE WHEN u.action = 'cancel' THEN t.state IN ('pending', 'running')
                             -- a live lease (see todos.sql's header)
                             ELSE t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL
@@ -637,29 +660,33 @@ kept AS (
     -- as this statement wrote it: a cancel writes 'cancelled' exactly when the todo was running (and no pending
     -- todo has it from before: cancelled is final).
     RETURNING t.id, coalesce(t.lease_token, 0)::bigint AS lease_token, t.human_id, t.queue, t.agent_id, t.state,
-              coalesce(extract(epoch FROM t.finished_at - t.attempted_at), 0)::float8 AS run_seconds,
-              t.concurrency_key, false AS removed, t.finished_at,
+              0::float8 AS run_seconds, t.concurrency_key, false AS removed, t.finished_at,
               (u.action <> 'cancel' OR t.lease_outcome = 'cancelled') AS ran
 ),
 removed AS (
+    -- A completion of a todo enqueued with remove_on_complete.
     DELETE FROM todos AS t
     USING u
     WHERE t.id = u.id
       AND u.action = 'complete'
       AND t.remove_on_complete
-      AND t.human_id = $12
+      AND t.human_id = $9
       AND t.lease_token = u.token
       AND t.lease_expires_at IS NOT NULL AND t.lease_owner IS NOT NULL -- a live lease (see todos.sql's header)
-      AND ($13::uuid IS NULL OR t.agent_id IS NULL
-           OR t.agent_id = $13::uuid)
+      AND ($10::uuid IS NULL OR t.agent_id IS NULL
+           OR t.agent_id = $10::uuid)
     RETURNING t.id, t.lease_token::bigint AS lease_token, t.human_id, t.queue, t.agent_id, 'completed'::text AS state,
               coalesce(extract(epoch FROM now() - t.attempted_at), 0)::float8 AS run_seconds,
               t.concurrency_key, true AS removed, now() AS finished_at, true AS ran
 ),
 done AS (
-    SELECT k.id, k.lease_token, k.human_id, k.queue, k.agent_id, k.state, k.run_seconds, k.concurrency_key, k.removed,
-           k.finished_at, k.ran
-    FROM kept AS k
+    SELECT c.id, c.lease_token, c.human_id, c.queue, c.agent_id, c.state, c.run_seconds, c.concurrency_key, c.removed,
+           c.finished_at, c.ran
+    FROM completed AS c
+    UNION ALL
+    SELECT o.id, o.lease_token, o.human_id, o.queue, o.agent_id, o.state, o.run_seconds, o.concurrency_key, o.removed,
+           o.finished_at, o.ran
+    FROM others AS o
     UNION ALL
     SELECT r.id, r.lease_token, r.human_id, r.queue, r.agent_id, r.state, r.run_seconds, r.concurrency_key, r.removed,
            r.finished_at, r.ran
@@ -668,17 +695,16 @@ done AS (
 ended AS MATERIALIZED (
     -- Runs ended by this statement, per key: the counters of limited queues go down in the same statement
     -- (TodoClaimLimited's lock order: todos, then queue_keys in key order, then queue_controls). For a queue
-    -- without limits both lookups below find nothing: no lock, no write. n counts the items that ended a run (a
-    -- group with none, a cancelled pending todo's, is skipped below): counted, not filtered out here, so that the
-    -- planner's estimate of this CTE, and with it the generic plan's choice of joins below, does not depend on it.
-    SELECT d.human_id, d.queue, d.concurrency_key AS key, count(*) FILTER (WHERE d.ran)::integer AS n
+    -- without limits both lookups below find nothing: no lock, no write. A cancelled pending todo ended no run.
+    SELECT d.human_id, d.queue, d.concurrency_key AS key, count(*)::integer AS n
     FROM done AS d
+    WHERE d.ran
     GROUP BY d.human_id, d.queue, d.concurrency_key
 ),
 key_locks AS MATERIALIZED (
     SELECT k.human_id, k.queue, k.key
     FROM queue_keys AS k
-    JOIN ended AS e ON k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key AND e.n > 0
+    JOIN ended AS e ON k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
     ORDER BY k.human_id, k.queue, k.key
     FOR UPDATE OF k
 ),
@@ -687,7 +713,7 @@ key_dec AS (
     UPDATE queue_keys AS k
     SET running = greatest(0, k.running - e.n)
     FROM ended AS e
-    WHERE k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key AND e.n > 0
+    WHERE k.human_id = e.human_id AND k.queue = e.queue AND k.key = e.key
       AND (SELECT count(*) FROM key_locks) >= 0
     RETURNING k.key
 ),
@@ -696,7 +722,7 @@ queue_dec AS (
     UPDATE queue_controls AS c
     SET running = greatest(0, c.running - e.n)
     FROM (SELECT ended.human_id, ended.queue, sum(ended.n)::integer AS n FROM ended GROUP BY 1, 2) AS e
-    WHERE c.human_id = e.human_id AND c.queue = e.queue AND c.max_running IS NOT NULL AND e.n > 0
+    WHERE c.human_id = e.human_id AND c.queue = e.queue AND c.max_running IS NOT NULL
       AND (SELECT count(*) FROM key_dec) >= 0
 ),
 limited AS MATERIALIZED (
@@ -720,11 +746,11 @@ type TodoSettleParams struct {
 	DeadLetters        []bool
 	Delays             []float64
 	Jitters            []float64
+	HumanID            uuid.UUID
+	CallerAgentID      *uuid.UUID
 	MaxExpiries        int32
 	BackoffCapSeconds  float64
 	BackoffBaseSeconds float64
-	HumanID            uuid.UUID
-	CallerAgentID      *uuid.UUID
 }
 
 type TodoSettleRow struct {
@@ -777,11 +803,13 @@ type TodoSettleRow struct {
 // A todo missing from RETURNING was not matched: TodoAckStates (or TodoGet) tells why. RETURNING carries what an
 // outcome, a lifecycle event and the claim-to-completion metric need, not the row: scanning whole rows back was
 // most of a node's cost of CompleteBatch (a caller that answers with the todo reads it in the same transaction).
-// Every column is written per item by a CASE on its action, and a column an action leaves alone is assigned its own
-// value: PostgreSQL compares values, so an unchanged indexed column costs no index entry.
+// run_seconds is a completion's claim-to-completion time (0 for the other actions).
+// Three writes: completions kept (completed), completions removed (removed) and the other actions (others), whose
+// every column is written per item by a CASE on its action; a column an action leaves alone is assigned its own
+// value (PostgreSQL compares values, so an unchanged indexed column costs no index entry).
 // Lock order, shared with TodoClaimLimited: todos, then queue_keys in key order, then queue_controls. The todos
-// are locked kept first, then removed, each in id order: a todo's branch follows from its action and its
-// remove_on_complete (which never changes), and a statement of several items is one action throughout (a
+// are locked completed first, then others, then removed, each in id order: a todo's branch follows from its action
+// and its remove_on_complete (which never changes), and a statement of several items is one action throughout (a
 // CompleteBatch, or a reap whose rows are locked before), so every two statements lock the todos they share in
 // the same order.
 func (q *Queries) TodoSettle(ctx context.Context, db DBTX, arg TodoSettleParams) ([]TodoSettleRow, error) {
@@ -794,11 +822,11 @@ func (q *Queries) TodoSettle(ctx context.Context, db DBTX, arg TodoSettleParams)
 		arg.DeadLetters,
 		arg.Delays,
 		arg.Jitters,
+		arg.HumanID,
+		arg.CallerAgentID,
 		arg.MaxExpiries,
 		arg.BackoffCapSeconds,
 		arg.BackoffBaseSeconds,
-		arg.HumanID,
-		arg.CallerAgentID,
 	)
 	if err != nil {
 		return nil, err
