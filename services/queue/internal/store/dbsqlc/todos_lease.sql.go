@@ -798,15 +798,16 @@ type TodoSettleRow struct {
 //	release: PENDING without penalty: attempt counts claims and never goes down, so max_attempts goes up by one.
 //	cancel: CANCELLED; a worker holding it finds its lease gone on its next call.
 //	expire: PENDING, or DEAD at the attempt cap or when its consecutive lease expiries reach max_expiries (a todo
-//	  that keeps crashing its workers). Every other action but cancel ends the run of lease expiries.
+//	  that keeps crashing its workers). Complete, fail and release end the run of lease expiries (back to 0);
+//	  cancel leaves it.
 //
 // A todo missing from RETURNING was not matched: TodoAckStates (or TodoGet) tells why. RETURNING carries what an
 // outcome, a lifecycle event and the claim-to-completion metric need, not the row: scanning whole rows back was
 // most of a node's cost of CompleteBatch (a caller that answers with the todo reads it in the same transaction).
 // run_seconds is a completion's claim-to-completion time (0 for the other actions).
 // Three writes: completions kept (completed), completions removed (removed) and the other actions (others), whose
-// every column is written per item by a CASE on its action; a column an action leaves alone is assigned its own
-// value (PostgreSQL compares values, so an unchanged indexed column costs no index entry).
+// every column is written per item by a CASE on its action (a column an action leaves alone is assigned its own
+// value).
 // Lock order, shared with TodoClaimLimited: todos, then queue_keys in key order, then queue_controls. The todos
 // are locked completed first, then others, then removed, each in id order: a todo's branch follows from its action
 // and its remove_on_complete (which never changes), and a statement of several items is one action throughout (a
