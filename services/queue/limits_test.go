@@ -217,7 +217,7 @@ func TestRepairDeletesIdleKeyRows(t *testing.T) {
 // TestRepairFixesACounterWhileACompletionCommits: the repair sets a drifted
 // queue counter (4 where 1 runs) to the recount even when a keyless
 // completion holds the queue row as the repair starts (its
-// TodoCompleteBatch, run here in a transaction the test commits). A recount
+// TodoSettle, run here in a transaction the test commits). A recount
 // that locked the row inside its own statement counted from a snapshot
 // taken before that wait, in which the completed todo still ran: it wrote
 // 1, a slot lost for good.
@@ -234,8 +234,9 @@ func TestRepairFixesACounterWhileACompletionCommits(t *testing.T) {
 	completion, err := e.pool.Begin(t.Context())
 	require.NoError(t, err)
 	defer func() { _ = completion.Rollback(t.Context()) }()
-	done, err := dbsqlc.New().TodoCompleteBatch(t.Context(), completion, dbsqlc.TodoCompleteBatchParams{
-		HumanID: e.human, Ids: []int64{td.GetId()}, Tokens: []int64{td.GetLeaseToken()}, Results: []string{""},
+	done, err := dbsqlc.New().TodoSettle(t.Context(), completion, dbsqlc.TodoSettleParams{
+		HumanID: e.human, Ids: []int64{td.GetId()}, Tokens: []int64{td.GetLeaseToken()}, Actions: []string{"complete"},
+		Results: []string{""}, Errors: []string{""}, DeadLetters: []bool{false}, Delays: []float64{0}, Jitters: []float64{0},
 	})
 	require.NoError(t, err)
 	require.Len(t, done, 1)

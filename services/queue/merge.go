@@ -10,7 +10,7 @@ import (
 )
 
 // merger turns concurrent single-item writes (Complete, Heartbeat) into
-// fenced batch statements (TodoCompleteBatch, TodoHeartbeatBatch): group
+// fenced batch statements (TodoSettle, TodoHeartbeatBatch): group
 // commit for the hot path (see pkg/groupcommit for how a flush is shaped).
 // Each caller still gets its own item's outcome, and returns only after the
 // statement that carried its item committed (every batch statement is its

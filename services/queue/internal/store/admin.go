@@ -26,7 +26,7 @@ func (s *Store) Get(ctx context.Context, c Caller, id int64) (Todo, error) {
 // Cancel moves a PENDING or RUNNING todo to CANCELLED: FAILED_PRECONDITION
 // when it has already finished, NOT_FOUND when the caller cannot see it.
 func (s *Store) Cancel(ctx context.Context, c Caller, id int64, reason string) (Todo, error) {
-	r, err := s.q.TodoCancel(ctx, s.pool, dbsqlc.TodoCancelParams{Reason: reason, ID: id, HumanID: c.HumanID, CallerAgentID: c.AgentID})
+	r, err := s.settleOne(ctx, s.pool, settleArgs{Caller: c}, settleItem{Lease: Lease{ID: id}, action: actCancel, text: reason})
 	if err == nil {
 		return r, nil
 	}

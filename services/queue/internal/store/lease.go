@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -15,16 +14,6 @@ import (
 	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
-
-// ClaimArgs selects and leases todos.
-type ClaimArgs struct {
-	Queue  string
-	Worker string
-	// Max is the batch size, 1–1000.
-	Max int32
-	// LeaseSeconds 0 means the setting queue.defaults.lease_seconds.
-	LeaseSeconds int32
-}
 
 // Lease names one lease: a todo and the token its claim returned.
 type Lease struct {
@@ -112,7 +101,7 @@ type CompleteItem struct {
 
 // Completed is a todo a completion applied to: what an outcome and a
 // lifecycle event need.
-type Completed = dbsqlc.TodoCompleteBatchRow
+type Completed = Settled
 
 // CompleteResult is one item's outcome; Done is set when OK, and Todo (the
 // whole row, completed) only by CompleteTodos, for OK and Already.
@@ -175,7 +164,7 @@ func (s *Store) CompleteTodos(ctx context.Context, c Caller, items []CompleteIte
 
 // removedAsCompleted sets the answer of each item whose completion removed
 // its todo: the row read before the completion, with the columns
-// TodoCompleteBatch's kept branch writes.
+// TodoSettle writes when it completes a todo it keeps.
 func removedAsCompleted(out []CompleteResult, items []CompleteItem, before []Todo) {
 	byID := make(map[int64]Todo, len(before))
 	for _, t := range before {
@@ -186,9 +175,9 @@ func removedAsCompleted(out []CompleteResult, items []CompleteItem, before []Tod
 		if out[i].Outcome != OK || !out[i].Done.Removed || !ok {
 			continue
 		}
-		finished, outcome := out[i].Done.FinishedAt, ackCompleted
+		outcome := ackCompleted
 		t.State, t.LeaseOwner, t.LeaseExpiresAt, t.LeaseExpiries = "completed", nil, nil, 0
-		t.LeaseOutcome, t.FinishedAt, t.Result = &outcome, &finished, nil
+		t.LeaseOutcome, t.FinishedAt, t.Result = &outcome, out[i].Done.FinishedAt, nil
 		if len(items[i].Result) > 0 {
 			t.Result = items[i].Result
 		}
@@ -204,15 +193,9 @@ func (s *Store) Complete(ctx context.Context, c Caller, items []CompleteItem) ([
 
 func (s *Store) complete(ctx context.Context, db dbsqlc.DBTX, c Caller, items []CompleteItem) ([]CompleteResult, error) {
 	ls := postgres.Convert(items, func(it CompleteItem) Lease { return it.Lease })
-	p := dbsqlc.TodoCompleteBatchParams{
-		HumanID: c.HumanID, CallerAgentID: c.AgentID,
-		Ids: make([]int64, len(items)), Tokens: make([]int64, len(items)), Results: make([]string, len(items)),
-	}
-	for i, at := range inLockOrder(ls) {
-		it := items[at]
-		p.Ids[i], p.Tokens[i], p.Results[i] = it.ID, it.Token, string(it.Result)
-	}
-	rows, err := s.q.TodoCompleteBatch(ctx, db, p)
+	rows, err := s.settle(ctx, db, settleArgs{Caller: c}, postgres.Convert(items, func(it CompleteItem) settleItem {
+		return settleItem{Lease: it.Lease, action: actComplete, result: it.Result}
+	}))
 	if err != nil {
 		return nil, mapErr(err, "complete", "todo")
 	}
@@ -232,7 +215,7 @@ func (s *Store) complete(ctx context.Context, db dbsqlc.DBTX, c Caller, items []
 type FailArgs struct {
 	Lease
 	Error string
-	// RetryAfter, when set, is the delay before the retry; otherwise the
+	// RetryAfter, when set, is the delay before the retry (≥ 0); otherwise the
 	// statement computes the attempt's backoff from Backoff (ignored when
 	// dead-lettered either way).
 	RetryAfter *time.Duration
@@ -241,7 +224,7 @@ type FailArgs struct {
 }
 
 // Backoff shapes the delay before a failed todo's retry: Base · 2^(attempt-1)
-// up to Cap, shortened by up to half by a random jitter (see TodoFail).
+// up to Cap, shortened by up to half by a random jitter (see TodoSettle).
 type Backoff struct {
 	Base, Cap time.Duration
 }
@@ -251,17 +234,12 @@ type Backoff struct {
 // todo the caller cannot see NOT_FOUND; a retry of a Fail that already
 // committed answers the todo and already = true.
 func (s *Store) Fail(ctx context.Context, c Caller, a FailArgs) (Todo, bool, error) {
+	it := settleItem{Lease: a.Lease, action: actFail, text: a.Error, deadLetter: a.DeadLetter, delay: -1}
+	if a.RetryAfter != nil {
+		it.delay = a.RetryAfter.Seconds()
+	}
 	return s.fencedOne(ctx, c, a.Lease, "fail", ackFailed, func() (Todo, error) {
-		p := dbsqlc.TodoFailParams{
-			DeadLetter: a.DeadLetter, BackoffBaseSeconds: a.Backoff.Base.Seconds(), BackoffCapSeconds: a.Backoff.Cap.Seconds(),
-			Jitter: rand.Float64(), //nolint:gosec // jitter, not a secret
-			Error:  a.Error, ID: a.ID, HumanID: c.HumanID, Token: a.Token, CallerAgentID: c.AgentID,
-		}
-		if a.RetryAfter != nil {
-			secs := a.RetryAfter.Seconds()
-			p.RetryAfterSeconds = &secs
-		}
-		return s.q.TodoFail(ctx, s.hot, p)
+		return s.settleOne(ctx, s.hot, settleArgs{Caller: c, backoff: a.Backoff}, it)
 	})
 }
 
@@ -269,9 +247,7 @@ func (s *Store) Fail(ctx context.Context, c Caller, a FailArgs) (Todo, bool, err
 // keeps its place in the queue). Errors and already as Fail.
 func (s *Store) Release(ctx context.Context, c Caller, l Lease, delay time.Duration) (Todo, bool, error) {
 	return s.fencedOne(ctx, c, l, "release", ackReleased, func() (Todo, error) {
-		return s.q.TodoRelease(ctx, s.hot, dbsqlc.TodoReleaseParams{
-			DelaySeconds: delay.Seconds(), ID: l.ID, HumanID: c.HumanID, Token: l.Token, CallerAgentID: c.AgentID,
-		})
+		return s.settleOne(ctx, s.hot, settleArgs{Caller: c}, settleItem{Lease: l, action: actRelease, delay: delay.Seconds()})
 	})
 }
 

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboard/switchboard/pkg/postgres"
 	"github.com/switchboard/switchboard/pkg/settings"
 	"github.com/switchboard/switchboard/services/queue/internal/store/dbsqlc"
 )
@@ -20,17 +22,31 @@ type Reaped struct {
 	State string
 }
 
-// Reap ends up to batch expired leases in one statement. A todo goes back to
-// PENDING, or to DEAD at its attempt cap or at maxExpiries consecutive
-// expiries. Safe on every node at once (SKIP LOCKED).
+// Reap ends up to batch expired leases in one transaction: it locks them
+// (TodoLockExpired) and ends them through the statement that ends every run
+// (TodoSettle, action expire), so their limited queues' counters go down as
+// a completion's do. A todo goes back to PENDING, or to DEAD at its attempt
+// cap or at maxExpiries consecutive expiries. Safe on every node at once
+// (SKIP LOCKED).
 func (s *Store) Reap(ctx context.Context, batch, maxExpiries int32) ([]Reaped, error) {
-	rows, err := s.q.TodoReapExpired(ctx, s.pool, dbsqlc.TodoReapExpiredParams{MaxExpiries: maxExpiries, BatchSize: batch})
+	var rows []Settled
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		expired, err := s.q.TodoLockExpired(ctx, tx, batch)
+		if err != nil || len(expired) == 0 {
+			return err
+		}
+		rows, err = s.settle(ctx, tx, settleArgs{maxExpiries: maxExpiries}, postgres.Convert(expired,
+			func(r dbsqlc.TodoLockExpiredRow) settleItem {
+				return settleItem{Lease: Lease{ID: r.ID, Token: r.LeaseToken}, action: actExpire}
+			}))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reap expired leases: %w", err)
 	}
 	out := make([]Reaped, len(rows))
 	for i, r := range rows {
-		out[i] = Reaped(r)
+		out[i] = Reaped{ID: r.ID, HumanID: r.HumanID, Queue: r.Queue, AgentID: r.AgentID, State: r.State}
 	}
 	return out, nil
 }

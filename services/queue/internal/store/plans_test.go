@@ -19,7 +19,7 @@ import (
 
 // hotStatements are the statements Store runs on the hot pool.
 var hotStatements = []string{
-	"TodoClaim", "TodoHeartbeatBatch", "TodoCompleteBatch", "TodoGetMany", "TodoAckStates", "TodoFail", "TodoRelease",
+	"TodoClaim", "TodoHeartbeatBatch", "TodoSettle", "TodoGetMany", "TodoAckStates", "TodoGet",
 	"TodoClaimLimited", "QueueLimitedGet", "QueueClaimHint",
 }
 
