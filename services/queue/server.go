@@ -7,7 +7,7 @@
 //
 // Authorization has two layers. The auth interceptor has already checked the
 // scope each RPC needs (pkg/auth/policy.go). This package decides which rows
-// the caller may touch, in SQL (internal/store/queries/): every statement
+// the caller may touch, in SQL (internal/store/*.sql): every statement
 // takes the caller's human (tenant), and a credential that acts as an agent
 // additionally reaches only todos addressed to that agent or to no agent
 // (unaddressed work is the queue's shared pool, and an agent must be able to

@@ -39,7 +39,7 @@ const ownersDoc = "docs/architecture.md"
 var ownerRow = regexp.MustCompile("^\\|\\s*`([a-z_]+)`\\s*\\|\\s*`([a-z0-9_/]+)`\\s*\\|")
 
 // readOwners parses the ownership table of the architecture doc: table →
-// the folder whose queries.sql (or queries/ folder) alone may write it.
+// the folder whose queries.sql (or .sql files, one per table) alone may write it.
 func readOwners(doc string) (map[string]string, error) {
 	owners := map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(doc))
@@ -131,8 +131,8 @@ func violations(owners map[string]string, queries map[string]string) []string {
 
 // TestEveryTableHasOneWriter: the repository's SQL keeps the ownership
 // table of docs/architecture.md — every table of the migrations has
-// exactly one owner there, and only the owner's queries.sql (or queries/
-// folder) writes it.
+// exactly one owner there, and only the owner's queries.sql (or its .sql
+// files, one per table) writes it.
 func TestEveryTableHasOneWriter(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
@@ -163,14 +163,13 @@ func TestEveryTableHasOneWriter(t *testing.T) {
 		if d.IsDir() && (d.Name() == ".git" || d.Name() == "third_party" || d.Name() == "node_modules" || d.Name() == ".local") {
 			return filepath.SkipDir
 		}
-		// An owner's SQL is its queries.sql, or the files of its queries/
-		// folder (one per table, as the queue's): the check reads them as one.
+		if d.IsDir() && filepath.Base(path) == "migrations" {
+			return filepath.SkipDir // the schema, not an owner's queries
+		}
+		// An owner's SQL is every .sql file in its folder: queries.sql, or
+		// one file per table (the queue's): the check reads them as one.
 		folder := filepath.Dir(path)
-		inFolder := filepath.Base(folder) == "queries" && strings.HasSuffix(d.Name(), ".sql")
-		if d.Name() == "queries.sql" || inFolder {
-			if inFolder {
-				folder = filepath.Dir(folder)
-			}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".sql") {
 			b, err := os.ReadFile(path)
 			if err != nil {
 				return err

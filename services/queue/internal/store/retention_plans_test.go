@@ -17,7 +17,7 @@ import (
 // through the index its cost assumes, never a scan of the table nor a bitmap
 // of a tenant's whole range, so a pass costs what it reads and deletes, not
 // the size of the table. Asked for a tenant's oldest directly, the planner
-// walks idx_todos_finished_at over every tenant's finished todos (queries/todos_retention.sql
+// walks idx_todos_finished_at over every tenant's finished todos (todos_retention.sql
 // says how each statement keeps to idx_todos_finished_tenant).
 func TestRetentionStatementsGenericPlans(t *testing.T) {
 	t.Parallel()

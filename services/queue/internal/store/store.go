@@ -1,5 +1,5 @@
 // Package store is the QueueService's data access: typed wrappers over the
-// sqlc queries in queries/ (one file per table) that return domain values and apierr errors,
+// sqlc queries in *.sql (one file per table) that return domain values and apierr errors,
 // so handlers never see pgx, SQL text or constraint names.
 //
 // Tenancy is enforced by the SQL itself: every method takes the Caller, and
