@@ -69,16 +69,11 @@ type AdapterAllowEntry struct {
 // adapterAllow parses SWITCHBOARD_ADAPTER_ALLOW; unset leaves the list
 // empty (nothing allowed).
 func (p *parser) adapterAllow(name string, dst *Ingest) {
-	v, ok := p.get(name)
-	if !ok || p.err != nil {
-		return
+	if entries, ok := parse(p, name, ParseAdapterAllow, func(_ string, err error) error {
+		return fmt.Errorf("%s: %w", name, err)
+	}); ok {
+		dst.AdapterAllow = entries
 	}
-	entries, err := ParseAdapterAllow(v)
-	if err != nil {
-		p.err = fmt.Errorf("%s: %w", name, err)
-		return
-	}
-	dst.AdapterAllow = entries
 }
 
 // ParseAdapterAllow parses a SWITCHBOARD_ADAPTER_ALLOW value (see

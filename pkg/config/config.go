@@ -279,6 +279,23 @@ func (p *parser) get(name string) (string, bool) {
 	return strings.TrimSpace(v), true
 }
 
+// parse converts name's value with conv when the variable is set and no
+// earlier one failed, so each typed reader says only how it converts and
+// how it words a bad value; a conv error becomes p.err through fail (given
+// the raw value), and ok is false then as when the variable is unset.
+func parse[T any](p *parser, name string, conv func(string) (T, error), fail func(v string, err error) error) (x T, ok bool) {
+	v, ok := p.get(name)
+	if !ok || p.err != nil {
+		return x, false
+	}
+	x, err := conv(v)
+	if err != nil {
+		p.err = fail(v, err)
+		return x, false
+	}
+	return x, true
+}
+
 func (p *parser) str(name string, dst *string) {
 	if v, ok := p.get(name); ok {
 		*dst = v
@@ -286,16 +303,11 @@ func (p *parser) str(name string, dst *string) {
 }
 
 func (p *parser) duration(name string, dst *time.Duration) {
-	v, ok := p.get(name)
-	if !ok || p.err != nil {
-		return
+	if d, ok := parse(p, name, time.ParseDuration, func(v string, _ error) error {
+		return fmt.Errorf("%s: %q is not a duration (examples: 500ms, 10s, 2m)", name, v)
+	}); ok {
+		*dst = d
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		p.err = fmt.Errorf("%s: %q is not a duration (examples: 500ms, 10s, 2m)", name, v)
-		return
-	}
-	*dst = d
 }
 
 // secretKey decodes base64 (standard or URL alphabet, padded or not).

@@ -38,14 +38,9 @@ func defaultIngest() Ingest {
 
 // sealingKeys parses the keyring; its errors never contain key material.
 func (p *parser) sealingKeys(name string, dst *Ingest) {
-	v, ok := p.get(name)
-	if !ok || p.err != nil {
-		return
+	if k, ok := parse(p, name, secretbox.ParseKeyring, func(_ string, err error) error {
+		return fmt.Errorf("%s: %w (entries are id:base64key with 32-byte keys, the first seals; try: k1:$(openssl rand -base64 32))", name, err)
+	}); ok {
+		dst.SealingKeys, dst.DevSealingKeys = k, false
 	}
-	k, err := secretbox.ParseKeyring(v)
-	if err != nil {
-		p.err = fmt.Errorf("%s: %w (entries are id:base64key with 32-byte keys, the first seals; try: k1:$(openssl rand -base64 32))", name, err)
-		return
-	}
-	dst.SealingKeys, dst.DevSealingKeys = k, false
 }

@@ -53,16 +53,11 @@ func (p *parser) mcp(dst *MCP) {
 
 // count parses a whole number.
 func (p *parser) count(name string, dst *int) {
-	v, ok := p.get(name)
-	if !ok || p.err != nil {
-		return
+	if n, ok := parse(p, name, strconv.Atoi, func(v string, _ error) error {
+		return fmt.Errorf("%s: %q is not a whole number", name, v)
+	}); ok {
+		*dst = n
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		p.err = fmt.Errorf("%s: %q is not a whole number", name, v)
-		return
-	}
-	*dst = n
 }
 
 func (m MCP) validate() error {

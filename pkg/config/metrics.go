@@ -27,16 +27,11 @@ type Metrics struct {
 
 func (p *parser) metrics(dst *Metrics) {
 	p.str(EnvMetricsAddr, &dst.Addr)
-	v, ok := p.get(EnvMetricsTenantLabel)
-	if !ok || p.err != nil {
-		return
+	if b, ok := parse(p, EnvMetricsTenantLabel, strconv.ParseBool, func(v string, _ error) error {
+		return fmt.Errorf("%s: %q is not true or false", EnvMetricsTenantLabel, v)
+	}); ok {
+		dst.TenantLabel = b
 	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		p.err = fmt.Errorf("%s: %q is not true or false", EnvMetricsTenantLabel, v)
-		return
-	}
-	dst.TenantLabel = b
 }
 
 func (m Metrics) validate(httpAddr string) error {

@@ -2,14 +2,12 @@ package ingest
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
-	"github.com/switchboard/switchboard/pkg/auth"
 )
 
 // ListDeliveries page sizes: "0–100; 0 means 50" (the ring holds 100).
@@ -36,9 +34,9 @@ var deliveryOutcomes = map[string]ingestv1.DeliveryOutcome{
 // Whoever may read the endpoint may read its log (the policy is
 // GetEndpoint's); another tenant's endpoint is NOT_FOUND, in SQL.
 func (s *Server) ListDeliveries(ctx context.Context, req *ingestv1.ListDeliveriesRequest) (*ingestv1.ListDeliveriesResponse, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok {
-		return nil, fmt.Errorf("ingest: no verified principal: %w", apierr.ErrUnauthenticated)
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
 	}
 	endpoint, err := uuid.Parse(req.GetEndpointId())
 	if err != nil {

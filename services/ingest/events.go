@@ -30,9 +30,9 @@ const sourcePublish = "publish"
 // todo, in one transaction; a delivery id stored before returns the stored
 // event with duplicate = true and writes nothing.
 func (s *Server) PublishEvent(ctx context.Context, req *ingestv1.PublishEventRequest) (*ingestv1.PublishEventResponse, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok {
-		return nil, fmt.Errorf("ingest: no verified principal: %w", apierr.ErrUnauthenticated)
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkPublish(req); err != nil {
 		return nil, err
@@ -98,6 +98,16 @@ func publishedFor(p auth.Principal, queue string, t store.Target) *uuid.UUID {
 	return p.AgentID
 }
 
+// principal is the caller the auth interceptor verified; a call without one
+// (the interceptor not installed) is refused rather than served as nobody.
+func principal(ctx context.Context) (auth.Principal, error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return p, fmt.Errorf("ingest: no verified principal: %w", apierr.ErrUnauthenticated)
+	}
+	return p, nil
+}
+
 // readerOf is who p reads events as: its tenant, and the agent it acts as.
 func readerOf(p auth.Principal) store.Reader {
 	return store.Reader{HumanID: p.HumanID, AgentID: p.AgentID}
@@ -125,9 +135,9 @@ func checkPublish(req *ingestv1.PublishEventRequest) error {
 // GetEvent returns one of the caller's events, payload included. For an
 // agent's credential another agent's event is NOT_FOUND, like a missing one.
 func (s *Server) GetEvent(ctx context.Context, req *ingestv1.GetEventRequest) (*ingestv1.GetEventResponse, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok {
-		return nil, fmt.Errorf("ingest: no verified principal: %w", apierr.ErrUnauthenticated)
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if req.GetId() <= 0 {
 		return nil, apierr.Invalid(apierr.FieldViolation{Field: "id", Description: "must be ≥ 1"})
@@ -150,9 +160,9 @@ const maxListBytes = 3 << 20
 // credential, those GetEvent would return), one keyset page at a time
 // (page_token is the last id seen, opaque to clients).
 func (s *Server) ListEvents(ctx context.Context, req *ingestv1.ListEventsRequest) (*ingestv1.ListEventsResponse, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok {
-		return nil, fmt.Errorf("ingest: no verified principal: %w", apierr.ErrUnauthenticated)
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
 	}
 	f, err := listFilter(readerOf(p), req)
 	if err != nil {

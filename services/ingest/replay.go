@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
@@ -23,9 +22,9 @@ const maxReplayKey = 128
 // into the queue the request names or where the event's origin sends its
 // work now, recorded on the event, idempotent under a replay_key.
 func (s *Server) ReplayEvent(ctx context.Context, req *ingestv1.ReplayEventRequest) (*ingestv1.ReplayEventResponse, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok {
-		return nil, fmt.Errorf("ingest: no verified principal: %w", apierr.ErrUnauthenticated)
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if req.GetEventId() <= 0 {
 		return nil, apierr.Invalid(apierr.FieldViolation{Field: "event_id", Description: "must be ≥ 1"})

@@ -2,13 +2,11 @@ package ingest
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/google/uuid"
 
 	ingestv1 "github.com/switchboard/switchboard/gen/switchboard/ingest/v1"
 	"github.com/switchboard/switchboard/pkg/apierr"
-	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/services/ingest/internal/store"
 )
 
@@ -19,9 +17,9 @@ const maxReplayLimit = 1000
 // filter, oldest first after after_id, as ReplayEvent does, skipping (and
 // counting) those that cannot be replayed.
 func (s *Server) ReplayEvents(ctx context.Context, req *ingestv1.ReplayEventsRequest) (*ingestv1.ReplayEventsResponse, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok {
-		return nil, fmt.Errorf("ingest: no verified principal: %w", apierr.ErrUnauthenticated)
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
 	}
 	f, err := replayFilter(req)
 	if err != nil {

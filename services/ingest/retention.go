@@ -43,14 +43,7 @@ func (s *Server) Components() []lifecycle.Component {
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
 	p, err := s.store.PruneOnce(ctx, retentionBatch, retentionBatches)
 	s.opts.Metrics.RetentionSeries().Pruned("events", p.ByAge, p.OverTenantCap, p.OverTableCap)
-	if p.Total() > 0 {
-		s.log.Info("pruned events", zap.Int64("count", p.Total()),
-			zap.Int64("by_age", p.ByAge), zap.Int64("over_tenant_cap", p.OverTenantCap), zap.Int64("over_table_cap", p.OverTableCap))
-	}
-	if n := p.SafetyNet; n != nil {
-		s.log.Warn("retention safety net: the tenants together hold more events than retention.events.max_rows; the largest tenants were cut (raise max_rows above tenants × max_rows_per_tenant)",
-			zap.Int64("rows", n.Rows), zap.Int64("max_rows", n.MaxRows), zap.Int64("cut_to", n.Level), zap.Int("tenants_cut", n.Tenants), zap.Int64("deleted", p.OverTableCap))
-	}
+	p.Log(s.log, "events", "retention.events")
 	if err != nil {
 		return p.Total(), err
 	}

@@ -70,7 +70,7 @@ func (s *server) addReadTools(m *mcp.Server) {
 		Description: fmt.Sprintf("Get one event with its headers and payload: as text when it is UTF-8 (payload), "+
 			"else base64 (payload_base64); cut at %d bytes with payload_truncated: true.", MaxFieldBytes),
 		InputSchema: inputSchema[idIn](map[string]property{"id": pattern(idPattern)}),
-	}, s.getEvent)
+	}, getTool(s.event))
 	mcp.AddTool(m, &mcp.Tool{
 		Name: "list_todos", Annotations: readOnly,
 		Description: fmt.Sprintf("List todos (units of queued work), newest first. payload, result and progress "+
@@ -86,7 +86,7 @@ func (s *server) addReadTools(m *mcp.Server) {
 		Description: fmt.Sprintf("Get one todo: state, attempts, errors per attempt, payload, result, progress, "+
 			"its event_id and trace. Free-form fields over %d bytes of JSON are cut (<field>_truncated: true).", MaxFieldBytes),
 		InputSchema: inputSchema[idIn](map[string]property{"id": pattern(idPattern)}),
-	}, s.getTodo)
+	}, getTool(s.todo))
 	mcp.AddTool(m, &mcp.Tool{
 		Name: "queue_stats", Annotations: readOnly,
 		Description: "One queue's depth by state (pending_ready, pending_scheduled, running, completed, dead, " +
@@ -125,12 +125,16 @@ func (s *server) listEvents(ctx context.Context, req *mcp.CallToolRequest, in li
 	return nil, map[string]any{"events": events, "next_page_token": resp.GetNextPageToken()}, nil
 }
 
-func (s *server) getEvent(ctx context.Context, req *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, any, error) {
-	e, err := s.event(ctx, req.Extra, in.ID)
-	if err != nil {
-		return nil, nil, err
+// getTool is the get_* tool over get, which the resource of the same rows
+// (readResource) also serves, so both answer alike.
+func getTool(get func(context.Context, *mcp.RequestExtra, string) (map[string]any, error)) mcp.ToolHandlerFor[idIn, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, any, error) {
+		v, err := get(ctx, req.Extra, in.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, v, nil
 	}
-	return nil, e, nil
 }
 
 // event is GetEvent rendered, for the tool and the resource.
@@ -158,14 +162,6 @@ func (s *server) listTodos(ctx context.Context, req *mcp.CallToolRequest, in lis
 		return nil, nil, err
 	}
 	return nil, map[string]any{"todos": todos, "next_page_token": resp.GetNextPageToken()}, nil
-}
-
-func (s *server) getTodo(ctx context.Context, req *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, any, error) {
-	t, err := s.todo(ctx, req.Extra, in.ID)
-	if err != nil {
-		return nil, nil, err
-	}
-	return nil, t, nil
 }
 
 // todo is GetTodo rendered, for the tool and the resource.

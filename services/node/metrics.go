@@ -76,15 +76,23 @@ func (a *assembly) routeMetrics() error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET "+MetricsPath, a.metrics.Handler())
-	srv, err := httpserver.New(a.ctx, a.log, a.cfg.Metrics.Addr, mux, httpserver.Options{
-		Name: "metrics-http", BodyReadTimeout: a.cfg.HTTPLimits.ReadTimeout, MaxConns: maxMetricsConns,
+	srv, err := a.sideListener("metrics-http", a.cfg.Metrics.Addr, mux, maxMetricsConns)
+	a.metricsHTTP = srv
+	return err
+}
+
+// sideListener starts a listener of the node's own beside the HTTP one
+// (metrics, pprof): on addr, serving mux to at most maxConns connections at
+// once, stopped with the node's other closers.
+func (a *assembly) sideListener(name, addr string, mux http.Handler, maxConns int) (*httpserver.Server, error) {
+	srv, err := httpserver.New(a.ctx, a.log, addr, mux, httpserver.Options{
+		Name: name, BodyReadTimeout: a.cfg.HTTPLimits.ReadTimeout, MaxConns: maxConns,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	a.metricsHTTP = srv
 	a.closers = append(a.closers, func() error { return srv.Stop(context.WithoutCancel(a.ctx)) })
-	return nil
+	return srv, nil
 }
 
 // maxMetricsConns bounds the metrics listener: scrapers are few.

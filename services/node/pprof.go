@@ -1,11 +1,8 @@
 package node
 
 import (
-	"context"
 	"net/http"
 	"net/http/pprof"
-
-	"github.com/switchboard/switchboard/pkg/httpserver"
 )
 
 // PprofPath is where the opt-in profiler listener serves Go's profiles.
@@ -29,15 +26,9 @@ func (a *assembly) routePprof() error {
 	mux.HandleFunc("GET "+PprofPath+"profile", pprof.Profile)
 	mux.HandleFunc("GET "+PprofPath+"symbol", pprof.Symbol)
 	mux.HandleFunc("GET "+PprofPath+"trace", pprof.Trace)
-	srv, err := httpserver.New(a.ctx, a.log, a.cfg.Pprof.Addr, mux, httpserver.Options{
-		Name: "pprof-http", BodyReadTimeout: a.cfg.HTTPLimits.ReadTimeout, MaxConns: maxPprofConns,
-	})
-	if err != nil {
-		return err
-	}
+	srv, err := a.sideListener("pprof-http", a.cfg.Pprof.Addr, mux, maxPprofConns)
 	a.pprofHTTP = srv
-	a.closers = append(a.closers, func() error { return srv.Stop(context.WithoutCancel(a.ctx)) })
-	return nil
+	return err
 }
 
 // PprofAddr is the bound address of the profiler listener

@@ -94,27 +94,11 @@ func renderTodo(t store.Todo) (*queuev1.Todo, error) {
 		RunAt: timestamppb.New(t.RunAt), LeaseExpiresAt: timestamp(t.LeaseExpiresAt),
 		CreatedAt: timestamppb.New(t.CreatedAt), AttemptedAt: timestamp(t.AttemptedAt), FinishedAt: timestamp(t.FinishedAt),
 		LeaseExpiries: t.LeaseExpiries, RemoveOnComplete: t.RemoveOnComplete,
+		EventId: orZero(t.EventID), LeaseOwner: orZero(t.LeaseOwner), LastError: orZero(t.LastError),
+		DedupeKey: orZero(t.DedupeKey), TraceParent: orZero(t.TraceParent), ConcurrencyKey: orZero(t.ConcurrencyKey),
 	}
 	if t.AgentID != nil {
 		out.AgentId = t.AgentID.String()
-	}
-	if t.EventID != nil {
-		out.EventId = *t.EventID
-	}
-	if t.LeaseOwner != nil {
-		out.LeaseOwner = *t.LeaseOwner
-	}
-	if t.LastError != nil {
-		out.LastError = *t.LastError
-	}
-	if t.DedupeKey != nil {
-		out.DedupeKey = *t.DedupeKey
-	}
-	if t.TraceParent != nil {
-		out.TraceParent = *t.TraceParent
-	}
-	if t.ConcurrencyKey != nil {
-		out.ConcurrencyKey = *t.ConcurrencyKey
 	}
 	var bad []string
 	var err error
@@ -177,6 +161,16 @@ func (s *Server) todoProtos(ts []store.Todo) []*queuev1.Todo {
 		out[i] = s.todoProto(t)
 	}
 	return out
+}
+
+// orZero renders an optional column as its proto field: NULL is the
+// field's zero value, which proto3 leaves unset.
+func orZero[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 // timestamp renders an optional time; nil stays unset.

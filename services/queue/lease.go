@@ -27,11 +27,7 @@ func (s *Server) Heartbeat(ctx context.Context, req *queuev1.HeartbeatRequest) (
 // HeartbeatBatch extends many leases in one statement, with one outcome per
 // item.
 func (s *Server) HeartbeatBatch(ctx context.Context, req *queuev1.HeartbeatBatchRequest) (*queuev1.HeartbeatBatchResponse, error) {
-	c, items, err := batchItems(ctx, req.GetItems(), heartbeatItem)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.store.Heartbeat(ctx, c, items)
+	items, res, err := runBatch(ctx, req.GetItems(), heartbeatItem, s.store.Heartbeat)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +69,7 @@ func (s *Server) Complete(ctx context.Context, req *queuev1.CompleteRequest) (*q
 // CompleteBatch completes many todos in one statement, with one outcome per
 // item.
 func (s *Server) CompleteBatch(ctx context.Context, req *queuev1.CompleteBatchRequest) (*queuev1.CompleteBatchResponse, error) {
-	c, items, err := batchItems(ctx, req.GetItems(), completeItem)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.store.Complete(ctx, c, items)
+	items, res, err := runBatch(ctx, req.GetItems(), completeItem, s.store.Complete)
 	if err != nil {
 		return nil, err
 	}
@@ -179,23 +171,28 @@ func merged[P any, I interface{ TodoID() int64 }, R interface{ Err(id int64) err
 	return it, r, r.Err(it.TodoID())
 }
 
-// batchItems checks a batch lease call: its caller, 1–1000 items, and each
-// item through parse (errors name the item's index).
-func batchItems[P, I any](ctx context.Context, reqs []P, parse func(prefix string, r P) (I, error)) (store.Caller, []I, error) {
+// runBatch checks a batch lease call (its caller, 1–1000 items, and each
+// item through parse; errors name the item's index), then runs the items in
+// one statement and returns them with their results, item i's at index i.
+func runBatch[P, I, R any](ctx context.Context, reqs []P, parse func(prefix string, r P) (I, error), run func(context.Context, store.Caller, []I) ([]R, error)) ([]I, []R, error) {
 	c, err := caller(ctx)
 	if err != nil {
-		return c, nil, err
+		return nil, nil, err
 	}
 	if n := len(reqs); n == 0 || n > maxBatch {
-		return c, nil, invalid("items", "must hold 1 to 1000 items")
+		return nil, nil, invalid("items", "must hold 1 to 1000 items")
 	}
 	items := make([]I, len(reqs))
 	for i, r := range reqs {
 		if items[i], err = parse(itemPrefix(i), r); err != nil {
-			return c, nil, err
+			return nil, nil, err
 		}
 	}
-	return c, items, nil
+	res, err := run(ctx, c, items)
+	if err != nil {
+		return nil, nil, err
+	}
+	return items, res, nil
 }
 
 // lease checks a (todo id, lease token) pair.

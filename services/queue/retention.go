@@ -1,10 +1,6 @@
 package queue
 
-import (
-	"context"
-
-	"go.uber.org/zap"
-)
+import "context"
 
 // PruneOnce applies the setting retention.todos now and returns how many
 // finished (completed, dead, cancelled) todos it deleted: those finished
@@ -19,13 +15,6 @@ import (
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
 	p, err := s.store.PruneOnce(ctx, s.opts.RetentionBatch, s.opts.MaxBatchesPerTick)
 	s.opts.Metrics.RetentionSeries().Pruned("todos", p.ByAge, p.OverTenantCap, p.OverTableCap)
-	if p.Total() > 0 {
-		s.log.Info("pruned finished todos", zap.Int64("count", p.Total()),
-			zap.Int64("by_age", p.ByAge), zap.Int64("over_tenant_cap", p.OverTenantCap), zap.Int64("over_table_cap", p.OverTableCap))
-	}
-	if n := p.SafetyNet; n != nil {
-		s.log.Warn("retention safety net: the tenants together hold more finished todos than retention.todos.max_rows; the largest tenants were cut (raise max_rows above tenants × max_rows_per_tenant)",
-			zap.Int64("rows", n.Rows), zap.Int64("max_rows", n.MaxRows), zap.Int64("cut_to", n.Level), zap.Int("tenants_cut", n.Tenants), zap.Int64("deleted", p.OverTableCap))
-	}
+	p.Log(s.log, "finished todos", "retention.todos")
 	return p.Total(), err
 }

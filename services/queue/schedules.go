@@ -238,13 +238,10 @@ func scheduleProto(r store.Schedule, least time.Duration) *queuev1.Schedule {
 	out := &queuev1.Schedule{
 		Id: r.ID.String(), Name: r.Name, Cron: r.Cron, TimeZone: r.TimeZone, Template: template,
 		Misfire: queuev1.Misfire_MISFIRE_RUN_ONCE, Paused: r.PausedAt != nil, LastRunAt: timestamp(r.LastRunAt),
-		CreatedAt: timestamp(&r.CreatedAt), UpdatedAt: timestamp(&r.UpdatedAt),
+		CreatedAt: timestamp(&r.CreatedAt), UpdatedAt: timestamp(&r.UpdatedAt), LastTodoId: orZero(r.LastTodoID),
 	}
 	if r.Misfire == misfireSkip {
 		out.Misfire = queuev1.Misfire_MISFIRE_SKIP
-	}
-	if r.LastTodoID != nil {
-		out.LastTodoId = *r.LastTodoID
 	}
 	if r.NextRunAt != nil {
 		runs := []time.Time{*r.NextRunAt}

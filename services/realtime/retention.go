@@ -1,10 +1,6 @@
 package realtime
 
-import (
-	"context"
-
-	"go.uber.org/zap"
-)
+import "context"
 
 // maxRetentionBatches bounds one pass of each kind, so a huge backlog is
 // worked off over several ticks instead of one long burst.
@@ -21,13 +17,6 @@ const maxRetentionBatches = 20
 func (s *Server) PruneOnce(ctx context.Context) (int64, error) {
 	p, err := s.store.PruneOnce(ctx, int32(s.opts.RetentionBatch), maxRetentionBatches)
 	s.opts.Metrics.RetentionSeries().Pruned("realtime_events", p.ByAge, p.OverTenantCap, p.OverTableCap)
-	if p.Total() > 0 {
-		s.log.Info("pruned durable realtime events", zap.Int64("count", p.Total()),
-			zap.Int64("by_age", p.ByAge), zap.Int64("over_tenant_cap", p.OverTenantCap), zap.Int64("over_table_cap", p.OverTableCap))
-	}
-	if n := p.SafetyNet; n != nil {
-		s.log.Warn("retention safety net: the tenants together hold more durable realtime events than retention.realtime_events.max_rows; the largest tenants were cut (raise max_rows above tenants × max_rows_per_tenant)",
-			zap.Int64("rows", n.Rows), zap.Int64("max_rows", n.MaxRows), zap.Int64("cut_to", n.Level), zap.Int("tenants_cut", n.Tenants), zap.Int64("deleted", p.OverTableCap))
-	}
+	p.Log(s.log, "durable realtime events", "retention.realtime_events")
 	return p.Total(), err
 }

@@ -25,22 +25,25 @@ type Control struct {
 // paused (nothing was written; the state is the first pause's).
 func (s *Store) Pause(ctx context.Context, c Caller, queue string) (ctl Control, changed bool, err error) {
 	rows, err := s.q.QueuePause(ctx, s.pool, dbsqlc.QueuePauseParams{HumanID: c.HumanID, Queue: queue})
-	if err != nil {
-		return Control{}, false, mapErr(err, "pause queue", "queue "+queue)
-	}
-	ctl, err = s.Control(ctx, c, queue)
-	return ctl, len(rows) == 1, err
+	return s.controlAfter(ctx, c, queue, "pause queue", len(rows) == 1, err)
 }
 
 // Resume resumes the caller's queue. changed is false when it was not
 // paused (nothing was written).
 func (s *Store) Resume(ctx context.Context, c Caller, queue string) (ctl Control, changed bool, err error) {
 	rows, err := s.q.QueueResume(ctx, s.pool, dbsqlc.QueueResumeParams{HumanID: c.HumanID, Queue: queue})
+	return s.controlAfter(ctx, c, queue, "resume queue", len(rows) == 1, err)
+}
+
+// controlAfter is what Pause and Resume return once their statement ran
+// (op, which wrote a row when changed): the queue's control read back, so
+// both answer with the state as it now is, whoever changed it.
+func (s *Store) controlAfter(ctx context.Context, c Caller, queue, op string, changed bool, err error) (Control, bool, error) {
 	if err != nil {
-		return Control{}, false, mapErr(err, "resume queue", "queue "+queue)
+		return Control{}, false, mapErr(err, op, "queue "+queue)
 	}
-	ctl, err = s.Control(ctx, c, queue)
-	return ctl, len(rows) == 1, err
+	ctl, err := s.Control(ctx, c, queue)
+	return ctl, changed, err
 }
 
 // Control reads the caller's queue's control state. It is a statement of
