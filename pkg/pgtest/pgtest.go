@@ -81,14 +81,25 @@ func NewPool(tb testing.TB) *pgxpool.Pool {
 	return OpenPool(tb, NewDatabase(tb), nil)
 }
 
+// PoolConns is the size of a pool OpenPool and NewPool open, unless
+// configure sets another. pgxpool's default is the CPU count: on a big
+// machine, times the tests go test runs at once (make test bounds those with
+// -p and -parallel), that outgrows what a shared server has left of its
+// max_connections. Four serve a test's concurrent statements; a test that
+// needs more for contention says so with MaxConns in configure.
+const PoolConns = 4
+
 // OpenPool opens a pool on url configured like a node's (postgres.ConfigurePool),
-// after configure (when not nil) has adjusted it, and closes it at cleanup,
-// before the database of url is dropped.
+// of PoolConns connections unless configure (when not nil) adjusts it, and
+// closes it at cleanup, before the database of url is dropped.
 func OpenPool(tb testing.TB, url string, configure func(*pgxpool.Config)) *pgxpool.Pool {
 	tb.Helper()
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		tb.Fatalf("pgtest: parse %s: %v", redact(url), err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		pc.MaxConns = PoolConns
 	}
 	if configure != nil {
 		configure(pc)
