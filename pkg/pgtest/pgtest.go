@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -89,6 +90,33 @@ func NewPool(tb testing.TB) *pgxpool.Pool {
 // needs more for contention says so with MaxConns in configure.
 const PoolConns = 4
 
+// NodePoolConns is the size of each of the pools of a node under test (its
+// DATABASE_URL from NodeURL). A node sizes its pools for hundreds of workers
+// (services/node: at least 16 and 8 connections); two of those per parallel
+// test, next to another package's tests, took a run to 82 connections, more
+// than a shared server with max_connections=100 had left. A node under test
+// serves a handful of clients, and pgxpool queues a statement for a free
+// connection rather than fail it.
+const NodePoolConns = 6
+
+// NodeURL returns url with pool_max_conns=NodePoolConns unless url sets it,
+// for the DATABASE_URL of a node a test runs (node.New, `switchboard serve`).
+// Only pgxpool understands the parameter: pgx.Connect, database/sql and
+// `switchboard migrate` would pass it to the server, which refuses it.
+func NodeURL(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		panic(fmt.Sprintf("pgtest: not a URL: %v", err))
+	}
+	q := u.Query()
+	if q.Has("pool_max_conns") {
+		return dbURL
+	}
+	q.Set("pool_max_conns", strconv.Itoa(NodePoolConns))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // OpenPool opens a pool on url configured like a node's (postgres.ConfigurePool),
 // of PoolConns connections unless configure (when not nil) adjusts it, and
 // closes it at cleanup, before the database of url is dropped.
@@ -100,6 +128,11 @@ func OpenPool(tb testing.TB, url string, configure func(*pgxpool.Config)) *pgxpo
 	}
 	if !strings.Contains(url, "pool_max_conns") {
 		pc.MaxConns = PoolConns
+	}
+	// Named after the test, so pg_stat_activity says whose connections a
+	// crowded server holds (Postgres keeps the first 63 bytes).
+	if pc.ConnConfig.RuntimeParams["application_name"] == "" {
+		pc.ConnConfig.RuntimeParams["application_name"] = "pgtest " + tb.Name()
 	}
 	if configure != nil {
 		configure(pc)
