@@ -19,6 +19,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -29,6 +30,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -150,7 +152,7 @@ func create(tb testing.TB, clause string) string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, AdminURL())
+	conn, err := connectAdmin(ctx)
 	if err != nil {
 		tb.Fatalf("pgtest: connect to %s (set TEST_DATABASE_URL): %v", redact(AdminURL()), err)
 	}
@@ -166,7 +168,7 @@ func create(tb testing.TB, clause string) string {
 func drop(tb testing.TB, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, AdminURL())
+	conn, err := connectAdmin(ctx)
 	if err != nil {
 		tb.Errorf("pgtest: connect to drop %s: %v", name, err)
 		return
@@ -174,6 +176,32 @@ func drop(tb testing.TB, name string) {
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
 		tb.Errorf("pgtest: drop database %s: %v", name, err)
+	}
+}
+
+// connectAdmin connects to the maintenance database, waiting while the
+// server has no connection slot free (SQLSTATE 53300) until ctx ends. On a
+// server shared with other clients and test processes a full server is a
+// moment, not an answer: creating and dropping a test's database only needs
+// a slot for milliseconds, and a drop that gave up left the database behind.
+func connectAdmin(ctx context.Context) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(AdminURL())
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeParams["application_name"] = "pgtest admin"
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		var pe *pgconn.PgError
+		// 53300: too_many_connections.
+		if err == nil || !errors.As(err, &pe) || pe.Code != "53300" {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
 	}
 }
 
@@ -187,7 +215,7 @@ func template() (string, error) {
 func buildTemplate() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, AdminURL())
+	conn, err := connectAdmin(ctx)
 	if err != nil {
 		return "", fmt.Errorf("connect to %s (set TEST_DATABASE_URL): %w", redact(AdminURL()), err)
 	}
