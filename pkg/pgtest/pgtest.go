@@ -98,8 +98,11 @@ const PoolConns = 4
 // test, next to another package's tests, took a run to 82 connections, more
 // than a shared server with max_connections=100 had left. A node under test
 // serves a handful of clients, and pgxpool queues a statement for a free
-// connection rather than fail it.
-const NodePoolConns = 6
+// connection rather than fail it. Measured with 40 connections held
+// (deploy/local/hold-connections.sh): 6 still overran the server when
+// services/node and services/queue ran together; with 4 the integration
+// tier peaked at 49 of its own and passed.
+const NodePoolConns = 4
 
 // NodeURL returns url with pool_max_conns=NodePoolConns unless url sets it,
 // for the DATABASE_URL of a node a test runs (node.New, `switchboard serve`).
