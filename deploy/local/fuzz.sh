@@ -5,7 +5,7 @@
 #   FUZZTIME=20000x (default; `make fuzz`, FUZZTIME=1m for a longer run by
 #     hand): each target for that budget, every failure is a failure.
 #   FUZZ_SECONDS=N (`make test`, through `make fuzz-brief`): N seconds of
-#     fuzzing in total, split evenly over the targets (at least 2 s each).
+#     fuzzing in total, split evenly over the targets (at least 1 s each).
 #     Building each fuzz binary and replaying its corpus comes on top.
 #
 # The seed corpus (f.Add and testdata/fuzz) already runs in every `go test`,
@@ -39,7 +39,7 @@ done < <(grep -rl --include='*_test.go' '^func Fuzz' pkg services | sort)
 
 if [[ -n ${FUZZ_SECONDS:-} ]]; then
   per=$((FUZZ_SECONDS / ${#targets[@]}))
-  ((per >= 2)) || per=2
+  ((per >= 1)) || per=1
   fuzztime=${per}s
   brief=1
 else
