@@ -21,10 +21,12 @@ LDFLAGS := -X github.com/switchboard/switchboard/pkg/buildinfo.Version=$(VERSION
 # Paths written by `make generate` (checked by `make verify`).
 GENERATED := gen ':(glob)services/**/dbsqlc/**' ':(glob)pkg/**/dbsqlc/**'
 PG := eval "$$(deploy/local/postgres.sh)"
+# Runs one stage of `make test`, timing it into .local/ci (deploy/local/stage.sh).
+STAGE := deploy/local/stage.sh
 
 .PHONY: help
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
 tools: ## Install the pinned tools (buf, protoc plugins, sqlc, golangci-lint, grpcurl, grpc-health-probe)
@@ -66,17 +68,18 @@ build: ## Build bin/switchboard
 	go build -ldflags "$(LDFLAGS)" -o bin/switchboard ./services/cmd/switchboard
 
 .PHONY: vet
-vet: ## go vet every module: the unit tier, then both tiers (build tag integration), then the chaos suite
-	go vet work
-	go vet -tags integration work
-	cd services && go vet -tags chaos ./internal/chaos/...
+vet: ## go vet every module once, with every build tag (integration, e2e, chaos: no file excludes a tag, so their union compiles every file)
+	go vet -tags integration,e2e,chaos work
 
 .PHONY: lint
-lint: ## golangci-lint every module (config: .golangci.yaml): the unit tier, then both tiers
+lint: ## golangci-lint every module once, with every build tag (config: .golangci.yaml)
 	@deploy/local/tools.sh lint
-	golangci-lint run $(addsuffix /...,$(MODULES))
-	golangci-lint run --build-tags integration $(addsuffix /...,$(MODULES))
-	cd services && golangci-lint run --build-tags chaos ./internal/chaos/...
+	@# One pass over the union of the tiers. No file's constraint excludes a tag
+	@# (no !integration), so each tag only adds files: `unused` can report no
+	@# false positive here that a tier alone would not. What the union cannot see
+	@# is an untagged helper used only by tagged tests; that is dead code in the
+	@# unit build, not an error, and the compiler still checks each tier.
+	golangci-lint run --build-tags integration,e2e,chaos $(addsuffix /...,$(MODULES))
 
 .PHONY: tidy
 tidy: ## go mod tidy every module
@@ -86,41 +89,117 @@ tidy: ## go mod tidy every module
 db: ## Make sure Postgres is reachable; print its URLs
 	@deploy/local/postgres.sh
 
+# --- Test tiers -------------------------------------------------------------
+# Each tier runs through deploy/local/gotest.sh: `go test -json` into
+# $(CI_DIR)/<tier>.json and .out, and on the terminal only the failures and
+# one line per tier. Each -timeout is near the tier's measured time on the
+# 2-core shared machine, with headroom: a hung test fails its package in
+# minutes rather than after the old 15.
+CI_DIR ?= .local/ci
+export CI_DIR
+GOTEST := deploy/local/gotest.sh
+# Connection bounds (README, "Development"): go test runs TEST_P packages at
+# once and TEST_PARALLEL parallel tests in each, and every test of the
+# integration and e2e tiers holds Postgres connections (pkg/pgtest caps a
+# test's pools). Fixed rather than go's default (the CPU count, for both):
+# on a big machine that default multiplies into more connections than a
+# shared server's max_connections=100 allows.
+TEST_P ?= 2
+TEST_PARALLEL ?= 2
+# The tests that exec the built binary or drive a browser live under
+# services/internal/e2e (build tag e2e). E2E_PKGS is relative to services/.
+E2E_DIR := services/internal/e2e
+E2E_PKGS ?= ./internal/e2e/...
+# The console's browser test (CONSOLE_SCREENSHOTS=dir saves its screenshots):
+# where it lives once the e2e tree is merged, and where it lived before.
+CONSOLE_TEST ?= TestConsoleEndToEnd
+CONSOLE_PKG ?= $(if $(wildcard $(E2E_DIR)),./internal/e2e/console/,./cmd/switchboard/)
+# go test's -timeout is per package. Measured on the 2-core machine: the
+# slowest integration package took 61 s idle and 240 s (services/node) with
+# the load average at 26; the slowest e2e one 171 s loaded
+# (services/cmd/switchboard); the chaos suite 81 s. Set about twice the
+# loaded time.
+UNIT_TIMEOUT ?= 5m
+INTEGRATION_TIMEOUT ?= 8m
+E2E_TIMEOUT ?= 8m
+CHAOS_TIMEOUT ?= 5m
+# Seconds of fuzzing in `make test`, split over every target (deploy/local/fuzz.sh):
+# 1 s each, about the 20000 executions the old CI run made per target. Measured
+# warm: the stage took 34 s at 19, 75 s at 60 (3 s each); the old 20000x run 39 s.
+FUZZ_SECONDS ?= 19
+
 .PHONY: unit
 unit: ## The fast tier: every Go test that needs no Postgres, Redis or browser (-race)
-	go test -race -count=1 -timeout 10m work
+	@$(GOTEST) unit . -race -count=1 -timeout $(UNIT_TIMEOUT) work
 
-.PHONY: integration
-integration: ## Both tiers: the fast tests and those (build tag integration) against Postgres, Redis, headless Chromium, promtool and the MCP Inspector CLI
+.PHONY: redis
+redis: ## Make sure Redis answers on 127.0.0.1:6379 (started, or installed as root on Debian)
+	@deploy/local/redis.sh
+
+.PHONY: e2e-deps
+e2e-deps: ## What the e2e tier needs: Chromium, promtool, the MCP Inspector CLI, playwright-core, Redis, grpcurl, jq
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/promtool.sh >/dev/null
 	@deploy/local/mcp-inspector.sh >/dev/null # services/mcp TestInspectorCLI runs it (npm ci of a pinned lock)
-	@deploy/local/playwright.sh >/dev/null # services/cmd/switchboard TestConsoleEndToEnd drives the console with it (npm ci of a pinned lock)
+	@deploy/local/playwright.sh >/dev/null # the console's browser test drives it (npm ci of a pinned lock)
 	@deploy/local/redis.sh
-	@deploy/local/tools.sh grpcurl # the README walk-through's test (services/node TestReadmeWalkthrough) runs it
+	@deploy/local/tools.sh grpcurl # the README walk-through's test runs it
 	@command -v jq >/dev/null || { echo "the README walk-through's test needs jq: apt-get install -y --no-install-recommends jq"; exit 1; }
-	@$(PG); go test -race -count=1 -tags integration -timeout 15m work
+
+# Until services/internal/e2e exists, the tests that exec the binary or drive
+# a browser still carry tag integration, so that tier needs their tools too.
+# Once the e2e tree is merged this picks plain `redis` by itself.
+INTEGRATION_DEPS := $(if $(wildcard $(E2E_DIR)),redis,e2e-deps)
+
+.PHONY: integration
+integration: $(INTEGRATION_DEPS) ## The fast tests and the in-process ones (build tag integration) against Postgres and Redis
+	@$(PG); $(GOTEST) integration . -race -count=1 -tags integration -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(INTEGRATION_TIMEOUT) work
+
+.PHONY: e2e
+e2e: e2e-deps ## The end-to-end tier (build tag e2e, services/internal/e2e): the built binary, the console in Chromium, promtool, the MCP Inspector, grpcurl
+	@mkdir -p $(CI_DIR)
+	@# Until the e2e tree is merged, go's pattern would match nothing: say so,
+	@# and mark the stage NOT-RUN in the table instead of ok. Tag integration
+	@# too: the e2e tests use pkg/pgtest, whose files carry it.
+	@if [[ ! -d $(E2E_DIR) ]]; then \
+		echo "e2e: NOT RUN: $(E2E_DIR) does not exist; its tests still run in 'make integration' until it does"; \
+		echo NOT-RUN > $(CI_DIR)/e2e.status; \
+	else \
+		$(PG); $(GOTEST) e2e services -race -count=1 -tags integration,e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS); \
+	fi
 
 .PHONY: test
-test: ## The whole suite (what CI runs): verify, vet, lint, every Go test (-race, both tiers), chaos, fuzzing. First run installs the pinned Go tools and, as root on Debian, postgresql, redis-server, chromium (--no-install-recommends), prometheus (promtool): ~26 min measured on 2 cores with empty Go caches, plus the apt installs
+test: ## The whole suite (what CI runs): every stage, even after one failed; ends with a table of stages, the slowest packages and tests, and what failed (logs in .local/ci). First run installs the pinned Go tools and, as root on Debian, postgresql, redis-server, chromium (--no-install-recommends), prometheus (promtool)
 	@echo "make test: on first use it installs what it needs, then reuses it:"
 	@echo "  - Go tools pinned in deploy/local/tools.sh (buf, protoc plugins, sqlc, golangci-lint, grpcurl) into $(GOBIN), from the Go module proxy;"
 	@echo "  - as root on Debian, missing system packages with apt-get: postgresql, redis-server,"
 	@echo "    chromium (--no-install-recommends) and prometheus (for promtool) when their tests need them;"
 	@echo "  - the MCP Inspector CLI from npm (deploy/local/mcp-inspector.sh: npm ci of a committed lock into .local/);"
 	@echo "  - playwright-core from npm for the console's browser tests (deploy/local/playwright.sh: npm ci of a committed lock into .local/; it drives Debian's chromium, no browser download);"
-	@echo "  - nothing else (no containers). A first run took 26 minutes on a 2-core machine with empty Go"
-	@echo "    module, build and tool caches (the apt installs add a few minutes); later runs take 5-10 minutes."
-	@$(PG); deploy/local/tools.sh buf protoc sqlc lint
-	$(MAKE) --no-print-directory verify
-	$(MAKE) --no-print-directory vet
-	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory integration
-	$(MAKE) --no-print-directory chaos
-	$(MAKE) --no-print-directory fuzz
+	@echo "  - nothing else (no containers). Stage times, full logs and go test -json per tier: $(CI_DIR)/."
+	@rm -rf $(CI_DIR) && mkdir -p $(CI_DIR)
+	@# Every stage runs even when an earlier one failed (a lint finding must not
+	@# hide a failing test); ci-report.sh prints the stage table, the slowest
+	@# packages and tests and what failed, and exits non-zero if anything did.
+	@# "services" installs or starts what the tests need, so its time (apt on a
+	@# first run) is not charged to a test tier.
+	@$(STAGE) tools deploy/local/tools.sh buf protoc sqlc lint || true
+	@$(STAGE) services bash -c '$(PG) && $(MAKE) --no-print-directory e2e-deps' || true
+	@$(STAGE) verify $(MAKE) --no-print-directory verify || true
+	@$(STAGE) vet $(MAKE) --no-print-directory vet || true
+	@$(STAGE) lint $(MAKE) --no-print-directory lint || true
+	@$(STAGE) integration $(MAKE) --no-print-directory integration || true
+	@$(STAGE) e2e $(MAKE) --no-print-directory e2e || true
+	@$(STAGE) chaos $(MAKE) --no-print-directory chaos || true
+	@$(STAGE) fuzz $(MAKE) --no-print-directory fuzz-brief || true
+	@deploy/local/ci-report.sh
+
+.PHONY: fuzz-brief
+fuzz-brief: ## Fuzz every go test -fuzz target for FUZZ_SECONDS in all (default 19: 1 s each), as make test does
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) deploy/local/fuzz.sh
 
 .PHONY: fuzz
-fuzz: ## Run every go test -fuzz target briefly (FUZZTIME=1m for longer)
+fuzz: ## Fuzz every go test -fuzz target for FUZZTIME each (default 20000x, a count; FUZZTIME=1m for longer)
 	@deploy/local/fuzz.sh
 
 .PHONY: run
@@ -144,7 +223,7 @@ run: build ## Start Postgres if needed, migrate, and run every service in one pr
 console-screenshots: ## Run the console's browser specs against a real node and save their screenshots into docs/console (for docs/console.md)
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/playwright.sh >/dev/null
-	@$(PG); cd services && CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console go test -count=1 -tags integration -run TestConsoleEndToEnd ./cmd/switchboard/
+	@$(PG); cd services && CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console go test -count=1 -tags integration,e2e -run '^$(CONSOLE_TEST)$$' $(CONSOLE_PKG)
 
 .PHONY: clean
 clean: ## Remove build output
@@ -152,4 +231,4 @@ clean: ## Remove build output
 
 .PHONY: chaos
 chaos: ## The chaos suite (build tag chaos): real nodes, SDK workers and a private Postgres under faults; CHAOS_REPORT=file keeps the report
-	cd services && go test -tags chaos -race=false -count=1 -v -timeout 15m ./internal/chaos/...
+	@$(GOTEST) chaos services -tags chaos -race=false -count=1 -timeout $(CHAOS_TIMEOUT) ./internal/chaos/...

@@ -1,31 +1,75 @@
 #!/usr/bin/env bash
-# fuzz.sh runs every `go test -fuzz` target of the repository for a short
-# budget each (default 20000 executions; FUZZTIME=1m deploy/local/fuzz.sh for
-# a longer run by hand). CI runs it briefly: a parser or verifier that panics or accepts a
-# forged signature on the first few thousand inputs fails the build. The
-# seed corpus (f.Add and testdata/fuzz) already runs in every `go test`.
+# fuzz.sh runs every `go test -fuzz` target of the repository, one after the
+# other, in one of two modes:
+#
+#   FUZZTIME=20000x (default; `make fuzz`, FUZZTIME=1m for a longer run by
+#     hand): each target for that budget, every failure is a failure.
+#   FUZZ_SECONDS=N (`make test`, through `make fuzz-brief`): N seconds of
+#     fuzzing in total, split evenly over the targets (at least 1 s each).
+#     Building each fuzz binary and replaying its corpus comes on top.
+#
+# The seed corpus (f.Add and testdata/fuzz) already runs in every `go test`,
+# so CI only needs a brief run: a parser or verifier that panics or accepts a
+# forged signature on the first few thousand inputs fails the build.
 # Anything the fuzzer finds is written to that package's testdata/fuzz and
 # should be committed as a regression seed once fixed.
 #
-# The default budget is a count, not a duration: with a duration, Go's fuzz
-# coordinator (up to 1.26, golang/go#75804) can report a bare "context deadline
-# exceeded" failure at the deadline on a loaded machine, with no input found.
-# A count has no deadline to race, so a failure here is always a real one.
+# Why FUZZ_SECONDS is judged by what the fuzzer found: with a duration, Go's
+# fuzz coordinator (up to 1.26, golang/go#75804, fixed in 1.27) can report a
+# bare "context deadline exceeded" failure at the deadline on a loaded
+# machine, with no input found. A count has no deadline to race, but a count
+# costs a different time on every machine, and CI wants a time budget. So in
+# FUZZ_SECONDS mode a target fails when the fuzzer wrote a failing input, or
+# when anything other than that one bare deadline line failed (a seed, a
+# build, a panic); the bare deadline alone is reported, not failed: by then
+# the seeds passed and the fuzzer ran its whole budget without a crash.
+# FUZZTIME mode keeps every failure a failure.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-fuzztime=${FUZZTIME:-20000x}
 cd "$repo"
-status=0
+
+targets=()
 while IFS= read -r file; do
-  dir=$(dirname "$file")
   for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file"); do
-    echo "fuzz: $dir $target ($fuzztime)"
-    if ! go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" -parallel=1 "./$dir" >/tmp/fuzz.$$.log 2>&1; then
-      cat /tmp/fuzz.$$.log
-      status=1
-    fi
+    targets+=("$(dirname "$file") $target")
   done
 done < <(grep -rl --include='*_test.go' '^func Fuzz' pkg services | sort)
-rm -f /tmp/fuzz.$$.log
+((${#targets[@]})) || { echo "fuzz: no fuzz targets found: the search pattern is broken"; exit 1; }
+
+if [[ -n ${FUZZ_SECONDS:-} ]]; then
+  per=$((FUZZ_SECONDS / ${#targets[@]}))
+  ((per >= 1)) || per=1
+  fuzztime=${per}s
+  brief=1
+else
+  fuzztime=${FUZZTIME:-20000x}
+  brief=0
+fi
+echo "fuzz: ${#targets[@]} targets, $fuzztime each"
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0 tolerated=0
+for t in "${targets[@]}"; do
+  dir=${t% *} target=${t#* }
+  start=$SECONDS
+  # -parallel=1: one fuzz worker, the machine is shared with the other stages'
+  # leftovers and other jobs. -timeout bounds a wedged run, not the budget.
+  if go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" -parallel=1 -timeout=15m "./$dir" >"$log" 2>&1; then
+    printf 'fuzz: %-28s %-40s ok (%d s)\n' "$dir" "$target" $((SECONDS - start))
+    continue
+  fi
+  if ((brief)) && ! grep -q 'Failing input written to' "$log" &&
+    [[ $(grep -cvE '^(--- FAIL: Fuzz|    context deadline exceeded$|FAIL|exit status [0-9]+$|fuzz: elapsed: )' "$log") == 0 ]] &&
+    grep -q '^    context deadline exceeded$' "$log"; then
+    printf 'fuzz: %-28s %-40s ok: ran its budget, found nothing; go reported only its bare deadline (golang/go#75804)\n' "$dir" "$target"
+    tolerated=$((tolerated + 1))
+    continue
+  fi
+  printf 'fuzz: %-28s %-40s FAILED\n' "$dir" "$target"
+  cat "$log"
+  status=1
+done
+((tolerated == 0)) || echo "fuzz: $tolerated target(s) ended with go's bare deadline (golang/go#75804), not counted as failures"
 exit $status

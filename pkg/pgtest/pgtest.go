@@ -20,15 +20,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -82,14 +85,60 @@ func NewPool(tb testing.TB) *pgxpool.Pool {
 	return OpenPool(tb, NewDatabase(tb), nil)
 }
 
+// PoolConns is the size of a pool OpenPool and NewPool open, unless
+// configure sets another. pgxpool's default is the CPU count: on a big
+// machine, times the tests go test runs at once (make test bounds those with
+// -p and -parallel), that outgrows what a shared server has left of its
+// max_connections. Four serve a test's concurrent statements; a test that
+// needs more for contention says so with MaxConns in configure.
+const PoolConns = 4
+
+// NodePoolConns is the size of each of the pools of a node under test (its
+// DATABASE_URL from NodeURL). A node sizes its pools for hundreds of workers
+// (services/node: at least 16 and 8 connections); two of those per parallel
+// test, next to another package's tests, took a run to 82 connections, more
+// than a shared server with max_connections=100 had left. A node under test
+// serves a handful of clients, and pgxpool queues a statement for a free
+// connection rather than fail it. Measured with 40 connections held
+// (deploy/local/hold-connections.sh): 6 still overran the server when
+// services/node and services/queue ran together; with 4 the integration
+// tier peaked at 49 of its own and passed.
+const NodePoolConns = 4
+
+// NodeURL returns url with pool_max_conns=NodePoolConns unless url sets it,
+// for the DATABASE_URL of a node a test runs (node.New, `switchboard serve`).
+// Only pgxpool understands the parameter: pgx.Connect, database/sql and
+// `switchboard migrate` would pass it to the server, which refuses it.
+func NodeURL(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		panic(fmt.Sprintf("pgtest: not a URL: %v", err))
+	}
+	q := u.Query()
+	if q.Has("pool_max_conns") {
+		return dbURL
+	}
+	q.Set("pool_max_conns", strconv.Itoa(NodePoolConns))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // OpenPool opens a pool on url configured like a node's (postgres.ConfigurePool),
-// after configure (when not nil) has adjusted it, and closes it at cleanup,
-// before the database of url is dropped.
+// of PoolConns connections unless configure (when not nil) adjusts it, and
+// closes it at cleanup, before the database of url is dropped.
 func OpenPool(tb testing.TB, url string, configure func(*pgxpool.Config)) *pgxpool.Pool {
 	tb.Helper()
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		tb.Fatalf("pgtest: parse %s: %v", redact(url), err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		pc.MaxConns = PoolConns
+	}
+	// Named after the test, so pg_stat_activity says whose connections a
+	// crowded server holds (Postgres keeps the first 63 bytes).
+	if pc.ConnConfig.RuntimeParams["application_name"] == "" {
+		pc.ConnConfig.RuntimeParams["application_name"] = "pgtest " + tb.Name()
 	}
 	if configure != nil {
 		configure(pc)
@@ -107,7 +156,7 @@ func create(tb testing.TB, clause string) string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, AdminURL())
+	conn, err := connectAdmin(ctx)
 	if err != nil {
 		tb.Fatalf("pgtest: connect to %s (set TEST_DATABASE_URL): %v", redact(AdminURL()), err)
 	}
@@ -123,7 +172,7 @@ func create(tb testing.TB, clause string) string {
 func drop(tb testing.TB, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, AdminURL())
+	conn, err := connectAdmin(ctx)
 	if err != nil {
 		tb.Errorf("pgtest: connect to drop %s: %v", name, err)
 		return
@@ -131,6 +180,32 @@ func drop(tb testing.TB, name string) {
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
 		tb.Errorf("pgtest: drop database %s: %v", name, err)
+	}
+}
+
+// connectAdmin connects to the maintenance database, waiting while the
+// server has no connection slot free (SQLSTATE 53300) until ctx ends. On a
+// server shared with other clients and test processes a full server is a
+// moment, not an answer: creating and dropping a test's database only needs
+// a slot for milliseconds, and a drop that gave up left the database behind.
+func connectAdmin(ctx context.Context) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(AdminURL())
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeParams["application_name"] = "pgtest admin"
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		var pe *pgconn.PgError
+		// 53300: too_many_connections.
+		if err == nil || !errors.As(err, &pe) || pe.Code != "53300" {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
 	}
 }
 
@@ -144,7 +219,7 @@ func template() (string, error) {
 func buildTemplate() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, AdminURL())
+	conn, err := connectAdmin(ctx)
 	if err != nil {
 		return "", fmt.Errorf("connect to %s (set TEST_DATABASE_URL): %w", redact(AdminURL()), err)
 	}

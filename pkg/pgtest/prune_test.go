@@ -23,7 +23,11 @@ func TestPruneKeepsTemplatesOtherCheckoutsStillUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	// Closed by a cleanup registered before the drops below, so it runs after
+	// them (cleanups run last-in first-out): a deferred Close ran before every
+	// cleanup, the drops failed on a closed connection, and each run left its
+	// databases behind.
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	// Hold the template lock from before the databases exist until the
 	// prune ran: every other test process prunes under it too, and one that
 	// saw the idle database between its CREATE and its old stamp would stamp
@@ -46,7 +50,9 @@ func TestPruneKeepsTemplatesOtherCheckoutsStillUse(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize())
+			if _, err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+				t.Errorf("drop %s: %v", name, err)
+			}
 		})
 	}
 	now := time.Now().UTC()

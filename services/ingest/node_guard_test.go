@@ -46,7 +46,9 @@ func startNode(t *testing.T) *guardNode {
 	t.Helper()
 	db := pgtest.NewDatabase(t)
 	cfg := config.Default()
-	cfg.Postgres.URL = db
+	// Pools of a test's size: the server's connections are shared with
+	// the tests running in parallel (pgtest.NodeURL).
+	cfg.Postgres.URL = pgtest.NodeURL(db)
 	token, _, err := auth.NewToken()
 	require.NoError(t, err)
 	cfg.Auth.BootstrapToken = token

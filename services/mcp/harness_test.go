@@ -51,7 +51,9 @@ func startNodeWith(t *testing.T, configure func(*config.Config)) *liveNode {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Cluster.NodeID = "mcp-test"
-	cfg.Postgres.URL = pgtest.NewDatabase(t)
+	// Pools of a test's size: the server's connections are shared with
+	// the tests running in parallel (pgtest.NodeURL).
+	cfg.Postgres.URL = pgtest.NodeURL(pgtest.NewDatabase(t))
 	bootstrap, _, err := auth.NewToken()
 	require.NoError(t, err)
 	cfg.Auth.BootstrapToken = bootstrap

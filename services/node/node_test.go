@@ -85,7 +85,9 @@ func setupFull(t *testing.T, services, dbURL string, tweak func(*config.Config),
 	t.Helper()
 	cfg := config.Default()
 	cfg.Cluster.NodeID = "test-node" // a tweak may name it otherwise (two nodes on one database)
-	cfg.Postgres.URL = dbURL
+	// Pools of a test's size: the server's connections are shared with
+	// the tests running in parallel (pgtest.NodeURL).
+	cfg.Postgres.URL = pgtest.NodeURL(dbURL)
 	// Fast heartbeats, but a tolerant threshold: on a loaded CI machine a
 	// node can miss half a second of them, and a peer on the same database
 	// would then evict it and end its Run (TestTraceFollowsAWebhookToIts…

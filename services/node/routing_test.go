@@ -25,7 +25,9 @@ import (
 func runServices(t *testing.T, dbURL, id, services string, tweak func(*config.Config)) *node.Node {
 	t.Helper()
 	cfg := config.Default()
-	cfg.Postgres.URL = dbURL
+	// Pools of a test's size: the server's connections are shared with
+	// the tests running in parallel (pgtest.NodeURL).
+	cfg.Postgres.URL = pgtest.NodeURL(dbURL)
 	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Cluster.NodeID = id
 	cfg.Cluster.HeartbeatInterval, cfg.Cluster.StaleThreshold = 100*time.Millisecond, 2*time.Second

@@ -35,7 +35,9 @@ import (
 func runLogged(t *testing.T, client *tls.Config, tweak func(*config.Config)) (*node.Node, *observer.ObservedLogs) {
 	t.Helper()
 	cfg := config.Default()
-	cfg.Postgres.URL = pgtest.NewDatabase(t)
+	// Pools of a test's size: the server's connections are shared with
+	// the tests running in parallel (pgtest.NodeURL).
+	cfg.Postgres.URL = pgtest.NodeURL(pgtest.NewDatabase(t))
 	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Cluster.NodeID = "tls-node"
 	cfg.Cluster.HeartbeatInterval, cfg.Cluster.StaleThreshold = 100*time.Millisecond, time.Second

@@ -103,7 +103,9 @@ func serveAll(t *testing.T) (*node.Node, string) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Cluster.NodeID = "cli-mcp-test"
-	cfg.Postgres.URL = pgtest.NewDatabase(t)
+	// Pools of a test's size: the server's connections are shared with
+	// the tests running in parallel (pgtest.NodeURL).
+	cfg.Postgres.URL = pgtest.NodeURL(pgtest.NewDatabase(t))
 	token, _, err := auth.NewToken()
 	require.NoError(t, err)
 	cfg.Auth.BootstrapToken = token
