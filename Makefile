@@ -107,13 +107,12 @@ GOTEST := deploy/local/gotest.sh
 TEST_P ?= 2
 TEST_PARALLEL ?= 2
 # The tests that exec the built binary or drive a browser live under
-# services/internal/e2e (build tag e2e). E2E_PKGS is relative to services/.
-E2E_DIR := services/internal/e2e
+# services/internal/e2e (build tag e2e; docs/architecture.md, "Test tiers").
+# E2E_PKGS is relative to services/.
 E2E_PKGS ?= ./internal/e2e/...
-# The console's browser test (CONSOLE_SCREENSHOTS=dir saves its screenshots):
-# where it lives once the e2e tree is merged, and where it lived before.
+# The console's browser test (CONSOLE_SCREENSHOTS=dir saves its screenshots).
 CONSOLE_TEST ?= TestConsoleEndToEnd
-CONSOLE_PKG ?= $(if $(wildcard $(E2E_DIR)),./internal/e2e/console/,./cmd/switchboard/)
+CONSOLE_PKG ?= ./internal/e2e/console/
 # go test's -timeout is per package. Measured on the 2-core machine: the
 # slowest integration package took 61 s idle and 240 s (services/node) with
 # the load average at 26; the slowest e2e one 171 s loaded
@@ -144,29 +143,17 @@ e2e-deps: ## What the e2e tier needs: Chromium, promtool, the MCP Inspector CLI,
 	@deploy/local/playwright.sh >/dev/null # the console's browser test drives it (npm ci of a pinned lock)
 	@deploy/local/redis.sh
 	@deploy/local/tools.sh grpcurl # the README walk-through's test runs it
-	@command -v jq >/dev/null || { echo "the README walk-through's test needs jq: apt-get install -y --no-install-recommends jq"; exit 1; }
-
-# Until services/internal/e2e exists, the tests that exec the binary or drive
-# a browser still carry tag integration, so that tier needs their tools too.
-# Once the e2e tree is merged this picks plain `redis` by itself.
-INTEGRATION_DEPS := $(if $(wildcard $(E2E_DIR)),redis,e2e-deps)
+	@command -v jq >/dev/null || { echo "the README's blocks (services/internal/e2e/readme) need jq: apt-get install -y --no-install-recommends jq"; exit 1; }
+	@command -v kubectl >/dev/null || { echo "the README's Kubernetes block (services/internal/e2e/readme) runs kubectl kustomize: install kubectl"; exit 1; }
 
 .PHONY: integration
-integration: $(INTEGRATION_DEPS) ## The fast tests and the in-process ones (build tag integration) against Postgres and Redis
+integration: redis ## The fast tests and the in-process ones (build tag integration) against Postgres and Redis
 	@$(PG); $(GOTEST) integration . -race -count=1 -tags integration -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(INTEGRATION_TIMEOUT) work
 
 .PHONY: e2e
 e2e: e2e-deps ## The end-to-end tier (build tag e2e, services/internal/e2e): the built binary, the console in Chromium, promtool, the MCP Inspector, grpcurl
 	@mkdir -p $(CI_DIR)
-	@# Until the e2e tree is merged, go's pattern would match nothing: say so,
-	@# and mark the stage NOT-RUN in the table instead of ok. Tag integration
-	@# too: the e2e tests use pkg/pgtest, whose files carry it.
-	@if [[ ! -d $(E2E_DIR) ]]; then \
-		echo "e2e: NOT RUN: $(E2E_DIR) does not exist; its tests still run in 'make integration' until it does"; \
-		echo NOT-RUN > $(CI_DIR)/e2e.status; \
-	else \
-		$(PG); $(GOTEST) e2e services -race -count=1 -tags integration,e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS); \
-	fi
+	@$(PG); $(GOTEST) e2e services -race -count=1 -tags e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 .PHONY: test
 test: ## The whole suite (what CI runs): every stage, even after one failed; ends with a table of stages, the slowest packages and tests, and what failed (logs in .local/ci). First run installs the pinned Go tools and, as root on Debian, postgresql, redis-server, chromium (--no-install-recommends), prometheus (promtool)
@@ -223,7 +210,7 @@ run: build ## Start Postgres if needed, migrate, and run every service in one pr
 console-screenshots: ## Run the console's browser specs against a real node and save their screenshots into docs/console (for docs/console.md)
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/playwright.sh >/dev/null
-	@$(PG); cd services && CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console go test -count=1 -tags integration,e2e -run '^$(CONSOLE_TEST)$$' $(CONSOLE_PKG)
+	@$(PG); cd services && CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console go test -count=1 -tags e2e -run '^$(CONSOLE_TEST)$$' $(CONSOLE_PKG)
 
 .PHONY: clean
 clean: ## Remove build output

@@ -9,12 +9,16 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/switchboard/switchboard/pkg/pgtest"
 )
 
 // Process is a running `switchboard` with its JSON log lines collected.
@@ -42,9 +46,20 @@ func BaseEnv(dbURL string) []string {
 	}
 }
 
-// Start runs the binary with env and args; the test's cleanup kills it.
+// Start runs the binary with env and args; the test's cleanup kills it. A
+// `serve` gets its DATABASE_URL through pgtest.NodeURL: a node's production
+// pool sizes, times the nodes a package starts at once, would take more of a
+// shared server's connections than the suite may hold.
 func Start(t *testing.T, env []string, args ...string) *Process {
 	t.Helper()
+	if len(args) > 0 && args[0] == "serve" {
+		env = slices.Clone(env)
+		for i, kv := range env {
+			if u, ok := strings.CutPrefix(kv, "DATABASE_URL="); ok {
+				env[i] = "DATABASE_URL=" + pgtest.NodeURL(u)
+			}
+		}
+	}
 	// Not CommandContext (which kills): tests send signals themselves and
 	// Cleanup kills whatever is left.
 	p := &Process{cmd: exec.Command(Binary(), args...), done: make(chan struct{})} //nolint:gosec,noctx // our own binary

@@ -6,12 +6,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
@@ -30,6 +26,7 @@ import (
 
 	"github.com/switchboard/switchboard/pkg/auth"
 	"github.com/switchboard/switchboard/pkg/config"
+	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/services/node"
 )
 
@@ -267,7 +264,7 @@ func TestReadmeShellBlocks(t *testing.T) { //nolint:tparallel // its blocks run 
 	require.NoError(t, err)
 	sandbox := sandbox(t, root, admin)
 
-	dbURL := newDatabase(t)
+	dbURL := pgtest.NewEmptyDatabase(t) // the node migrates it as it boots, as make run's does
 	api, grpcAddr := startNode(t, dbURL, admin)
 	agent := agentToken(t, api, admin)
 
@@ -360,44 +357,6 @@ func lookPath(tool, path string) (string, error) {
 	return "", fmt.Errorf("%s is not on PATH", tool)
 }
 
-// newDatabase creates an empty database on the server TEST_DATABASE_URL
-// names (deploy/local/postgres.sh sets it), dropped when the test ends; the
-// node migrates it as it boots, as make run's does.
-func newDatabase(t *testing.T) string {
-	t.Helper()
-	adminURL := os.Getenv("TEST_DATABASE_URL")
-	if adminURL == "" {
-		adminURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, adminURL)
-	require.NoError(t, err, "connect to Postgres (eval \"$(deploy/local/postgres.sh)\" sets TEST_DATABASE_URL)")
-	defer func() { _ = conn.Close(context.Background()) }()
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	name := "sbreadme_" + hex.EncodeToString(b)
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, adminURL)
-		if err != nil {
-			t.Errorf("connect to drop %s: %v", name, err)
-			return
-		}
-		defer func() { _ = conn.Close(context.Background()) }()
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(adminURL)
-	require.NoError(t, err)
-	u.Path = "/" + name
-	return u.String()
-}
-
 // startNode runs `serve all` in this process, as make run does, on free
 // loopback ports, storing admin as the administrator's token at boot (make
 // run's .local/dev-admin-token), and returns its REST base URL and gRPC
@@ -405,7 +364,7 @@ func newDatabase(t *testing.T) string {
 func startNode(t *testing.T, dbURL, admin string) (api, grpcAddr string) {
 	t.Helper()
 	cfg := config.Default()
-	cfg.Postgres.URL = dbURL
+	cfg.Postgres.URL = pgtest.NodeURL(dbURL) // the suite's connection bounds
 	cfg.Cluster.NodeID = "readme-node"
 	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Shutdown.Grace = 5 * time.Second

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/pkg/pgtest/privatepg"
 	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
@@ -52,7 +53,7 @@ func serve(t *testing.T, dbURL, id, service string) *proc {
 	p.cmd = exec.Command(e2etest.Binary(), "serve", service) //nolint:gosec,noctx // our own binary; the test kills it by signal
 	p.cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
-		"DATABASE_URL=" + dbURL,
+		"DATABASE_URL=" + pgtest.NodeURL(dbURL), // the suite's connection bounds (pgtest.NodePoolConns)
 		"SWITCHBOARD_GRPC_ADDR=" + p.grpc,
 		"SWITCHBOARD_HTTP_ADDR=" + p.http,
 		"SWITCHBOARD_LOG_FORMAT=json",
