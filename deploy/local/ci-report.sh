@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # ci-report.sh: the end of `make test`. Reads what deploy/local/stage.sh and
 # deploy/local/gotest.sh left in $CI_DIR (default .local/ci) and prints
-#   1. every stage with its wall time and result (ok, FAILED, or a word such
-#      as NOT-RUN a stage wrote for itself),
+#   1. every stage with its wall time and result (ok or FAILED),
 #   2. the 10 slowest packages and the 10 slowest tests of the go test tiers,
 #   3. the skipped tests (a skip is not a pass: each one should say why),
 #   4. what failed: the stage, and for a go test tier each failed test with
