@@ -15,7 +15,7 @@
 # should be committed as a regression seed once fixed.
 #
 # Why FUZZ_SECONDS is judged by what the fuzzer found: with a duration, Go's
-# fuzz coordinator (up to 1.26, golang/go#75804, fixed in 1.27) can report a
+# fuzz coordinator (up to 1.26 at least, golang/go#75804) can report a
 # bare "context deadline exceeded" failure at the deadline on a loaded
 # machine, with no input found. A count has no deadline to race, but a count
 # costs a different time on every machine, and CI wants a time budget. So in
