@@ -142,9 +142,16 @@ export default async function (t) {
     await page.locator('[data-testid="filter-kind"]').fill('send_email');
     await page.locator('[data-action="apply-filters"]').click();
     await page.waitForFunction(() => new URLSearchParams(window.location.hash.split('?')[1] || '').get('kind') === 'send_email');
-    await page.locator('#todos table').waitFor({ state: 'visible' });
-    const kinds = await page.locator('[data-testid="todo-row"] td:nth-child(3)').allInnerTexts();
-    if (kinds.length !== 2 || kinds.some((k) => k.trim() !== 'send_email')) throw new Error('the kind filter shows ' + JSON.stringify(kinds));
+    // The view renders again once the hash changed: wait for the filtered rows
+    // instead of reading whatever table is on screen at that moment.
+    const filtered = await page.waitForFunction(() => {
+      const kinds = [...document.querySelectorAll('[data-testid="todo-row"] td:nth-child(3)')].map((td) => td.innerText.trim());
+      return kinds.length === 2 && kinds.every((k) => k === 'send_email');
+    }).then(() => true, () => false);
+    if (!filtered) {
+      const kinds = await page.locator('[data-testid="todo-row"] td:nth-child(3)').allInnerTexts();
+      throw new Error('the kind filter shows ' + JSON.stringify(kinds));
+    }
   });
 
   await step('the Queues view in a narrow window', async () => {
