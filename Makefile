@@ -152,8 +152,10 @@ integration: redis ## The fast tests and the in-process ones (build tag integrat
 
 .PHONY: e2e
 e2e: e2e-deps ## The end-to-end tier (build tag e2e, services/internal/e2e): the built binary, the console in Chromium, promtool, the MCP Inspector, grpcurl
-	@mkdir -p $(CI_DIR)
-	@$(PG); $(GOTEST) e2e services -race -count=1 -tags e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
+	@mkdir -p $(CI_DIR)/bin
+	@# One binary for every package of the tier (e2etest.BinaryEnv).
+	@go build -o $(CI_DIR)/bin/switchboard ./services/cmd/switchboard
+	@$(PG); SWITCHBOARD_E2E_BINARY=$(abspath $(CI_DIR))/bin/switchboard $(GOTEST) e2e services -race -count=1 -tags e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 .PHONY: test
 test: ## The whole suite (what CI runs): every stage, even after one failed; ends with a table of stages, the slowest packages and tests, and what failed (logs in .local/ci). First run installs the pinned Go tools and, as root on Debian, postgresql, redis-server, chromium (--no-install-recommends), prometheus (promtool)
@@ -165,21 +167,10 @@ test: ## The whole suite (what CI runs): every stage, even after one failed; end
 	@echo "  - playwright-core from npm for the console's browser tests (deploy/local/playwright.sh: npm ci of a committed lock into .local/; it drives Debian's chromium, no browser download);"
 	@echo "  - nothing else (no containers). Stage times, full logs and go test -json per tier: $(CI_DIR)/."
 	@rm -rf $(CI_DIR) && mkdir -p $(CI_DIR)
-	@# Every stage runs even when an earlier one failed (a lint finding must not
-	@# hide a failing test); ci-report.sh prints the stage table, the slowest
-	@# packages and tests and what failed, and exits non-zero if anything did.
-	@# "services" installs or starts what the tests need, so its time (apt on a
-	@# first run) is not charged to a test tier.
-	@$(STAGE) tools deploy/local/tools.sh buf protoc sqlc lint || true
-	@$(STAGE) services bash -c '$(PG) && $(MAKE) --no-print-directory e2e-deps' || true
-	@$(STAGE) verify $(MAKE) --no-print-directory verify || true
-	@$(STAGE) vet $(MAKE) --no-print-directory vet || true
-	@$(STAGE) lint $(MAKE) --no-print-directory lint || true
-	@$(STAGE) integration $(MAKE) --no-print-directory integration || true
-	@$(STAGE) e2e $(MAKE) --no-print-directory e2e || true
-	@$(STAGE) chaos $(MAKE) --no-print-directory chaos || true
-	@$(STAGE) fuzz $(MAKE) --no-print-directory fuzz-brief || true
-	@deploy/local/ci-report.sh
+	@# deploy/local/ci.sh: the stages, two lanes at once, every stage even after
+	@# one failed; it ends with deploy/local/ci-report.sh (the stage table, the
+	@# slowest packages and tests, what failed) and exits non-zero if anything did.
+	@deploy/local/ci.sh
 
 .PHONY: fuzz-brief
 fuzz-brief: ## Fuzz every go test -fuzz target for FUZZ_SECONDS in all (default 19: 1 s each), as make test does

@@ -37,10 +37,23 @@ var AdminToken = func() string {
 	return tok
 }()
 
-// Main is a test package's TestMain: it builds the binary once, runs the
-// tests and removes the binary. A failed build fails the run (exit 2)
-// instead of letting every test fail alike.
+// BinaryEnv names a switchboard binary already built from this checkout
+// (`make e2e` builds one for all the tier's packages: each package building
+// its own linked the same binary eight times). Unset, Main builds one.
+const BinaryEnv = "SWITCHBOARD_E2E_BINARY"
+
+// Main is a test package's TestMain: it builds the binary once (unless
+// BinaryEnv names one), runs the tests and removes what it built. A failed
+// build fails the run (exit 2) instead of letting every test fail alike.
 func Main(m *testing.M) {
+	if prebuilt := os.Getenv(BinaryEnv); prebuilt != "" {
+		if _, err := os.Stat(prebuilt); err != nil { //nolint:gosec // a path the developer (or make e2e) set
+			fmt.Fprintf(os.Stderr, "%s: %v\n", BinaryEnv, err)
+			os.Exit(2)
+		}
+		binary = prebuilt
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "switchboard-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
