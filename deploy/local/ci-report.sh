@@ -30,7 +30,7 @@ report() {
   # Lane "-" ran alone; stages of lanes A and B ran at the same time, so
   # their sum is more than the run took: the last line is the run's wall
   # time (deploy/local/ci.sh writes it).
-  awk -F'\t' '{ printf "  %-14s %8.1f s  %-6s lane %s\n", $1, $2, $3, ($5 == "" ? "-" : $5); total += $2 }
+  awk -F'\t' '{ printf "  %-14s %8.1f s  %-6s lane %s\n", $1, $2, $3, $5; total += $2 }
     END { printf "  %-14s %8.1f s\n", "sum", total }' "$ci/stages.tsv"
   [[ ! -s $ci/wall ]] || printf '  %-14s %8.1f s\n' "wall" "$(cat "$ci/wall")"
 

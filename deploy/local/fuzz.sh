@@ -56,14 +56,14 @@ trap 'rm -rf "$log" "$bins"' EXIT
 # the 19 targets, and go test -fuzz linked it anew for each. The corpus
 # cache is go test's own ($GOCACHE/fuzz/<import path>).
 cache=$(go env GOCACHE)/fuzz
-declare -A built
+declare -A importpath
 status=0 tolerated=0
 for t in "${targets[@]}"; do
   dir=${t% *} target=${t#* }
   start=$SECONDS
   bin=$bins/${dir//\//_}.test
-  if [[ -z ${built[$dir]:-} ]]; then
-    built[$dir]=1
+  if [[ -z ${importpath[$dir]:-} ]]; then
+    importpath[$dir]=$(go list "./$dir")
     if ! go test -c -fuzz=. -o "$bin" "./$dir" >"$log" 2>&1; then
       printf 'fuzz: %-28s build FAILED\n' "$dir"
       cat "$log"
@@ -79,7 +79,7 @@ for t in "${targets[@]}"; do
   # leftovers and other jobs. -timeout bounds a wedged run, not the budget.
   # The binary runs in its package's folder, where testdata/fuzz is.
   if (cd "$dir" && "$bin" -test.run='^$' -test.fuzz="^${target}\$" -test.fuzztime="$fuzztime" -test.parallel=1 -test.timeout=15m \
-    -test.fuzzcachedir="$cache/$(go list "./")") >"$log" 2>&1; then
+    -test.fuzzcachedir="$cache/${importpath[$dir]}") >"$log" 2>&1; then
     printf 'fuzz: %-28s %-40s ok (%d s)\n' "$dir" "$target" $((SECONDS - start))
     continue
   fi
