@@ -156,14 +156,13 @@ func create(tb testing.TB, clause string) string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connectAdmin(ctx)
-	if err != nil {
-		tb.Fatalf("pgtest: connect to %s (set TEST_DATABASE_URL): %v", redact(AdminURL()), err)
-	}
-	defer conn.Close(ctx)
 	name := "sbtest_" + randomHex(8)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" "+clause); err != nil {
-		tb.Fatalf("pgtest: create database: %v", err)
+	err := withAdmin(ctx, func(conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" "+clause)
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("pgtest: create database on %s (set TEST_DATABASE_URL): %v", redact(AdminURL()), err)
 	}
 	tb.Cleanup(func() { drop(tb, name) })
 	return withDatabase(AdminURL(), name)
@@ -172,14 +171,46 @@ func create(tb testing.TB, clause string) string {
 func drop(tb testing.TB, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connectAdmin(ctx)
+	err := withAdmin(ctx, func(conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		return err
+	})
 	if err != nil {
-		tb.Errorf("pgtest: connect to drop %s: %v", name, err)
-		return
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
 		tb.Errorf("pgtest: drop database %s: %v", name, err)
+	}
+}
+
+// admin is the test process's one session on the maintenance database,
+// which every create and drop shares. A new session is not free: measured
+// on the 2-core CI machine (pgbench -C), each cost the server ~30 ms of CPU,
+// and a session per create and per drop came to ~900 a run of the
+// integration tier. Creates and drops take turns on it; a test waits
+// milliseconds for another's.
+var admin struct {
+	mu   sync.Mutex
+	conn *pgx.Conn
+}
+
+// withAdmin runs fn on the shared admin session, (re)connecting when there
+// is none or the last one ended (a cancelled statement closes a pgx
+// connection; a server restart ends it). A statement that failed because the
+// session was already dead runs once more on a new one.
+func withAdmin(ctx context.Context, fn func(*pgx.Conn) error) error {
+	admin.mu.Lock()
+	defer admin.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		fresh := admin.conn == nil || admin.conn.IsClosed()
+		if fresh {
+			conn, err := connectAdmin(ctx)
+			if err != nil {
+				return err
+			}
+			admin.conn = conn
+		}
+		err := fn(admin.conn)
+		if err == nil || fresh || attempt > 0 || !admin.conn.IsClosed() {
+			return err
+		}
 	}
 }
 
