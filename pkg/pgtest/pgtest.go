@@ -156,7 +156,7 @@ func create(tb testing.TB, clause string) string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	name := "sbtest_" + randomHex(8)
+	name := databaseName()
 	err := withAdmin(ctx, func(conn *pgx.Conn) error {
 		_, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" "+clause)
 		return err
@@ -168,7 +168,12 @@ func create(tb testing.TB, clause string) string {
 	return withDatabase(AdminURL(), name)
 }
 
+// drop hands the database name to the janitor (Tests) or, when none runs,
+// drops it now.
 func drop(tb testing.TB, name string) {
+	if janitor.enqueue(name) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := withAdmin(ctx, func(conn *pgx.Conn) error {
