@@ -8,7 +8,9 @@
 //
 // The server is TEST_DATABASE_URL (default: the local trust-auth server at
 // 127.0.0.1:5432 as user postgres). Cloning a migrated template takes tens of
-// milliseconds; migrating from scratch per test would take seconds.
+// milliseconds; migrating from scratch per test would take seconds. A
+// test's database is dropped after it: in the background when the package's
+// TestMain wraps its tests in Tests (janitor.go), else in its cleanup.
 //
 // Every file carries the build tags integration || e2e: a test that imports
 // pgtest needs Postgres, so it cannot compile in the unit tier (`make unit`)
