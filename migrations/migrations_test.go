@@ -3,28 +3,66 @@
 package migrations_test
 
 import (
+	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
+	"net/url"
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchboard/switchboard/migrations"
-	"github.com/switchboard/switchboard/pkg/pgtest"
 )
 
-// newDatabase returns the URL of an empty database (no migration applied)
-// for one test, dropped after it (pkg/pgtest).
+// defaultServerURL is the local development server (deploy/local); CI points
+// TEST_DATABASE_URL at its own. Any database on the server will do: the tests
+// only use it to create and drop their own databases.
+const defaultServerURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+// newDatabase creates an empty database for one test on the server at
+// TEST_DATABASE_URL (a URL, not a keyword/value string), drops it when the
+// test ends, and returns a URL for it.
 func newDatabase(t *testing.T) string {
 	t.Helper()
-	return pgtest.NewEmptyDatabase(t)
-}
+	serverURL := os.Getenv("TEST_DATABASE_URL")
+	if serverURL == "" {
+		serverURL = defaultServerURL
+	}
+	u, err := url.Parse(serverURL)
+	require.NoError(t, err, "TEST_DATABASE_URL must be a postgres:// URL")
 
-// The tests' databases are dropped in the background, all before exit.
-func TestMain(m *testing.M) { os.Exit(pgtest.Tests(m).Run()) }
+	suffix := make([]byte, 6)
+	_, err = rand.Read(suffix)
+	require.NoError(t, err)
+	name := "migrations_test_" + hex.EncodeToString(suffix)
+
+	admin, err := sql.Open("pgx", serverURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close() })
+
+	// The name is generated above from hex digits, so it is safe to splice
+	// into DDL, which cannot take parameters.
+	_, err = admin.ExecContext(t.Context(), "CREATE DATABASE "+name)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// t.Context() is already cancelled when cleanups run. FORCE ends any
+		// session a failed test left behind.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop test database %s: %v", name, err)
+		}
+	})
+
+	u.Path = "/" + name
+	return u.String()
+}
 
 // open returns a *sql.DB for dbURL that is closed when the test ends (before
 // the database is dropped: cleanups run last-registered first).
