@@ -126,10 +126,16 @@ CHAOS_TIMEOUT ?= 5m
 # 1 s each, about the 20000 executions the old CI run made per target. Measured
 # warm: the stage took 34 s at 19, 75 s at 60 (3 s each); the old 20000x run 39 s.
 FUZZ_SECONDS ?= 19
+# Test binaries link without DWARF (-w): the race-enabled binaries of a tier
+# (43 in integration) are linked on every run, since go caches compiled
+# packages but not linked tests, and DWARF was ~20% of each link (2.9 s ->
+# 2.3 s for services/queue). Stack traces and race reports do not use it; a
+# debugger does: run go test yourself for that.
+TEST_LDFLAGS ?= -w
 
 .PHONY: unit
 unit: ## The fast tier: every Go test that needs no Postgres, Redis or browser (-race)
-	@$(GOTEST) unit . -race -count=1 -timeout $(UNIT_TIMEOUT) work
+	@$(GOTEST) unit . -race -count=1 '-ldflags=$(TEST_LDFLAGS)' -timeout $(UNIT_TIMEOUT) work
 
 .PHONY: redis
 redis: ## Make sure Redis answers on 127.0.0.1:6379 (started, or installed as root on Debian)
@@ -148,14 +154,14 @@ e2e-deps: ## What the e2e tier needs: Chromium, promtool, the MCP Inspector CLI,
 
 .PHONY: integration
 integration: redis ## The fast tests and the in-process ones (build tag integration) against Postgres and Redis
-	@$(PG); $(GOTEST) integration . -race -count=1 -tags integration -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(INTEGRATION_TIMEOUT) work
+	@$(PG); $(GOTEST) integration . -race -count=1 '-ldflags=$(TEST_LDFLAGS)' -tags integration -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(INTEGRATION_TIMEOUT) work
 
 .PHONY: e2e
 e2e: e2e-deps ## The end-to-end tier (build tag e2e, services/internal/e2e): the built binary, the console in Chromium, promtool, the MCP Inspector, grpcurl
 	@mkdir -p $(CI_DIR)/bin
 	@# One binary for every package of the tier (e2etest.BinaryEnv).
 	@go build -o $(CI_DIR)/bin/switchboard ./services/cmd/switchboard
-	@$(PG); SWITCHBOARD_E2E_BINARY=$(abspath $(CI_DIR))/bin/switchboard $(GOTEST) e2e services -race -count=1 -tags e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
+	@$(PG); SWITCHBOARD_E2E_BINARY=$(abspath $(CI_DIR))/bin/switchboard $(GOTEST) e2e services -race -count=1 '-ldflags=$(TEST_LDFLAGS)' -tags e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 .PHONY: test
 test: ## The whole suite (what CI runs): every stage, even after one failed; ends with a table of stages, the slowest packages and tests, and what failed (logs in .local/ci). First run installs the pinned Go tools and, as root on Debian, postgresql, redis-server, chromium (--no-install-recommends), prometheus (promtool)

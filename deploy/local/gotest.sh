@@ -21,10 +21,22 @@ ci=$(cd "$ci" && pwd)
 json=$ci/$tier.json out=$ci/$tier.out
 command -v jq >/dev/null || { echo "gotest.sh needs jq: apt-get install -y --no-install-recommends jq"; exit 1; }
 
+# With a test server (TEST_DATABASE_URL, from deploy/local/postgres.sh), the
+# tier's test databases are dropped in the background and what is left is
+# swept once go test exited (PGTEST_RUN, pkg/pgtest/janitor.go).
+sweep=
+if [[ -n ${TEST_DATABASE_URL:-} ]]; then
+  sweep=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+  export PGTEST_RUN=$sweep
+fi
+
 start=$(date +%s)
 (cd "$dir" && go test -json "$@") 2>"$ci/$tier.stderr" | tee "$json" |
   jq --unbuffered -r 'select(.Action == "fail" and .Test == null) | "FAIL \(.Package) (\(.Elapsed // 0) s)"'
 rc=${PIPESTATUS[0]}
+if [[ -n $sweep ]] && ! "$(dirname "$0")/pgtest-sweep.sh" "$sweep"; then
+  rc=1
+fi
 secs=$(($(date +%s) - start))
 jq -j 'select(.Output) | .Output' "$json" >"$out" 2>/dev/null
 

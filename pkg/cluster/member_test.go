@@ -16,7 +16,7 @@ import (
 	"github.com/switchboard/switchboard/pkg/pgtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Tests(m)) }
 
 // manual is an interval long enough that the loop never ticks by itself:
 // tests drive heartbeats with Tick.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/switchboard/switchboard/pkg/pgtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Tests(m)) }

@@ -8,7 +8,9 @@
 //
 // The server is TEST_DATABASE_URL (default: the local trust-auth server at
 // 127.0.0.1:5432 as user postgres). Cloning a migrated template takes tens of
-// milliseconds; migrating from scratch per test would take seconds.
+// milliseconds; migrating from scratch per test would take seconds. A
+// test's database is dropped after it: in the background when the package's
+// TestMain wraps its tests in Tests (janitor.go), else in its cleanup.
 //
 // Every file carries the build tags integration || e2e: a test that imports
 // pgtest needs Postgres, so it cannot compile in the unit tier (`make unit`)
@@ -156,30 +158,66 @@ func create(tb testing.TB, clause string) string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connectAdmin(ctx)
+	name := databaseName()
+	err := withAdmin(ctx, func(conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" "+clause)
+		return err
+	})
 	if err != nil {
-		tb.Fatalf("pgtest: connect to %s (set TEST_DATABASE_URL): %v", redact(AdminURL()), err)
-	}
-	defer conn.Close(ctx)
-	name := "sbtest_" + randomHex(8)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" "+clause); err != nil {
-		tb.Fatalf("pgtest: create database: %v", err)
+		tb.Fatalf("pgtest: create database on %s (set TEST_DATABASE_URL): %v", redact(AdminURL()), err)
 	}
 	tb.Cleanup(func() { drop(tb, name) })
 	return withDatabase(AdminURL(), name)
 }
 
+// drop hands the database name to the janitor (Tests) or, when none runs,
+// drops it now.
 func drop(tb testing.TB, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := connectAdmin(ctx)
-	if err != nil {
-		tb.Errorf("pgtest: connect to drop %s: %v", name, err)
+	if janitor.enqueue(name) {
 		return
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := withAdmin(ctx, func(conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		return err
+	})
+	if err != nil {
 		tb.Errorf("pgtest: drop database %s: %v", name, err)
+	}
+}
+
+// admin is the test process's one session on the maintenance database,
+// which every create and drop shares. A new session is not free: measured
+// on the 2-core CI machine (pgbench -C), each cost the server ~30 ms of CPU,
+// and a session per create and per drop came to ~900 a run of the
+// integration tier. Creates and drops take turns on it; a test waits
+// milliseconds for another's.
+var admin struct {
+	mu   sync.Mutex
+	conn *pgx.Conn
+}
+
+// withAdmin runs fn on the shared admin session, (re)connecting when there
+// is none or the last one ended (a cancelled statement closes a pgx
+// connection; a server restart ends it). A statement that failed because the
+// session was already dead runs once more on a new one.
+func withAdmin(ctx context.Context, fn func(*pgx.Conn) error) error {
+	admin.mu.Lock()
+	defer admin.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		fresh := admin.conn == nil || admin.conn.IsClosed()
+		if fresh {
+			conn, err := connectAdmin(ctx)
+			if err != nil {
+				return err
+			}
+			admin.conn = conn
+		}
+		err := fn(admin.conn)
+		if err == nil || fresh || attempt > 0 || !admin.conn.IsClosed() {
+			return err
+		}
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build !integration
+
 package settings_test
 
 import (

@@ -29,7 +29,7 @@ import (
 	"github.com/switchboard/switchboard/services/ingest/sources"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Tests(m)) }
 
 // env is one test's server over its own migrated database.
 type env struct {

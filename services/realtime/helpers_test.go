@@ -28,7 +28,7 @@ import (
 	"github.com/switchboard/switchboard/services/realtime"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Tests(m)) }
 
 // waitFor is the bound of every wait on a condition in these tests: long, so
 // a loaded CI machine does not fail them; conditions usually hold in ms.

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchboard/switchboard/pkg/auth"
+	"github.com/switchboard/switchboard/pkg/pgtest"
 )
 
 // mainPackage is the binary's import path: built by path, not by folder, so
@@ -52,7 +53,7 @@ func Main(m *testing.M) {
 			os.Exit(2)
 		}
 		binary = prebuilt
-		os.Exit(m.Run())
+		os.Exit(pgtest.Tests(m).Run())
 	}
 	dir, err := os.MkdirTemp("", "switchboard-e2e-")
 	if err != nil {
@@ -67,7 +68,7 @@ func Main(m *testing.M) {
 		_ = os.RemoveAll(dir)
 		os.Exit(2)
 	}
-	code := m.Run()
+	code := pgtest.Tests(m).Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

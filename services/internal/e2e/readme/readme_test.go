@@ -30,7 +30,7 @@ import (
 	"github.com/switchboard/switchboard/services/node"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Tests(m)) }
 
 // shellLangs are the fence languages a reader pastes into a shell. Every
 // fence must name a language, so a shell block cannot hide in a bare ```.

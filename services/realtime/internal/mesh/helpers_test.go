@@ -28,7 +28,7 @@ import (
 	"github.com/switchboard/switchboard/services/realtime/internal/wire"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Tests(m)) }
 
 // waitFor bounds every wait on a condition: long, so a loaded machine does
 // not fail the tests; the conditions usually hold within milliseconds.
