@@ -197,12 +197,17 @@ func TestShutdownFinishesThenReleases(t *testing.T) {
 		<-ctx.Done() // does not finish: cancelled when the grace runs out
 		return ctx.Err()
 	}, worker.Options{Concurrency: 3, ShutdownGrace: 100 * time.Millisecond, Wait: time.Second})
-	stop := start(t, w)
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
 
 	require.Eventually(t, func() bool { return inHandler.Load() == 3 }, waitFor, tick)
 	claimsBefore := len(f.record().claims)
-	done := make(chan error, 1)
-	go func() { done <- stop() }()
+	// Shutdown begins before the quick handler may finish: released the other
+	// way round (stop in a goroutine, then close(quick)), the freed slot could
+	// claim again, more than once, before the cancel landed.
+	cancel()
 	close(quick)
 	require.NoError(t, <-done)
 
