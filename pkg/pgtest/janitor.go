@@ -129,7 +129,7 @@ func dropEach(names <-chan string) {
 			conn, _ = connectAdmin(ctx)
 		}
 		if conn != nil {
-			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+			_, _ = conn.Exec(ctx, dropStatement(name))
 		}
 		cancel()
 	}

@@ -179,12 +179,18 @@ func drop(tb testing.TB, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := withAdmin(ctx, func(conn *pgx.Conn) error {
-		_, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		_, err := conn.Exec(ctx, dropStatement(name))
 		return err
 	})
 	if err != nil {
 		tb.Errorf("pgtest: drop database %s: %v", name, err)
 	}
+}
+
+// dropStatement drops database name, ending whatever sessions still use it
+// (a pool a test leaked, a node that is still stopping).
+func dropStatement(name string) string {
+	return "DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize() + " WITH (FORCE)"
 }
 
 // admin is the test process's one session on the maintenance database,
@@ -282,7 +288,7 @@ func buildTemplate() (string, error) {
 		return "", err
 	}
 	if err := migrate(ctx, withDatabase(AdminURL(), building)); err != nil {
-		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{building}.Sanitize()+" WITH (FORCE)")
+		_, _ = conn.Exec(ctx, dropStatement(building))
 		return "", fmt.Errorf("migrate template: %w", err)
 	}
 	if _, err := conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{building}.Sanitize()+" RENAME TO "+pgx.Identifier{name}.Sanitize()); err != nil {

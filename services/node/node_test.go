@@ -326,6 +326,38 @@ func TestLostDatabaseIsDegradedAndKeepsServing(t *testing.T) {
 	require.True(t, grpcServing(t, b.conn), "degraded still serves")
 }
 
+// A node whose own registry row is gone is not healthy, however recent its
+// last heartbeat: a peer swept it (it was paused past the stale threshold and
+// resumed mid-heartbeat), or Postgres restarted. Its next tick exits or
+// re-registers; until then GET /health says degraded. It once said healthy in
+// that window, and a chaos test took a node about to exit for one that had
+// re-registered in place.
+func TestHealthIsDegradedWhileTheNodesRowIsGone(t *testing.T) {
+	t.Parallel()
+	// A minute between heartbeats: the node neither notices the missing row
+	// nor turns degraded for a late heartbeat while the test asks.
+	b := setupWith(t, "all", func(cfg *config.Config) {
+		cfg.Cluster.HeartbeatInterval, cfg.Cluster.StaleThreshold = time.Minute, 5*time.Minute
+	})
+	require.Eventually(t, func() bool {
+		code, status := b.health(t)
+		return code == http.StatusOK && status == "healthy"
+	}, 30*time.Second, 20*time.Millisecond, "the node never reported healthy")
+
+	pool, err := pgxpool.New(t.Context(), b.db)
+	require.NoError(t, err)
+	defer pool.Close()
+	tag, err := pool.Exec(t.Context(), "DELETE FROM node_registry WHERE node_id = 'test-node'")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+
+	code, status := b.health(t)
+	require.Equal(t, http.StatusOK, code, "degraded still serves")
+	require.Equal(t, "degraded", status)
+	ended, _ := b.ran()
+	require.False(t, ended, "no heartbeat ran yet, so the node has not exited")
+}
+
 // Requests are validated against the contract's rules before any handler
 // runs, so even an RPC that is not built yet rejects bad input precisely.
 func TestBadRequestsAreRejectedBeforeTheHandler(t *testing.T) {

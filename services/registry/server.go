@@ -86,9 +86,10 @@ func (s *Server) GetHealth(ctx context.Context, _ *registryv1.GetHealthRequest) 
 	ctx, cancel := context.WithTimeout(ctx, healthQueryTimeout)
 	defer cancel()
 	nodes, err := s.store.List(ctx)
+	registered := false
 	if err == nil {
 		var age time.Duration
-		age, _, err = s.store.HeartbeatAge(ctx, s.opts.NodeID)
+		age, registered, err = s.store.HeartbeatAge(ctx, s.opts.NodeID)
 		resp.Cluster.HeartbeatAgeMs = millis(age)
 	}
 	if err != nil {
@@ -98,6 +99,16 @@ func (s *Server) GetHealth(ctx context.Context, _ *registryv1.GetHealthRequest) 
 		}
 		resp.Cluster.HeartbeatAgeMs = millis(s.opts.SinceLastHeartbeat())
 		return resp, nil
+	}
+	// Our row is gone while our last heartbeat looks recent: a peer swept
+	// us (we were paused past the stale threshold and resumed mid-tick) or
+	// Postgres restarted. The next tick exits or re-registers; until then
+	// this node is not a member, so it must not say healthy.
+	if !registered {
+		if status == cluster.Healthy {
+			resp.Status = string(cluster.Degraded)
+		}
+		resp.Cluster.HeartbeatAgeMs = millis(s.opts.SinceLastHeartbeat())
 	}
 	resp.Cluster.Size = int32(min(len(nodes), math.MaxInt32))
 	for _, n := range nodes {

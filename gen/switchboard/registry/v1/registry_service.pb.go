@@ -152,10 +152,11 @@ func (*GetHealthRequest) Descriptor() ([]byte, []int) {
 //	            "heartbeat_age_ms": 2340}}
 type GetHealthResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "healthy": the node is registered and its last heartbeat is within the
-	// heartbeat interval; "degraded": registered but the heartbeat is late
-	// (older than the interval, not yet stale); "unhealthy": the database is
-	// unreachable or the node is not registered.
+	// "healthy": the node is registered and its last heartbeat is on time;
+	// "degraded": it keeps serving, but the database is unreachable, its
+	// heartbeat is late, or its registry row is gone (a peer swept it or
+	// Postgres restarted; the next heartbeat exits or re-registers);
+	// "unhealthy": starting, draining, evicted, or the wrong schema version.
 	Status string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
 	// This node's id (CLUSTER_NODE_ID).
 	NodeId string `protobuf:"bytes,2,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
