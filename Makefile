@@ -90,11 +90,12 @@ db: ## Make sure Postgres is reachable; print its URLs
 	@deploy/local/postgres.sh
 
 # --- Test tiers -------------------------------------------------------------
-# Each tier runs through deploy/local/gotest.sh: `go test -json` into
-# $(CI_DIR)/<tier>.json and .out, and on the terminal only the failures and
-# one line per tier. Each -timeout is near the tier's measured time on the
-# 2-core shared machine, with headroom: a hung test fails its package in
-# minutes rather than after the old 15.
+# Each tier runs through deploy/local/gotest.sh: test binaries built once
+# into a cache and run under test2json, into $(CI_DIR)/<tier>.json and .out,
+# and on the terminal only the failures and one line per tier. Each
+# -timeout is near the tier's measured time on the 2-core shared machine,
+# with headroom: a hung test fails its package in minutes rather than after
+# the old 15.
 CI_DIR ?= .local/ci
 export CI_DIR
 GOTEST := deploy/local/gotest.sh
@@ -126,11 +127,10 @@ CHAOS_TIMEOUT ?= 5m
 # 1 s each, about the 20000 executions the old CI run made per target. Measured
 # warm: the stage took 34 s at 19, 75 s at 60 (3 s each); the old 20000x run 39 s.
 FUZZ_SECONDS ?= 19
-# Test binaries link without DWARF (-w): the race-enabled binaries of a tier
-# (43 in integration) are linked on every run, since go caches compiled
-# packages but not linked tests, and DWARF was ~20% of each link (2.9 s ->
-# 2.3 s for services/queue). Stack traces and race reports do not use it; a
-# debugger does: run go test yourself for that.
+# Test binaries link without DWARF (-w): DWARF was ~20% of each link (2.9 s
+# -> 2.3 s for services/queue), and gotest.sh links a binary again whenever
+# its package or a dependency changed. Stack traces and race reports do not
+# use it; a debugger does: run go test yourself for that.
 TEST_LDFLAGS ?= -w
 
 .PHONY: unit
