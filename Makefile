@@ -132,6 +132,10 @@ FUZZ_SECONDS ?= 19
 # its package or a dependency changed. Stack traces and race reports do not
 # use it; a debugger does: run go test yourself for that.
 TEST_LDFLAGS ?= -w
+# Where test binaries are built and kept between runs (deploy/local/gotest.sh).
+GOTEST_BIN_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/switchboard-testbin
+export GOTEST_BIN_CACHE
+TESTBIN_CACHE := $(GOTEST_BIN_CACHE)/bin
 
 .PHONY: unit
 unit: ## The fast tier: every Go test that needs no Postgres, Redis or browser (-race)
@@ -158,9 +162,12 @@ integration: redis ## The fast tests and the in-process ones (build tag integrat
 
 .PHONY: e2e
 e2e: e2e-deps ## The end-to-end tier (build tag e2e, services/internal/e2e): the built binary, the console in Chromium, promtool, the MCP Inspector, grpcurl
-	@mkdir -p $(CI_DIR)/bin
-	@# One binary for every package of the tier (e2etest.BinaryEnv).
-	@go build -o $(CI_DIR)/bin/switchboard ./services/cmd/switchboard
+	@mkdir -p $(CI_DIR)/bin $(TESTBIN_CACHE)
+	@# One binary for every package of the tier (e2etest.BinaryEnv), built in
+	@# the test-binary cache (go skips it when nothing changed) and hard-linked
+	@# here under a lock, as gotest.sh does with the test binaries.
+	@flock $(TESTBIN_CACHE)/.lock sh -c 'go build -o $(TESTBIN_CACHE)/switchboard ./services/cmd/switchboard && \
+		{ ln -f $(TESTBIN_CACHE)/switchboard $(CI_DIR)/bin/switchboard 2>/dev/null || cp $(TESTBIN_CACHE)/switchboard $(CI_DIR)/bin/switchboard; }'
 	@$(PG); SWITCHBOARD_E2E_BINARY=$(abspath $(CI_DIR))/bin/switchboard $(GOTEST) e2e services -race -count=1 '-ldflags=$(TEST_LDFLAGS)' -tags e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 .PHONY: test
