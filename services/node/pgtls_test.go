@@ -4,6 +4,7 @@ package node_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -106,8 +107,7 @@ func runNodeOn(t *testing.T, dbURL string, startup time.Duration) error {
 	conn, err := grpc.NewClient(n.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		cancel()
-		<-done
-		return fmt.Errorf("the test's client: %w", err)
+		return errors.Join(fmt.Errorf("the test's client: %w", err), <-done)
 	}
 	defer conn.Close()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -119,8 +119,7 @@ func runNodeOn(t *testing.T, dbURL string, startup time.Duration) error {
 			return err
 		case <-deadline:
 			cancel()
-			<-done
-			return fmt.Errorf("the node neither served nor failed within %s", startup+time.Minute)
+			return errors.Join(fmt.Errorf("the node neither served nor failed within %s", startup+time.Minute), <-done)
 		case <-tick.C:
 		}
 		if grpcServing(t, conn) {
