@@ -90,11 +90,12 @@ db: ## Make sure Postgres is reachable; print its URLs
 	@deploy/local/postgres.sh
 
 # --- Test tiers -------------------------------------------------------------
-# Each tier runs through deploy/local/gotest.sh: `go test -json` into
-# $(CI_DIR)/<tier>.json and .out, and on the terminal only the failures and
-# one line per tier. Each -timeout is near the tier's measured time on the
-# 2-core shared machine, with headroom: a hung test fails its package in
-# minutes rather than after the old 15.
+# Each tier runs through deploy/local/gotest.sh: test binaries built once
+# into a cache and run under test2json, into $(CI_DIR)/<tier>.json and .out,
+# and on the terminal only the failures and one line per tier. Each
+# -timeout is near the tier's measured time on the 2-core shared machine,
+# with headroom: a hung test fails its package in minutes rather than after
+# the old 15.
 CI_DIR ?= .local/ci
 export CI_DIR
 GOTEST := deploy/local/gotest.sh
@@ -126,12 +127,15 @@ CHAOS_TIMEOUT ?= 5m
 # 1 s each, about the 20000 executions the old CI run made per target. Measured
 # warm: the stage took 34 s at 19, 75 s at 60 (3 s each); the old 20000x run 39 s.
 FUZZ_SECONDS ?= 19
-# Test binaries link without DWARF (-w): the race-enabled binaries of a tier
-# (43 in integration) are linked on every run, since go caches compiled
-# packages but not linked tests, and DWARF was ~20% of each link (2.9 s ->
-# 2.3 s for services/queue). Stack traces and race reports do not use it; a
-# debugger does: run go test yourself for that.
+# Test binaries link without DWARF (-w): DWARF was ~20% of each link (2.9 s
+# -> 2.3 s for services/queue), and gotest.sh links a binary again whenever
+# its package or a dependency changed. Stack traces and race reports do not
+# use it; a debugger does: run go test yourself for that.
 TEST_LDFLAGS ?= -w
+# Where test binaries are built and kept between runs (deploy/local/gotest.sh).
+GOTEST_BIN_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/switchboard-testbin
+export GOTEST_BIN_CACHE
+TESTBIN_CACHE := $(GOTEST_BIN_CACHE)/bin
 
 .PHONY: unit
 unit: ## The fast tier: every Go test that needs no Postgres, Redis or browser (-race)
@@ -158,9 +162,12 @@ integration: redis ## The fast tests and the in-process ones (build tag integrat
 
 .PHONY: e2e
 e2e: e2e-deps ## The end-to-end tier (build tag e2e, services/internal/e2e): the built binary, the console in Chromium, promtool, the MCP Inspector, grpcurl
-	@mkdir -p $(CI_DIR)/bin
-	@# One binary for every package of the tier (e2etest.BinaryEnv).
-	@go build -o $(CI_DIR)/bin/switchboard ./services/cmd/switchboard
+	@mkdir -p $(CI_DIR)/bin $(TESTBIN_CACHE)
+	@# One binary for every package of the tier (e2etest.BinaryEnv), built in
+	@# the test-binary cache (go skips it when nothing changed) and hard-linked
+	@# here under a lock, as gotest.sh does with the test binaries.
+	@flock $(TESTBIN_CACHE)/.lock sh -c 'go build -o $(TESTBIN_CACHE)/switchboard ./services/cmd/switchboard && \
+		{ ln -f $(TESTBIN_CACHE)/switchboard $(CI_DIR)/bin/switchboard 2>/dev/null || cp $(TESTBIN_CACHE)/switchboard $(CI_DIR)/bin/switchboard; }'
 	@$(PG); SWITCHBOARD_E2E_BINARY=$(abspath $(CI_DIR))/bin/switchboard $(GOTEST) e2e services -race -count=1 '-ldflags=$(TEST_LDFLAGS)' -tags e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 .PHONY: test

@@ -53,9 +53,14 @@ bins=$(mktemp -d)
 trap 'rm -rf "$log" "$bins"' EXIT
 # Each package's fuzz binary is built once (go test -c -fuzz instruments it
 # as go test -fuzz would) and run once per target: ingest/verify holds 15 of
-# the 19 targets, and go test -fuzz linked it anew for each. The corpus
-# cache is go test's own ($GOCACHE/fuzz/<import path>).
+# the 19 targets, and go test -fuzz linked it anew for each. It is built into
+# the test-binary cache of gotest.sh (go skips a binary whose inputs did not
+# change) under a lock, and hard-linked into this run's folder, so another
+# run's rebuild never changes a binary this one runs. The corpus cache is go
+# test's own ($GOCACHE/fuzz/<import path>).
 cache=$(go env GOCACHE)/fuzz
+built=${GOTEST_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/switchboard-testbin}/fuzz
+mkdir -p "$built"
 declare -A importpath
 status=0 tolerated=0
 for t in "${targets[@]}"; do
@@ -64,7 +69,8 @@ for t in "${targets[@]}"; do
   bin=$bins/${dir//\//_}.test
   if [[ -z ${importpath[$dir]:-} ]]; then
     importpath[$dir]=$(go list "./$dir")
-    if ! go test -c -fuzz=. -o "$bin" "./$dir" >"$log" 2>&1; then
+    if ! flock "$built/.lock" bash -c 'go test -c -fuzz=. -o "$1" "./$2" || exit 1; ln -f "$1" "$3" 2>/dev/null || cp "$1" "$3"' \
+      _ "$built/${dir//\//_}.test" "$dir" "$bin" >"$log" 2>&1; then
       printf 'fuzz: %-28s build FAILED\n' "$dir"
       cat "$log"
       status=1

@@ -96,3 +96,35 @@ func TestLoopTicksAtStartAndStopsOnStop(t *testing.T) {
 	}
 	require.NoError(t, l.Stop(t.Context()), "Stop twice")
 }
+
+// Wake runs a tick now instead of at the next interval; wakes that come
+// while a tick runs fold into one more tick, and Wake never blocks.
+func TestLoopWakeTicksNowAndFolds(t *testing.T) {
+	t.Parallel()
+	ticks := make(chan struct{}, 100)
+	release := make(chan struct{})
+	l := lifecycle.NewLoop("l", time.Hour, func(context.Context) {
+		ticks <- struct{}{}
+		<-release
+	})
+	l.Wake() // before Start: the first tick after the one at Start
+	require.NoError(t, l.Start(t.Context()))
+	t.Cleanup(func() { close(release); require.NoError(t, l.Stop(context.Background())) })
+	tick := func(what string) {
+		t.Helper()
+		select {
+		case <-ticks:
+		case <-time.After(time.Minute): // a safety net: the interval is an hour
+			t.Fatal(what)
+		}
+	}
+	tick("no tick at Start")
+	for range 5 {
+		l.Wake() // while the first tick runs: one more tick, not five
+	}
+	release <- struct{}{}
+	tick("no tick after the wakes")
+	release <- struct{}{}
+	require.Never(t, func() bool { return len(ticks) > 0 }, 100*time.Millisecond, 10*time.Millisecond,
+		"the wakes folded into one tick")
+}

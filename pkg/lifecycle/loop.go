@@ -69,12 +69,16 @@ func (g *Goroutines) Stop(ctx context.Context) error {
 // Loop is a Component that runs tick every interval (and once right after
 // Start) on its own goroutine until Stop: the shape of every periodic
 // maintenance job (lease reaper, retention). Start returns at once; Stop is
-// safe before Start and more than once.
-type Loop struct{ *Goroutines }
+// safe before Start and more than once. Wake runs the next tick now.
+type Loop struct {
+	*Goroutines
+	wake chan struct{}
+}
 
 // NewLoop returns a Loop named name that calls tick every interval; tick
 // gets a context cancelled by Stop.
 func NewLoop(name string, interval time.Duration, tick func(ctx context.Context)) *Loop {
+	wake := make(chan struct{}, 1)
 	return &Loop{NewGoroutines(name, func(ctx context.Context) {
 		t := time.NewTicker(interval)
 		defer t.Stop()
@@ -84,9 +88,20 @@ func NewLoop(name string, interval time.Duration, tick func(ctx context.Context)
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-wake:
 			}
 		}
-	})}
+	}), wake}
+}
+
+// Wake makes the loop tick as soon as the current tick (if any) is done,
+// instead of at the next interval: for a change announced by a notification.
+// Wakes while a tick runs fold into one more tick; Wake never blocks.
+func (l *Loop) Wake() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Warned adapts a pass that can fail (a reaper's or pruner's "once") to a

@@ -82,6 +82,15 @@ func TestStripeEndpointAwaitsItsSecret(t *testing.T) {
 // builds it), and a context acting as e's human with the admin scope.
 func (e *env) admin(t testing.TB) (*admin.Server, context.Context) {
 	t.Helper()
-	adm := admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), sources.New(e.pool, e.keys, nil))
-	return adm, auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
+	return e.adminOver(sources.New(e.pool, e.keys, nil)), e.adminContext(t)
+}
+
+// adminOver is an AdminService over src.
+func (e *env) adminOver(src *sources.Store) *admin.Server {
+	return admin.New(zap.NewNop(), e.pool, auth.NewStore(e.pool, auth.NewHasher(make([]byte, 32))), src)
+}
+
+// adminContext acts as e's human with the admin scope.
+func (e *env) adminContext(t testing.TB) context.Context {
+	return auth.NewContext(t.Context(), auth.Principal{CredentialID: uuid.New(), HumanID: e.human, Scopes: []auth.Scope{auth.ScopeAdmin}})
 }

@@ -48,7 +48,8 @@ type Options struct {
 	Sources *sources.Store
 	// NodeID, when set, makes the node run its consumer of every enabled
 	// pull adapter (named after the node), reconciled with the adapters
-	// table every AdapterInterval (default 10 s). Empty: no adapters run.
+	// table every AdapterInterval (default 10 s) and whenever Sources
+	// announces an adapter change. Empty: no adapters run.
 	NodeID          string
 	AdapterInterval time.Duration
 	// HotPool, when set, runs the event write statement (see store.New).
@@ -119,6 +120,11 @@ func New(log *zap.Logger, pool *pgxpool.Pool, opts Options) *Server {
 			interval = defaultAdapterInterval
 		}
 		s.adapters = newAdapterRunner(s, opts.NodeID, interval)
+		// An adapter created, changed or deleted on any node reconciles
+		// now; the interval catches what a lost notification missed.
+		if err := src.OnAdapterChange(func(string) { s.adapters.loop.Wake() }); err != nil {
+			panic(fmt.Sprintf("ingest: %v", err)) // a wiring bug, as above
+		}
 	}
 	return s
 }

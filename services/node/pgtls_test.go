@@ -4,8 +4,11 @@ package node_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,7 +78,9 @@ const (
 
 // runNodeOn runs a registry-only node on dbURL until it reports SERVING
 // (its pools connected and it migrated), then stops it; or returns the
-// error that stopped it first, at the latest after startup.
+// error that stopped it first, at the latest after startup. It only
+// returns errors, so that refusals, which each wait out refusedWithin, can
+// run at once on goroutines of one test.
 func runNodeOn(t *testing.T, dbURL string, startup time.Duration) error {
 	t.Helper()
 	cfg := config.Default()
@@ -84,9 +89,13 @@ func runNodeOn(t *testing.T, dbURL string, startup time.Duration) error {
 	cfg.GRPC.Addr, cfg.HTTP.Addr, cfg.Cluster.Endpoint = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Cluster.NodeID = "pg-tls-node"
 	cfg.Cluster.HeartbeatInterval, cfg.Cluster.StaleThreshold = 100*time.Millisecond, time.Second
-	require.NoError(t, cfg.Validate())
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("the test's config: %w", err)
+	}
 	svcs, err := node.ParseServices("registry")
-	require.NoError(t, err)
+	if err != nil {
+		return fmt.Errorf("the test's services: %w", err)
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	n, err := node.New(ctx, cfg, zap.NewNop(), svcs)
@@ -96,7 +105,10 @@ func runNodeOn(t *testing.T, dbURL string, startup time.Duration) error {
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
 	conn, err := grpc.NewClient(n.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
+	if err != nil {
+		cancel()
+		return errors.Join(fmt.Errorf("the test's client: %w", err), <-done)
+	}
 	defer conn.Close()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -106,7 +118,8 @@ func runNodeOn(t *testing.T, dbURL string, startup time.Duration) error {
 		case err := <-done:
 			return err
 		case <-deadline:
-			t.Fatalf("the node neither served nor failed within %s", startup+time.Minute)
+			cancel()
+			return errors.Join(fmt.Errorf("the node neither served nor failed within %s", startup+time.Minute), <-done)
 		case <-tick.C:
 		}
 		if grpcServing(t, conn) {
@@ -114,6 +127,22 @@ func runNodeOn(t *testing.T, dbURL string, startup time.Duration) error {
 			return <-done
 		}
 	}
+}
+
+// runNodesOn runs runNodeOn on every URL at once and returns their errors
+// in order: each refusal waits out its startup timeout, and one after the
+// other they made this the slowest test of the package. Only for nodes
+// that are refused: they share one node id, which two registered nodes
+// could not.
+func runNodesOn(t *testing.T, startup time.Duration, urls ...string) []error {
+	t.Helper()
+	errs := make([]error, len(urls))
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Go(func() { errs[i] = runNodeOn(t, u, startup) })
+	}
+	wg.Wait()
+	return errs
 }
 
 // DATABASE_URL's sslmode and sslrootcert are what the node's pools use:
@@ -132,8 +161,6 @@ func TestNodePoolsUseDatabaseURLTLSSettings(t *testing.T) {
 	// The server takes TLS connections only (hostssl), so a node that
 	// served talked TLS.
 	require.NoError(t, runNodeOn(t, pg.url("sslmode=verify-full&sslrootcert="+caFile), servesWithin))
-	err := runNodeOn(t, pg.url("sslmode=disable"), refusedWithin)
-	require.ErrorContains(t, err, "no encryption", "the server refuses plaintext")
 	conn, err := pgx.Connect(t.Context(), pg.url("sslmode=verify-full&sslrootcert="+caFile))
 	require.NoError(t, err)
 	defer conn.Close(t.Context())
@@ -141,13 +168,15 @@ func TestNodePoolsUseDatabaseURLTLSSettings(t *testing.T) {
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM goose_db_version`).Scan(&migrated))
 	require.Positive(t, migrated, "the node migrated over its verify-full pool")
 
-	err = runNodeOn(t, pg.url("sslmode=verify-full&sslrootcert="+otherCA), refusedWithin)
-	require.ErrorContains(t, err, "postgres not reachable")
-	require.ErrorContains(t, err, "certificate signed by unknown authority")
-
-	err = runNodeOn(t, strings.Replace(pg.url("sslmode=verify-full&sslrootcert="+caFile), "127.0.0.1", "localhost", 1), refusedWithin)
-	require.Error(t, err, "a name the certificate does not cover")
-	require.ErrorContains(t, err, "wanted to match localhost")
+	refused := runNodesOn(t, refusedWithin,
+		pg.url("sslmode=disable"),
+		pg.url("sslmode=verify-full&sslrootcert="+otherCA),
+		strings.Replace(pg.url("sslmode=verify-full&sslrootcert="+caFile), "127.0.0.1", "localhost", 1))
+	require.ErrorContains(t, refused[0], "no encryption", "the server refuses plaintext")
+	require.ErrorContains(t, refused[1], "postgres not reachable")
+	require.ErrorContains(t, refused[1], "certificate signed by unknown authority")
+	require.Error(t, refused[2], "a name the certificate does not cover")
+	require.ErrorContains(t, refused[2], "wanted to match localhost")
 
 	pg.stop(t)
 	pg.start(t, "off", "host")

@@ -122,6 +122,7 @@ func (s *Store) CreateAdapter(ctx context.Context, t auth.Tenant, humanID uuid.U
 	if err != nil {
 		return Adapter{}, err
 	}
+	s.adapterChanges.changed(r.ID.String())
 	return adapterFrom(r), nil
 }
 
@@ -227,6 +228,9 @@ func (s *Store) UpdateAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID, 
 			return nil
 		})
 	})
+	if err == nil {
+		s.adapterChanges.changed(id.String())
+	}
 	return out, err
 }
 
@@ -234,5 +238,9 @@ func (s *Store) UpdateAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID, 
 // stops polling, stored events keep existing without it.
 func (s *Store) DeleteAdapter(ctx context.Context, t auth.Tenant, id uuid.UUID) error {
 	n, err := s.q.AdapterDelete(ctx, s.pool, dbsqlc.AdapterDeleteParams{ID: id, Administrator: t.Administrator, CallerID: t.HumanID})
-	return apierr.Affected(n, err, "delete adapter", "adapter "+id.String(), constraints)
+	if err = apierr.Affected(n, err, "delete adapter", "adapter "+id.String(), constraints); err != nil {
+		return err
+	}
+	s.adapterChanges.changed(id.String())
+	return nil
 }

@@ -36,8 +36,10 @@ type Store struct {
 	allow *Allowlist
 	q     *dbsqlc.Queries
 	// changes announces committed endpoint changes to the webhook edges'
-	// caches, on every node (UseNotifier, OnEndpointChange).
-	changes changes
+	// caches, on every node (UseNotifier, OnEndpointChange);
+	// adapterChanges adapter changes to the runners (OnAdapterChange).
+	changes        changes
+	adapterChanges changes
 }
 
 // New returns a store over pool; keys is the node's sealing keyring
@@ -47,7 +49,8 @@ func New(pool *pgxpool.Pool, keys *secretbox.Keyring, allow *Allowlist) *Store {
 	if allow == nil {
 		allow = NewAllowlist(nil, nil)
 	}
-	return &Store{pool: pool, keys: keys, allow: allow, q: dbsqlc.New()}
+	return &Store{pool: pool, keys: keys, allow: allow, q: dbsqlc.New(),
+		changes: changes{channel: changesChannel}, adapterChanges: changes{channel: adapterChangesChannel}}
 }
 
 // AllowRule is one entry of SWITCHBOARD_ADAPTER_ALLOW (config.AdapterAllowEntry
