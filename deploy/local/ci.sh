@@ -4,7 +4,7 @@
 #
 #   alone:   tools, services, verify (short; later stages need them)
 #   lane A:  integration, then e2e   (both use the shared Postgres)
-#   lane B:  e2e-deps, vet, lint, chaos, fuzz  (no shared Postgres
+#   lane B:  e2e-deps, vet, lint, fuzz, chaos  (no shared Postgres
 #            connection: chaos runs its own private cluster)
 #
 # The lanes run at the same time. Measured on the 2-core machine, every
@@ -39,7 +39,7 @@ $stage services bash -c 'eval "$(deploy/local/postgres.sh)" && deploy/local/redi
 $stage verify "${make[@]}" verify
 
 echo
-echo "== lanes A (integration, e2e) and B (e2e-deps, vet, lint, chaos, fuzz) run at once; each stage's output is in its log =="
+echo "== lanes A (integration, e2e) and B (e2e-deps, vet, lint, fuzz, chaos) run at once; each stage's output is in its log =="
 rm -f "$ci/e2e-deps.done"
 (
   export STAGE_LANE=A
@@ -51,16 +51,17 @@ a=$!
 # Lane A is the critical path, so lane B's stages that have no timing to
 # keep (vet, lint, the fuzzers' seconds) run at a lower CPU priority: on the
 # 2-core machine they otherwise took CPU from the integration tier's
-# busiest packages. chaos keeps the default priority: it asserts stalls
-# and recovery times.
+# busiest packages, which run first. chaos keeps the default priority (it
+# asserts stalls and recovery times) and comes last, once those packages
+# are past.
 (
   export STAGE_LANE=B
   $stage e2e-deps "${make[@]}" e2e-deps
   touch "$ci/e2e-deps.done"
   $stage vet nice -n 10 "${make[@]}" vet
   $stage lint nice -n 10 "${make[@]}" lint
-  $stage chaos "${make[@]}" chaos
   $stage fuzz nice -n 10 "${make[@]}" fuzz-brief
+  $stage chaos "${make[@]}" chaos
 ) &
 b=$!
 wait "$a" "$b"
