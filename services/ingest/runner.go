@@ -47,9 +47,19 @@ type runningAdapter struct {
 	server *serverCheck
 }
 
+// reconcileGap is the least time between two reconciles: adapter changes
+// wake the runner of every node (Server's OnAdapterChange), and one tenant
+// updating its adapters in a loop must not keep every node re-reading the
+// whole table back to back. Wakes within the gap fold into one reconcile.
+const reconcileGap = 500 * time.Millisecond
+
 func newAdapterRunner(s *Server, nodeID string, interval time.Duration) *adapterRunner {
 	r := &adapterRunner{s: s, nodeID: nodeID, statusGap: defaultStatusGap, running: map[uuid.UUID]*runningAdapter{}}
-	r.loop = lifecycle.NewLoop(Name+"-adapters", interval, r.reconcile)
+	gap := min(interval, reconcileGap)
+	r.loop = lifecycle.NewLoop(Name+"-adapters", interval, func(ctx context.Context) {
+		r.reconcile(ctx)
+		lifecycle.Sleep(ctx, gap)
+	})
 	return r
 }
 
