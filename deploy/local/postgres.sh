@@ -178,6 +178,7 @@ test)
     printf 'export TEST_DATABASE_URL=%q\n' "$TEST_DATABASE_URL"
     exit 0
   fi
+  [[ -z ${TEST_DATABASE_URL:-} ]] || log "TEST_DATABASE_URL does not answer: using the test cluster"
   admin=$(ensure_test_cluster)
   printf 'export TEST_DATABASE_URL=%q\n' "$admin"
   exit 0
