@@ -7,9 +7,9 @@
 #        eval "$(deploy/local/postgres.sh test)"       (TEST_DATABASE_URL only)
 #        deploy/local/postgres.sh stop|crash-restart   (the private cluster only)
 #
-# `test` is for the test tiers: TEST_DATABASE_URL when it is set and answers
-# (any server, a shared one included), otherwise the machine's test cluster
-# (see ensure_test_cluster), started when it is not running.
+# `test` is for the test tiers: TEST_DATABASE_URL when it is set (any
+# server, a shared one included; it must answer), otherwise the machine's
+# test cluster (see ensure_test_cluster), started when it is not running.
 #
 # In order:
 #  1. DATABASE_URL, when set and answering, is used as is.
@@ -178,7 +178,10 @@ test)
     printf 'export TEST_DATABASE_URL=%q\n' "$TEST_DATABASE_URL"
     exit 0
   fi
-  [[ -z ${TEST_DATABASE_URL:-} ]] || log "TEST_DATABASE_URL does not answer: using the test cluster"
+  if [[ -n ${TEST_DATABASE_URL:-} ]]; then
+    log "TEST_DATABASE_URL is set but does not answer (unset it to use the test cluster)"
+    exit 1
+  fi
   admin=$(ensure_test_cluster)
   printf 'export TEST_DATABASE_URL=%q\n' "$admin"
   exit 0
