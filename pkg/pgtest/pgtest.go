@@ -299,7 +299,7 @@ func migratedTemplate(ctx context.Context, conn *pgx.Conn) (string, error) {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", templateLockKey); err != nil {
 		return "", err
 	}
-	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", templateLockKey) //nolint:errcheck // session ends anyway
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", templateLockKey) //nolint:errcheck // session ends anyway
 
 	name := "sbtpl_" + migrations.Fingerprint()[:16]
 	var exists bool
