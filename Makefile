@@ -21,6 +21,9 @@ LDFLAGS := -X github.com/switchboard/switchboard/pkg/buildinfo.Version=$(VERSION
 # Paths written by `make generate` (checked by `make verify`).
 GENERATED := gen ':(glob)services/**/dbsqlc/**' ':(glob)pkg/**/dbsqlc/**'
 PG := eval "$$(deploy/local/postgres.sh)"
+# The test tiers' server: TEST_DATABASE_URL when set, else the machine's test
+# cluster (deploy/local/postgres.sh: no fsync, it holds only throwaway clones).
+TESTPG := eval "$$(deploy/local/postgres.sh test)"
 # Runs one stage of `make test`, timing it into .local/ci (deploy/local/stage.sh).
 STAGE := deploy/local/stage.sh
 
@@ -158,7 +161,7 @@ e2e-deps: ## What the e2e tier needs: Chromium, promtool, the MCP Inspector CLI,
 
 .PHONY: integration
 integration: redis ## The fast tests and the in-process ones (build tag integration) against Postgres and Redis
-	@$(PG); $(GOTEST) integration . -race -count=1 '-ldflags=$(TEST_LDFLAGS)' -tags integration -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(INTEGRATION_TIMEOUT) work
+	@$(TESTPG); $(GOTEST) integration . -race -count=1 '-ldflags=$(TEST_LDFLAGS)' -tags integration -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(INTEGRATION_TIMEOUT) work
 
 .PHONY: e2e
 e2e: e2e-deps ## The end-to-end tier (build tag e2e, services/internal/e2e): the built binary, the console in Chromium, promtool, the MCP Inspector, grpcurl
@@ -168,7 +171,7 @@ e2e: e2e-deps ## The end-to-end tier (build tag e2e, services/internal/e2e): the
 	@# here under a lock, as gotest.sh does with the test binaries.
 	@flock $(TESTBIN_CACHE)/.lock sh -c 'go build -o $(TESTBIN_CACHE)/switchboard ./services/cmd/switchboard && \
 		{ ln -f $(TESTBIN_CACHE)/switchboard $(CI_DIR)/bin/switchboard 2>/dev/null || cp $(TESTBIN_CACHE)/switchboard $(CI_DIR)/bin/switchboard; }'
-	@$(PG); SWITCHBOARD_E2E_BINARY=$(abspath $(CI_DIR))/bin/switchboard $(GOTEST) e2e services -race -count=1 '-ldflags=$(TEST_LDFLAGS)' -tags e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
+	@$(TESTPG); SWITCHBOARD_E2E_BINARY=$(abspath $(CI_DIR))/bin/switchboard $(GOTEST) e2e services -race -count=1 '-ldflags=$(TEST_LDFLAGS)' -tags e2e -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 .PHONY: test
 test: ## The whole suite (what CI runs): every stage, even after one failed; ends with a table of stages, the slowest packages and tests, and what failed (logs in .local/ci). First run installs the pinned Go tools and, as root on Debian, postgresql, redis-server, chromium (--no-install-recommends), prometheus (promtool)
@@ -176,8 +179,8 @@ test: ## The whole suite (what CI runs): every stage, even after one failed; end
 	@echo "  - Go tools pinned in deploy/local/tools.sh (buf, protoc plugins, sqlc, golangci-lint, grpcurl) into $(GOBIN), from the Go module proxy;"
 	@echo "  - as root on Debian, missing system packages with apt-get: postgresql, redis-server,"
 	@echo "    chromium (--no-install-recommends) and prometheus (for promtool) when their tests need them;"
-	@echo "  - the MCP Inspector CLI from npm (deploy/local/mcp-inspector.sh: npm ci of a committed lock into .local/);"
-	@echo "  - playwright-core from npm for the console's browser tests (deploy/local/playwright.sh: npm ci of a committed lock into .local/; it drives Debian's chromium, no browser download);"
+	@echo "  - the MCP Inspector CLI from npm (deploy/local/mcp-inspector.sh: npm ci of a committed lock, once per machine, into ~/.cache/switchboard-npm);"
+	@echo "  - playwright-core from npm for the console's browser tests (deploy/local/playwright.sh: npm ci of a committed lock, once per machine, into ~/.cache/switchboard-npm; it drives Debian's chromium, no browser download);"
 	@echo "  - nothing else (no containers). Stage times, full logs and go test -json per tier: $(CI_DIR)/."
 	@rm -rf $(CI_DIR) && mkdir -p $(CI_DIR)
 	@# deploy/local/ci.sh: the stages, two lanes at once, every stage even after
@@ -214,7 +217,7 @@ run: build ## Start Postgres if needed, migrate, and run every service in one pr
 console-screenshots: ## Run the console's browser specs against a real node and save their screenshots into docs/console (for docs/console.md)
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/playwright.sh >/dev/null
-	@$(PG); cd services && CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console go test -count=1 -tags e2e -run '^$(CONSOLE_TEST)$$' $(CONSOLE_PKG)
+	@$(TESTPG); cd services && CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console go test -count=1 -tags e2e -run '^$(CONSOLE_TEST)$$' $(CONSOLE_PKG)
 
 .PHONY: clean
 clean: ## Remove build output

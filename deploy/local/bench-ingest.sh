@@ -34,7 +34,10 @@
 # bench's ratio to that (stderr).
 #
 # Env: SWITCHBOARD_BIN (the binary, bin/switchboard; to compare two builds), SWITCHBOARD_BENCH_GRPC (port, 19390), SWITCHBOARD_BENCH_HTTP (18390),
-# PGBENCH_SECONDS (10, each pgbench run), CEILING_BATCH (16),
+# PGBENCH_SECONDS (10, each pgbench run), PGBENCH_TRANSACTIONS (unset; when
+# set, each pgbench client runs that many transactions instead of for
+# PGBENCH_SECONDS: a test that only checks the script works then gets a
+# figure however slow the machine is), CEILING_BATCH (16),
 # SWITCHBOARD_PPROF_ADDR (passed to the node: a CPU profile can be taken
 # during the run). The last line is machine-readable:
 #   RATIO accepted_per_s=<n> pgbench_one_tps=<n> ratio_one=<n> pgbench_ceiling_tps=<n> ratio_ceiling=<n> p50_ms=<n> p99_ms=<n>
@@ -46,6 +49,8 @@ bin=${SWITCHBOARD_BIN:-$repo/bin/switchboard}
 requests=${1:-40000}
 conc=${2:-32}
 secs=${PGBENCH_SECONDS:-10}
+length=(-T "$secs")
+[[ -n ${PGBENCH_TRANSACTIONS:-} ]] && length=(-t "$PGBENCH_TRANSACTIONS")
 batch=${CEILING_BATCH:-16}
 grpc=127.0.0.1:${SWITCHBOARD_BENCH_GRPC:-19390}
 http=127.0.0.1:${SWITCHBOARD_BENCH_HTTP:-18390}
@@ -157,7 +162,7 @@ deliveries() {
   local flags tps
   mapfile -d '' flags < <(vars "$1")
   tps=$(PGOPTIONS='-c plan_cache_mode=force_generic_plan' pgbench -n -M prepared -c "$2" -j "$(( $2 < 2 ? $2 : 2 ))" \
-    -T "$secs" "${flags[@]}" -f "$log.sql" "$url" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+    "${length[@]}" "${flags[@]}" -f "$log.sql" "$url" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
   # pgbench that could not connect all its clients (the server's
   # max_connections) prints no tps: that is a failed run, not 0/s.
   [[ -n $tps ]] || { echo "pgbench with $2 clients, $1 per transaction, measured nothing (see its errors above)" >&2; return 1; }

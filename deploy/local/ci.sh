@@ -3,14 +3,14 @@
 # lanes that keep a 2-core machine busy, then deploy/local/ci-report.sh.
 #
 #   alone:   tools, services, verify (short; later stages need them)
-#   lane A:  integration, then e2e   (both use the shared Postgres)
-#   lane B:  e2e-deps, vet, lint, fuzz, chaos  (no shared Postgres
-#            connection: chaos runs its own private cluster)
+#   lane A:  integration, then e2e   (both use the test Postgres)
+#   lane B:  e2e-deps, vet, lint, fuzz, chaos  (no connection to the test
+#            Postgres: chaos runs its own private cluster)
 #
 # The lanes run at the same time. Measured on the 2-core machine, every
 # stage of lane B left a core partly idle (chaos ~35% busy: it waits out
 # faults; fuzz one worker), and lane A is the long one. Lane B never opens a
-# connection to the shared server, so the connection bound of the tiers
+# connection to the test server, so the connection bound of the tiers
 # (README, "Development") still holds. integration and e2e do not overlap:
 # together they would pass that bound.
 #
@@ -35,7 +35,7 @@ $stage tools deploy/local/tools.sh buf protoc sqlc lint
 # What only the e2e tier needs (Chromium, promtool, npm locks, grpcurl) is
 # lane B's first stage, off the critical path: lane A waits for it only
 # after the integration tier, which takes far longer.
-$stage services bash -c 'eval "$(deploy/local/postgres.sh)" && deploy/local/redis.sh'
+$stage services bash -c 'eval "$(deploy/local/postgres.sh test)" && deploy/local/redis.sh'
 $stage verify "${make[@]}" verify
 
 echo

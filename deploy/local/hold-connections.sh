@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # hold-connections.sh N [-- COMMAND...]: holds N idle connections open on the
-# test server (TEST_DATABASE_URL, else what deploy/local/postgres.sh finds),
+# test server (TEST_DATABASE_URL, else the test cluster of
+# `deploy/local/postgres.sh test`, which the test tiers use too),
 # as another client of a shared server would, to check that the suite stays
 # within what is left of max_connections:
 #
@@ -19,7 +20,7 @@ n=${1:?usage: hold-connections.sh N [-- COMMAND...]}
 shift
 [[ ${1:-} == -- ]] && shift
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-if [[ -z ${TEST_DATABASE_URL:-} ]]; then eval "$("$repo/deploy/local/postgres.sh")"; fi
+if [[ -z ${TEST_DATABASE_URL:-} ]]; then eval "$("$repo/deploy/local/postgres.sh" test)"; fi
 url=$TEST_DATABASE_URL
 
 app=hold-connections-$$

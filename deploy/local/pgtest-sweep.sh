@@ -11,7 +11,7 @@ set -euo pipefail
 
 tag=${1:?usage: pgtest-sweep.sh TAG}
 [[ $tag =~ ^[a-z0-9]{1,16}$ ]] || { echo "pgtest-sweep: TAG must be 1-16 of [a-z0-9], got $tag"; exit 2; }
-admin=${TEST_DATABASE_URL:?pgtest-sweep: set TEST_DATABASE_URL (eval "\$(deploy/local/postgres.sh)")}
+admin=${TEST_DATABASE_URL:?pgtest-sweep: set TEST_DATABASE_URL (eval "\$(deploy/local/postgres.sh test)")}
 
 left() { psql "$admin" -XAtqc "SELECT datname FROM pg_database WHERE datname LIKE 'sbtest\_${tag}\_%'"; }
 # Twice: a drop that found the server full (53300) gets a second chance.

@@ -7,7 +7,8 @@
 // index a statement reads.
 //
 // The server is TEST_DATABASE_URL (default: the local trust-auth server at
-// 127.0.0.1:5432 as user postgres). Cloning a migrated template takes tens of
+// 127.0.0.1:5432 as user postgres); make's test tiers set it to the test
+// cluster of `deploy/local/postgres.sh test`. Cloning a migrated template takes tens of
 // milliseconds; migrating from scratch per test would take seconds. A
 // test's database is dropped after it: in the background when the package's
 // TestMain wraps its tests in Tests (janitor.go), else in its cleanup.
@@ -49,9 +50,10 @@ const DefaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 const templateLockKey = 0x5b7e_57_01
 
 var tmpl struct {
-	once sync.Once
-	name string
-	err  error
+	once     sync.Once
+	name     string
+	strategy string // CREATE DATABASE's STRATEGY for clones (cloneStrategy)
+	err      error
 }
 
 // AdminURL is the server's maintenance database URL used to create and drop
@@ -67,11 +69,11 @@ func AdminURL() string {
 // returns its URL. It is dropped when the test ends.
 func NewDatabase(tb testing.TB) string {
 	tb.Helper()
-	name, err := template()
+	name, strategy, err := template()
 	if err != nil {
 		tb.Fatalf("pgtest: prepare template: %v", err)
 	}
-	return create(tb, "TEMPLATE "+pgx.Identifier{name}.Sanitize())
+	return create(tb, "TEMPLATE "+pgx.Identifier{name}.Sanitize()+" STRATEGY "+strategy)
 }
 
 // NewEmptyDatabase creates an empty database (no migrations applied), for
@@ -254,24 +256,50 @@ func connectAdmin(ctx context.Context) (*pgx.Conn, error) {
 }
 
 // template returns the name of the migrated template for the embedded schema,
-// building it once per schema version for the whole machine.
-func template() (string, error) {
-	tmpl.once.Do(func() { tmpl.name, tmpl.err = buildTemplate() })
-	return tmpl.name, tmpl.err
+// building it once per schema version for the whole machine, and the
+// strategy to clone it with.
+func template() (name, strategy string, err error) {
+	tmpl.once.Do(func() { tmpl.name, tmpl.strategy, tmpl.err = buildTemplate() })
+	return tmpl.name, tmpl.strategy, tmpl.err
 }
 
-func buildTemplate() (string, error) {
+// cloneStrategy picks how CREATE DATABASE copies the template, from the
+// server's fsync setting. PostgreSQL 15's default, WAL_LOG, writes every
+// block of the template into the WAL: right on a server whose WAL matters,
+// and ~2.5 s of CPU per 20 clones on the 2-core CI machine. FILE_COPY copies
+// the files and then checkpoints, which costs little where fsync is off (the
+// test cluster deploy/local/postgres.sh starts: it holds nothing to
+// recover) and stalls every other client where it is on.
+func cloneStrategy(fsync string) string {
+	if fsync == "off" {
+		return "FILE_COPY"
+	}
+	return "WAL_LOG"
+}
+
+func buildTemplate() (name, strategy string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	conn, err := connectAdmin(ctx)
 	if err != nil {
-		return "", fmt.Errorf("connect to %s (set TEST_DATABASE_URL): %w", redact(AdminURL()), err)
+		return "", "", fmt.Errorf("connect to %s (set TEST_DATABASE_URL): %w", redact(AdminURL()), err)
 	}
 	defer conn.Close(ctx)
+	var fsync string
+	if err := conn.QueryRow(ctx, "SHOW fsync").Scan(&fsync); err != nil {
+		return "", "", err
+	}
+	name, err = migratedTemplate(ctx, conn)
+	return name, cloneStrategy(fsync), err
+}
+
+// migratedTemplate returns the migrated template's name, creating it when
+// no process on the server has yet.
+func migratedTemplate(ctx context.Context, conn *pgx.Conn) (string, error) {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", templateLockKey); err != nil {
 		return "", err
 	}
-	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", templateLockKey) //nolint:errcheck // session ends anyway
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", templateLockKey) //nolint:errcheck // session ends anyway
 
 	name := "sbtpl_" + migrations.Fingerprint()[:16]
 	var exists bool

@@ -22,26 +22,40 @@ import (
 
 // TestQueueRateLimitHoldsAcrossNodes: a queue limited to 20 claims per
 // second (burst 5), drained by 20 long-polling claimers over two servers
-// for 3 s: in no second are more than rate + burst todos claimed, the
-// overall claim count is the burst plus the rate over the 3 s (±20 %), and
-// the waiting claimers do not busy-loop (a handful of claim statements per
-// claimer per second, not hundreds). The burst lets a claim that a loaded
+// until 45 (two seconds' worth) are claimed: in no second are more than
+// rate + burst todos claimed, between the first claim and the last no more
+// than the burst plus the rate over that span, and the waiting claimers do
+// not busy-loop (a handful of claim statements per claimer per second, not
+// hundreds). Those are bounds a loaded machine cannot break, only a limiter
+// that lets too much through: a machine that wakes claimers late claims
+// less, which says nothing about the limit (how close to the rate a
+// limited queue runs is the bench's). The burst lets a claim that a loaded
 // machine wakes late still find the tokens that came due meanwhile, as a
 // rate's users size it; with burst 1 each late wake-up loses its token.
 func TestQueueRateLimitHoldsAcrossNodes(t *testing.T) {
 	t.Parallel()
-	const rate, burst, claimers, window = 20, 5, 20, 3 * time.Second
+	const rate, burst, claimers = 20, 5, 20
+	const want = burst + 2*rate
 	e := newEnv(t)
 	_, err := e.srv.SetQueueLimits(e.owner(t), &queuev1.SetQueueLimitsRequest{Queue: "rated", RatePerSecond: rate, RateBurst: burst})
 	require.NoError(t, err)
 	e.enqueue(t, "rated", 500)
 
-	elapsed, statements := runClaimers(t, e, "rated", claimers, window, nil)
+	claimed := func(ctx context.Context) bool {
+		var n int64
+		err := e.pool.QueryRow(ctx, `SELECT count(*) FROM todos WHERE queue = 'rated' AND attempted_at IS NOT NULL`).Scan(&n)
+		return err == nil && n >= want
+	}
+	elapsed, statements := runClaimers(t, e, "rated", claimers, time.Minute, claimed) // the minute only guards against a hang
 	most, total := claimedPerSecond(t, e, "rated", "")
-	t.Logf("%d claimed, at most %d in one second; %d claim statements in %v", total, most, statements, elapsed)
+	var span float64
+	require.NoError(t, e.pool.QueryRow(t.Context(), `SELECT extract(epoch FROM max(attempted_at) - min(attempted_at))::float8
+		FROM todos WHERE queue = 'rated' AND attempted_at IS NOT NULL`).Scan(&span))
+	t.Logf("%d claimed in %.2f s, at most %d in one second; %d claim statements in %v", total, span, most, statements, elapsed)
+	require.GreaterOrEqual(t, total, int64(want))
 	require.LessOrEqual(t, most, int64(rate+burst), "a second with more claims than rate + burst")
-	want := burst + rate*window.Seconds()
-	require.InDelta(t, want, float64(total), want*0.2, "the claim rate is the limit")
+	// 10 % and one todo of slack: the bucket refills in fractions of a token.
+	require.LessOrEqual(t, float64(total), (burst+rate*span)*1.1+1, "more claims than the burst plus the rate over the span allows")
 	require.Less(t, float64(statements)/elapsed.Seconds()/claimers, 10.0, "claim statements per waiting claimer per second")
 }
 

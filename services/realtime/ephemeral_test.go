@@ -53,6 +53,7 @@ func TestEphemeralFromAnotherNodeArrivesOverNotify(t *testing.T) {
 	b.human = a.human
 	s := b.subscribe(a.human, &realtimev1.SubscribeRequest{Channels: []string{"cursor"}, IncludeEphemeral: true})
 	b.subscribed(1)
+	a.listening(2) // a's notifier and b's
 	a.publish(t.Context(), "cursor", false, map[string]any{"x": 1.0})
 	ev := s.next(t)
 	require.InDelta(t, 1.0, ev.GetPayload().GetFields()["x"].GetNumberValue(), 0)

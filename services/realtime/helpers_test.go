@@ -240,3 +240,18 @@ func (e *env) subscribed(n int64) {
 	e.t.Helper()
 	require.Eventually(e.t, func() bool { return e.srv.Subscribers() == n }, waitFor, time.Millisecond)
 }
+
+// listening waits until n listen connections on e's database have their
+// LISTENs in place: a notifier connects in the background after Start, and
+// an ephemeral event (never stored, nothing re-reads it) sent before that is
+// not lost by a fault but by design. A session that ran its LISTENs and went
+// idle is listening: LISTEN takes effect when its statement commits.
+func (e *env) listening(n int) {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool {
+		var got int
+		err := e.pool.QueryRow(e.t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND state = 'idle' AND query LIKE 'LISTEN %'`).Scan(&got)
+		return err == nil && got == n
+	}, waitFor, 5*time.Millisecond, "%d listen connections", n)
+}

@@ -69,7 +69,7 @@ func TestBenchIngestScriptRunsAgainstTheSchema(t *testing.T) {
 	}
 	root := e2etest.RepoRoot(t)
 	cmd := exec.CommandContext(t.Context(), "bash", filepath.Join(root, "deploy/local/bench-ingest.sh"), "300", "4")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_BIN="+e2etest.Binary(), "PGBENCH_SECONDS=1", "CEILING_BATCH=2",
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_BIN="+e2etest.Binary(), "PGBENCH_TRANSACTIONS=20", "CEILING_BATCH=2",
 		"SWITCHBOARD_BENCH_GRPC="+port(), "SWITCHBOARD_BENCH_HTTP="+port())
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
