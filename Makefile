@@ -149,13 +149,14 @@ redis: ## Make sure Redis answers on 127.0.0.1:6379 (started, or installed as ro
 	@deploy/local/redis.sh
 
 .PHONY: e2e-deps
-e2e-deps: ## What the e2e tier needs: Chromium, promtool, the MCP Inspector CLI, playwright-core, Redis, grpcurl, jq
+e2e-deps: ## What the e2e tier needs: Chromium, promtool, the MCP Inspector CLI, playwright-core, Redis, grpcurl, jq, Debian's Python gRPC packages
 	@deploy/local/chromium.sh >/dev/null
 	@deploy/local/promtool.sh >/dev/null
 	@deploy/local/mcp-inspector.sh >/dev/null # services/mcp TestInspectorCLI runs it (npm ci of a pinned lock)
 	@deploy/local/playwright.sh >/dev/null # the console's browser test drives it (npm ci of a pinned lock)
 	@deploy/local/redis.sh
 	@deploy/local/tools.sh grpcurl # the README walk-through's test runs it
+	@deploy/local/python-sdk.sh >/dev/null # the Python SDK's suite (services/internal/e2e/sdk): Debian's grpcio, protobuf, pytest
 	@command -v jq >/dev/null || { echo "the README's blocks (services/internal/e2e/readme) need jq: apt-get install -y --no-install-recommends jq"; exit 1; }
 	@command -v kubectl >/dev/null || { echo "the README's Kubernetes block (services/internal/e2e/readme) runs kubectl kustomize: install kubectl"; exit 1; }
 
@@ -212,6 +213,30 @@ run: build ## Start Postgres if needed, migrate, and run every service in one pr
 	echo "  Starting; the gRPC and HTTP addresses follow once the node is serving."; \
 	echo; \
 	exec bin/switchboard serve --announce all
+
+# --- Worker SDKs (sdk/) --------------------------------------------------------
+# Kept out of generate/verify/the Go tiers' dependencies: Go-only work needs
+# neither protoc nor npm. deploy/local/python-sdk.sh installs Debian's
+# grpcio, protobuf, protoc and pytest when missing (as root) and prints the
+# Python that sees them.
+SDK_PY = $$(deploy/local/python-sdk.sh)
+
+.PHONY: sdk-generate
+sdk-generate: protodeps ## Regenerate the SDKs' protobuf code (sdk/python/gen.sh: buf with Debian's protoc and grpc_python_plugin)
+	@deploy/local/python-sdk.sh >/dev/null
+	@sdk/python/gen.sh
+
+.PHONY: sdk-verify
+sdk-verify: sdk-generate ## Regenerate the SDKs' code and fail on any difference
+	@if [[ -n "$$(git status --porcelain -- sdk/python/src/switchboard_worker/_proto)" ]]; then \
+		git status --porcelain -- sdk/python/src/switchboard_worker/_proto; \
+		echo "sdk-verify: the SDKs' generated code is stale: run make sdk-generate and commit it"; exit 1; fi
+
+.PHONY: sdk-test
+sdk-test: build ## The SDKs' tests against a real node (bin/switchboard) and the test Postgres
+	@py=$(SDK_PY); $(TESTPG); cd sdk/python && \
+		SWITCHBOARD_BIN=$(CURDIR)/bin/switchboard PYTHONPATH=src PYTHONDONTWRITEBYTECODE=1 \
+		$$py -m pytest -q -p no:cacheprovider tests
 
 .PHONY: console-screenshots
 console-screenshots: ## Run the console's browser specs against a real node and save their screenshots into docs/console (for docs/console.md)

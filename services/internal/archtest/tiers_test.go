@@ -28,9 +28,9 @@ const (
 )
 
 // e2eTools are the programs only the e2e tier may run: the browser, the
-// JavaScript tool chain and the command-line clients whose installs
-// deploy/local prepares for it.
-var e2eTools = []string{"chromium", "chromium-browser", "npm", "npx", "node", "grpcurl", "jq", "promtool", "playwright"}
+// JavaScript and Python tool chains (the SDKs' suites) and the command-line
+// clients whose installs deploy/local prepares for it.
+var e2eTools = []string{"chromium", "chromium-browser", "npm", "npx", "node", "grpcurl", "jq", "promtool", "playwright", "python3", "pytest"}
 
 // browserImports drive Chromium when a test imports them.
 var browserImports = []string{"github.com/chromedp/chromedp", module + "services/internal/dashboardtest"}
@@ -301,7 +301,7 @@ func runs(rel, name string, args []string) string {
 		return "runs the switchboard binary"
 	case slices.Contains(e2eTools, base):
 		return "runs " + base
-	case script && (slices.Contains(e2eTools, tool) || tool == "mcp-inspector"):
+	case script && (slices.Contains(e2eTools, tool) || tool == "mcp-inspector" || tool == "python-sdk"):
 		// deploy/local's installers, which provide the tool they name.
 		return "runs " + base + ", which provides " + tool
 	case base == "go" && len(args) > 0 && (args[0] == "build" || args[0] == "run"):
