@@ -157,6 +157,7 @@ e2e-deps: ## What the e2e tier needs: Chromium, promtool, the MCP Inspector CLI,
 	@deploy/local/redis.sh
 	@deploy/local/tools.sh grpcurl # the README walk-through's test runs it
 	@deploy/local/python-sdk.sh >/dev/null # the Python SDK's suite (services/internal/e2e/sdk): Debian's grpcio, protobuf, pytest
+	@deploy/local/sdk-typescript.sh >/dev/null # the TypeScript SDK's suite: npm ci of its lock, once per machine
 	@command -v jq >/dev/null || { echo "the README's blocks (services/internal/e2e/readme) need jq: apt-get install -y --no-install-recommends jq"; exit 1; }
 	@command -v kubectl >/dev/null || { echo "the README's Kubernetes block (services/internal/e2e/readme) runs kubectl kustomize: install kubectl"; exit 1; }
 
@@ -220,16 +221,18 @@ run: build ## Start Postgres if needed, migrate, and run every service in one pr
 # grpcio, protobuf, protoc and pytest when missing (as root) and prints the
 # Python that sees them.
 SDK_PY = $$(deploy/local/python-sdk.sh)
+SDK_GENERATED := sdk/python/src/switchboard_worker/_proto sdk/typescript/src/gen
 
 .PHONY: sdk-generate
-sdk-generate: protodeps ## Regenerate the SDKs' protobuf code (sdk/python/gen.sh: buf with Debian's protoc and grpc_python_plugin)
+sdk-generate: protodeps ## Regenerate the SDKs' protobuf code (Python: buf with Debian's protoc and grpc_python_plugin; TypeScript: buf with protoc-gen-es)
 	@deploy/local/python-sdk.sh >/dev/null
 	@sdk/python/gen.sh
+	@cd "$$(deploy/local/sdk-typescript.sh)" && npm run -s generate
 
 .PHONY: sdk-verify
 sdk-verify: sdk-generate ## Regenerate the SDKs' code and fail on any difference
-	@if [[ -n "$$(git status --porcelain -- sdk/python/src/switchboard_worker/_proto)" ]]; then \
-		git status --porcelain -- sdk/python/src/switchboard_worker/_proto; \
+	@if [[ -n "$$(git status --porcelain -- $(SDK_GENERATED))" ]]; then \
+		git status --porcelain -- $(SDK_GENERATED); \
 		echo "sdk-verify: the SDKs' generated code is stale: run make sdk-generate and commit it"; exit 1; fi
 
 .PHONY: sdk-test
@@ -237,6 +240,8 @@ sdk-test: build ## The SDKs' tests against a real node (bin/switchboard) and the
 	@py=$(SDK_PY); $(TESTPG); cd sdk/python && \
 		SWITCHBOARD_BIN=$(CURDIR)/bin/switchboard PYTHONPATH=src PYTHONDONTWRITEBYTECODE=1 \
 		$$py -m pytest -q -p no:cacheprovider tests
+	@$(TESTPG); cd "$$(deploy/local/sdk-typescript.sh)" && npm run -s typecheck && \
+		SWITCHBOARD_BIN=$(CURDIR)/bin/switchboard npm test
 
 .PHONY: console-screenshots
 console-screenshots: ## Run the console's browser specs against a real node and save their screenshots into docs/console (for docs/console.md)
