@@ -52,8 +52,9 @@ def _psql(url: str, sql: str) -> None:
 
 @dataclass
 class Node:
-    """A running node: its gRPC address, REST base URL, the agent's token
-    and the administrator's."""
+    """A running node: its gRPC address, REST base URL, the agent's token,
+    the tenant administrator's (scope admin in the agent's tenant) and the
+    operator's (the bootstrap administrator)."""
 
     grpc: str
     api: str
@@ -62,6 +63,7 @@ class Node:
     human: str
     database_url: str
     log: Path
+    tenant_admin: str = ""
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def rest(self, method: str, path: str, body: object | None = None, token: str | None = None) -> dict:
@@ -126,7 +128,7 @@ def start_node() -> Node:
         with log.open("wb") as out:
             proc = subprocess.Popen([binary, "serve", "all"], env=env, stdout=out, stderr=subprocess.STDOUT)
         api = "http://" + http_addr
-        node = Node(grpc_addr, api, "", admin_token, "", url, log, proc)
+        node = Node(grpc_addr, api, "", admin_token, "", url, log, proc=proc)
         _wait_healthy(api, proc, log)
         human = node.rest("POST", "/api/admin/humans", {"email": f"sdk+{secrets.token_hex(4)}@example.com"}, admin_token)
         node.human = human["human"]["id"]
@@ -138,6 +140,8 @@ def start_node() -> Node:
             admin_token,
         )
         node.token = cred["token"]
+        owner = node.rest("POST", "/api/admin/credentials", {"human_id": node.human, "scopes": ["admin"]}, admin_token)
+        node.tenant_admin = owner["token"]
         return node
     except BaseException:
         _psql(admin, f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
