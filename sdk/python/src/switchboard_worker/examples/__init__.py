@@ -1,0 +1,1 @@
+"""Runnable example workers (``python -m switchboard_worker.examples.echo``)."""
