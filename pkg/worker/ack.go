@@ -133,7 +133,7 @@ func (a *acker) completeBatch(ctx context.Context, ls []*lease) []ackAnswer {
 	}
 	req := &queuev1.CompleteBatchRequest{Items: make([]*queuev1.CompleteRequest, len(ls))}
 	for i, l := range ls {
-		req.Items[i] = &queuev1.CompleteRequest{Id: l.todo.GetId(), LeaseToken: l.todo.GetLeaseToken()}
+		req.Items[i] = l.completeRequest()
 	}
 	resp, err := w.client.CompleteBatch(ctx, req, grpc.WaitForReady(true))
 	if status.Code(err) == codes.Unimplemented {
@@ -195,7 +195,7 @@ func (w *Worker) completeEach(ctx context.Context, ls []*lease) []ackAnswer {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			resp, err := w.client.Complete(ctx, &queuev1.CompleteRequest{Id: l.todo.GetId(), LeaseToken: l.todo.GetLeaseToken()}, grpc.WaitForReady(true))
+			resp, err := w.client.Complete(ctx, l.completeRequest(), grpc.WaitForReady(true))
 			answers[i] = answer(err, resp.GetAlready(), resp.GetTodo())
 		})
 	}

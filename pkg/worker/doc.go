@@ -68,6 +68,14 @@
 // next lease heartbeat, stored as Todo.progress and published as a
 // todo.progress event on sys:queue:<queue> and sys:todo:<id>.
 //
+// # Results
+//
+// A handler sets what its todo completes with (Todo.result) with
+// SetResult(ctx, v): v must marshal to a JSON object of at most 1 MiB. The
+// last value is sent with the completion; it is dropped when the handler
+// fails. examples/echo is a complete worker that completes each todo with
+// its payload.
+//
 // # Tracing
 //
 // Each handler runs in a span, "process <queue>" (kind consumer), that

@@ -78,6 +78,7 @@ func (f *fakeQueue) Complete(_ context.Context, req *queuev1.CompleteRequest) (*
 	if !already {
 		td.end("Complete", queuev1.TodoState_TODO_STATE_COMPLETED)
 		f.completed = append(f.completed, req.GetId())
+		f.results[req.GetId()] = req.GetResult()
 		f.singleCompletes++
 	}
 	if ferr != nil {
@@ -122,6 +123,7 @@ func (f *fakeQueue) CompleteBatch(_ context.Context, req *queuev1.CompleteBatchR
 		if err == nil && !already {
 			td.end("CompleteBatch", queuev1.TodoState_TODO_STATE_COMPLETED)
 			f.completed = append(f.completed, it.GetId())
+			f.results[it.GetId()] = it.GetResult()
 		}
 		resp.Results = append(resp.Results, &queuev1.CompleteBatchResult{Id: it.GetId(), Outcome: outcome(already, err)})
 	}

@@ -51,6 +51,8 @@ type fakeQueue struct {
 	heartbeats map[int64]int
 	hbReqs     []*queuev1.HeartbeatRequest
 	completed  []int64
+	// results holds the result each completed todo was completed with.
+	results map[int64]*structpb.Struct
 	// completeBatches holds the ids of every CompleteBatch call that was
 	// answered, hbBatches the size of every HeartbeatBatch call.
 	completeBatches [][]int64
@@ -74,7 +76,7 @@ type fakeTodo struct {
 }
 
 func newFakeQueue() *fakeQueue {
-	return &fakeQueue{todos: map[int64]*fakeTodo{}, heartbeats: map[int64]int{}, stale: map[string]int{}, calls: map[string]int{}, wake: make(chan struct{})}
+	return &fakeQueue{todos: map[int64]*fakeTodo{}, heartbeats: map[int64]int{}, stale: map[string]int{}, calls: map[string]int{}, results: map[int64]*structpb.Struct{}, wake: make(chan struct{})}
 }
 
 // fakeNode is one gRPC server in front of a fakeQueue.
@@ -187,6 +189,7 @@ type record struct {
 	heartbeats         map[int64]int
 	hbReqs             []*queuev1.HeartbeatRequest
 	completed          []int64
+	results            map[int64]*structpb.Struct
 	completeBatches    [][]int64
 	hbBatches          []int
 	singleCompletes    int
@@ -207,7 +210,10 @@ func (f *fakeQueue) record() record {
 		completed: append([]int64(nil), f.completed...), completeBatches: append([][]int64(nil), f.completeBatches...),
 		hbBatches: append([]int(nil), f.hbBatches...), singleCompletes: f.singleCompletes, fails: append([]*queuev1.FailRequest(nil), f.fails...),
 		released: append([]int64(nil), f.released...), remaining: len(f.pending), stale: map[string]int{},
-		calls: map[string]int{}, auth: append([]string(nil), f.auth...),
+		calls: map[string]int{}, auth: append([]string(nil), f.auth...), results: map[int64]*structpb.Struct{},
+	}
+	for k, v := range f.results {
+		r.results[k] = v
 	}
 	for k, v := range f.calls {
 		r.calls[k] = v

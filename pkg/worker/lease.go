@@ -53,6 +53,9 @@ type lease struct {
 	span trace.SpanContext
 	// progress is the handler's latest Progress not yet sent.
 	progress *structpb.Struct
+	// result is what the handler's SetResult recorded, sent with the
+	// completion.
+	result *structpb.Struct
 }
 
 // setSpanContext records the handler's span.

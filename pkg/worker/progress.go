@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/types/known/structpb"
+
+	queuev1 "github.com/switchboard/switchboard/gen/switchboard/queue/v1"
 )
 
 // MaxProgressBytes is the largest progress the server stores: the JSON
@@ -48,29 +50,68 @@ func Progress(ctx context.Context, v any) error {
 	return nil
 }
 
+// MaxResultBytes is the largest result the server stores: the JSON object,
+// serialized, at most 1 MiB (CompleteRequest.result).
+const MaxResultBytes = 1 << 20
+
+// SetResult records v, which must marshal (encoding/json) to a JSON object
+// of at most MaxResultBytes, as the result the todo whose handler ctx is (or
+// derives from) completes with (Todo.result). It is sent with the
+// completion when the handler returns nil, and dropped when it fails; a
+// later call replaces an earlier one. The error is ErrNotHandling for a ctx
+// without a handler, or says why v is no JSON object or is too large;
+// nothing is recorded then.
+func SetResult(ctx context.Context, v any) error {
+	l, ok := ctx.Value(leaseKey{}).(*lease)
+	if !ok {
+		return ErrNotHandling
+	}
+	r, err := objectStruct("result", v, MaxResultBytes)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.result = r
+	return nil
+}
+
+// completeRequest is the Complete of l's todo, with the handler's result.
+func (l *lease) completeRequest() *queuev1.CompleteRequest {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return &queuev1.CompleteRequest{Id: l.todo.GetId(), LeaseToken: l.todo.GetLeaseToken(), Result: l.result}
+}
+
 // progressStruct is v as the Struct a heartbeat carries, checked as the
 // server checks it (the same compact encoding/json form).
 func progressStruct(v any) (*structpb.Struct, error) {
+	return objectStruct("progress", v, MaxProgressBytes)
+}
+
+// objectStruct is v as a Struct, checked as the server checks a JSON object
+// field named what: an object, at most limit bytes in compact encoding/json.
+func objectStruct(what string, v any, limit int) (*structpb.Struct, error) {
 	if s, ok := v.(*structpb.Struct); ok {
 		v = s.AsMap()
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("worker: progress: %w", err)
+		return nil, fmt.Errorf("worker: %s: %w", what, err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("worker: progress must be a JSON object, got %.40s", raw)
+		return nil, fmt.Errorf("worker: %s must be a JSON object, got %.40s", what, raw)
 	}
 	if raw, err = json.Marshal(m); err != nil {
-		return nil, fmt.Errorf("worker: progress: %w", err)
+		return nil, fmt.Errorf("worker: %s: %w", what, err)
 	}
-	if len(raw) > MaxProgressBytes {
-		return nil, fmt.Errorf("worker: progress is %d bytes of JSON, more than %d", len(raw), MaxProgressBytes)
+	if len(raw) > limit {
+		return nil, fmt.Errorf("worker: %s is %d bytes of JSON, more than %d", what, len(raw), limit)
 	}
 	s, err := structpb.NewStruct(m)
 	if err != nil {
-		return nil, fmt.Errorf("worker: progress: %w", err)
+		return nil, fmt.Errorf("worker: %s: %w", what, err)
 	}
 	return s, nil
 }

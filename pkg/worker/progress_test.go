@@ -100,3 +100,38 @@ func lastProgress(reqs []*queuev1.HeartbeatRequest, id int64) int {
 	}
 	return at
 }
+
+// TestSetResultRidesTheCompletion: the result a handler recorded (the last
+// of its calls) is sent with its completion, batched or single; a value
+// that is no JSON object is refused at once, as is a context that is not a
+// handler's.
+func TestSetResultRidesTheCompletion(t *testing.T) {
+	t.Parallel()
+	for _, noBatch := range []bool{false, true} {
+		t.Run(map[bool]string{false: "batch", true: "single"}[noBatch], func(t *testing.T) {
+			t.Parallel()
+			f := newFakeQueue()
+			f.set(func(f *fakeQueue) { f.noBatch = noBatch })
+			conn := f.serve(t)
+			ids := f.add(2)
+
+			w := worker.New(conn, "q", func(ctx context.Context, todo *queuev1.Todo) error {
+				if err := worker.SetResult(ctx, map[string]any{"draft": true}); err != nil {
+					return err
+				}
+				if err := worker.SetResult(ctx, []int{1}); err == nil {
+					return fmt.Errorf("a list was taken as a result")
+				}
+				return worker.SetResult(ctx, map[string]any{"id": todo.GetId()})
+			}, worker.Options{Wait: time.Second})
+			stop := start(t, w)
+			require.Eventually(t, func() bool { return w.Stats().Completed == 2 }, waitFor, tick)
+			require.NoError(t, stop())
+			got := f.record().results
+			for _, id := range ids {
+				require.Equal(t, map[string]any{"id": float64(id)}, got[id].AsMap(), "todo %d", id)
+			}
+			require.ErrorIs(t, worker.SetResult(t.Context(), map[string]any{"a": 1}), worker.ErrNotHandling)
+		})
+	}
+}
