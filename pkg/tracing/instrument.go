@@ -21,20 +21,21 @@ const healthPath = "/health"
 
 // GRPCServerHandler is the stats handler that makes a server span of every
 // RPC the node serves, the child of the caller's W3C trace context when it
-// sent one; nil when tracing is off.
+// sent one. When tracing is off it makes no span but still puts that
+// context into the request's (propagate.go).
 func (p *Provider) GRPCServerHandler() stats.Handler {
 	if !p.enabled {
-		return nil
+		return propagateOnly{}
 	}
 	return otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(p.tp), otelgrpc.WithPropagators(Propagator()), notHealth)
 }
 
 // DialOptions make a client span of every RPC on a connection the node
 // dials (the gateway's upstream, the realtime mesh), and send its context
-// along; none when tracing is off.
+// along. When tracing is off they only send the context of the call's ctx.
 func (p *Provider) DialOptions() []grpc.DialOption {
 	if !p.enabled {
-		return nil
+		return []grpc.DialOption{grpc.WithStatsHandler(injectOnly{})}
 	}
 	return []grpc.DialOption{grpc.WithStatsHandler(
 		otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(p.tp), otelgrpc.WithPropagators(Propagator()), notHealth))}
@@ -43,10 +44,11 @@ func (p *Provider) DialOptions() []grpc.DialOption {
 // HTTP wraps the node's HTTP handler: a server span for every request
 // (named by method and the mux pattern it matched, "POST /hooks/{slug}"),
 // the child of the caller's traceparent header when it sent a valid one.
-// When tracing is off it returns h itself.
+// When tracing is off it only puts that header's context into the
+// request's.
 func (p *Provider) HTTP(h http.Handler) http.Handler {
 	if !p.enabled {
-		return h
+		return propagateHTTP(h)
 	}
 	return otelhttp.NewHandler(h, "http",
 		otelhttp.WithTracerProvider(p.tp), otelhttp.WithPropagators(Propagator()),

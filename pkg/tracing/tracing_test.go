@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchboard/switchboard/pkg/tracing"
@@ -40,16 +42,35 @@ func TestOffUnlessTheEnvironmentAsksForExport(t *testing.T) {
 		p, err := tracing.FromEnv(t.Context(), lookup, tracing.Resource{})
 		require.NoError(t, err, name)
 		require.False(t, p.Enabled(), name)
-		require.Nil(t, p.GRPCServerHandler(), "%s: no stats handler on the server", name)
-		require.Empty(t, p.DialOptions(), "%s: none on clients", name)
-		h := http.NewServeMux()
-		require.Same(t, h, p.HTTP(h), "%s: the HTTP handler is not wrapped", name)
+		requirePropagatesOnly(t, p, name)
 		_, span := p.TracerProvider().Tracer("t").Start(t.Context(), "s")
 		require.False(t, span.IsRecording(), "%s: a no-op provider", name)
 		require.False(t, span.SpanContext().IsValid(), name)
 		require.Empty(t, tracing.TraceParent(trace.ContextWithSpan(t.Context(), span)), "%s: nothing to store", name)
 		require.NoError(t, p.Stop(t.Context()))
 	}
+}
+
+// requirePropagatesOnly: a provider that does not trace still carries the
+// caller's valid traceparent into a request's context, over gRPC and HTTP,
+// and drops a malformed one, so what the request stores continues the
+// caller's trace (propagate.go).
+func requirePropagatesOnly(t *testing.T, p *tracing.Provider, name string) {
+	t.Helper()
+	const valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for sent, want := range map[string]string{valid: valid, "00-4bf92f3577b34da6a3ce929d0e0e4736-nothex-01": "", "": ""} {
+		ctx := metadata.NewIncomingContext(t.Context(), metadata.Pairs("traceparent", sent))
+		got := tracing.TraceParent(p.GRPCServerHandler().TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: "/s/m"}))
+		require.Equal(t, want, got, "%s: gRPC, traceparent %q", name, sent)
+
+		var seen string
+		h := p.HTTP(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen = tracing.TraceParent(r.Context()) }))
+		r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/api/queues/q/todos", nil)
+		r.Header.Set("traceparent", sent)
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		require.Equal(t, want, seen, "%s: HTTP, traceparent %q", name, sent)
+	}
+	require.Len(t, p.DialOptions(), 1, "%s: clients send the context on", name)
 }
 
 func TestUnsupportedExporterOrProtocolIsAnError(t *testing.T) {

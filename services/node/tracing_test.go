@@ -210,15 +210,38 @@ func TestEnqueueAndPublishStoreTheCallersTrace(t *testing.T) {
 	}
 }
 
-// TestTracingOffStoresNoTrace: a node without OTEL_* variables (tests set
-// none) traces nothing, so even a caller's valid traceparent is not stored.
-func TestTracingOffStoresNoTrace(t *testing.T) {
+// TestTracingOffKeepsTheCallersTrace: a node without OTEL_* variables
+// (tests set none) makes no spans, but a todo still stores the caller's
+// valid traceparent, over gRPC and through the REST edge (the gateway's
+// upstream call carries it), so a worker can continue the caller's trace
+// whatever the node's settings. A malformed one is dropped.
+func TestTracingOffKeepsTheCallersTrace(t *testing.T) {
 	t.Parallel()
-	b := setup(t, "queue")
-	ctx := metadata.AppendToOutgoingContext(t.Context(), "traceparent", callerTraceParent)
-	enq, err := queuev1.NewQueueServiceClient(b.conn).Enqueue(ctx, &queuev1.EnqueueRequest{Queue: "q", Kind: "k"})
+	b := setup(t, "gateway,queue")
+	q := queuev1.NewQueueServiceClient(b.conn)
+	for tp, want := range map[string]string{callerTraceParent: callerTraceParent, "00-" + callerTraceID + "-nothex-01": ""} {
+		enq, err := q.Enqueue(metadata.AppendToOutgoingContext(t.Context(), "traceparent", tp), &queuev1.EnqueueRequest{Queue: "q", Kind: "k"})
+		require.NoError(t, err)
+		require.Equal(t, want, enq.GetTodo().GetTraceParent(), "gRPC, traceparent %s", tp)
+	}
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+b.node.HTTPAddr()+"/api/queues/q/todos",
+		strings.NewReader(`{"kind":"k"}`))
 	require.NoError(t, err)
-	require.Empty(t, enq.GetTodo().GetTraceParent())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", callerTraceParent)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var body struct {
+		Todo struct {
+			TraceParent string `json:"trace_parent"`
+		} `json:"todo"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, callerTraceParent, body.Todo.TraceParent, "REST")
 }
 
 // TestRESTEdgeContinuesTheCallersTrace: a REST call with a traceparent is
