@@ -3,10 +3,12 @@
  *
  * A worker claims todos from a Switchboard queue over gRPC, heartbeats them while it works
  * (renewing the lease and reporting progress) and completes, fails or releases them. This
- * package holds the typed contract for that, generated with protobuf-es v2 from
- * `proto/switchboard/queue/v1` (the `QueueService` descriptor and every request, response and
- * message schema), and {@link createQueueClient}, which connects a promise-based Connect client
- * to a node's gRPC listener with the worker's bearer token.
+ * package holds {@link Worker}, which does all of that around a handler function (with
+ * {@link Job}, {@link RetryAfter}, {@link Permanent} and {@link Outcome}); the typed contract
+ * underneath, generated with protobuf-es v2 from `proto/switchboard/queue/v1` (the
+ * `QueueService` descriptor and every request, response and message schema); and
+ * {@link createQueueClient}, which connects a promise-based Connect client to a node's gRPC
+ * listener with the worker's bearer token.
  *
  * int64 fields (todo ids, lease tokens) are `bigint`; `google.protobuf.Struct` fields (payload,
  * progress, result) are plain JSON objects; enum values drop their prefix
@@ -14,6 +16,14 @@
  * or pass plain objects to the client's methods.
  *
  * @example
+ * ```ts
+ * import { createQueueClient, Worker } from "@switchboard/worker";
+ *
+ * const client = createQueueClient({ address: "127.0.0.1:9090" }); // token: $SWITCHBOARD_TOKEN
+ * await new Worker(client, "builds", async (job) => ({ built: job.payload["lang"] })).runUntilSignal();
+ * ```
+ *
+ * @example The raw calls underneath:
  * ```ts
  * import { createQueueClient } from "@switchboard/worker";
  *
@@ -33,6 +43,20 @@ import { QueueService } from "./gen/switchboard/queue/v1/queue_service_pb.js";
 export * from "./gen/switchboard/queue/v1/queue_pb.js";
 export * from "./gen/switchboard/queue/v1/queue_service_pb.js";
 export { Code, ConnectError } from "@connectrpc/connect";
+export type { JsonObject } from "@bufbuild/protobuf";
+export {
+  Job,
+  MAX_PROGRESS_BYTES,
+  Outcome,
+  Permanent,
+  RetryAfter,
+  Worker,
+  type Handler,
+  type OnAck,
+  type WorkerLogger,
+  type WorkerOptions,
+  type WorkerStats,
+} from "./worker.js";
 
 /** A promise-based client for `switchboard.queue.v1.QueueService`. */
 export type QueueClient = Client<typeof QueueService>;

@@ -8,8 +8,9 @@
  * before: createdb sdktest_<random> → `switchboard migrate up` → `switchboard token generate`
  * (the bootstrap administrator) → two free ports from 26000–26999 → `switchboard serve all`
  * → poll GET /health until 200 → POST /api/admin/humans, /agents, /credentials (scopes
- * ["agent"]). after: SIGTERM, wait for the exit, DROP DATABASE … WITH (FORCE), also when the
- * start failed half way.
+ * ["agent"]), /credentials again (the tenant administrator: scopes ["admin"], no agent).
+ * after: SIGTERM, wait for the exit, DROP DATABASE … WITH (FORCE), also when the start failed
+ * half way.
  *
  * Environment:
  *   SWITCHBOARD_BIN      the built binary (go build -o bin/switchboard ./services/cmd/switchboard)
@@ -38,6 +39,11 @@ export interface TestNode {
   agentToken: string;
   /** The bootstrap administrator's bearer token. */
   adminToken: string;
+  /**
+   * Bearer token of the tenant's administrator (scopes ["admin"] in the agent's tenant), for
+   * what an agent may not do, such as cancelling a todo over REST.
+   */
+  tenantAdminToken: string;
   /** The tenant (human) and agent the agent token belongs to. */
   humanId: string;
   agentId: string;
@@ -156,8 +162,12 @@ export async function startNode(opts: NodeOptions = {}): Promise<StartedNode> {
       agent_id: agent.id,
       scopes: ["agent"],
     });
+    const { token: tenantAdminToken } = await admin<{ token: string }>("POST", "/api/admin/credentials", {
+      human_id: human.id,
+      scopes: ["admin"],
+    });
     return {
-      node: { grpc, api, agentToken, adminToken, humanId: human.id, agentId: agent.id, database, logs: () => logs.text() },
+      node: { grpc, api, agentToken, adminToken, tenantAdminToken, humanId: human.id, agentId: agent.id, database, logs: () => logs.text() },
       stop,
     };
   } catch (err) {

@@ -146,7 +146,9 @@ class Worker:
         self._running = 0
         self._slot_free: asyncio.Event | None = None
         self._completions: asyncio.Queue[tuple[_Held, struct_pb2.Struct | None]] | None = None
-        self._acks: set[asyncio.Task[None]] = set()
+        self._acks: set[asyncio.Future[None]] = set()
+        # Completions handed to the batcher and not yet in an ack task.
+        self._queued = 0
 
     def stats(self) -> Stats:
         """A snapshot of the counters."""
@@ -201,12 +203,14 @@ class Worker:
         tasks = [h.task for h in self._held.values() if h.task is not None]
         await asyncio.gather(*tasks, return_exceptions=True)
         # Completions still queued or being retried settle before run returns.
-        while self._acks or any(not h.settled for h in self._held.values()):
-            pending = set(self._acks)
-            if pending:
-                await asyncio.wait(pending)
+        while self._acks or self._queued:
+            if self._acks:
+                await asyncio.wait(set(self._acks))
             else:
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(self.ack_delay or 0.001)
+        for h in list(self._held.values()):  # no path left that could settle it
+            log.error("todo %d ended without an outcome", h.job.id)
+            self._settle(h, Outcome.UNCONFIRMED, RuntimeError("the worker stopped without an outcome"))
 
     # --- claiming ------------------------------------------------------------
 
@@ -274,20 +278,28 @@ class Worker:
                         result = await result
                 completion = _result_struct(result)
             except asyncio.CancelledError:
-                if h.lost:
-                    return  # told already; nothing to acknowledge
-                await self._release(h)  # shutdown past its grace
+                if not h.lost:  # lost: told already, nothing to acknowledge
+                    self._spawn_ack(self._release(h))  # shutdown past its grace
                 return
             except Exception as err:  # noqa: BLE001 - a handler's exception is the todo's failure
                 if not h.lost:
-                    await self._fail(h, err)
+                    self._spawn_ack(self._fail(h, err))
                 return
             if h.lost:
                 return
             assert self._completions is not None
-            await self._completions.put((h, completion))
+            self._queued += 1
+            self._completions.put_nowait((h, completion))
         finally:
             self._free_slot()
+
+    def _spawn_ack(self, ack: Awaitable[None]) -> None:
+        """Runs a Fail or Release as a task of its own, which shutdown waits
+        for: cancelling a handler past the grace must not cancel its ack,
+        and its slot frees at once (as a completion's does)."""
+        task = asyncio.ensure_future(ack)
+        self._acks.add(task)
+        task.add_done_callback(self._acks.discard)
 
     # --- lease renewal -----------------------------------------------------------
 
@@ -379,9 +391,8 @@ class Worker:
                     batch.append(await asyncio.wait_for(self._completions.get(), timeout))
                 except asyncio.TimeoutError:
                     break
-            task = asyncio.create_task(self._complete(batch))
-            self._acks.add(task)
-            task.add_done_callback(self._acks.discard)
+            self._queued -= len(batch)
+            self._spawn_ack(self._complete(batch))
 
     async def _complete(self, batch: list[tuple[_Held, struct_pb2.Struct | None]]) -> None:
         started = time.monotonic()
