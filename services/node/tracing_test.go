@@ -225,23 +225,8 @@ func TestTracingOffKeepsTheCallersTrace(t *testing.T) {
 		require.Equal(t, want, enq.GetTodo().GetTraceParent(), "gRPC, traceparent %s", tp)
 	}
 
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+b.node.HTTPAddr()+"/api/queues/q/todos",
-		strings.NewReader(`{"kind":"k"}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("traceparent", callerTraceParent)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	var body struct {
-		Todo struct {
-			TraceParent string `json:"trace_parent"`
-		} `json:"todo"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
-	_ = resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, callerTraceParent, body.Todo.TraceParent, "REST")
+	stored := restEnqueue(t, b, callerTraceParent)
+	require.Equal(t, callerTraceParent, stored, "REST")
 }
 
 // TestRESTEdgeContinuesTheCallersTrace: a REST call with a traceparent is
@@ -251,22 +236,7 @@ func TestRESTEdgeContinuesTheCallersTrace(t *testing.T) {
 	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
 	b := setupFull(t, "gateway,queue", pgtest.NewDatabase(t), func(*config.Config) {}, node.WithTracerProvider(tracer(t, exp, "A")))
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+b.node.HTTPAddr()+"/api/queues/q/todos",
-		strings.NewReader(`{"kind":"k"}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("traceparent", callerTraceParent)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	var body struct {
-		Todo struct {
-			TraceParent string `json:"trace_parent"`
-		} `json:"todo"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
-	_ = resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	stored := restEnqueue(t, b, callerTraceParent)
 
 	edge := spanWhere(t, exp, "A", "POST /", func(s tracetest.SpanStub) bool { return s.Parent.SpanID().String() == callerSpanID })
 	call := spanWhere(t, exp, "A", "switchboard.queue.v1.QueueService/Enqueue", func(s tracetest.SpanStub) bool {
@@ -275,5 +245,28 @@ func TestRESTEdgeContinuesTheCallersTrace(t *testing.T) {
 	served := spanWhere(t, exp, "A", "switchboard.queue.v1.QueueService/Enqueue", func(s tracetest.SpanStub) bool {
 		return s.SpanKind == trace.SpanKindServer && childOfSpan(call.SpanContext)(s)
 	})
-	require.Equal(t, "00-"+callerTraceID+"-"+served.SpanContext.SpanID().String()+"-01", body.Todo.TraceParent)
+	require.Equal(t, "00-"+callerTraceID+"-"+served.SpanContext.SpanID().String()+"-01", stored)
+}
+
+// restEnqueue enqueues a todo through b's REST edge with traceparent and
+// returns the trace_parent the answer says the todo stored.
+func restEnqueue(t *testing.T, b *testBundle, traceparent string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+b.node.HTTPAddr()+"/api/queues/q/todos",
+		strings.NewReader(`{"kind":"k"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", traceparent)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close() //nolint:errcheck // read to the end below
+	var body struct {
+		Todo struct {
+			TraceParent string `json:"trace_parent"`
+		} `json:"todo"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	return body.Todo.TraceParent
 }

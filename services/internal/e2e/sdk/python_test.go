@@ -5,17 +5,14 @@ package sdk_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
@@ -30,21 +27,10 @@ func TestPythonSDK(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 
-	var stderr bytes.Buffer
-	find := exec.CommandContext(ctx, filepath.Join(root, "deploy", "local", "python-sdk.sh"))
-	find.Stderr = &stderr
-	out, err := find.Output()
-	require.NoError(t, err, "deploy/local/python-sdk.sh: %s", stderr.String())
-	python := strings.TrimSpace(string(out))
-
+	python := installed(ctx, t, root, "python-sdk.sh")
 	cmd := exec.CommandContext(ctx, python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests") //nolint:gosec // the Python python-sdk.sh printed
 	cmd.Dir = filepath.Join(root, "sdk", "python")
-	cmd.Env = append(os.Environ(),
-		"SWITCHBOARD_BIN="+e2etest.Binary(),
-		"SWITCHBOARD_TEST_PG="+pgtest.AdminURL(),
-		"PYTHONPATH=src",
-		"PYTHONDONTWRITEBYTECODE=1",
-	)
+	cmd.Env = suiteEnv("PYTHONPATH=src", "PYTHONDONTWRITEBYTECODE=1")
 	report, err := cmd.CombinedOutput()
 	require.NoError(t, err, "pytest:\n%s", report)
 	summary := regexp.MustCompile(`(?m)^=*\s*(\d+) passed.*$`).FindSubmatch(report)

@@ -3,20 +3,15 @@
 package sdk_test
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/switchboard/switchboard/pkg/pgtest"
 	"github.com/switchboard/switchboard/services/internal/e2e/e2etest"
 )
 
@@ -31,13 +26,7 @@ func TestTypeScriptSDK(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 
-	var stderr bytes.Buffer
-	find := exec.CommandContext(ctx, filepath.Join(root, "deploy", "local", "sdk-typescript.sh"))
-	find.Stderr = &stderr
-	out, err := find.Output()
-	require.NoError(t, err, "deploy/local/sdk-typescript.sh: %s", stderr.String())
-	dir := strings.TrimSpace(string(out))
-
+	dir := installed(ctx, t, root, "sdk-typescript.sh")
 	typecheck := exec.CommandContext(ctx, "npm", "run", "-s", "typecheck")
 	typecheck.Dir = dir
 	report, err := typecheck.CombinedOutput()
@@ -45,7 +34,7 @@ func TestTypeScriptSDK(t *testing.T) {
 
 	cmd := exec.CommandContext(ctx, "npm", "test")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_BIN="+e2etest.Binary(), "SWITCHBOARD_TEST_PG="+pgtest.AdminURL())
+	cmd.Env = suiteEnv()
 	report, err = cmd.CombinedOutput()
 	require.NoError(t, err, "npm test:\n%s", report)
 	counts := map[string]int{}
