@@ -132,7 +132,9 @@ export async function startNode(opts: NodeOptions = {}): Promise<StartedNode> {
     const api = `http://127.0.0.1:${httpPort}`;
     const proc = spawn(bin, ["serve", "all"], {
       env: nodeEnv({
-        DATABASE_URL: databaseUrl,
+        // Small pools, as pkg/pgtest.NodeURL gives the Go tests' nodes: the
+        // suite shares the server's connections (100) with the other tests.
+        DATABASE_URL: withParam(databaseUrl, "pool_max_conns", "4"),
         SWITCHBOARD_GRPC_ADDR: grpc,
         SWITCHBOARD_HTTP_ADDR: `127.0.0.1:${httpPort}`,
         CLUSTER_NODE_ID: `sdk-ts-${database}`,
@@ -300,4 +302,11 @@ class LogBuffer {
   text(): string {
     return Buffer.concat(this.chunks).toString("utf8");
   }
+}
+
+/** url with the query parameter key set to value. */
+function withParam(url: string, key: string, value: string): string {
+  const u = new URL(url);
+  u.searchParams.set(key, value);
+  return u.toString();
 }
