@@ -31,6 +31,14 @@ var echoWorkers = map[string]func(t *testing.T, root string) *exec.Cmd{
 		require.NoError(t, err, "go build the Go echo worker: %s", out)
 		return exec.Command(bin) //nolint:gosec,noctx // our build; stopped with SIGTERM, not a context
 	},
+	"typescript": func(t *testing.T, root string) *exec.Cmd {
+		dir := installed(t.Context(), t, root, "sdk-typescript.sh")
+		// The package's bin (switchboard-echo) is this file built; tsx runs
+		// the source, so the test needs no build.
+		cmd := exec.Command("node", "--import", "tsx", "src/bin/echo.ts") //nolint:noctx // stopped with SIGTERM
+		cmd.Dir = dir
+		return cmd
+	},
 	"python": func(t *testing.T, root string) *exec.Cmd {
 		out, err := exec.CommandContext(t.Context(), filepath.Join(root, "deploy", "local", "python-sdk.sh")).Output()
 		require.NoError(t, err, "deploy/local/python-sdk.sh")
