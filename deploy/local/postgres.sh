@@ -192,15 +192,12 @@ case ${1:-ensure} in
 ensure) ;;
 test)
   ensure_client
-  if [[ -n ${TEST_DATABASE_URL:-} ]] && answers "$TEST_DATABASE_URL"; then
-    printf 'export TEST_DATABASE_URL=%q\n' "$TEST_DATABASE_URL"
-    exit 0
-  fi
   if [[ -n ${TEST_DATABASE_URL:-} ]]; then
-    log "TEST_DATABASE_URL is set but does not answer (unset it to use the test cluster)"
-    exit 1
+    answers "$TEST_DATABASE_URL" || { log "TEST_DATABASE_URL is set but does not answer (unset it to use the test cluster)"; exit 1; }
+    admin=$TEST_DATABASE_URL
+  else
+    admin=$(ensure_test_cluster)
   fi
-  admin=$(ensure_test_cluster)
   printf 'export TEST_DATABASE_URL=%q\n' "$admin"
   exit 0
   ;;

@@ -19,12 +19,21 @@ import (
 // does when tracing is on, minus the spans. A malformed header is dropped
 // by the propagator, as it is then.
 
+// traceContext is all a node that does not trace carries: the W3C
+// traceparent (baggage is for spans it does not make). It is one value, and
+// every path below returns at once when there is no trace context, so a
+// call without one costs a map lookup.
+var traceContext = propagation.TraceContext{}
+
 // propagateOnly is the server stats handler of a node that does not trace.
 type propagateOnly struct{}
 
 func (propagateOnly) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
 	md, _ := metadata.FromIncomingContext(ctx)
-	return Propagator().Extract(ctx, mdCarrier(md))
+	if len(md.Get(traceparentHeader)) == 0 {
+		return ctx
+	}
+	return traceContext.Extract(ctx, mdCarrier(md))
 }
 
 func (propagateOnly) HandleRPC(context.Context, stats.RPCStats) {}
@@ -39,16 +48,10 @@ func (propagateOnly) HandleConn(context.Context, stats.ConnStats) {}
 type injectOnly struct{}
 
 func (injectOnly) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
-	c := propagation.MapCarrier{}
-	Propagator().Inject(ctx, c)
-	if len(c) == 0 {
-		return ctx
+	if tp := TraceParent(ctx); tp != "" {
+		return metadata.AppendToOutgoingContext(ctx, traceparentHeader, tp)
 	}
-	kv := make([]string, 0, 2*len(c))
-	for k, v := range c {
-		kv = append(kv, k, v)
-	}
-	return metadata.AppendToOutgoingContext(ctx, kv...)
+	return ctx
 }
 
 func (injectOnly) HandleRPC(context.Context, stats.RPCStats) {}
@@ -64,7 +67,7 @@ func propagateHTTP(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		h.ServeHTTP(w, r.WithContext(Propagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))))
+		h.ServeHTTP(w, r.WithContext(traceContext.Extract(r.Context(), propagation.HeaderCarrier(r.Header))))
 	})
 }
 

@@ -54,4 +54,6 @@ def code_of(err: BaseException) -> grpc.StatusCode | None:
 
 def is_transient(err: BaseException) -> bool:
     code = code_of(err)
-    return code is None and isinstance(err, (ConnectionError, OSError)) or code in TRANSIENT
+    if code is None:  # a broken connection below gRPC
+        return isinstance(err, (ConnectionError, OSError))
+    return code in TRANSIENT

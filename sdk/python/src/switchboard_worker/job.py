@@ -6,7 +6,7 @@ import json
 import threading
 from typing import Any
 
-from google.protobuf import struct_pb2
+from google.protobuf import json_format, struct_pb2
 
 from switchboard_worker._proto.switchboard.queue.v1 import queue_pb2
 
@@ -79,6 +79,4 @@ class Job:
 
 
 def _struct_to_dict(s: struct_pb2.Struct) -> dict[str, Any]:
-    from google.protobuf import json_format
-
     return json_format.MessageToDict(s)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import itertools
 import logging
 import os
 import random
@@ -397,7 +398,7 @@ class Worker:
     async def _complete(self, batch: list[tuple[_Held, struct_pb2.Struct | None]]) -> None:
         started = time.monotonic()
         pending = {h.job.id: (h, result) for h, result in batch}
-        for attempt in range(1_000_000):
+        for attempt in itertools.count():
             live = {i: v for i, v in pending.items() if not v[0].settled}
             if not live:
                 return
@@ -468,7 +469,7 @@ class Worker:
         """Runs one single-todo acknowledgement, retried after transient
         errors while its lease may be alive."""
         started = time.monotonic()
-        for attempt in range(1_000_000):
+        for attempt in itertools.count():
             if h.settled:
                 return
             h.acking = True
