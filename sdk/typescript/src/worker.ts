@@ -64,6 +64,16 @@ export const Outcome = {
 /** One of the {@link Outcome} values: `"completed"`, `"failed"`, `"lease_lost"`, …. */
 export type Outcome = (typeof Outcome)[keyof typeof Outcome];
 
+/** The {@link WorkerStats} counter each outcome adds to. */
+const OUTCOME_COUNTER = {
+  completed: "completed",
+  failed: "failed",
+  dead_lettered: "deadLettered",
+  released: "released",
+  lease_lost: "leaseLost",
+  unconfirmed: "unconfirmed",
+} as const satisfies Record<Outcome, keyof WorkerStats>;
+
 /**
  * Thrown by a handler: fail the todo and run it again no sooner than `seconds` from now
  * (clamped to 0 s–30 days, the server's limits). The server still dead-letters the todo when it
@@ -694,26 +704,7 @@ export class Worker {
     if (h.settled) return;
     h.settled = true;
     this.#held.delete(h.job.id);
-    switch (outcome) {
-      case Outcome.COMPLETED:
-        this.#stats.completed++;
-        break;
-      case Outcome.FAILED:
-        this.#stats.failed++;
-        break;
-      case Outcome.DEAD_LETTERED:
-        this.#stats.deadLettered++;
-        break;
-      case Outcome.RELEASED:
-        this.#stats.released++;
-        break;
-      case Outcome.LEASE_LOST:
-        this.#stats.leaseLost++;
-        break;
-      case Outcome.UNCONFIRMED:
-        this.#stats.unconfirmed++;
-        break;
-    }
+    this.#stats[OUTCOME_COUNTER[outcome]]++;
     if (this.#onAck !== undefined) {
       try {
         this.#onAck(h.job.todo, outcome, err === undefined ? undefined : toError(err));
