@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -108,17 +109,29 @@ func versionOf(bindir string) int {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// FreePort asks the kernel for a free loopback port. The listener is closed
-// at once, so the port is only very likely still free when it is used; and
-// the kernel may offer a port it just offered again, so a port this process
-// was given before is never handed out twice (two processes a test starts
-// were given the same port, and the second failed to bind).
+// FreePort returns a free loopback port for a process a test starts. The
+// port is tried with a listener that is closed at once, so it is only very
+// likely still free when it is used. It comes from below the kernel's
+// ephemeral range (ip_local_port_range) where that leaves room: a port from
+// inside it can be taken as the local port of any outgoing connection in
+// the meantime, and with the e2e tier's processes and database connections
+// running beside the chaos suite one was (a chaos node failed to bind).
+// Below the range only another deliberate listener can take it. A port
+// this process was given before is never handed out twice.
 func FreePort() (int, error) {
 	givenMu.Lock()
 	defer givenMu.Unlock()
-	for range 100 {
-		lis, err := net.Listen("tcp", "127.0.0.1:0") //nolint:noctx // only to find a free port
+	lo, hi := fixedPorts()
+	for range 200 {
+		addr := "127.0.0.1:0"
+		if hi > lo {
+			addr = "127.0.0.1:" + strconv.Itoa(lo+rand.IntN(hi-lo)) //nolint:gosec // a spread, not a secret
+		}
+		lis, err := net.Listen("tcp", addr) //nolint:noctx // only to find a free port
 		if err != nil {
+			if hi > lo {
+				continue // taken: try another
+			}
 			return 0, err
 		}
 		port := lis.Addr().(*net.TCPAddr).Port //nolint:forcetypeassert // a TCP listener's address
@@ -128,7 +141,28 @@ func FreePort() (int, error) {
 			return port, nil
 		}
 	}
-	return 0, errors.New("no loopback port this process has not been given already")
+	return 0, errors.New("no free loopback port this process has not been given already")
+}
+
+// fixedPorts is the range FreePort draws from: 10000 up to the start of the
+// kernel's ephemeral range, at most 26000 (the TypeScript SDK's test
+// harness scans 26000-26999). An empty range (hi <= lo) means: ask the
+// kernel.
+func fixedPorts() (lo, hi int) {
+	lo, hi = 10000, 26000
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0
+	}
+	ephemeral, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0, 0
+	}
+	return lo, min(hi, ephemeral)
 }
 
 // given is every port FreePort handed out in this process.
