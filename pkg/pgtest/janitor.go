@@ -37,8 +37,25 @@ type drainedTests struct{ m *testing.M }
 
 func (d drainedTests) Run() int {
 	janitor.start()
+	defer closeAdmin()
 	defer janitor.finish()
 	return d.m.Run()
+}
+
+// closeAdmin ends the shared admin session (pgtest.go) once the tests are
+// done. Left open, it kept a goroutine of pgx's alive past the tests when a
+// write on it had been slow (pgconn then starts a background reader, which
+// stays blocked in a read until the connection closes), and goleak, which
+// runs after Tests, failed a package that way on a loaded machine.
+func closeAdmin() {
+	admin.mu.Lock()
+	defer admin.mu.Unlock()
+	if admin.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = admin.conn.Close(ctx)
+		admin.conn = nil
+	}
 }
 
 // RunEnv names the environment variable a test runner sets when it sweeps
